@@ -1,0 +1,442 @@
+//! Cells: the blocks of Python that cellguard checks, found in `.py` files, Markdown fences and
+//! raw LLM responses, with a [`SourceMap`] from cell offsets back to file offsets.
+//!
+//! Semantics of response extraction follow Colony's `_extract_code` / `_iter_fenced_blocks` and
+//! `SchemaConstrainedCodeGenerator` (colony-reference §2.9), with the defects reported as `SYN`
+//! diagnostics instead of being reproduced silently.
+
+use crate::diagnostic::{Diagnostic, Edit};
+use crate::source::{SourceFile, TextRange};
+
+/// How a file is turned into cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtractMode {
+    /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response.
+    #[default]
+    Auto,
+    /// The whole file is one cell.
+    Python,
+    /// Every `python`/`py` fenced block is a cell.
+    Markdown,
+    /// A raw LLM response, extracted as Colony/smolagents do.
+    Response,
+}
+
+impl ExtractMode {
+    /// The concrete mode for `path` (never `Auto`). Unknown extensions are read as Python.
+    pub fn resolve(self, path: &std::path::Path) -> ExtractMode {
+        if self != ExtractMode::Auto {
+            return self;
+        }
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("md" | "markdown") => ExtractMode::Markdown,
+            Some("txt" | "json") => ExtractMode::Response,
+            _ => ExtractMode::Python,
+        }
+    }
+
+    /// True when a directory walk should pick up `path` in `Auto` mode.
+    pub fn is_checkable_extension(path: &std::path::Path) -> bool {
+        matches!(
+            path.extension()
+                .and_then(|e| e.to_str())
+                .map(|e| e.to_ascii_lowercase())
+                .as_deref(),
+            Some("py" | "pyi" | "md" | "markdown")
+        )
+    }
+}
+
+/// How text inside a cell is encoded in the file, so fix edits can be written back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Escape {
+    /// The cell's bytes appear verbatim in the file.
+    #[default]
+    None,
+    /// The cell is the decoded value of a JSON string literal; edits must be JSON-escaped.
+    JsonString,
+}
+
+/// One contiguous piece of a cell: `len` bytes at `cell_start` in the cell correspond to
+/// `file_len` bytes at `file_start` in the file. When `len == file_len` the mapping is byte for
+/// byte; otherwise (a JSON escape such as `\n` for a newline) every offset inside maps to
+/// `file_start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Offset in the cell text.
+    pub cell_start: usize,
+    /// Length in the cell text.
+    pub len: usize,
+    /// Offset in the file text.
+    pub file_start: usize,
+    /// Length in the file text.
+    pub file_len: usize,
+}
+
+/// Maps byte offsets in a cell's text to byte offsets in its file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceMap {
+    /// Segments sorted by `cell_start`, not overlapping.
+    pub segments: Vec<Segment>,
+    /// How cell text is escaped in the file.
+    pub escape: Escape,
+}
+
+impl SourceMap {
+    /// The identity map of a cell that is the file slice `file_start..file_start+len`.
+    pub fn contiguous(file_start: usize, len: usize) -> Self {
+        Self {
+            segments: vec![Segment {
+                cell_start: 0,
+                len,
+                file_start,
+                file_len: len,
+            }],
+            escape: Escape::None,
+        }
+    }
+
+    /// Appends a segment; adjacent verbatim segments are merged.
+    pub fn push(&mut self, seg: Segment) {
+        if let Some(last) = self.segments.last_mut() {
+            if last.len == last.file_len
+                && seg.len == seg.file_len
+                && last.cell_start + last.len == seg.cell_start
+                && last.file_start + last.file_len == seg.file_start
+            {
+                last.len += seg.len;
+                last.file_len += seg.file_len;
+                return;
+            }
+        }
+        self.segments.push(seg);
+    }
+
+    fn segment_of(&self, offset: usize) -> Option<&Segment> {
+        if self.segments.is_empty() {
+            return None;
+        }
+        let idx = self.segments.partition_point(|s| s.cell_start <= offset);
+        Some(&self.segments[idx.saturating_sub(1)])
+    }
+
+    /// File offset of cell offset `offset`. Offsets in gaps between segments (text the extractor
+    /// inserted, such as the blank line joining two blocks) map to the end of the previous one.
+    pub fn to_file(&self, offset: usize) -> usize {
+        match self.segment_of(offset) {
+            None => offset,
+            Some(s) if offset < s.cell_start => s.file_start,
+            Some(s) if s.len == s.file_len => s.file_start + (offset - s.cell_start).min(s.len),
+            Some(s) => {
+                if offset >= s.cell_start + s.len {
+                    s.file_start + s.file_len
+                } else {
+                    s.file_start
+                }
+            }
+        }
+    }
+
+    /// Maps a cell range to a file range.
+    pub fn range_to_file(&self, range: TextRange) -> TextRange {
+        TextRange::new(self.to_file(range.start), self.to_file(range.end))
+    }
+
+    /// Maps an edit made to the cell text to an edit of the file, or `None` when it cannot be
+    /// written back faithfully (it spans text the extractor synthesised or an escape sequence).
+    pub fn edit_to_file(&self, edit: &Edit) -> Option<Edit> {
+        let seg = self.segment_of(edit.range.start)?;
+        let inside = |o: usize| o >= seg.cell_start && o <= seg.cell_start + seg.len;
+        if seg.len != seg.file_len || !inside(edit.range.start) || !inside(edit.range.end) {
+            // An edit may start exactly at the end of a segment that an escape follows.
+            return None;
+        }
+        let content = match self.escape {
+            Escape::None => edit.content.clone(),
+            Escape::JsonString => {
+                let quoted = serde_json::to_string(&edit.content).ok()?;
+                quoted[1..quoted.len() - 1].to_string()
+            }
+        };
+        Some(Edit {
+            range: self.range_to_file(edit.range),
+            content,
+        })
+    }
+}
+
+/// Where a cell came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellOrigin {
+    /// A whole `.py` file.
+    PythonFile,
+    /// A fenced block of a Markdown file.
+    MarkdownFence,
+    /// Extracted from a raw LLM response.
+    Response,
+    /// The `code` of a trace's cell record.
+    Trace,
+}
+
+/// One block of Python checked as a unit.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Zero-based index among the file's cells.
+    pub index: usize,
+    /// The Python text.
+    pub text: String,
+    /// Map back to the file.
+    pub map: SourceMap,
+    /// Where it came from.
+    pub origin: CellOrigin,
+}
+
+impl Cell {
+    /// A cell that is the whole file.
+    pub fn whole_file(text: &str) -> Self {
+        Cell {
+            index: 0,
+            text: text.to_string(),
+            map: SourceMap::contiguous(0, text.len()),
+            origin: CellOrigin::PythonFile,
+        }
+    }
+}
+
+/// The cells of one file and the diagnostics extraction itself produced (file coordinates).
+#[derive(Debug, Clone, Default)]
+pub struct Extraction {
+    /// Cells in file order.
+    pub cells: Vec<Cell>,
+    /// `SYN` findings about extraction (empty cell, truncated response, mixed fences...).
+    pub diagnostics: Vec<Diagnostic>,
+    /// True when diagnostics should carry a cell index (the file can hold several cells).
+    pub multi_cell: bool,
+}
+
+/// Splits `file` into cells according to `mode`.
+pub fn extract(file: &SourceFile, mode: ExtractMode) -> Extraction {
+    match mode.resolve(&file.path) {
+        ExtractMode::Markdown => markdown::extract(&file.text),
+        ExtractMode::Response => crate::response::extract(&file.text),
+        _ => Extraction {
+            cells: vec![Cell::whole_file(&file.text)],
+            diagnostics: Vec::new(),
+            multi_cell: false,
+        },
+    }
+}
+
+/// Markdown fences (CommonMark): backtick or tilde fences of three or more, indented by up to
+/// three spaces (more inside list items, whose indentation is removed from the body lines).
+pub mod markdown {
+    use super::*;
+
+    /// A fenced block found in a text.
+    #[derive(Debug, Clone)]
+    pub struct Fence {
+        /// Byte range of the opening fence line (without its newline).
+        pub open: TextRange,
+        /// Byte range of the closing fence line, `None` when the block runs to the end.
+        pub close: Option<TextRange>,
+        /// First word of the info string, lower-cased (`""` when absent).
+        pub lang: String,
+        /// The whole info string, trimmed.
+        pub info: String,
+        /// Byte range of the body (between the fence lines).
+        pub body: TextRange,
+        /// Indentation of the opening fence, removed from each body line.
+        pub indent: usize,
+    }
+
+    fn fence_open(line: &str) -> Option<(usize, char, usize, &str)> {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let rest = &line[indent..];
+        let ch = rest.chars().next()?;
+        if ch != '`' && ch != '~' {
+            return None;
+        }
+        let n = rest.len() - rest.trim_start_matches(ch).len();
+        if n < 3 {
+            return None;
+        }
+        let info = &rest[n..];
+        if ch == '`' && info.contains('`') {
+            return None;
+        }
+        Some((indent, ch, n, info))
+    }
+
+    /// Finds every fenced block of `text`, in order.
+    pub fn fences(text: &str) -> Vec<Fence> {
+        let mut out = Vec::new();
+        let mut open: Option<(TextRange, usize, char, usize, String)> = None;
+        let mut offset = 0;
+        for raw in text.split_inclusive('\n') {
+            let line = raw.trim_end_matches('\n').trim_end_matches('\r');
+            let line_range = TextRange::new(offset, offset + line.len());
+            match &open {
+                None => {
+                    if let Some((indent, ch, n, info)) = fence_open(line) {
+                        open = Some((line_range, indent, ch, n, info.trim().to_string()));
+                    }
+                }
+                Some((orange, indent, ch, n, info)) => {
+                    let t = line.trim_start_matches(' ');
+                    let lead = line.len() - t.len();
+                    let run = t.len() - t.trim_start_matches(*ch).len();
+                    if lead < indent + 4 && run >= *n && t[run..].trim().is_empty() {
+                        let body_start = text[orange.end..]
+                            .find('\n')
+                            .map(|i| orange.end + i + 1)
+                            .unwrap_or(text.len());
+                        out.push(Fence {
+                            open: *orange,
+                            close: Some(line_range),
+                            lang: info
+                                .split_whitespace()
+                                .next()
+                                .unwrap_or("")
+                                .to_ascii_lowercase(),
+                            info: info.clone(),
+                            body: TextRange::new(
+                                body_start.min(line_range.start),
+                                line_range.start,
+                            ),
+                            indent: *indent,
+                        });
+                        open = None;
+                    }
+                }
+            }
+            offset += raw.len();
+        }
+        if let Some((orange, indent, _, _, info)) = open {
+            let body_start = text[orange.end..]
+                .find('\n')
+                .map(|i| orange.end + i + 1)
+                .unwrap_or(text.len());
+            out.push(Fence {
+                open: orange,
+                close: None,
+                lang: info
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase(),
+                info,
+                body: TextRange::new(body_start, text.len()),
+                indent,
+            });
+        }
+        out
+    }
+
+    /// True for the info-string languages cellguard checks as Python.
+    pub fn is_python_lang(lang: &str) -> bool {
+        matches!(
+            lang,
+            "python" | "py" | "python3" | "py3" | "{python}" | "{py}"
+        )
+    }
+
+    /// Builds a cell from a fence body, removing up to `indent` leading spaces per line.
+    pub fn cell_from_body(
+        text: &str,
+        body: TextRange,
+        indent: usize,
+        index: usize,
+        origin: CellOrigin,
+    ) -> Cell {
+        let mut cell_text = String::with_capacity(body.len());
+        let mut map = SourceMap::default();
+        let mut offset = body.start;
+        for raw in text[body.as_range()].split_inclusive('\n') {
+            let strip = raw.len() - raw.trim_start_matches(' ').len();
+            let strip = strip.min(indent).min(raw.len());
+            let kept = &raw[strip..];
+            map.push(Segment {
+                cell_start: cell_text.len(),
+                len: kept.len(),
+                file_start: offset + strip,
+                file_len: kept.len(),
+            });
+            cell_text.push_str(kept);
+            offset += raw.len();
+        }
+        if map.segments.is_empty() {
+            map = SourceMap::contiguous(body.start, 0);
+        }
+        Cell {
+            index,
+            text: cell_text,
+            map,
+            origin,
+        }
+    }
+
+    /// Every `python`/`py` fence of a Markdown document is a cell.
+    pub fn extract(text: &str) -> Extraction {
+        let cells = fences(text)
+            .into_iter()
+            .filter(|f| is_python_lang(&f.lang))
+            .enumerate()
+            .map(|(i, f)| cell_from_body(text, f.body, f.indent, i, CellOrigin::MarkdownFence))
+            .collect();
+        Extraction {
+            cells,
+            diagnostics: Vec::new(),
+            multi_cell: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_cells_map_back() {
+        let md = "# Title\n\n```python\nx = 1\n```\n\ntext\n\n  ```py title=\"a\"\n  y = 2\n  ```\n```json\n{}\n```\n";
+        let ex = markdown::extract(md);
+        assert_eq!(ex.cells.len(), 2);
+        assert_eq!(ex.cells[0].text, "x = 1\n");
+        assert_eq!(ex.cells[1].text, "y = 2\n");
+        let y = md.find("y = 2").unwrap();
+        assert_eq!(ex.cells[1].map.to_file(0), y);
+        assert_eq!(ex.cells[1].map.to_file(4), y + 4);
+    }
+
+    #[test]
+    fn unclosed_markdown_fence_runs_to_end() {
+        let md = "```python\nx = 1\ny = (";
+        let ex = markdown::extract(md);
+        assert_eq!(ex.cells.len(), 1);
+        assert_eq!(ex.cells[0].text, "x = 1\ny = (");
+    }
+
+    #[test]
+    fn json_escaped_edit_is_reescaped() {
+        let mut map = SourceMap {
+            segments: vec![],
+            escape: Escape::JsonString,
+        };
+        map.push(Segment {
+            cell_start: 0,
+            len: 5,
+            file_start: 10,
+            file_len: 5,
+        });
+        let e = map
+            .edit_to_file(&Edit::replace(TextRange::new(1, 2), "\"q\""))
+            .unwrap();
+        assert_eq!(e.range, TextRange::new(11, 12));
+        assert_eq!(e.content, "\\\"q\\\"");
+    }
+}

@@ -1,0 +1,416 @@
+//! The knowledge base: the actions an agent may call, their parameters and where they live.
+//!
+//! Key resolution reproduces Colony's dispatcher (`_get_executor_for_action`, colony-reference
+//! §2.3): exact match, then the unique registered key ending in `.` + raw key, then dropping
+//! leading dot-segments until an exact match appears. Per-process dynamic middle segments
+//! (`CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event`) match as wildcards.
+
+mod load;
+pub use load::{collect_files, load_path, load_str, KbError, KbFormat};
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Where an action is defined (for go-to-definition); line and column are one-based.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DefinitionLocation {
+    /// Source file path, as recorded by the KB source.
+    pub path: String,
+    /// One-based line.
+    pub line: u32,
+    /// One-based column.
+    #[serde(default = "one")]
+    pub column: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One parameter of an action.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Param {
+    /// Keyword name.
+    pub name: String,
+    /// The full type as written (`list[str]`, `Literal["a", "b"]`, `int | None`), when known.
+    pub ty: Option<String>,
+    /// True when the type is a lossy rendering (Colony prompt text shows `list` for `list[str]`).
+    pub approximate_type: bool,
+    /// True when the call must pass it.
+    pub required: bool,
+    /// Default value as source text, when known.
+    pub default: Option<String>,
+    /// Keyword-only (after `*`).
+    pub keyword_only: bool,
+    /// Allowed literal values (`Literal[...]` or a JSON-schema `enum`), when constrained.
+    pub allowed: Option<Vec<serde_json::Value>>,
+    /// Description from the docstring or schema.
+    pub description: Option<String>,
+}
+
+/// One callable action (Colony dialect) or tool (functions dialect).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Action {
+    /// Canonical key: `Class.dispatch_key.method` in Colony, the function name for tools.
+    pub key: String,
+    /// Last segment of the key (the method or function name).
+    pub short_key: String,
+    /// Group (capability) the action belongs to.
+    pub group: Option<String>,
+    /// One-line summary (Colony: `planning_summary` or the docstring).
+    pub summary: Option<String>,
+    /// Parameters in signature order.
+    pub params: Vec<Param>,
+    /// Accepts `**kwargs` (unknown parameters are then passed through).
+    pub accepts_extra_kwargs: bool,
+    /// Coroutine (must be awaited when called directly).
+    pub is_async: bool,
+    /// Hidden from the prompt but dispatchable.
+    pub exclude_from_planning: bool,
+    /// Belongs to a planning-tagged group.
+    pub planning: bool,
+    /// The middle segment is a per-process random string at runtime (treated as a wildcard).
+    pub dynamic_segment: bool,
+    /// Definition site, when the KB came from source.
+    pub source: Option<DefinitionLocation>,
+    /// Return type as written, when known.
+    pub returns: Option<String>,
+}
+
+impl Action {
+    /// Looks up a parameter by name.
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// `key(name: type, name?: type = default, ...)`, the signature shown in hovers.
+    pub fn signature(&self) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|p| {
+                let mut s = p.name.clone();
+                if let Some(t) = &p.ty {
+                    s.push_str(": ");
+                    s.push_str(t);
+                }
+                if let Some(d) = &p.default {
+                    s.push_str(" = ");
+                    s.push_str(d);
+                } else if !p.required {
+                    s.push_str(" = ...");
+                }
+                s
+            })
+            .collect();
+        let mut out = format!("{}({}", self.key, params.join(", "));
+        if self.accepts_extra_kwargs {
+            out.push_str(if params.is_empty() {
+                "**kwargs"
+            } else {
+                ", **kwargs"
+            });
+        }
+        out.push(')');
+        if let Some(r) = &self.returns {
+            out.push_str(" -> ");
+            out.push_str(r);
+        }
+        out
+    }
+}
+
+/// How a raw key resolved, mirroring the dispatcher's steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// The key is registered as written.
+    Exact(usize),
+    /// Matched an action whose middle segment is dynamic (wildcard).
+    Dynamic(usize),
+    /// The unique registered key ending in `.` + raw key.
+    Suffix(usize),
+    /// Dropping leading segments gave a registered key.
+    PrefixStrip(usize),
+    /// Several registered keys end in `.` + raw key, and prefix stripping does not resolve it.
+    Ambiguous(Vec<usize>),
+    /// A pseudo key from the prompt (`__repl_guidance__`, `ActionType.EXECUTE_CODE`).
+    Pseudo,
+    /// Nothing matches.
+    Unknown,
+}
+
+impl Resolution {
+    /// The action index when the key resolved to exactly one action.
+    pub fn action(&self) -> Option<usize> {
+        match self {
+            Resolution::Exact(i)
+            | Resolution::Dynamic(i)
+            | Resolution::Suffix(i)
+            | Resolution::PrefixStrip(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// A candidate key for a misspelled one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suggestion {
+    /// Index of the suggested action.
+    pub action: usize,
+    /// Edit distance (Damerau-Levenshtein, optimal string alignment) that ranked it.
+    pub distance: usize,
+    /// True when the distance was measured on the last segment only.
+    pub by_last_segment: bool,
+}
+
+/// The set of known actions.
+#[derive(Debug, Clone, Default)]
+pub struct KnowledgeBase {
+    /// All actions, in load order.
+    pub actions: Vec<Action>,
+    by_key: HashMap<String, usize>,
+    by_short: HashMap<String, Vec<usize>>,
+    /// Keys shown in prompts that are not callable.
+    pub pseudo_keys: Vec<String>,
+    /// Dynamic segment patterns (`CodeGenerationActionPolicy.*`).
+    pub dynamic_segments: Vec<String>,
+    /// Files the KB was loaded from.
+    pub sources: Vec<PathBuf>,
+}
+
+impl KnowledgeBase {
+    /// An empty KB (every key is unknown).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// True when no action is known. Rules that need a KB stay silent on an empty one.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+
+    /// Adds an action; a later action with the same key replaces the earlier one (returned).
+    pub fn insert(&mut self, action: Action) -> Option<Action> {
+        if let Some(&i) = self.by_key.get(&action.key) {
+            return Some(std::mem::replace(&mut self.actions[i], action));
+        }
+        let i = self.actions.len();
+        self.by_key.insert(action.key.clone(), i);
+        self.by_short
+            .entry(action.short_key.clone())
+            .or_default()
+            .push(i);
+        self.actions.push(action);
+        None
+    }
+
+    /// Merges `other` into `self`; on equal keys `other` wins. Returns the keys whose
+    /// definitions differed (conflicts).
+    pub fn merge(&mut self, other: KnowledgeBase) -> Vec<String> {
+        let mut conflicts = Vec::new();
+        for a in other.actions {
+            let key = a.key.clone();
+            if let Some(old) = self.insert(a) {
+                let new = &self.actions[self.by_key[&key]];
+                if old.params != new.params {
+                    conflicts.push(key);
+                }
+            }
+        }
+        for p in other.pseudo_keys {
+            if !self.pseudo_keys.contains(&p) {
+                self.pseudo_keys.push(p);
+            }
+        }
+        for d in other.dynamic_segments {
+            if !self.dynamic_segments.contains(&d) {
+                self.dynamic_segments.push(d);
+            }
+        }
+        self.sources.extend(other.sources);
+        conflicts
+    }
+
+    /// The action with exactly this key.
+    pub fn get(&self, key: &str) -> Option<&Action> {
+        self.by_key.get(key).map(|&i| &self.actions[i])
+    }
+
+    /// Actions whose last segment is `short`.
+    pub fn by_short_key(&self, short: &str) -> &[usize] {
+        self.by_short.get(short).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// True for a pseudo key (`__repl_guidance__`, `ActionType.EXECUTE_CODE`, ...).
+    pub fn is_pseudo(&self, key: &str) -> bool {
+        self.pseudo_keys.iter().any(|p| p == key)
+    }
+
+    fn dynamic_match(&self, raw: &str) -> Option<usize> {
+        let mut parts = raw.splitn(3, '.');
+        let (class, _middle, method) = (parts.next()?, parts.next()?, parts.next()?);
+        if method.contains('.') {
+            return None;
+        }
+        self.by_short_key(method).iter().copied().find(|&i| {
+            let a = &self.actions[i];
+            a.dynamic_segment && a.key.split('.').next() == Some(class)
+        })
+    }
+
+    /// Resolves a raw key as Colony's dispatcher does (colony-reference §2.3).
+    pub fn resolve(&self, raw: &str) -> Resolution {
+        if let Some(&i) = self.by_key.get(raw) {
+            return Resolution::Exact(i);
+        }
+        if self.is_pseudo(raw) {
+            return Resolution::Pseudo;
+        }
+        if let Some(i) = self.dynamic_match(raw) {
+            return Resolution::Dynamic(i);
+        }
+        // Suffix: registered keys ending in "." + raw. The last segment narrows the search.
+        let last = raw.rsplit('.').next().unwrap_or(raw);
+        let suffix = format!(".{raw}");
+        let matches: Vec<usize> = self
+            .by_short_key(last)
+            .iter()
+            .copied()
+            .filter(|&i| self.actions[i].key.ends_with(&suffix))
+            .collect();
+        if matches.len() == 1 {
+            return Resolution::Suffix(matches[0]);
+        }
+        // Prefix strip: drop leading segments until an exact match appears.
+        let mut rest = raw;
+        while let Some(dot) = rest.find('.') {
+            rest = &rest[dot + 1..];
+            if let Some(&i) = self.by_key.get(rest) {
+                return Resolution::PrefixStrip(i);
+            }
+        }
+        if matches.len() > 1 {
+            return Resolution::Ambiguous(matches);
+        }
+        Resolution::Unknown
+    }
+
+    /// Up to `limit` keys close to `raw`, best first. Distances are true edit distances
+    /// (optimal-string-alignment Damerau-Levenshtein): on the whole key first, else on the last
+    /// segment; a candidate is kept when the distance is at most a third of the longer string
+    /// (at least 1, at most 3). Ties break by distance, then the shorter candidate key, then key order, so
+    /// results never depend on hashing.
+    pub fn suggest(&self, raw: &str, limit: usize) -> Vec<Suggestion> {
+        let raw_last = raw.rsplit('.').next().unwrap_or(raw);
+        let threshold =
+            |a: &str, b: &str| (a.chars().count().max(b.chars().count()) / 3).clamp(1, 3);
+        let mut found: Vec<Suggestion> = Vec::new();
+        for (i, a) in self.actions.iter().enumerate() {
+            let whole = strsim::osa_distance(raw, &a.key);
+            if whole == 0 {
+                continue;
+            }
+            let seg = strsim::osa_distance(raw_last, &a.short_key);
+            if whole <= threshold(raw, &a.key) {
+                found.push(Suggestion {
+                    action: i,
+                    distance: whole,
+                    by_last_segment: false,
+                });
+            } else if seg <= threshold(raw_last, &a.short_key) {
+                found.push(Suggestion {
+                    action: i,
+                    distance: seg,
+                    by_last_segment: true,
+                });
+            }
+        }
+        found.sort_by(|x, y| {
+            x.distance
+                .cmp(&y.distance)
+                .then(
+                    self.actions[x.action]
+                        .key
+                        .len()
+                        .cmp(&self.actions[y.action].key.len()),
+                )
+                .then(self.actions[x.action].key.cmp(&self.actions[y.action].key))
+        });
+        found.truncate(limit);
+        found
+    }
+}
+
+/// Loads and merges every KB file or directory in `paths`, later paths taking precedence.
+///
+/// Errors: the first file that cannot be loaded.
+pub fn load_all(paths: &[PathBuf]) -> Result<KnowledgeBase, KbError> {
+    let mut kb = KnowledgeBase::new();
+    for p in paths {
+        for f in collect_files(p) {
+            kb.merge(load_path(&f)?);
+        }
+    }
+    Ok(kb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kb(keys: &[&str]) -> KnowledgeBase {
+        let mut kb = KnowledgeBase::new();
+        for k in keys {
+            kb.insert(Action {
+                key: k.to_string(),
+                short_key: k.rsplit('.').next().unwrap().to_string(),
+                ..Default::default()
+            });
+        }
+        kb
+    }
+
+    #[test]
+    fn resolution_follows_dispatcher() {
+        let kb = kb(&[
+            "AgentPoolCapability.AgentPoolCapability.get_agent_status",
+            "SessionOrchestratorCapability.SessionOrchestratorCapability.respond_to_user",
+            "Other.Other.respond_to_user",
+        ]);
+        assert_eq!(
+            kb.resolve("AgentPoolCapability.AgentPoolCapability.get_agent_status"),
+            Resolution::Exact(0)
+        );
+        assert_eq!(kb.resolve("get_agent_status"), Resolution::Suffix(0));
+        assert_eq!(
+            kb.resolve("AgentPoolCapability.get_agent_status"),
+            Resolution::Suffix(0)
+        );
+        assert_eq!(
+            kb.resolve("X.AgentPoolCapability.AgentPoolCapability.get_agent_status"),
+            Resolution::PrefixStrip(0)
+        );
+        assert_eq!(
+            kb.resolve("respond_to_user"),
+            Resolution::Ambiguous(vec![1, 2])
+        );
+        assert_eq!(kb.resolve("nope"), Resolution::Unknown);
+    }
+
+    #[test]
+    fn suggestions_use_edit_distance_and_are_deterministic() {
+        let kb = kb(&[
+            "A.A.spawn_agents",
+            "A.A.spawn_agentx",
+            "AgentPoolCapability.AgentPoolCapability.get_agent_status",
+        ]);
+        let s = kb.suggest(
+            "xAgentPoolCapability.AgentPoolCapability.get_agent_status",
+            3,
+        );
+        assert_eq!(s[0].action, 2);
+        assert_eq!(s[0].distance, 1);
+        let s = kb.suggest("A.A.spawn_agent", 3);
+        assert_eq!(s.iter().map(|s| s.action).collect::<Vec<_>>(), vec![0, 1]);
+    }
+}

@@ -1,0 +1,22 @@
+//! `cellguard-lints`: the rule engine behind `cellguard check`, `cellguard server` and
+//! `cellguard replay`. Pure: text, configuration and knowledge base in, data out; no stdout, no
+//! global state, safe to call from any thread.
+//!
+//! Data flows one way: [`source`] -> [`extract`] (cells) -> [`parse`] (tree-sitter) ->
+//! [`rules`] (via [`lint`]) -> [`diagnostic`]s.
+
+pub mod config;
+pub mod diagnostic;
+pub mod extract;
+pub mod kb;
+pub mod lint;
+pub mod parse;
+pub mod response;
+pub mod rules;
+pub mod source;
+
+pub use config::{Dialect, Profile, Settings};
+pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};
+pub use kb::KnowledgeBase;
+pub use lint::check_file;
+pub use source::{SourceFile, TextRange};

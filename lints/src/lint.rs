@@ -1,0 +1,107 @@
+//! The engine: source -> cells -> tree -> rules -> diagnostics (file coordinates).
+//!
+//! One engine serves the CLI, the language server and replay; they only convert inputs and
+//! outputs.
+
+use crate::config::Settings;
+use crate::diagnostic::Diagnostic;
+use crate::extract::{extract, Cell, Extraction};
+use crate::kb::KnowledgeBase;
+use crate::parse;
+use crate::rules::{self, Checker};
+use crate::source::SourceFile;
+use tree_sitter::Tree;
+
+/// Checks one parsed cell. Returned ranges and fix edits are relative to the cell text.
+pub fn check_parsed_cell(
+    cell: &Cell,
+    tree: &Tree,
+    settings: &Settings,
+    kb: &KnowledgeBase,
+) -> Vec<Diagnostic> {
+    let mut checker = Checker::new(cell, tree, settings, kb);
+    rules::check_cell(&mut checker);
+    let mut diagnostics = checker.into_diagnostics();
+    diagnostics.sort_by(|a, b| {
+        a.range
+            .start
+            .cmp(&b.range.start)
+            .then(a.rule.code.cmp(b.rule.code))
+    });
+    diagnostics
+}
+
+/// Maps cell-relative diagnostics to file coordinates. A fix whose edits cannot be written back
+/// (they touch text the extractor synthesised) is dropped.
+pub fn map_to_file(cell: &Cell, multi_cell: bool, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diagnostics
+        .into_iter()
+        .map(|mut d| {
+            d.range = cell.map.range_to_file(d.range);
+            if let Some(fix) = d.fix.take() {
+                let edits: Option<Vec<_>> =
+                    fix.edits.iter().map(|e| cell.map.edit_to_file(e)).collect();
+                d.fix = edits.map(|edits| crate::diagnostic::Fix { edits, ..fix });
+            }
+            if multi_cell {
+                d.cell = Some(cell.index);
+            }
+            d
+        })
+        .collect()
+}
+
+/// Checks a whole file: extraction, every cell, and extraction findings. Diagnostics are in
+/// file coordinates, sorted by position.
+pub fn check_file(file: &SourceFile, settings: &Settings, kb: &KnowledgeBase) -> Vec<Diagnostic> {
+    let Extraction {
+        cells,
+        diagnostics: extraction_diagnostics,
+        multi_cell,
+    } = extract(file, settings.extract);
+    let mut out: Vec<Diagnostic> = extraction_diagnostics
+        .into_iter()
+        .filter(|d| settings.rules.is_enabled(d.rule))
+        .collect();
+    for cell in &cells {
+        let tree = parse::parse(&cell.text, None);
+        let diagnostics = check_parsed_cell(cell, &tree, settings, kb);
+        out.extend(map_to_file(cell, multi_cell, diagnostics));
+    }
+    out.sort_by(|a, b| {
+        a.range
+            .start
+            .cmp(&b.range.start)
+            .then(a.rule.code.cmp(b.rule.code))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_diagnostics_point_into_the_file() {
+        let md = "Intro\n\n```python\nimport os\n```\n";
+        let file = SourceFile::new("doc.md", md);
+        let d = check_file(&file, &Settings::default(), &KnowledgeBase::new());
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].rule.code, "IMP001");
+        assert_eq!(&md[d[0].range.as_range()], "os");
+        assert_eq!(file.location(d[0].range.start).row, 4);
+        assert_eq!(d[0].cell, Some(0));
+    }
+
+    #[test]
+    fn syntax_error_does_not_stop_other_rules() {
+        let src = "import os\nx = (\n";
+        let d = check_file(
+            &SourceFile::new("a.py", src),
+            &Settings::default(),
+            &KnowledgeBase::new(),
+        );
+        let codes: Vec<_> = d.iter().map(|d| d.rule.code).collect();
+        assert_eq!(codes, vec!["IMP001", "SYN001"]);
+    }
+}

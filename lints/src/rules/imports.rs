@@ -1,0 +1,253 @@
+//! `IMP`: imports, as Colony's ImportWhitelistValidator intends them (colony-reference §3.3) and
+//! as its runtime really treats them (§2.7: restricted builtins make every `import` and `class`
+//! fail).
+//!
+//! Allowlist semantics: an entry `a.b` allows `a.b` and its submodules but never the parent `a`;
+//! `a.*` is the same as `a`. `from m import name` is judged on `m`, never on `name`.
+
+use super::Checker;
+use crate::diagnostic::{Diagnostic, FixAvailability, Rule, RuleDoc, Severity};
+use crate::parse;
+use crate::source::TextRange;
+use tree_sitter::Node;
+
+/// IMP001 blocked-import.
+pub static BLOCKED_IMPORT: Rule = Rule {
+    code: "IMP001",
+    name: "blocked-import",
+    severity: Severity::Error,
+    summary: "Import of a module outside the allowlist",
+    fix: FixAvailability::Sometimes,
+    doc: RuleDoc {
+        what: "Checks every `import a.b.c` and `from a.b import x` (anywhere in the cell, including inside functions) against the import allowlist. The whole dotted path is checked: an entry `a.b` allows `a.b` and below but never the parent `a`.",
+        why: "Modules such as `os`, `subprocess` or `socket` reach the host. Colony's validator rejects them by root only; cellguard checks the full path so an allowed child never authorises its parent.",
+        example: "import os\n",
+        fixed_example: "x = json.dumps({})\n",
+        fix_safety: "Removing the import is unsafe: later uses of the name then fail.",
+        options: "`[lint.imports] allow`, `extend-allow`.",
+        source: "Colony ImportWhitelistValidator (colony-reference §3.3); smolagents `authorized_imports` (guardrail-anchors §2.1).",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// IMP002 relative-import.
+pub static RELATIVE_IMPORT: Rule = Rule {
+    code: "IMP002",
+    name: "relative-import",
+    severity: Severity::Error,
+    summary: "Relative import in a cell",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports `from . import x` and `from .m import x`.",
+        why: "A cell is not part of a package. Colony's validator ignores the relative level, so `from . import secrets` passes and `from .json import loads` is judged as `json`.",
+        example: "from . import secrets\n",
+        fixed_example: "x = json.loads(\"{}\")\n",
+        fix_safety: "No fix.",
+        source: "Colony ImportWhitelistValidator defect (colony-reference §3.3, §7.4 case 26).",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// IMP003 import-fails-at-runtime.
+pub static IMPORT_FAILS_AT_RUNTIME: Rule = Rule {
+    code: "IMP003",
+    name: "import-fails-at-runtime",
+    severity: Severity::Error,
+    summary: "An import or class statement the configured runtime cannot execute",
+    fix: FixAvailability::Sometimes,
+    doc: RuleDoc {
+        what: "In a namespace whose restricted builtins have no `__import__` or `__build_class__` (Colony's default), reports every allowed `import` statement and every `class` definition.",
+        why: "Colony's REPL keeps only builtins without a leading underscore, so `import json` raises `ImportError: __import__ not found` and `class Foo: ...` raises `NameError: __build_class__ not found`, even though the validator accepted them.",
+        example: "import json\nx = json.dumps({})\n",
+        fixed_example: "x = json.dumps({})\n",
+        fix_safety: "Removing `import m` is safe when `m` is pre-bound in the namespace under the same name.",
+        options: "`[namespace] preset`.",
+        source: "Colony PolicyPythonREPL restricted builtins (colony-reference §2.7, §7.4 cases 27 and 29).",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// The family's rules.
+pub static RULES: &[&Rule] = &[&BLOCKED_IMPORT, &RELATIVE_IMPORT, &IMPORT_FAILS_AT_RUNTIME];
+
+/// True when `module` (dotted) is allowed by `allow` entries.
+pub fn is_allowed(module: &str, allow: &[String]) -> bool {
+    allow.iter().any(|entry| {
+        let entry = entry.trim();
+        let entry = entry.strip_suffix(".*").unwrap_or(entry);
+        entry == "*" || module == entry || module.starts_with(&format!("{entry}."))
+    })
+}
+
+/// One imported module of an import statement.
+#[derive(Debug, Clone)]
+pub struct ImportedModule<'t> {
+    /// The statement node.
+    pub statement: Node<'t>,
+    /// The node naming the module (`dotted_name`, `relative_import`, or the aliased name).
+    pub module_node: Node<'t>,
+    /// The dotted module name without leading dots (`""` for `from . import x`).
+    pub module: String,
+    /// Number of leading dots of a relative import.
+    pub level: usize,
+    /// The local name bound (`import a.b` binds `a`; `import a as x` binds `x`); for `from`
+    /// imports, `None`.
+    pub binds: Option<String>,
+    /// `from` import.
+    pub is_from: bool,
+}
+
+/// Every module imported by the cell, in source order.
+pub fn imported_modules<'t>(root: Node<'t>, src: &str) -> Vec<ImportedModule<'t>> {
+    let mut out = Vec::new();
+    for node in parse::walk(root) {
+        match node.kind() {
+            "import_statement" => {
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    let (dotted, binds) = match name.kind() {
+                        "aliased_import" => {
+                            let n = name.child_by_field_name("name");
+                            let alias = name
+                                .child_by_field_name("alias")
+                                .map(|a| parse::text(a, src).to_string());
+                            (n, alias)
+                        }
+                        _ => (Some(name), None),
+                    };
+                    let Some(dotted) = dotted else { continue };
+                    let module = parse::text(dotted, src)
+                        .split_whitespace()
+                        .collect::<String>();
+                    let binds = binds.or_else(|| module.split('.').next().map(str::to_string));
+                    out.push(ImportedModule {
+                        statement: node,
+                        module_node: dotted,
+                        module,
+                        level: 0,
+                        binds,
+                        is_from: false,
+                    });
+                }
+            }
+            "import_from_statement" => {
+                let Some(m) = node.child_by_field_name("module_name") else {
+                    continue;
+                };
+                let raw = parse::text(m, src).split_whitespace().collect::<String>();
+                let level = raw.chars().take_while(|&c| c == '.').count();
+                out.push(ImportedModule {
+                    statement: node,
+                    module_node: m,
+                    module: raw[level..].to_string(),
+                    level,
+                    binds: None,
+                    is_from: true,
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Reports blocked, relative and runtime-failing imports, and `class` statements in runtimes
+/// without `__build_class__`.
+pub fn check(checker: &mut Checker) {
+    let root = checker.tree.root_node();
+    let src = checker.src;
+    let ns = &checker.settings.namespace;
+    for imp in imported_modules(root, src) {
+        let range = parse::range(imp.module_node);
+        if imp.level > 0 {
+            checker.report(Diagnostic::new(
+                &RELATIVE_IMPORT,
+                range,
+                format!(
+                    "Relative import `{}` in a cell: a cell is not part of a package",
+                    parse::text(imp.module_node, src)
+                ),
+            ));
+            continue;
+        }
+        if !is_allowed(&imp.module, &checker.settings.allowed_imports) {
+            checker.report(
+                Diagnostic::new(
+                    &BLOCKED_IMPORT,
+                    range,
+                    format!("Import of `{}` is not allowed", imp.module),
+                )
+                .with_help(format!(
+                    "Allowed modules: {}",
+                    checker.settings.allowed_imports.join(", ")
+                )),
+            );
+            continue;
+        }
+        if ns.imports_fail_at_runtime {
+            let root_name = imp.module.split('.').next().unwrap_or("");
+            let help = if ns.modules.contains(root_name) {
+                format!("`{root_name}` is pre-bound in the namespace: use it without importing")
+            } else {
+                "Only the namespace's pre-bound modules are usable".to_string()
+            };
+            checker.report(
+                Diagnostic::new(
+                    &IMPORT_FAILS_AT_RUNTIME,
+                    parse::range(imp.statement),
+                    format!(
+                        "`{}` fails at runtime: the restricted builtins have no `__import__`",
+                        first_line(parse::text(imp.statement, src))
+                    ),
+                )
+                .with_help(help),
+            );
+        }
+    }
+    if ns.imports_fail_at_runtime {
+        for node in parse::walk(root).filter(|n| n.kind() == "class_definition") {
+            let name = node
+                .child_by_field_name("name")
+                .map(|n| parse::text(n, src))
+                .unwrap_or("?");
+            let head_end = node
+                .child_by_field_name("name")
+                .map(|n| n.end_byte())
+                .unwrap_or(node.start_byte());
+            checker.report(
+                Diagnostic::new(
+                    &IMPORT_FAILS_AT_RUNTIME,
+                    TextRange::new(node.start_byte(), head_end),
+                    format!("`class {name}` fails at runtime: the restricted builtins have no `__build_class__`"),
+                )
+                .with_help("Use a dict or the pre-bound helpers instead of a class"),
+            );
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s).trim_end()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowlist_semantics() {
+        let allow: Vec<String> = ["json", "a.b", "c.*"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(is_allowed("json", &allow));
+        assert!(is_allowed("json.decoder", &allow));
+        assert!(is_allowed("a.b", &allow));
+        assert!(is_allowed("a.b.c", &allow));
+        assert!(!is_allowed("a", &allow));
+        assert!(!is_allowed("a.bc", &allow));
+        assert!(is_allowed("c", &allow));
+        assert!(is_allowed("c.d", &allow));
+        assert!(!is_allowed("jsonx", &allow));
+    }
+}

@@ -1,0 +1,99 @@
+//! The rules, one module per family. Each module declares its [`Rule`]s as statics, lists them in
+//! a `RULES` slice and exposes `check(&mut Checker)`.
+
+pub mod api;
+pub mod imports;
+pub mod runtime;
+pub mod shape;
+pub mod syntax;
+
+use crate::config::Settings;
+use crate::diagnostic::{Diagnostic, Rule};
+use crate::extract::Cell;
+use crate::kb::KnowledgeBase;
+use tree_sitter::Tree;
+
+/// Every rule of every family, in code order within each family.
+pub fn all_rules() -> impl Iterator<Item = &'static Rule> {
+    [
+        syntax::RULES,
+        imports::RULES,
+        api::RULES,
+        shape::RULES,
+        runtime::RULES,
+    ]
+    .into_iter()
+    .flatten()
+    .copied()
+}
+
+/// Looks a rule up by code (case-insensitive) or by kebab-case name.
+pub fn find_rule(code_or_name: &str) -> Option<&'static Rule> {
+    all_rules().find(|r| r.code.eq_ignore_ascii_case(code_or_name) || r.name == code_or_name)
+}
+
+/// What a rule sees while checking one cell. Ranges reported here are offsets into
+/// `checker.src` (the cell text); the engine maps them to the file.
+pub struct Checker<'a> {
+    /// The cell being checked.
+    pub cell: &'a Cell,
+    /// The cell text.
+    pub src: &'a str,
+    /// Its syntax tree.
+    pub tree: &'a Tree,
+    /// Resolved settings.
+    pub settings: &'a Settings,
+    /// The knowledge base (possibly empty).
+    pub kb: &'a KnowledgeBase,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Checker<'a> {
+    /// A checker for one parsed cell.
+    pub fn new(
+        cell: &'a Cell,
+        tree: &'a Tree,
+        settings: &'a Settings,
+        kb: &'a KnowledgeBase,
+    ) -> Self {
+        Checker {
+            cell,
+            src: &cell.text,
+            tree,
+            settings,
+            kb,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// True when `rule` is selected; rules test this before expensive work.
+    pub fn enabled(&self, rule: &Rule) -> bool {
+        self.settings.rules.is_enabled(rule)
+    }
+
+    /// Records a diagnostic when its rule is selected.
+    pub fn report(&mut self, diagnostic: Diagnostic) {
+        if self.enabled(diagnostic.rule) {
+            self.diagnostics.push(diagnostic);
+        }
+    }
+
+    /// The diagnostics recorded so far.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// Consumes the checker, returning its diagnostics (cell coordinates).
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+}
+
+/// Runs every rule family on one cell.
+pub fn check_cell(checker: &mut Checker) {
+    syntax::check(checker);
+    imports::check(checker);
+    api::check(checker);
+    shape::check(checker);
+    runtime::check(checker);
+}
