@@ -1,6 +1,7 @@
 //! Subcommands. Each returns the process exit status or an error (exit code 2).
 
 pub mod check;
+pub mod kb;
 pub mod rule;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +29,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Print the documentation of a rule (or of all rules).
     Rule(rule::RuleArgs),
+    /// Build, merge, inspect and export the knowledge base of actions.
+    Kb(kb::KbArgs),
     /// Run the language server on stdio.
     Server,
 }
@@ -37,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Rule(args) => rule::run(args),
+        Command::Kb(args) => kb::run(args),
         Command::Server => {
             cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;
             Ok(ExitStatus::Success)
