@@ -148,13 +148,72 @@ impl SourceMap {
         TextRange::new(self.to_file(range.start), self.to_file(range.end))
     }
 
+    /// File offset of cell offset `offset` for an edit boundary, or `None` when the offset lies
+    /// in text the extractor synthesised or strictly inside an escape sequence. At the boundary
+    /// between two segments the later segment is used when `prefer_later` (so an edit starting at
+    /// a Markdown row start lands after the fence indentation, and a deletion ending there also
+    /// removes the next row's stripped indentation in place of the deleted row's own).
+    fn boundary_to_file(&self, offset: usize, prefer_later: bool) -> Option<usize> {
+        let mut found = None;
+        for s in &self.segments {
+            if s.cell_start > offset {
+                break;
+            }
+            if offset > s.cell_start + s.len {
+                continue;
+            }
+            let mapped = if s.len == s.file_len {
+                Some(s.file_start + (offset - s.cell_start))
+            } else if offset == s.cell_start {
+                Some(s.file_start)
+            } else if offset == s.cell_start + s.len {
+                Some(s.file_start + s.file_len)
+            } else {
+                None
+            };
+            if let Some(m) = mapped {
+                found = Some(m);
+                if !prefer_later {
+                    break;
+                }
+            }
+        }
+        found
+    }
+
+    /// True when every byte of the cell range is covered by a segment (no synthesised text).
+    fn covers(&self, range: TextRange) -> bool {
+        let mut pos = range.start;
+        for s in &self.segments {
+            if pos >= range.end {
+                break;
+            }
+            if s.cell_start + s.len <= pos {
+                continue;
+            }
+            if s.cell_start > pos {
+                return false;
+            }
+            pos = s.cell_start + s.len;
+        }
+        pos >= range.end
+    }
+
     /// Maps an edit made to the cell text to an edit of the file, or `None` when it cannot be
-    /// written back faithfully (it spans text the extractor synthesised or an escape sequence).
+    /// written back faithfully (it touches text the extractor synthesised, or starts or ends
+    /// strictly inside an escape sequence). An edit may span several segments (Markdown rows,
+    /// JSON escapes); its content is re-escaped for JSON strings.
     pub fn edit_to_file(&self, edit: &Edit) -> Option<Edit> {
-        let seg = self.segment_of(edit.range.start)?;
-        let inside = |o: usize| o >= seg.cell_start && o <= seg.cell_start + seg.len;
-        if seg.len != seg.file_len || !inside(edit.range.start) || !inside(edit.range.end) {
-            // An edit may start exactly at the end of a segment that an escape follows.
+        if !self.covers(edit.range) {
+            return None;
+        }
+        let start = self.boundary_to_file(edit.range.start, true)?;
+        let end = if edit.range.is_empty() {
+            start
+        } else {
+            self.boundary_to_file(edit.range.end, edit.content.is_empty())?
+        };
+        if end < start {
             return None;
         }
         let content = match self.escape {
@@ -165,7 +224,7 @@ impl SourceMap {
             }
         };
         Some(Edit {
-            range: self.range_to_file(edit.range),
+            range: TextRange::new(start, end),
             content,
         })
     }
