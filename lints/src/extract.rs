@@ -148,47 +148,72 @@ impl SourceMap {
         TextRange::new(self.to_file(range.start), self.to_file(range.end))
     }
 
-    /// True when `offset` is a point the file can be cut at: inside or at either end of a
-    /// verbatim segment, or at the boundary of an escaped one. Offsets strictly inside an escape
-    /// (a decoded character of `\u00e9`) or inside synthesised text are not.
-    fn is_clean_cut(&self, offset: usize) -> bool {
-        self.segments.iter().any(|s| {
-            if s.len == s.file_len {
-                offset >= s.cell_start && offset <= s.cell_start + s.len
-            } else {
-                offset == s.cell_start || offset == s.cell_start + s.len
-            }
-        })
-    }
-
-    /// True when every byte of `range` comes from the file (no synthesised text in between).
-    fn covers(&self, range: TextRange) -> bool {
-        let mut at = range.start;
+    /// File offset of cell offset `offset` for an edit boundary, or `None` when the offset lies
+    /// in text the extractor synthesised or strictly inside an escape sequence. At the boundary
+    /// between two segments the later segment is used when `prefer_later` (so an edit starting at
+    /// a Markdown row start lands after the fence indentation, and a deletion ending there also
+    /// removes the next row's stripped indentation in place of the deleted row's own).
+    fn boundary_to_file(&self, offset: usize, prefer_later: bool) -> Option<usize> {
+        let mut found = None;
         for s in &self.segments {
-            if s.cell_start + s.len <= at {
+            if s.cell_start > offset {
+                break;
+            }
+            if offset > s.cell_start + s.len {
                 continue;
             }
-            if s.cell_start > at {
-                return false;
-            }
-            at = s.cell_start + s.len;
-            if at >= range.end {
-                return true;
+            let mapped = if s.len == s.file_len {
+                Some(s.file_start + (offset - s.cell_start))
+            } else if offset == s.cell_start {
+                Some(s.file_start)
+            } else if offset == s.cell_start + s.len {
+                Some(s.file_start + s.file_len)
+            } else {
+                None
+            };
+            if let Some(m) = mapped {
+                found = Some(m);
+                if !prefer_later {
+                    break;
+                }
             }
         }
-        at >= range.end
+        found
+    }
+
+    /// True when every byte of the cell range is covered by a segment (no synthesised text).
+    fn covers(&self, range: TextRange) -> bool {
+        let mut pos = range.start;
+        for s in &self.segments {
+            if pos >= range.end {
+                break;
+            }
+            if s.cell_start + s.len <= pos {
+                continue;
+            }
+            if s.cell_start > pos {
+                return false;
+            }
+            pos = s.cell_start + s.len;
+        }
+        pos >= range.end
     }
 
     /// Maps an edit made to the cell text to an edit of the file, or `None` when it cannot be
-    /// written back faithfully: it touches text the extractor synthesised (the blank line that
-    /// joins two blocks) or cuts an escape sequence in half. Edits of a JSON-string cell are
-    /// JSON-escaped; whole escape sequences inside the edited range are replaced with it.
+    /// written back faithfully (it touches text the extractor synthesised, or starts or ends
+    /// strictly inside an escape sequence). An edit may span several segments (Markdown rows,
+    /// JSON escapes); its content is re-escaped for JSON strings.
     pub fn edit_to_file(&self, edit: &Edit) -> Option<Edit> {
-        if self.segments.is_empty()
-            || !self.is_clean_cut(edit.range.start)
-            || !self.is_clean_cut(edit.range.end)
-            || (!edit.range.is_empty() && !self.covers(edit.range))
-        {
+        if !self.covers(edit.range) {
+            return None;
+        }
+        let start = self.boundary_to_file(edit.range.start, true)?;
+        let end = if edit.range.is_empty() {
+            start
+        } else {
+            self.boundary_to_file(edit.range.end, edit.content.is_empty())?
+        };
+        if end < start {
             return None;
         }
         let content = match self.escape {
@@ -198,13 +223,10 @@ impl SourceMap {
                 quoted[1..quoted.len() - 1].to_string()
             }
         };
-        let range = if edit.range.is_empty() {
-            // An insertion at a segment boundary goes after the previous piece of the file.
-            TextRange::empty(self.to_file(edit.range.start))
-        } else {
-            self.range_to_file(edit.range)
-        };
-        Some(Edit { range, content })
+        Some(Edit {
+            range: TextRange::new(start, end),
+            content,
+        })
     }
 }
 
@@ -624,7 +646,10 @@ mod tests {
         assert_eq!(&file[e.range.as_range()], "a\\nb");
         assert_eq!(e.content, "x\\ny");
         // Cutting the decoded `é` (two bytes from one escape) in half cannot be written back.
-        assert_eq!(map.edit_to_file(&Edit::replace(TextRange::new(4, 5), "")), None);
+        assert_eq!(
+            map.edit_to_file(&Edit::replace(TextRange::new(4, 5), "")),
+            None
+        );
     }
 
     #[test]
@@ -637,7 +662,10 @@ mod tests {
         b.push_slice(base, &id, TextRange::new(6, 11));
         assert_eq!(b.text, "x = 1\n\ny = 2");
         assert_eq!(b.map.to_file(7), 6);
-        assert_eq!(b.map.edit_to_file(&Edit::replace(TextRange::new(4, 8), "")), None);
+        assert_eq!(
+            b.map.edit_to_file(&Edit::replace(TextRange::new(4, 8), "")),
+            None
+        );
         let e = b
             .map
             .edit_to_file(&Edit::replace(TextRange::new(7, 8), "z"))

@@ -8,12 +8,14 @@
 pub mod config;
 pub mod diagnostic;
 pub mod extract;
+pub mod fix;
 pub mod kb;
 pub mod lint;
 pub mod parse;
 pub mod response;
 pub mod rules;
 pub mod source;
+pub mod suppress;
 
 pub use config::{Dialect, Profile, Settings};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};

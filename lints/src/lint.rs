@@ -67,9 +67,14 @@ pub fn check_file(file: &SourceFile, settings: &Settings, kb: &KnowledgeBase) ->
         .into_iter()
         .filter(|d| settings.rules.is_enabled(d.rule))
         .collect();
-    for cell in &cells {
-        let tree = parse::parse(&cell.text, None);
-        let diagnostics = check_parsed_cell(cell, &tree, settings, kb);
+    let trees: Vec<Tree> = cells.iter().map(|c| parse::parse(&c.text, None)).collect();
+    let mut per_cell: Vec<Vec<Diagnostic>> = cells
+        .iter()
+        .zip(&trees)
+        .map(|(cell, tree)| check_parsed_cell(cell, tree, settings, kb))
+        .collect();
+    crate::suppress::apply(&cells, &trees, &mut per_cell, &mut out, settings);
+    for (cell, diagnostics) in cells.iter().zip(per_cell) {
         out.extend(map_to_file(cell, multi_cell, diagnostics));
     }
     out.sort_by(|a, b| {
