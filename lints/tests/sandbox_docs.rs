@@ -8,12 +8,15 @@ use cellguard_lints::{check_file, KnowledgeBase, SourceFile};
 fn sbx_codes(src: &str, config: &str) -> Vec<&'static str> {
     let file: ConfigFile = toml::from_str(config).expect("example config parses");
     let settings = Settings::resolve(&file, None, &Overrides::default()).expect("settings");
-    let mut codes: Vec<&'static str> =
-        check_file(&SourceFile::new("cell.py", src), &settings, &KnowledgeBase::new())
-            .into_iter()
-            .map(|d| d.rule.code)
-            .filter(|c| c.starts_with("SBX"))
-            .collect();
+    let mut codes: Vec<&'static str> = check_file(
+        &SourceFile::new("cell.py", src),
+        &settings,
+        &KnowledgeBase::new(),
+    )
+    .into_iter()
+    .map(|d| d.rule.code)
+    .filter(|c| c.starts_with("SBX"))
+    .collect();
     codes.sort();
     codes.dedup();
     codes
@@ -23,7 +26,11 @@ fn sbx_codes(src: &str, config: &str) -> Vec<&'static str> {
 fn examples_produce_exactly_their_rule() {
     assert_eq!(RULES.len(), 9);
     for (i, rule) in RULES.iter().enumerate() {
-        assert_eq!(rule.code, format!("SBX{:03}", i + 1), "codes are dense and ordered");
+        assert_eq!(
+            rule.code,
+            format!("SBX{:03}", i + 1),
+            "codes are dense and ordered"
+        );
         let d = &rule.doc;
         for (field, value) in [
             ("what", d.what),
@@ -33,7 +40,11 @@ fn examples_produce_exactly_their_rule() {
             ("fix_safety", d.fix_safety),
             ("source", d.source),
         ] {
-            assert!(!value.trim().is_empty(), "{} has an empty `{field}`", rule.code);
+            assert!(
+                !value.trim().is_empty(),
+                "{} has an empty `{field}`",
+                rule.code
+            );
         }
         assert_eq!(
             sbx_codes(d.example, d.example_config),
