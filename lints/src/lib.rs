@@ -13,6 +13,7 @@ pub mod lint;
 pub mod parse;
 pub mod response;
 pub mod rules;
+pub mod semantic;
 pub mod source;
 
 pub use config::{Dialect, Profile, Settings};
