@@ -8,6 +8,7 @@
 pub mod config;
 pub mod diagnostic;
 pub mod extract;
+pub mod fix;
 pub mod kb;
 pub mod lint;
 pub mod parse;
@@ -15,6 +16,7 @@ pub mod response;
 pub mod rules;
 pub mod semantic;
 pub mod source;
+pub mod suppress;
 
 pub use config::{Dialect, Profile, Settings};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod imports;
+pub mod meta;
 pub mod runtime;
 pub mod shape;
 pub mod syntax;
@@ -24,6 +25,7 @@ pub fn all_rules() -> impl Iterator<Item = &'static Rule> {
         api::RULES,
         shape::RULES,
         runtime::RULES,
+        meta::RULES,
     ]
     .into_iter()
     .flatten()
