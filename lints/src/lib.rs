@@ -23,3 +23,4 @@ pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};
 pub use kb::KnowledgeBase;
 pub use lint::check_file;
 pub use source::{SourceFile, TextRange};
+pub mod trace;
