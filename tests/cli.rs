@@ -526,8 +526,8 @@ fn config_warnings_are_printed_once() {
     assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
     assert_eq!(
         out.stderr,
-        "warning: cellguard.toml:2:18: `*` in the import allowlist allows every module, including `os` and `subprocess`\n\
-         warning: cellguard.toml:3:17: `os/path` in `lint.imports.extend-allow` is not a module name (`a.b` or `a.*`); it matches no import\n"
+        "warning: cellguard.toml:2:19: `*` in the import allowlist allows every module, including `os` and `subprocess`\n\
+         warning: cellguard.toml:3:18: `os/path` in the import allowlist is not a module name (`a.b` or `a.*`); it matches no import\n"
     );
 }
 
