@@ -480,16 +480,39 @@ fn module_of(path: &str) -> String {
 
 struct Extractor<'a> {
     src: &'a str,
+    /// Original (zero-based) row of each row of `src` when `src` is a skeleton.
+    rows: Option<&'a [u32]>,
+    /// Docstrings the skeleton took out, by skeleton row.
+    docs: Option<&'a HashMap<u32, String>>,
     facts: FileFacts,
 }
 
 /// Extracts the facts of one file. Never fails: syntax errors become a warning and whatever
 /// parsed is used.
 fn extract(path: &str, text: &str) -> FileFacts {
+    // Parse a skeleton with the bodies the extractor ignores blanked (the parse dominates the
+    // cost of a scan); fall back to the full text when the skeleton does not parse cleanly.
+    if let Some(sk) = skeleton(text) {
+        let tree = parse::parse(&sk.text, None);
+        if !tree.root_node().has_error() {
+            return extract_tree(path, &sk.text, &tree, Some((&sk.rows, &sk.docs)));
+        }
+    }
     let tree = parse::parse(text, None);
+    extract_tree(path, text, &tree, None)
+}
+
+fn extract_tree(
+    path: &str,
+    text: &str,
+    tree: &tree_sitter::Tree,
+    skeleton: Option<(&[u32], &HashMap<u32, String>)>,
+) -> FileFacts {
     let root = tree.root_node();
     let mut ex = Extractor {
         src: text,
+        rows: skeleton.map(|s| s.0),
+        docs: skeleton.map(|s| s.1),
         facts: FileFacts {
             path: path.to_string(),
             module: module_of(path),
@@ -535,8 +558,14 @@ impl<'a> Extractor<'a> {
             .get(line_start..start)
             .map(|s| s.chars().count())
             .unwrap_or(col_bytes);
+        let row = n.start_position().row;
+        let row = self
+            .rows
+            .and_then(|r| r.get(row).copied())
+            .map(|r| r as usize)
+            .unwrap_or(row);
         Pos {
-            line: u32::try_from(n.start_position().row + 1).unwrap_or(u32::MAX),
+            line: u32::try_from(row + 1).unwrap_or(u32::MAX),
             column: u32::try_from(column + 1).unwrap_or(u32::MAX),
         }
     }
@@ -996,6 +1025,12 @@ impl<'a> Extractor<'a> {
         let s = first.named_child(0)?;
         if !matches!(s.kind(), "string" | "concatenated_string") {
             return None;
+        }
+        if self.text(s) == "\"\"" {
+            let row = u32::try_from(s.start_position().row).unwrap_or(u32::MAX);
+            if let Some(d) = self.docs.and_then(|docs| docs.get(&row)) {
+                return Some(cleandoc(d));
+            }
         }
         parse::literal_str(s, self.src).map(|d| cleandoc(&d))
     }
@@ -1519,6 +1554,291 @@ fn docstring_args(doc: &str) -> HashMap<String, String> {
     }
     flush(&mut current, &mut out);
     out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Skeleton: function bodies blanked before parsing
+// ---------------------------------------------------------------------------------------------
+
+/// Functions whose bodies the extractor reads (dispatch keys, group tags and descriptions,
+/// enum `__str__`).
+const KEEP_BODIES: [&str; 6] = [
+    "__init__",
+    "capability_key",
+    "get_capability_name",
+    "get_capability_tags",
+    "get_action_group_description",
+    "__str__",
+];
+
+/// One logical line: byte range (the newline included) and the indentation of its first
+/// physical line, in bytes.
+#[derive(Debug, Clone, Copy)]
+struct LogicalLine {
+    start: usize,
+    end: usize,
+    indent: usize,
+    /// End of the code before a trailing comment (for the `:` test).
+    code_end: usize,
+}
+
+/// Splits Python text into logical lines (brackets, strings and backslash continuations
+/// join physical lines). A best-effort tokenizer: it only has to be right often; the caller
+/// checks its output.
+fn logical_lines(text: &str) -> Vec<LogicalLine> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        let mut indent = 0;
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+            i += 1;
+            indent += 1;
+        }
+        let mut depth = 0i32;
+        let mut code_end = None;
+        loop {
+            if i >= b.len() {
+                break;
+            }
+            match b[i] {
+                b'\n' => {
+                    if depth > 0 {
+                        i += 1;
+                        continue;
+                    }
+                    i += 1;
+                    break;
+                }
+                b'\\' => {
+                    i += 2;
+                }
+                b'#' => {
+                    code_end.get_or_insert(i);
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                    if depth > 0 {
+                        code_end = None;
+                    }
+                }
+                b'(' | b'[' | b'{' => {
+                    depth += 1;
+                    i += 1;
+                }
+                b')' | b']' | b'}' => {
+                    depth = (depth - 1).max(0);
+                    i += 1;
+                }
+                q @ (b'"' | b'\'') => {
+                    // A prefix (r, b, f, u...) is just letters before the quote; raw strings
+                    // still cannot end on an escaped quote, so escapes are skipped alike.
+                    let triple = i + 2 < b.len() && b[i + 1] == q && b[i + 2] == q;
+                    if triple {
+                        i += 3;
+                        while i < b.len() {
+                            if b[i] == b'\\' {
+                                i += 2;
+                            } else if b[i] == q && i + 2 < b.len() && b[i + 1] == q && b[i + 2] == q {
+                                i += 3;
+                                break;
+                            } else {
+                                i += 1;
+                            }
+                        }
+                    } else {
+                        i += 1;
+                        while i < b.len() && b[i] != b'\n' {
+                            if b[i] == b'\\' {
+                                i += 2;
+                            } else if b[i] == q {
+                                i += 1;
+                                break;
+                            } else {
+                                i += 1;
+                            }
+                        }
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+        let end = i.min(b.len());
+        let ce = code_end.unwrap_or(end);
+        out.push(LogicalLine {
+            start,
+            end,
+            indent,
+            code_end: ce,
+        });
+    }
+    out
+}
+
+/// The function name of a `def` / `async def` logical line whose body starts on the next
+/// line, else `None`.
+fn def_header<'t>(text: &'t str, l: &LogicalLine) -> Option<&'t str> {
+    let line = text.get(l.start + l.indent..l.end)?;
+    let rest = line
+        .strip_prefix("async ")
+        .map(str::trim_start)
+        .unwrap_or(line)
+        .strip_prefix("def ")?;
+    let code = text.get(l.start..l.code_end)?.trim_end();
+    if !code.ends_with(':') {
+        return None;
+    }
+    let name_end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..name_end])
+}
+
+/// A skeleton of a Python file: the text with unneeded function bodies removed, and the
+/// original zero-based row of each of its rows.
+#[derive(Debug)]
+struct Skeleton {
+    text: String,
+    rows: Vec<u32>,
+    /// Docstrings taken out of the text (decoded), by the skeleton row of the `""` left in
+    /// their place: lexing long docstrings is a large share of a parse.
+    docs: HashMap<u32, String>,
+}
+
+/// Removes the bodies of functions the extractor does not need, keeping the docstring of a
+/// decorated function (or else a `0` statement in place of the first statement) so the text
+/// still parses. Whole lines are
+/// removed, so every kept line is unchanged and [`Skeleton::rows`] maps it back. Bodies
+/// mentioning `action_executor` or `class ` are kept (nested definitions), as are those of
+/// [`KEEP_BODIES`], and any body in which a line at or left of the header's indentation looks
+/// like a definition (a tokenizer confusion is resolved on the safe side). `None` when nothing
+/// was removed.
+fn skeleton(text: &str) -> Option<Skeleton> {
+    let lines = logical_lines(text);
+    // (start, end, replacement, docstring taken out) byte edits, in order and disjoint.
+    let mut edits: Vec<(usize, usize, &str, Option<String>)> = Vec::new();
+    let is_blank = |l: &LogicalLine| {
+        let t = text.get(l.start..l.end).unwrap_or("").trim();
+        t.is_empty() || t.starts_with('#')
+    };
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        let Some(name) = def_header(text, &l) else {
+            i += 1;
+            continue;
+        };
+        // Body: following lines more indented than the header (blank lines included).
+        let mut j = i + 1;
+        let mut last_code = None;
+        while j < lines.len() && (is_blank(&lines[j]) || lines[j].indent > l.indent) {
+            if !is_blank(&lines[j]) {
+                last_code = Some(j);
+            }
+            j += 1;
+        }
+        let Some(last) = last_code else {
+            i += 1;
+            continue;
+        };
+        let body_start = lines[i + 1].start;
+        let body_end = lines[last].end;
+        let body = &text[body_start..body_end];
+        let unsafe_body = KEEP_BODIES.contains(&name)
+            || body.contains("action_executor")
+            || body.contains("class ")
+            || !text[..body_end].ends_with('\n')
+            || body.lines().any(|pl| {
+                let t = pl.trim_start();
+                let ind = pl.len() - t.len();
+                !t.is_empty()
+                    && ind <= l.indent
+                    && (t.starts_with("def ")
+                        || t.starts_with("async ")
+                        || t.starts_with('@')
+                        || t.starts_with("class "))
+            });
+        if unsafe_body {
+            i += 1;
+            continue;
+        }
+        // First statement: keep the docstring of a decorated function (an action's
+        // description), else put `0` in its place.
+        let decorated = (0..i)
+            .rev()
+            .find(|&k| !is_blank(&lines[k]))
+            .is_some_and(|k| {
+                lines[k].indent == l.indent
+                    && text[lines[k].start + lines[k].indent..].starts_with('@')
+            });
+        let first = (i + 1..=last).find(|&k| !is_blank(&lines[k])).unwrap_or(last);
+        let fl = lines[first];
+        let first_text = &text[fl.start + fl.indent..fl.end];
+        let is_doc = decorated
+            && first_text
+                .trim_start_matches(['r', 'R', 'u', 'U'])
+                .starts_with(['"', '\'']);
+        let decoded = is_doc
+            .then(|| match types::python_literal_to_json(first_text.trim()) {
+                Some(serde_json::Value::String(d)) => Some(d),
+                _ => None,
+            })
+            .flatten();
+        if let Some(doc) = decoded {
+            edits.push((fl.start + fl.indent, body_end, "\"\"\n", Some(doc)));
+        } else if is_doc {
+            if first < last {
+                edits.push((lines[first + 1].start, body_end, "", None));
+            }
+        } else {
+            edits.push((fl.start + fl.indent, body_end, "0\n", None));
+        }
+        i = last + 1;
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() / 2);
+    let mut rows: Vec<u32> = vec![0];
+    let mut docs = HashMap::new();
+    let mut orig_row: u32 = 0;
+    let mut pos = 0;
+    let newlines = |s: &str| u32::try_from(s.bytes().filter(|&b| b == b'\n').count()).unwrap_or(0);
+    for (start, end, replacement, doc) in edits {
+        let kept = &text[pos..start];
+        out.push_str(kept);
+        for _ in kept.bytes().filter(|&b| b == b'\n') {
+            orig_row += 1;
+            rows.push(orig_row);
+        }
+        orig_row += newlines(&text[start..end]);
+        if replacement.is_empty() {
+            // The removal starts at a line start: the current output row now holds the
+            // original row at `end`.
+            if let Some(last) = rows.last_mut() {
+                *last = orig_row;
+            }
+        } else {
+            if let Some(d) = doc {
+                docs.insert(u32::try_from(rows.len() - 1).unwrap_or(u32::MAX), d);
+            }
+            out.push_str(replacement);
+            rows.push(orig_row);
+        }
+        pos = end;
+    }
+    let rest = &text[pos..];
+    out.push_str(rest);
+    for _ in rest.bytes().filter(|&b| b == b'\n') {
+        orig_row += 1;
+        rows.push(orig_row);
+    }
+    Some(Skeleton {
+        text: out,
+        rows,
+        docs,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2181,5 +2501,265 @@ fn build_action(
         interruptible: Some(deco.interruptible.unwrap_or(false)),
         action_key_expr,
         key,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(files: &[(&str, &str)]) -> ScanResult {
+        let v: Vec<(String, String)> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
+        scan_sources(&v)
+    }
+
+    fn keys(r: &ScanResult) -> Vec<&str> {
+        r.kb.actions.iter().map(|a| a.key.as_str()).collect()
+    }
+
+    const CAP: &str = "from colony.dispatcher import action_executor\nfrom colony.base import AgentCapability\n";
+
+    #[test]
+    fn decorator_forms_and_aliases() {
+        let src = "from colony.dispatcher import action_executor as ae\nimport colony.dispatcher as d\nfrom colony import dispatcher\nfrom colony.base import AgentCapability\nexe = d.action_executor\n\nclass C(AgentCapability):\n    @ae()\n    async def a(self): \"\"\"A.\"\"\"\n    @d.action_executor(planning_summary='B.')\n    async def b(self): pass\n    @dispatcher.action_executor\n    async def bare(self): \"\"\"x\"\"\"\n    @exe(action_key='see')\n    def c(self): \"\"\"C.\"\"\"\n    @other()\n    async def not_action(self): \"\"\"n\"\"\"\n";
+        let r = scan(&[("m.py", src)]);
+        assert_eq!(keys(&r), vec!["C.C.a", "C.C.b", "C.C.see"]);
+        assert!(!r.kb.actions[2].is_async);
+        assert_eq!(r.kb.actions[1].summary.as_deref(), Some("B."));
+        assert_eq!(r.warnings.len(), 1);
+        assert!(r.warnings[0].message.starts_with("bare `@action_executor` on `bare`"));
+        assert_eq!((r.warnings[0].line, r.warnings[0].column), (Some(12), Some(5)));
+    }
+
+    #[test]
+    fn parameters_from_signature() {
+        let src = format!("{CAP}class C(AgentCapability):\n    @action_executor()\n    async def f(self, a, b: list[str], c: Literal['x', \"y\"] = 'x', d: int | None = None,\n                *, e: dict[\n                    str, int\n                ], f: bool = False, **kw) -> dict[str, Any]:\n        '''F.\n\n        Args:\n            a: The a.\n            b (list[str]): The b,\n                continued.\n        '''\n");
+        let r = scan(&[("m.py", &src)]);
+        let f = &r.kb.actions[0];
+        let got: Vec<(&str, Option<&str>, bool, Option<&str>, bool)> = f
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), p.ty.as_deref(), p.required, p.default.as_deref(), p.keyword_only))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", None, true, None, false),
+                ("b", Some("list[str]"), true, None, false),
+                ("c", Some("Literal['x', \"y\"]"), false, Some("'x'"), false),
+                ("d", Some("int | None"), false, Some("None"), false),
+                ("e", Some("dict[str, int]"), true, None, true),
+                ("f", Some("bool"), false, Some("False"), true),
+            ]
+        );
+        assert!(f.accepts_extra_kwargs);
+        assert_eq!(f.returns.as_deref(), Some("dict[str, Any]"));
+        assert_eq!(
+            f.param("c").unwrap().allowed,
+            Some(vec![serde_json::json!("x"), serde_json::json!("y")])
+        );
+        assert_eq!(f.param("a").unwrap().description.as_deref(), Some("The a."));
+        assert_eq!(f.param("b").unwrap().description.as_deref(), Some("The b, continued."));
+        assert_eq!(f.param("b").unwrap().display_type.as_deref(), Some("list"));
+        assert_eq!(f.source.as_ref().map(|s| (s.line, s.column)), Some((5, 15)));
+    }
+
+    #[test]
+    fn inheritance_across_files_overrides_and_c3() {
+        let base = format!("{CAP}class Base(AgentCapability):\n    @action_executor()\n    async def shared(self, x: int): \"\"\"S.\"\"\"\n    @action_executor()\n    async def dropped(self): \"\"\"D.\"\"\"\n    @action_executor()\n    async def replaced(self, a: int): \"\"\"R.\"\"\"\n");
+        let sub = "from .base import Base\nfrom colony.dispatcher import action_executor\nclass Left(Base):\n    def dropped(self): pass\nclass Right(Base):\n    @action_executor()\n    async def replaced(self, b: str): \"\"\"R2.\"\"\"\nclass Diamond(Left, Right):\n    pass\n";
+        // `sub.py` names `Base` and is parsed because of it.
+        let r = scan(&[("pkg/base.py", &base), ("pkg/sub.py", sub)]);
+        assert_eq!(
+            keys(&r),
+            vec![
+                "Base.Base.shared",
+                "Base.Base.dropped",
+                "Base.Base.replaced",
+                "Left.Left.shared",
+                "Left.Left.replaced",
+                "Right.Right.replaced",
+                "Right.Right.shared",
+                "Right.Right.dropped",
+                // C3: Diamond, Left, Right, Base: `dropped` is plain in Left, `replaced` from Right.
+                "Diamond.Diamond.replaced",
+                "Diamond.Diamond.shared",
+            ]
+        );
+        let d = r.kb.get("Diamond.Diamond.replaced").unwrap();
+        assert_eq!(d.params[0].name, "b");
+        assert_eq!(d.source.as_ref().unwrap().path, "pkg/sub.py");
+        assert_eq!(r.files_parsed, 2);
+    }
+
+    #[test]
+    fn abstract_classes_register_nothing() {
+        let src = format!("{CAP}from abc import abstractmethod\nclass A(AgentCapability):\n    @abstractmethod\n    def backend(self): ...\n    @action_executor()\n    async def go(self): \"\"\"Go.\"\"\"\nclass B(A):\n    def backend(self): return 1\n");
+        let r = scan(&[("m.py", &src)]);
+        assert_eq!(keys(&r), vec!["B.B.go"]);
+    }
+
+    #[test]
+    fn dispatch_keys() {
+        let src = format!("{CAP}from colony.base import Agent, ActionPolicy\nclass K1(AgentCapability):\n    capability_key = 'k1'\n    @action_executor()\n    async def a(self): \"\"\"A.\"\"\"\nclass K2(AgentCapability):\n    def __init__(self, agent):\n        super().__init__(agent)\n        self._capability_key = 'k2'\n    @action_executor()\n    async def a(self): \"\"\"A.\"\"\"\nclass K3(AgentCapability):\n    @property\n    def capability_key(self) -> str:\n        return 'k3'\n    @action_executor()\n    async def a(self): \"\"\"A.\"\"\"\nclass K4(K1):\n    pass\nclass P(ActionPolicy):\n    @action_executor()\n    async def a(self): \"\"\"A.\"\"\"\nclass MyAgent(Agent):\n    @action_executor()\n    async def a(self): \"\"\"A.\"\"\"\nclass Plain:\n    @action_executor()\n    async def a(self): \"\"\"A.\"\"\"\n");
+        let r = scan(&[("m.py", &src)]);
+        assert_eq!(
+            keys(&r),
+            vec!["K1.k1.a", "K2.k2.a", "K3.k3.a", "K4.k1.a", "P.*.a", "MyAgent.*.a", "Plain.*.a"]
+        );
+        assert_eq!(r.kb.dynamic_segments, vec!["P.*", "MyAgent.*", "Plain.*"]);
+        assert_eq!(r.kb.get("K4.k1.a").unwrap().group.as_deref(), Some("k1"));
+        let p = r.kb.get("P.*.a").unwrap();
+        assert!(p.dynamic_segment);
+        assert_eq!(p.group.as_deref(), Some("P.*"));
+        assert_eq!(r.kb.resolve("P.0a1b2c3d.a"), crate::kb::Resolution::Dynamic(4));
+    }
+
+    #[test]
+    fn enum_and_constant_keys() {
+        let enums = "from enum import Enum, StrEnum\nKEY = 'from_const'\nclass AT(str, Enum):\n    X = 'x'\nclass SE(StrEnum):\n    Y = 'y_value'\nclass VE(str, Enum):\n    Z = 'z_value'\n    def __str__(self):\n        return self.value\nclass Holder:\n    NAME = 'held'\n";
+        let caps = format!("{CAP}from .enums import AT, SE, VE, KEY, Holder\nfrom colony.models import ActionType\nclass C(AgentCapability):\n    @action_executor(action_key=AT.X)\n    async def a(self): \"\"\"A.\"\"\"\n    @action_executor(SE.Y)\n    async def b(self): \"\"\"B.\"\"\"\n    @action_executor(action_key=VE.Z)\n    async def c(self): \"\"\"C.\"\"\"\n    @action_executor(action_key=KEY)\n    async def d(self): \"\"\"D.\"\"\"\n    @action_executor(action_key=Holder.NAME)\n    async def e(self): \"\"\"E.\"\"\"\n    @action_executor(action_key=ActionType.ANALYZE)\n    async def f(self): \"\"\"F.\"\"\"\n    @action_executor(action_key=unknown_name)\n    async def g(self): \"\"\"G.\"\"\"\n    @action_executor(action_key=f'{{x}}')\n    async def h(self): \"\"\"H.\"\"\"\n");
+        let r = scan(&[("p/enums.py", enums), ("p/caps.py", &caps)]);
+        assert_eq!(
+            keys(&r),
+            vec![
+                "C.C.AT.X",
+                "C.C.y_value",
+                "C.C.z_value",
+                "C.C.from_const",
+                "C.C.held",
+                "C.C.ActionType.ANALYZE",
+                "C.C.g",
+                "C.C.h",
+            ]
+        );
+        assert_eq!(r.kb.get("C.C.g").unwrap().action_key_expr.as_deref(), Some("unknown_name"));
+        let msgs: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert!(msgs[0].contains("`action_key=unknown_name` cannot be evaluated"));
+        assert!(msgs[1].contains("is not a constant"));
+        // The enum key resolves from its dotted suffix as the dispatcher would.
+        assert_eq!(r.kb.resolve("AT.X"), crate::kb::Resolution::Suffix(0));
+    }
+
+    #[test]
+    fn standalone_functions_and_misuse() {
+        let src = "from colony.dispatcher import action_executor\nfrom colony.base import Agent\n\n@action_executor(action_key='negotiate', tags={'game'})\nasync def run_game(owner: Agent, issue: str):\n    \"\"\"Run.\"\"\"\n\n@action_executor()\nasync def helper(x: int):\n    \"\"\"Help.\"\"\"\n\ndef outer():\n    @action_executor()\n    async def inner(): \"\"\"I.\"\"\"\n\nclass C:\n    @action_executor()\n    async def undocumented(self, x: int): pass\n";
+        let r = scan(&[("m.py", src)]);
+        assert_eq!(keys(&r), vec!["C.*.undocumented", "negotiate", "helper"]);
+        let g = r.kb.get("negotiate").unwrap();
+        assert_eq!(g.group.as_deref(), Some("func.run_game"));
+        assert_eq!(g.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), vec!["issue"]);
+        assert_eq!(g.tags, vec!["game"]);
+        assert_eq!(r.kb.get("helper").unwrap().params[0].name, "x");
+        let msgs: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert!(msgs[0].contains("nested in a function body"));
+        assert!(msgs[1].contains("neither `planning_summary` nor a docstring"));
+    }
+
+    #[test]
+    fn input_schema_model_and_tags_and_description() {
+        let src = format!("{CAP}from pydantic import BaseModel, Field\nclass Spec(BaseModel):\n    role: str\n    count: int = 1\n    mode: Literal['a', 'b'] = Field(default='a', description='m')\n    extra: list[str] = Field(default_factory=list)\n    must: str = Field(...)\nclass C(AgentCapability):\n    _action_group_description = 'Group text.'\n    def get_capability_tags(self):\n        return frozenset({{'planning'}})\n    @action_executor(input_schema=Spec, exclude_from_planning=True, tags=frozenset(['x', 'a']))\n    async def spawn(self, **kwargs): \"\"\"Spawn.\"\"\"\n");
+        let r = scan(&[("m.py", &src)]);
+        let a = &r.kb.actions[0];
+        let got: Vec<(&str, bool, Option<&str>)> = a
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), p.required, p.default.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("role", true, None),
+                ("count", false, Some("1")),
+                ("mode", false, Some("'a'")),
+                ("extra", false, Some("list()")),
+                ("must", true, None),
+            ]
+        );
+        assert!(!a.accepts_extra_kwargs);
+        assert!(a.exclude_from_planning && a.planning);
+        assert_eq!(a.tags, vec!["a", "x"]);
+        let g = r.kb.group("C").unwrap();
+        assert_eq!(g.description.as_deref(), Some("Group text."));
+        assert_eq!(g.tags, vec!["planning"]);
+    }
+
+    #[test]
+    fn broken_sources_never_panic() {
+        for src in [
+            "class C(:\n    @action_executor(\n    async def f(self",
+            "@action_executor()\n",
+            "class C(AgentCapability):\n    @action_executor(action_key=)\n    async def f(self): '''x'''\n",
+            "\u{feff}class \u{e9}(AgentCapability):\n    @action_executor()\n    async def \u{e9}t\u{e9}(self, \u{e0}: str): '''x'''\n",
+            "class A(B):\n    pass\nclass B(A):\n    @action_executor()\n    async def f(self): '''x'''\n",
+        ] {
+            let r = scan(&[("x.py", src)]);
+            let _ = r.kb.actions.len();
+        }
+        let r = scan(&[(
+            "x.py",
+            "class C(AgentCapability):\n    @action_executor()\n    async def f(self: 'C', x: str): '''x'''\n    def g(self\n",
+        )]);
+        assert!(r.kb.actions.iter().any(|a| a.short_key == "f"));
+        assert!(r.warnings.iter().any(|w| w.message.starts_with("syntax error")));
+        // Column counted in characters.
+        let r = scan(&[("x.py", "class C(AgentCapability):\n    @action_executor()\n    async def f(self): '''x'''\nclass D(AgentCapability):\n    x = '\u{e9}\u{e9}'; y = 1\n")]);
+        assert_eq!(r.kb.actions[0].source.as_ref().map(|s| s.column), Some(15));
+    }
+
+    #[test]
+    fn cache_reparses_only_changed_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("cap.py");
+        std::fs::write(&f, format!("{CAP}class C(AgentCapability):\n    @action_executor()\n    async def old(self): '''x'''\n")).unwrap();
+        let cache = ScanCache::new();
+        let r1 = cache.scan_paths(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(keys(&r1), vec!["C.C.old"]);
+        let r2 = cache.scan_paths(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(keys(&r2), vec!["C.C.old"]);
+        // Rewrite with a different size so the change is seen even within one mtime tick.
+        std::fs::write(&f, format!("{CAP}class C(AgentCapability):\n    @action_executor()\n    async def renamed(self): '''x'''\n")).unwrap();
+        let r3 = cache.scan_paths(&[dir.path().to_path_buf()]).unwrap();
+        assert_eq!(keys(&r3), vec!["C.C.renamed"]);
+        assert!(scan_paths(&[dir.path().join("missing")]).is_err());
+    }
+
+    #[test]
+    fn skeleton_keeps_structure_and_offsets() {
+        let src = "class C(X):\n    def __init__(self):\n        self._capability_key = 'k'\n    @act()\n    async def f(self, a: int = 1) -> str:\n        '''Doc.'''\n        s = \"\"\"\ndef not_a_def():\n\"\"\"\n        return (a +\n           2)\n    def g(self):\n        x = {'\u{e9}': 1}\n        # comment\n\n        return x\n    def h(self): return 1\n    def k(self):\n        ...\n    @act()\n    def m(self):\n        '''Doc2.'''\n        return 1\n";
+        let skel = skeleton(src).unwrap();
+        let sk = skel.text.as_str();
+        // Every kept line maps back to the same original line.
+        let orig: Vec<&str> = src.split('\n').collect();
+        for (i, line) in sk.split('\n').enumerate() {
+            let o = orig[skel.rows[i] as usize];
+            assert!(line == o || matches!(line.trim(), "0" | "\"\""), "{line:?} vs {o:?}");
+        }
+        assert!(sk.contains("self._capability_key = 'k'"));
+        assert!(sk.contains("'''Doc.'''"));
+        assert_eq!(skel.docs.values().collect::<Vec<_>>(), vec!["Doc2."]);
+        // The body holding a low-indented `def` inside a string is kept whole (safe side).
+        assert!(sk.contains("not_a_def"));
+        assert!(!sk.contains("return x"));
+        assert!(sk.contains("def h(self): return 1"));
+        assert!(!parse::parse(&sk, None).root_node().has_error());
+        let body_of_k = sk.rfind("def k(self):").unwrap();
+        assert!(sk[body_of_k..].starts_with("def k(self):\n        0\n"));
+    }
+
+    #[test]
+    fn cleandoc_and_args() {
+        assert_eq!(cleandoc("  First.\n\n      Indented.\n    Less.\n  "), "First.\n\n  Indented.\nLess.");
+        let a = docstring_args("Do.\n\nArgs:\n    x: The x.\n    y (int): The y\n        on two lines.\n\nReturns:\n    z: not an arg.\n");
+        assert_eq!(a.get("x").map(String::as_str), Some("The x."));
+        assert_eq!(a.get("y").map(String::as_str), Some("The y on two lines."));
+        assert_eq!(a.get("z"), None);
+        let s = docstring_args(":param x: Sphinx x.\n:param int y: Sphinx y.\n:returns: r");
+        assert_eq!(s.get("y").map(String::as_str), Some("Sphinx y."));
     }
 }
