@@ -733,6 +733,25 @@ fn type_check(
         Some(t) if !param.approximate_type => types::parse_type(t),
         _ => types::Ty::Unknown,
     };
+    let described = param
+        .allowed
+        .is_none()
+        .then(|| param.description.as_deref().and_then(description_enum))
+        .flatten();
+    if let Some(allowed) = param.allowed.as_ref().or(described.as_ref()) {
+        let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
+        if scalars && !allowed.is_empty() {
+            let values = types::Ty::Literal(allowed.clone());
+            // On a list parameter the values constrain the elements (BFCL `door: array`
+            // with `[Enum]: ["driver", ...]`).
+            ty = match ty {
+                types::Ty::List(_) => types::Ty::List(Box::new(values)),
+                types::Ty::Set(_) => types::Ty::Set(Box::new(values)),
+                types::Ty::Tuple(_) => types::Ty::Tuple(Some(Box::new(values))),
+                _ => values,
+            };
+        }
+    }
     // An optional parameter without a known default, or defaulting to `None`, accepts `None`
     // (tool schemas rarely spell out `"null"` for optional arguments).
     let none_default = !param.required
@@ -740,30 +759,22 @@ fn type_check(
             .default
             .as_deref()
             .is_none_or(|d| d == "None" || d == "null");
-    if none_default && !matches!(ty, types::Ty::Unknown | types::Ty::Any) {
-        ty = types::Ty::Union(vec![ty, types::Ty::NoneType]);
-    }
-    if let Some(allowed) = &param.allowed {
-        let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
-        if scalars && !allowed.is_empty() {
-            let mut values = allowed.clone();
-            if none_default {
+    if none_default {
+        ty = match ty {
+            types::Ty::Literal(mut values) => {
                 values.push(serde_json::Value::Null);
+                types::Ty::Literal(values)
             }
-            ty = types::Ty::Literal(values);
-        }
+            t @ (types::Ty::Unknown | types::Ty::Any) => t,
+            t => types::Ty::Union(vec![t, types::Ty::NoneType]),
+        };
     }
     let verdict = types::judge(&ty, &lit, lax);
     let types::Verdict::Mismatch(reason) = verdict else {
         return;
     };
-    let expected = match &ty {
-        types::Ty::Literal(values) => {
-            let shown: Vec<String> = values.iter().map(types::render_json).collect();
-            format!("one of {}", shown.join(", "))
-        }
-        _ => format!("`{}`", param.ty.as_deref().unwrap_or("?")),
-    };
+    let expected =
+        types::describe(&ty).unwrap_or_else(|| format!("`{}`", param.ty.as_deref().unwrap_or("?")));
     let mut d = Diagnostic::new(
         &PARAMETER_TYPE_MISMATCH,
         range(value),
@@ -779,6 +790,21 @@ fn type_check(
         }
     }
     checker.report(d);
+}
+
+/// Allowed values stated in a parameter description as BFCL writes them:
+/// `The mode to set. [Enum]: ["engage", "release"]`.
+fn description_enum(description: &str) -> Option<Vec<serde_json::Value>> {
+    let at = description.find("[Enum]:")?;
+    let rest = description[at + "[Enum]:".len()..].trim_start();
+    if !rest.starts_with('[') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<serde_json::Value>>();
+    match de.next() {
+        Some(Ok(values)) if !values.is_empty() => Some(values),
+        _ => None,
+    }
 }
 
 /// Names within edit distance of `name` (at most a third of the longer length, between 1 and
@@ -1128,6 +1154,19 @@ mod tests {
         assert!(!meaning_changes("list_query", "list_queries", &vocab));
         // `agent` is a KB word: choosing it over `agents` is a different word, not a typo.
         assert!(meaning_changes("get_status", "get_agent_status", &vocab));
+    }
+
+    #[test]
+    fn enums_stated_in_descriptions() {
+        assert_eq!(
+            description_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
+            Some(vec![
+                serde_json::json!("engage"),
+                serde_json::json!("release")
+            ])
+        );
+        assert_eq!(description_enum("No enum here."), None);
+        assert_eq!(description_enum("[Enum]: not a list"), None);
     }
 
     #[test]
