@@ -2,7 +2,7 @@
 //! cells (and random token soups) never panic, in both dialects, and every diagnostic and fix
 //! edit lies on character boundaries inside the text.
 
-use cellguard_lints::config::{ConfigFile, Dialect, Overrides, Settings};
+use cellguard_lints::config::{ConfigFile, Dialect, LintSection, Overrides, Settings};
 use cellguard_lints::kb::{load_str, KnowledgeBase};
 use cellguard_lints::{check_file, SourceFile};
 use proptest::prelude::*;
@@ -80,9 +80,18 @@ const TOKENS: &[&str] = &[
     "del ",
 ];
 
+/// The families under test (other families have their own property tests).
 fn settings(dialect: Dialect) -> Settings {
     let file = ConfigFile {
         dialect: Some(dialect),
+        lint: Some(LintSection {
+            select: Some(
+                ["SYN", "IMP", "API", "SHP", "RUN"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     Settings::resolve(&file, None, &Overrides::default()).unwrap()
