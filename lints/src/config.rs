@@ -702,7 +702,7 @@ fn import_warnings(
             continue;
         }
         let module = e.strip_suffix(".*").unwrap_or(e);
-        if let Some(why) = crate::rules::sandbox::check::host_module(module) {
+        if let Some(why) = crate::rules::sandbox::check::host_module_entry(module) {
             warnings.push(ConfigError::at(
                 origin,
                 text,
