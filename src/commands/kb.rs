@@ -124,7 +124,7 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub project: ProjectArgs,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = ShowFormat::Text, env = "CELLGUARD_OUTPUT_FORMAT")]
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub output_format: ShowFormat,
 }
 
@@ -305,7 +305,10 @@ fn project_kb(p: &ProjectArgs) -> anyhow::Result<KnowledgeBase> {
     };
     let loaded = match &p.config {
         Some(path) => Some(config::load_file(path)?.ok_or_else(|| {
-            anyhow::anyhow!("{}: no `[tool.cellguard]` table in this file", path.display())
+            anyhow::anyhow!(
+                "{}: no `[tool.cellguard]` table in this file",
+                path.display()
+            )
         })?),
         None => config::discover(&std::env::current_dir()?)?,
     };
@@ -556,7 +559,10 @@ fn print_action(
             if let Some(v) = &p.allowed {
                 notes.push(format!(
                     "one of {}",
-                    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+                    v.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
             if !notes.is_empty() {

@@ -51,7 +51,10 @@ fn action_json(a: &Action) -> Value {
     m.insert("accepts_extra_kwargs".into(), json!(a.accepts_extra_kwargs));
     m.insert("is_async".into(), json!(a.is_async));
     m.insert("returns".into(), json!(a.returns));
-    m.insert("exclude_from_planning".into(), json!(a.exclude_from_planning));
+    m.insert(
+        "exclude_from_planning".into(),
+        json!(a.exclude_from_planning),
+    );
     if let Some(v) = a.emits_lifecycle {
         m.insert("emits_lifecycle".into(), json!(v));
     }
@@ -82,7 +85,11 @@ fn action_json(a: &Action) -> Value {
 /// group go to a group without `group_key`.
 pub fn to_cellguard_kb(kb: &KnowledgeBase) -> Value {
     // Group order: metadata order, then groups first seen on actions.
-    let mut order: Vec<Option<String>> = kb.groups.iter().map(|g| Some(g.group_key.clone())).collect();
+    let mut order: Vec<Option<String>> = kb
+        .groups
+        .iter()
+        .map(|g| Some(g.group_key.clone()))
+        .collect();
     for a in &kb.actions {
         if !order.contains(&a.group) {
             order.push(a.group.clone());
@@ -127,7 +134,9 @@ fn param_schema(p: &Param) -> Value {
         Some(t) => types::json_schema_for(t, p.approximate_type),
         None => json!({}),
     };
-    let obj = s.as_object_mut().expect("json_schema_for returns an object");
+    let obj = s
+        .as_object_mut()
+        .expect("json_schema_for returns an object");
     if let Some(allowed) = &p.allowed {
         obj.clear();
         obj.insert("enum".into(), Value::Array(allowed.clone()));

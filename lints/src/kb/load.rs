@@ -520,12 +520,16 @@ fn cellguard_kb(obj: &Map<String, Value>) -> Result<KnowledgeBase, String> {
             let short_key = str_of(a.get("short_key"))
                 .unwrap_or_else(|| key.rsplit('.').next().unwrap_or(&key).to_string());
             let group = str_of(a.get("group")).or_else(|| {
-                group_key.clone().map(|gk| match (&provider_class, dynamic) {
-                    (Some(class), true) if gk == *class || gk.starts_with(&format!("{class}.")) => {
-                        format!("{class}.*")
-                    }
-                    _ => gk,
-                })
+                group_key
+                    .clone()
+                    .map(|gk| match (&provider_class, dynamic) {
+                        (Some(class), true)
+                            if gk == *class || gk.starts_with(&format!("{class}.")) =>
+                        {
+                            format!("{class}.*")
+                        }
+                        _ => gk,
+                    })
             });
             let action_key_expr = match a.get("action_key_expr") {
                 Some(Value::String(s)) => Some(s.clone()),

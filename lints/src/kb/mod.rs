@@ -139,16 +139,11 @@ impl Action {
         self.params.iter().find(|p| p.name == name)
     }
 
-    /// `key(name: type, name: type = default, *, kw_only: type, **kwargs) -> returns`, the
-    /// signature shown in hovers (`= ...` marks an optional parameter whose default is unknown).
+    /// `key(name: type, name: type = default, ..., **kwargs) -> returns`, the signature shown in
+    /// hovers and rule help (`= ...` marks an optional parameter whose default is unknown).
     pub fn signature(&self) -> String {
         let mut params: Vec<String> = Vec::new();
-        let mut star = false;
         for p in &self.params {
-            if p.keyword_only && !star {
-                params.push("*".into());
-                star = true;
-            }
             params.push({
                 let mut s = p.name.clone();
                 if let Some(t) = &p.ty {
@@ -533,15 +528,25 @@ fn action_differences(old: &Action, new: &Action) -> Vec<String> {
                         out.push(format!("parameter `{}`: type `{a}` vs `{b}`", p.name));
                     }
                 }
-                if let (Some(a), Some(b)) = (&p.allowed, &q.allowed) {
-                    if a != b {
-                        out.push(format!(
-                            "parameter `{}`: allowed values {} vs {}",
-                            p.name,
-                            serde_json::Value::from(a.clone()),
-                            serde_json::Value::from(b.clone())
-                        ));
-                    }
+                let shown = |v: &Option<Vec<serde_json::Value>>| match v {
+                    Some(v) => serde_json::Value::from(v.clone()).to_string(),
+                    None => "any value".to_string(),
+                };
+                // A missing list is a difference only when that side's type is exact (a
+                // prompt's `Literal` has lost its values).
+                let differs = match (&p.allowed, &q.allowed) {
+                    (Some(a), Some(b)) => a != b,
+                    (Some(_), None) => q.ty.is_some() && !q.approximate_type,
+                    (None, Some(_)) => p.ty.is_some() && !p.approximate_type,
+                    (None, None) => false,
+                };
+                if differs {
+                    out.push(format!(
+                        "parameter `{}`: allowed values {} vs {}",
+                        p.name,
+                        shown(&p.allowed),
+                        shown(&q.allowed)
+                    ));
                 }
             }
         }
@@ -591,8 +596,7 @@ fn fill_from(new: &mut Action, old: &Action) {
         let better = match (&q.ty, q.approximate_type) {
             (None, _) => exact_old,
             (Some(b), true) => {
-                exact_old
-                    && types::consistent(p.ty.as_deref().unwrap_or(""), false, b, true)
+                exact_old && types::consistent(p.ty.as_deref().unwrap_or(""), false, b, true)
             }
             _ => false,
         };
@@ -684,6 +688,81 @@ mod tests {
             Resolution::Unknown
         );
         assert_eq!(kb.canonical_key(0), "wait_for_next_event");
+    }
+
+    fn param(name: &str, ty: &str, approx: bool, required: bool) -> Param {
+        Param {
+            name: name.into(),
+            ty: Some(ty.into()),
+            approximate_type: approx,
+            required,
+            allowed: types::allowed_values(ty),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn merge_later_wins_but_keeps_what_it_lacks() {
+        let exact = Action {
+            key: "A.A.f".into(),
+            short_key: "f".into(),
+            summary: Some("From source.".into()),
+            source: Some(DefinitionLocation {
+                path: "a.py".into(),
+                line: 3,
+                column: 15,
+            }),
+            params: vec![
+                param("ids", "list[str]", false, true),
+                param("mode", "Literal['x', 'y']", false, false),
+            ],
+            ..Default::default()
+        };
+        let approx = Action {
+            key: "A.A.f".into(),
+            short_key: "f".into(),
+            summary: Some("From prompt.".into()),
+            params: vec![
+                param("ids", "list", true, true),
+                param("mode", "Literal", true, false),
+            ],
+            ..Default::default()
+        };
+        let mut kb = KnowledgeBase::new();
+        kb.insert(exact.clone());
+        let mut later = KnowledgeBase::new();
+        later.insert(approx.clone());
+        assert_eq!(kb.merge_reporting(later), vec![]);
+        let f = kb.get("A.A.f").unwrap();
+        assert_eq!(f.summary.as_deref(), Some("From prompt."));
+        assert_eq!(f.source, exact.source);
+        assert_eq!(f.params, exact.params);
+
+        // An inconsistent approximate type, a changed requirement and a new parameter conflict.
+        let mut other = approx.clone();
+        other.params = vec![
+            param("ids", "dict", true, false),
+            param("extra", "int", false, true),
+        ];
+        let mut later = KnowledgeBase::new();
+        later.insert(other);
+        let conflicts = kb.merge_reporting(later);
+        assert_eq!(
+            conflicts,
+            vec![MergeConflict {
+                key: "A.A.f".into(),
+                differences: vec![
+                    "parameter `ids`: required vs optional".into(),
+                    "parameter `ids`: type `list[str]` vs `dict`".into(),
+                    "parameter `mode` only in the earlier source".into(),
+                    "parameter `extra` only in the later source".into(),
+                ],
+            }]
+        );
+        assert_eq!(
+            kb.get("A.A.f").unwrap().params[0].ty.as_deref(),
+            Some("dict")
+        );
     }
 
     #[test]

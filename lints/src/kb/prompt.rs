@@ -80,7 +80,10 @@ fn action_header(line: &str) -> Option<String> {
 
 /// True for an 8-digit lowercase hex segment (`uuid4().hex[:8]`).
 pub fn is_process_hex(seg: &str) -> bool {
-    seg.len() == 8 && seg.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    seg.len() == 8
+        && seg
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// `Class.3f9a01c2.rest` -> `Some(("Class", "rest"))`.
@@ -133,13 +136,21 @@ fn section_end(lines: &[&str], from: usize) -> usize {
                 .position(|l| is_h2(l))
                 .map(|p| i + 1 + p)
                 .unwrap_or(lines.len());
-            if !lines[i + 1..next_h2].iter().any(|l| action_header(l).is_some()) {
+            if !lines[i + 1..next_h2]
+                .iter()
+                .any(|l| action_header(l).is_some())
+            {
                 return i;
             }
         }
         i += 1;
     }
     lines.len()
+}
+
+/// `### group` (but not `#### ...`).
+fn is_group_header(line: &str) -> bool {
+    line.starts_with("### ")
 }
 
 fn is_pseudo_group(g: &str) -> bool {
@@ -178,7 +189,10 @@ fn import_section(lines: &[&str], first_line: usize) -> Result<KnowledgeBase, Pr
     };
     while i < lines.len() {
         let line = lines[i];
-        if let Some(g) = line.strip_prefix("### ").filter(|_| !line.starts_with("####")) {
+        if let Some(g) = line
+            .strip_prefix("### ")
+            .filter(|_| !line.starts_with("####"))
+        {
             flush_group(&mut kb, &group, &mut group_desc);
             group = Some(g.trim().to_string());
             i += 1;
@@ -189,9 +203,7 @@ fn import_section(lines: &[&str], first_line: usize) -> Result<KnowledgeBase, Pr
             let mut desc: Vec<&str> = Vec::new();
             let mut params_line: Option<(usize, &str)> = None;
             let mut j = i + 1;
-            while j < lines.len()
-                && action_header(lines[j]).is_none()
-                && !(lines[j].starts_with("### ") && !lines[j].starts_with("####"))
+            while j < lines.len() && action_header(lines[j]).is_none() && !is_group_header(lines[j])
             {
                 let t = lines[j].trim_start();
                 if t.starts_with("Parameters:") || t.starts_with("Parameters (JSON Schema):") {
@@ -301,7 +313,9 @@ fn parse_params_line(line: &str, line_no: usize) -> Result<(Vec<Param>, bool), P
         let Some((lhs, ty)) = part.split_once(':') else {
             return Err(PromptError {
                 line: Some(line_no),
-                message: format!("cannot read parameter `{part}` (expected `name: Type` or `name?: Type`)"),
+                message: format!(
+                    "cannot read parameter `{part}` (expected `name: Type` or `name?: Type`)"
+                ),
             });
         };
         let lhs = lhs.trim();
@@ -351,10 +365,12 @@ fn schema_python_type(p: &Value) -> Option<String> {
             Some(i) => format!("list[{i}]"),
             None => "list".into(),
         }),
-        "object" => Some(match p.get("additionalProperties").and_then(schema_python_type) {
-            Some(v) => format!("dict[str, {v}]"),
-            None => "dict".into(),
-        }),
+        "object" => Some(
+            match p.get("additionalProperties").and_then(schema_python_type) {
+                Some(v) => format!("dict[str, {v}]"),
+                None => "dict".into(),
+            },
+        ),
         _ => None,
     }
 }
@@ -382,7 +398,14 @@ mod tests {
         let p: Vec<(&str, Option<&str>, bool, bool)> = status
             .params
             .iter()
-            .map(|p| (p.name.as_str(), p.ty.as_deref(), p.required, p.approximate_type))
+            .map(|p| {
+                (
+                    p.name.as_str(),
+                    p.ty.as_deref(),
+                    p.required,
+                    p.approximate_type,
+                )
+            })
             .collect();
         assert_eq!(
             p,
@@ -396,14 +419,29 @@ mod tests {
         let spec = &kb.actions[1].params[0];
         assert_eq!(spec.ty.as_deref(), Some("AgentSpec"));
         assert!(spec.approximate_type);
-        assert_eq!(spec.display_type.as_deref(), Some("AgentSpec {role: str, count?: int}"));
+        assert_eq!(
+            spec.display_type.as_deref(),
+            Some("AgentSpec {role: str, count?: int}")
+        );
         assert!(kb.actions[2].dynamic_segment);
         assert_eq!(kb.dynamic_segments, vec!["EventDrivenActionPolicy.*"]);
-        assert_eq!(kb.group("EventDrivenActionPolicy.*").unwrap().description.as_deref(), Some("Policy actions."));
+        assert_eq!(
+            kb.group("EventDrivenActionPolicy.*")
+                .unwrap()
+                .description
+                .as_deref(),
+            Some("Policy actions.")
+        );
         assert!(kb.is_pseudo("ActionType.EXECUTE_CODE"));
         assert!(kb.is_pseudo("__repl_guidance__"));
         assert!(kb.is_pseudo("__repl_variables__"));
-        assert_eq!(kb.group("AgentPoolCapability").unwrap().description.as_deref(), Some("Manage agents."));
+        assert_eq!(
+            kb.group("AgentPoolCapability")
+                .unwrap()
+                .description
+                .as_deref(),
+            Some("Manage agents.")
+        );
     }
 
     #[test]
@@ -416,7 +454,10 @@ mod tests {
         assert_eq!(f.param("n").unwrap().default.as_deref(), Some("2"));
         let e = import_prompt("## Goals\n").unwrap_err();
         assert!(e.message.contains("Available Actions"));
-        let e = import_prompt("## Available Actions\n### G\n#### `await run(\"G.G.f\")`\nx\n  Parameters: oops\n").unwrap_err();
+        let e = import_prompt(
+            "## Available Actions\n### G\n#### `await run(\"G.G.f\")`\nx\n  Parameters: oops\n",
+        )
+        .unwrap_err();
         assert_eq!(e.line, Some(5));
     }
 }

@@ -142,10 +142,7 @@ impl ScanCache {
 
     /// Forgets everything.
     pub fn clear(&self) {
-        self.files
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        self.files.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// Scans `paths` (files and directories), re-using unchanged files.
@@ -179,7 +176,10 @@ impl ScanCache {
                     message: format!("cannot read: {e}"),
                 })?;
                 let text = String::from_utf8_lossy(&bytes).into_owned();
-                let text = text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text);
+                let text = text
+                    .strip_prefix('\u{feff}')
+                    .map(str::to_string)
+                    .unwrap_or(text);
                 Ok(CachedFile {
                     len,
                     mtime,
@@ -289,9 +289,9 @@ fn parse_needed(
                 for c in &f.classes {
                     if !carriers.contains(&c.name)
                         && (c.funcs.values().any(|m| m.deco.is_some())
-                            || c.bases.iter().any(|b| {
-                                carriers.contains(b.rsplit('.').next().unwrap_or(b))
-                            }))
+                            || c.bases
+                                .iter()
+                                .any(|b| carriers.contains(b.rsplit('.').next().unwrap_or(b))))
                     {
                         carriers.insert(c.name.clone());
                     }
@@ -594,7 +594,9 @@ impl<'a> Extractor<'a> {
                             "dotted_name" => {
                                 let full = self.text(name).to_string();
                                 let first = full.split('.').next().unwrap_or(&full).to_string();
-                                self.facts.imports.insert(first.clone(), (first, String::new()));
+                                self.facts
+                                    .imports
+                                    .insert(first.clone(), (first, String::new()));
                             }
                             "aliased_import" => {
                                 if let (Some(n), Some(a)) = (
@@ -632,8 +634,8 @@ impl<'a> Extractor<'a> {
                         self.facts.constants.insert(name, v);
                     }
                 }
-                "if_statement" | "try_statement" | "with_statement" | "block"
-                | "else_clause" | "elif_clause" | "except_clause" | "finally_clause" => {
+                "if_statement" | "try_statement" | "with_statement" | "block" | "else_clause"
+                | "elif_clause" | "except_clause" | "finally_clause" => {
                     self.collect_bindings(stmt);
                     if let Some(b) = stmt.child_by_field_name("consequence") {
                         self.collect_bindings(b);
@@ -689,9 +691,7 @@ impl<'a> Extractor<'a> {
             if orig == "action_executor" {
                 self.facts.aliases.insert(local.clone());
             }
-            self.facts
-                .imports
-                .insert(local, (module_abs.clone(), orig));
+            self.facts.imports.insert(local, (module_abs.clone(), orig));
         }
     }
 
@@ -755,24 +755,12 @@ impl<'a> Extractor<'a> {
                 self.facts.classes.push(class);
             }
             "if_statement" | "try_statement" | "with_statement" | "for_statement"
-            | "while_statement" | "match_statement" | "block" | "else_clause"
-            | "elif_clause" | "except_clause" | "finally_clause" | "case_clause" => {
+            | "while_statement" | "match_statement" | "block" | "else_clause" | "elif_clause"
+            | "except_clause" | "finally_clause" | "case_clause" => {
                 let mut c = stmt.walk();
                 let kids: Vec<Node> = stmt.named_children(&mut c).collect();
                 for k in kids {
-                    if matches!(
-                        k.kind(),
-                        "block"
-                            | "else_clause"
-                            | "elif_clause"
-                            | "except_clause"
-                            | "finally_clause"
-                            | "case_clause"
-                    ) {
-                        self.statement(k, scope, &[]);
-                    } else {
-                        self.statement(k, scope, &[]);
-                    }
+                    self.statement(k, scope, &[]);
                 }
             }
             "expression_statement" if scope == Scope::Function => {
@@ -821,9 +809,10 @@ impl<'a> Extractor<'a> {
             for a in arglist.named_children(&mut c) {
                 match a.kind() {
                     "keyword_argument" => {
-                        let (Some(n), Some(v)) =
-                            (a.child_by_field_name("name"), a.child_by_field_name("value"))
-                        else {
+                        let (Some(n), Some(v)) = (
+                            a.child_by_field_name("name"),
+                            a.child_by_field_name("value"),
+                        ) else {
                             continue;
                         };
                         let name = self.text(n);
@@ -831,8 +820,7 @@ impl<'a> Extractor<'a> {
                     }
                     "comment" => {}
                     "list_splat" | "dictionary_splat" => {
-                        args.unreadable
-                            .push(("*".into(), self.text(a).to_string()));
+                        args.unreadable.push(("*".into(), self.text(a).to_string()));
                     }
                     _ => {
                         if positional == 0 {
@@ -996,8 +984,9 @@ impl<'a> Extractor<'a> {
             .collect();
         let ret = match stmts.as_slice() {
             [r] => *r,
-            [d, r] if d.kind() == "expression_statement"
-                && d.named_child(0).is_some_and(|s| s.kind() == "string") =>
+            [d, r]
+                if d.kind() == "expression_statement"
+                    && d.named_child(0).is_some_and(|s| s.kind() == "string") =>
             {
                 *r
             }
@@ -1039,7 +1028,11 @@ impl<'a> Extractor<'a> {
         let mut c = params.walk();
         let mut keyword_only = false;
         let mut first = true;
-        let doc_args = f.docstring.as_deref().map(docstring_args).unwrap_or_default();
+        let doc_args = f
+            .docstring
+            .as_deref()
+            .map(docstring_args)
+            .unwrap_or_default();
         let children: Vec<Node> = params.named_children(&mut c).collect();
         let mut positional_only = children.iter().any(|n| n.kind() == "positional_separator");
         for p in children {
@@ -1076,11 +1069,7 @@ impl<'a> Extractor<'a> {
             }
             let (name_node, ty, default) = match kind {
                 "identifier" => (Some(p), None, None),
-                "typed_parameter" => (
-                    p.named_child(0),
-                    p.child_by_field_name("type"),
-                    None,
-                ),
+                "typed_parameter" => (p.named_child(0), p.child_by_field_name("type"), None),
                 "default_parameter" => (
                     p.child_by_field_name("name"),
                     None,
@@ -1131,7 +1120,9 @@ impl<'a> Extractor<'a> {
     fn class(&mut self, def: Node, in_function: bool) -> ClassFacts {
         let name_node = def.child_by_field_name("name");
         let mut class = ClassFacts {
-            name: name_node.map(|n| self.text(n).to_string()).unwrap_or_default(),
+            name: name_node
+                .map(|n| self.text(n).to_string())
+                .unwrap_or_default(),
             in_function,
             ..Default::default()
         };
@@ -1140,8 +1131,7 @@ impl<'a> Extractor<'a> {
             for a in sup.named_children(&mut c) {
                 match a.kind() {
                     "keyword_argument" => {
-                        if a
-                            .child_by_field_name("name")
+                        if a.child_by_field_name("name")
                             .is_some_and(|n| self.text(n) == "metaclass")
                         {
                             class.metaclass = a
@@ -1206,8 +1196,9 @@ impl<'a> Extractor<'a> {
                     }
                     if f.name == "__init__" {
                         if let Some(body) = def.child_by_field_name("body") {
-                            class.init_capability_key =
-                                self.init_capability_key(body, def).or(class.init_capability_key.take());
+                            class.init_capability_key = self
+                                .init_capability_key(body, def)
+                                .or(class.init_capability_key.take());
                         }
                     }
                     if let Some(body) = def.child_by_field_name("body") {
@@ -1227,8 +1218,8 @@ impl<'a> Extractor<'a> {
                     self.facts.classes.push(inner);
                 }
                 "expression_statement" => self.class_assignment(def, class),
-                "if_statement" | "try_statement" | "with_statement" | "block"
-                | "else_clause" | "elif_clause" | "except_clause" | "finally_clause" => {
+                "if_statement" | "try_statement" | "with_statement" | "block" | "else_clause"
+                | "elif_clause" | "except_clause" | "finally_clause" => {
                     let mut c2 = def.walk();
                     let kids: Vec<Node> = def.named_children(&mut c2).collect();
                     for k in kids {
@@ -1373,9 +1364,10 @@ impl<'a> Extractor<'a> {
         for n in parse::walk(body) {
             match n.kind() {
                 "assignment" => {
-                    let (Some(l), Some(r)) =
-                        (n.child_by_field_name("left"), n.child_by_field_name("right"))
-                    else {
+                    let (Some(l), Some(r)) = (
+                        n.child_by_field_name("left"),
+                        n.child_by_field_name("right"),
+                    ) else {
                         continue;
                     };
                     let lt = self.text(l);
@@ -1424,7 +1416,14 @@ fn collapse_ws(s: &str) -> String {
 /// reference removed.
 fn clean_annotation(s: &str) -> String {
     let mut t = collapse_ws(s);
-    for (from, to) in [("[ ", "["), (" ]", "]"), ("( ", "("), (" )", ")"), (",]", "]"), (", ]", "]")] {
+    for (from, to) in [
+        ("[ ", "["),
+        (" ]", "]"),
+        ("( ", "("),
+        (" )", ")"),
+        (",]", "]"),
+        (", ]", "]"),
+    ] {
         while t.contains(from) {
             t = t.replace(from, to);
         }
@@ -1432,7 +1431,9 @@ fn clean_annotation(s: &str) -> String {
     let trimmed = t.trim();
     if trimmed.len() >= 2 {
         let (a, b) = (trimmed.as_bytes()[0], trimmed.as_bytes()[trimmed.len() - 1]);
-        if (a == b'"' || a == b'\'') && a == b && !trimmed[1..trimmed.len() - 1].contains(['"', '\''])
+        if (a == b'"' || a == b'\'')
+            && a == b
+            && !trimmed[1..trimmed.len() - 1].contains(['"', '\''])
         {
             return trimmed[1..trimmed.len() - 1].to_string();
         }
@@ -1457,7 +1458,11 @@ pub fn cleandoc(doc: &str) -> String {
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     out.push(lines[0].trim_start().trim_end().to_string());
     for l in &lines[1..] {
-        let cut = l.char_indices().nth(margin).map(|(i, _)| i).unwrap_or(l.len());
+        let cut = l
+            .char_indices()
+            .nth(margin)
+            .map(|(i, _)| i)
+            .unwrap_or(l.len());
         let cut = if l[..cut].trim().is_empty() { cut } else { 0 };
         out.push(l[cut..].trim_end().to_string());
     }
@@ -1539,7 +1544,11 @@ fn docstring_args(doc: &str) -> HashMap<String, String> {
         let ei = *entry_indent.get_or_insert(indent);
         if indent == ei {
             if let Some((lhs, d)) = trimmed.split_once(':') {
-                let name = lhs.split_whitespace().next().unwrap_or("").trim_start_matches('*');
+                let name = lhs
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches('*');
                 if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
                     flush(&mut current, &mut out);
                     current = Some((name.to_string(), d.trim().to_string()));
@@ -1640,7 +1649,8 @@ fn logical_lines(text: &str) -> Vec<LogicalLine> {
                         while i < b.len() {
                             if b[i] == b'\\' {
                                 i += 2;
-                            } else if b[i] == q && i + 2 < b.len() && b[i + 1] == q && b[i + 2] == q {
+                            } else if b[i] == q && i + 2 < b.len() && b[i + 1] == q && b[i + 2] == q
+                            {
                                 i += 3;
                                 break;
                             } else {
@@ -1772,7 +1782,9 @@ fn skeleton(text: &str) -> Option<Skeleton> {
                 lines[k].indent == l.indent
                     && text[lines[k].start + lines[k].indent..].starts_with('@')
             });
-        let first = (i + 1..=last).find(|&k| !is_blank(&lines[k])).unwrap_or(last);
+        let first = (i + 1..=last)
+            .find(|&k| !is_blank(&lines[k]))
+            .unwrap_or(last);
         let fl = lines[first];
         let first_text = &text[fl.start + fl.indent..fl.end];
         let is_doc = decorated
@@ -1906,7 +1918,11 @@ impl<'a> Linker<'a> {
         } else {
             let first = written.split('.').next().unwrap_or("");
             let module = file.imports.get(first).map(|(m, o)| {
-                let base = if o.is_empty() { m.clone() } else { format!("{m}.{o}") };
+                let base = if o.is_empty() {
+                    m.clone()
+                } else {
+                    format!("{m}.{o}")
+                };
                 let mid = written[first.len()..]
                     .trim_start_matches('.')
                     .rsplit_once('.')
@@ -1958,7 +1974,12 @@ impl<'a> Linker<'a> {
         self.mro_inner(fi, ci, &mut stack)
     }
 
-    fn mro_inner(&mut self, fi: usize, ci: usize, stack: &mut Vec<(usize, usize)>) -> Vec<ClassRef> {
+    fn mro_inner(
+        &mut self,
+        fi: usize,
+        ci: usize,
+        stack: &mut Vec<(usize, usize)>,
+    ) -> Vec<ClassRef> {
         if let Some(m) = self.mro_cache.get(&(fi, ci)) {
             return m.clone();
         }
@@ -2126,7 +2147,11 @@ fn register_class(linker: &mut Linker, kb: &mut KnowledgeBase, fi: usize, ci: us
     let mro = linker.mro(fi, ci);
     // Does anything in the MRO carry an action?
     let has_action = mro.iter().any(|r| match r {
-        ClassRef::Known(f, c) => linker.class(*f, *c).funcs.values().any(|m| m.deco.is_some()),
+        ClassRef::Known(f, c) => linker
+            .class(*f, *c)
+            .funcs
+            .values()
+            .any(|m| m.deco.is_some()),
         ClassRef::External(_) => false,
     });
     if !has_action {
@@ -2209,7 +2234,11 @@ fn register_class(linker: &mut Linker, kb: &mut KnowledgeBase, fi: usize, ci: us
         c.str_attrs
             .get("_action_group_description")
             .cloned()
-            .or_else(|| c.funcs.get("get_action_group_description").and_then(literal_str_of))
+            .or_else(|| {
+                c.funcs
+                    .get("get_action_group_description")
+                    .and_then(literal_str_of)
+            })
     })
     .or_else(|| class.docstring.clone());
     let path = linker.file(fi).path.clone();
@@ -2289,7 +2318,17 @@ fn register_function(linker: &mut Linker, kb: &mut KnowledgeBase, fi: usize, i: 
             h == "Agent" || h.ends_with("Agent")
         })
     });
-    let mut action = build_action(linker, fi, func, deco, key, Some(group_key), expr, false, false);
+    let mut action = build_action(
+        linker,
+        fi,
+        func,
+        deco,
+        key,
+        Some(group_key),
+        expr,
+        false,
+        false,
+    );
     if inject_first {
         if let Some((name, _)) = &func.first_param {
             if action.params.first().is_some_and(|p| &p.name == name) {
@@ -2331,7 +2370,9 @@ fn evaluate_action_key(
                 path: linker.file(fi).path.clone(),
                 line: Some(pos.line as usize),
                 column: Some(pos.column as usize),
-                message: format!("`action_key={e}` is not a constant; the method name `{method}` is used"),
+                message: format!(
+                    "`action_key={e}` is not a constant; the method name `{method}` is used"
+                ),
             });
             (method.to_string(), Some(e.clone()))
         }
@@ -2367,9 +2408,12 @@ fn resolve_name_value(linker: &mut Linker, fi: usize, name: &str) -> Option<Stri
         ClassRef::Known(f, c) => {
             let mro = linker.mro(f, c);
             let names = mro_names(linker, &mro);
-            let is_enum = names
-                .iter()
-                .any(|n| matches!(n.as_str(), "Enum" | "StrEnum" | "IntEnum" | "ReprEnum" | "Flag" | "IntFlag"));
+            let is_enum = names.iter().any(|n| {
+                matches!(
+                    n.as_str(),
+                    "Enum" | "StrEnum" | "IntEnum" | "ReprEnum" | "Flag" | "IntFlag"
+                )
+            });
             let class = linker.class(f, c);
             if !is_enum {
                 return class.str_attrs.get(member).cloned();
@@ -2426,7 +2470,10 @@ fn build_action(
             path: path.clone(),
             line: Some(pos.line as usize),
             column: Some(pos.column as usize),
-            message: format!("`{arg}={expr}` on `{}` cannot be read statically; Colony's default is assumed", func.name),
+            message: format!(
+                "`{arg}={expr}` on `{}` cannot be read statically; Colony's default is assumed",
+                func.name
+            ),
         });
     }
     let planning_summary = match &deco.planning_summary {
@@ -2520,7 +2567,8 @@ mod tests {
         r.kb.actions.iter().map(|a| a.key.as_str()).collect()
     }
 
-    const CAP: &str = "from colony.dispatcher import action_executor\nfrom colony.base import AgentCapability\n";
+    const CAP: &str =
+        "from colony.dispatcher import action_executor\nfrom colony.base import AgentCapability\n";
 
     #[test]
     fn decorator_forms_and_aliases() {
@@ -2530,8 +2578,13 @@ mod tests {
         assert!(!r.kb.actions[2].is_async);
         assert_eq!(r.kb.actions[1].summary.as_deref(), Some("B."));
         assert_eq!(r.warnings.len(), 1);
-        assert!(r.warnings[0].message.starts_with("bare `@action_executor` on `bare`"));
-        assert_eq!((r.warnings[0].line, r.warnings[0].column), (Some(12), Some(5)));
+        assert!(r.warnings[0]
+            .message
+            .starts_with("bare `@action_executor` on `bare`"));
+        assert_eq!(
+            (r.warnings[0].line, r.warnings[0].column),
+            (Some(12), Some(5))
+        );
     }
 
     #[test]
@@ -2539,10 +2592,19 @@ mod tests {
         let src = format!("{CAP}class C(AgentCapability):\n    @action_executor()\n    async def f(self, a, b: list[str], c: Literal['x', \"y\"] = 'x', d: int | None = None,\n                *, e: dict[\n                    str, int\n                ], f: bool = False, **kw) -> dict[str, Any]:\n        '''F.\n\n        Args:\n            a: The a.\n            b (list[str]): The b,\n                continued.\n        '''\n");
         let r = scan(&[("m.py", &src)]);
         let f = &r.kb.actions[0];
-        let got: Vec<(&str, Option<&str>, bool, Option<&str>, bool)> = f
+        type Row<'a> = (&'a str, Option<&'a str>, bool, Option<&'a str>, bool);
+        let got: Vec<Row> = f
             .params
             .iter()
-            .map(|p| (p.name.as_str(), p.ty.as_deref(), p.required, p.default.as_deref(), p.keyword_only))
+            .map(|p| {
+                (
+                    p.name.as_str(),
+                    p.ty.as_deref(),
+                    p.required,
+                    p.default.as_deref(),
+                    p.keyword_only,
+                )
+            })
             .collect();
         assert_eq!(
             got,
@@ -2562,7 +2624,10 @@ mod tests {
             Some(vec![serde_json::json!("x"), serde_json::json!("y")])
         );
         assert_eq!(f.param("a").unwrap().description.as_deref(), Some("The a."));
-        assert_eq!(f.param("b").unwrap().description.as_deref(), Some("The b, continued."));
+        assert_eq!(
+            f.param("b").unwrap().description.as_deref(),
+            Some("The b, continued.")
+        );
         assert_eq!(f.param("b").unwrap().display_type.as_deref(), Some("list"));
         assert_eq!(f.source.as_ref().map(|s| (s.line, s.column)), Some((5, 15)));
     }
@@ -2608,14 +2673,25 @@ mod tests {
         let r = scan(&[("m.py", &src)]);
         assert_eq!(
             keys(&r),
-            vec!["K1.k1.a", "K2.k2.a", "K3.k3.a", "K4.k1.a", "P.*.a", "MyAgent.*.a", "Plain.*.a"]
+            vec![
+                "K1.k1.a",
+                "K2.k2.a",
+                "K3.k3.a",
+                "K4.k1.a",
+                "P.*.a",
+                "MyAgent.*.a",
+                "Plain.*.a"
+            ]
         );
         assert_eq!(r.kb.dynamic_segments, vec!["P.*", "MyAgent.*", "Plain.*"]);
         assert_eq!(r.kb.get("K4.k1.a").unwrap().group.as_deref(), Some("k1"));
         let p = r.kb.get("P.*.a").unwrap();
         assert!(p.dynamic_segment);
         assert_eq!(p.group.as_deref(), Some("P.*"));
-        assert_eq!(r.kb.resolve("P.0a1b2c3d.a"), crate::kb::Resolution::Dynamic(4));
+        assert_eq!(
+            r.kb.resolve("P.0a1b2c3d.a"),
+            crate::kb::Resolution::Dynamic(4)
+        );
     }
 
     #[test]
@@ -2636,7 +2712,10 @@ mod tests {
                 "C.C.h",
             ]
         );
-        assert_eq!(r.kb.get("C.C.g").unwrap().action_key_expr.as_deref(), Some("unknown_name"));
+        assert_eq!(
+            r.kb.get("C.C.g").unwrap().action_key_expr.as_deref(),
+            Some("unknown_name")
+        );
         let msgs: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
         assert_eq!(msgs.len(), 2, "{msgs:?}");
         assert!(msgs[0].contains("`action_key=unknown_name` cannot be evaluated"));
@@ -2652,7 +2731,10 @@ mod tests {
         assert_eq!(keys(&r), vec!["C.*.undocumented", "negotiate", "helper"]);
         let g = r.kb.get("negotiate").unwrap();
         assert_eq!(g.group.as_deref(), Some("func.run_game"));
-        assert_eq!(g.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), vec!["issue"]);
+        assert_eq!(
+            g.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+            vec!["issue"]
+        );
         assert_eq!(g.tags, vec!["game"]);
         assert_eq!(r.kb.get("helper").unwrap().params[0].name, "x");
         let msgs: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
@@ -2706,7 +2788,10 @@ mod tests {
             "class C(AgentCapability):\n    @action_executor()\n    async def f(self: 'C', x: str): '''x'''\n    def g(self\n",
         )]);
         assert!(r.kb.actions.iter().any(|a| a.short_key == "f"));
-        assert!(r.warnings.iter().any(|w| w.message.starts_with("syntax error")));
+        assert!(r
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with("syntax error")));
         // Column counted in characters.
         let r = scan(&[("x.py", "class C(AgentCapability):\n    @action_executor()\n    async def f(self): '''x'''\nclass D(AgentCapability):\n    x = '\u{e9}\u{e9}'; y = 1\n")]);
         assert_eq!(r.kb.actions[0].source.as_ref().map(|s| s.column), Some(15));
@@ -2738,7 +2823,10 @@ mod tests {
         let orig: Vec<&str> = src.split('\n').collect();
         for (i, line) in sk.split('\n').enumerate() {
             let o = orig[skel.rows[i] as usize];
-            assert!(line == o || matches!(line.trim(), "0" | "\"\""), "{line:?} vs {o:?}");
+            assert!(
+                line == o || matches!(line.trim(), "0" | "\"\""),
+                "{line:?} vs {o:?}"
+            );
         }
         assert!(sk.contains("self._capability_key = 'k'"));
         assert!(sk.contains("'''Doc.'''"));
@@ -2747,14 +2835,17 @@ mod tests {
         assert!(sk.contains("not_a_def"));
         assert!(!sk.contains("return x"));
         assert!(sk.contains("def h(self): return 1"));
-        assert!(!parse::parse(&sk, None).root_node().has_error());
+        assert!(!parse::parse(sk, None).root_node().has_error());
         let body_of_k = sk.rfind("def k(self):").unwrap();
         assert!(sk[body_of_k..].starts_with("def k(self):\n        0\n"));
     }
 
     #[test]
     fn cleandoc_and_args() {
-        assert_eq!(cleandoc("  First.\n\n      Indented.\n    Less.\n  "), "First.\n\n  Indented.\nLess.");
+        assert_eq!(
+            cleandoc("  First.\n\n      Indented.\n    Less.\n  "),
+            "First.\n\n  Indented.\nLess."
+        );
         let a = docstring_args("Do.\n\nArgs:\n    x: The x.\n    y (int): The y\n        on two lines.\n\nReturns:\n    z: not an arg.\n");
         assert_eq!(a.get("x").map(String::as_str), Some("The x."));
         assert_eq!(a.get("y").map(String::as_str), Some("The y on two lines."));

@@ -305,7 +305,9 @@ pub fn python_literal_to_json(text: &str) -> Option<Value> {
     if let Ok(i) = digits.parse::<i64>() {
         return Some(Value::from(i));
     }
-    if t.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '.')
+    if t.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '.')
         && t.chars()
             .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E' | '_'))
     {
@@ -433,8 +435,14 @@ pub fn json_to_python_literal(v: &Value) -> String {
 pub fn json_schema_for(ty: &str, approximate: bool) -> Value {
     let members = union_members(ty);
     if members.len() > 1 {
-        let schemas: Vec<Value> = members.iter().map(|m| single_schema(m, approximate)).collect();
-        if schemas.iter().any(|s| s.as_object().is_some_and(Map::is_empty)) {
+        let schemas: Vec<Value> = members
+            .iter()
+            .map(|m| single_schema(m, approximate))
+            .collect();
+        if schemas
+            .iter()
+            .any(|s| s.as_object().is_some_and(Map::is_empty))
+        {
             return json!({});
         }
         return json!({ "anyOf": schemas });
@@ -470,7 +478,9 @@ fn single_schema(n: &str, approximate: bool) -> Value {
             }
         }
         "set" | "Set" | "frozenset" | "FrozenSet" | "AbstractSet" => match args.first() {
-            Some(inner) => json!({"type": "array", "items": json_schema_for(inner, false), "uniqueItems": true}),
+            Some(inner) => {
+                json!({"type": "array", "items": json_schema_for(inner, false), "uniqueItems": true})
+            }
             None => json!({"type": "array", "uniqueItems": true}),
         },
         "tuple" | "Tuple" => {
@@ -530,10 +540,20 @@ mod tests {
     fn consistency() {
         assert!(consistent("list[str]", false, "list", true));
         assert!(consistent("Optional[int]", false, "int | None", false));
-        assert!(consistent("Literal['a', 'b']", false, "Literal[\"a\",\"b\"]", false));
+        assert!(consistent(
+            "Literal['a', 'b']",
+            false,
+            "Literal[\"a\",\"b\"]",
+            false
+        ));
         assert!(!consistent("list[str]", false, "str", false));
         assert!(!consistent("list[str]", false, "dict", true));
-        assert!(consistent("dict[str, Any] | None", false, "dict[str, Any] | None", true));
+        assert!(consistent(
+            "dict[str, Any] | None",
+            false,
+            "dict[str, Any] | None",
+            true
+        ));
     }
 
     #[test]
@@ -547,7 +567,10 @@ mod tests {
             Some(vec![json!(1), json!(2), Value::Null])
         );
         assert_eq!(allowed_values("str | None"), None);
-        assert_eq!(allowed_values("typing.Literal['x']"), Some(vec![json!("x")]));
+        assert_eq!(
+            allowed_values("typing.Literal['x']"),
+            Some(vec![json!("x")])
+        );
     }
 
     #[test]
