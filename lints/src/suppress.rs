@@ -1003,5 +1003,81 @@ pub fn add_noqa_edits(src: &str, tree: &Tree, diagnostics: &[Diagnostic]) -> Vec
     edits
 }
 
+/// The outcome of [`add_noqa`] on one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedNoqa {
+    /// The file text with the `# noqa` comments written.
+    pub text: String,
+    /// Number of comments written or extended.
+    pub added: usize,
+    /// Findings left unsuppressed: in cells with syntax errors, or whose row cannot be written
+    /// back to the file (text the extractor synthesised).
+    pub skipped: usize,
+}
+
+/// `--add-noqa`: writes a `# noqa: CODES` comment for every current finding of `file` (see
+/// [`add_noqa_edits`] for the placement); findings already suppressed get nothing, existing
+/// `# noqa` lists are extended. Running it twice changes nothing the second time.
+pub fn add_noqa(
+    file: &crate::source::SourceFile,
+    settings: &Settings,
+    kb: &crate::kb::KnowledgeBase,
+) -> AddedNoqa {
+    let ex = crate::extract::extract(file, settings.extract);
+    let trees: Vec<Tree> = ex
+        .cells
+        .iter()
+        .map(|c| crate::parse::parse(&c.text, None))
+        .collect();
+    let mut per_cell: Vec<Vec<Diagnostic>> = ex
+        .cells
+        .iter()
+        .zip(&trees)
+        .map(|(c, t)| crate::lint::check_parsed_cell(c, t, settings, kb))
+        .collect();
+    let mut file_diags: Vec<Diagnostic> = ex
+        .diagnostics
+        .into_iter()
+        .filter(|d| settings.rules.is_enabled(d.rule))
+        .collect();
+    apply(&ex.cells, &trees, &mut per_cell, &mut file_diags, settings);
+    let mut skipped = file_diags.len();
+    let mut edits = Vec::new();
+    for ((cell, tree), diags) in ex.cells.iter().zip(&trees).zip(&per_cell) {
+        let wanted = diags
+            .iter()
+            .filter(|d| d.rule.family() != meta::FAMILY)
+            .count();
+        if wanted == 0 {
+            continue;
+        }
+        let cell_edits = add_noqa_edits(&cell.text, tree, diags);
+        if cell_edits.is_empty() {
+            skipped += wanted;
+        }
+        for e in cell_edits {
+            match cell.map.edit_to_file(&e) {
+                Some(fe) => edits.push(fe),
+                None => skipped += 1,
+            }
+        }
+    }
+    let added = edits.len();
+    let text = if edits.is_empty() {
+        file.text.clone()
+    } else {
+        let d = Diagnostic::new(&meta::UNUSED_SUPPRESSION, TextRange::default(), "add noqa")
+            .with_fix(Fix::safe("Add `# noqa` comments", edits));
+        crate::fix::apply_fixes(&file.text, &[d], crate::diagnostic::Applicability::Safe)
+            .map(|p| p.text)
+            .unwrap_or_else(|| file.text.clone())
+    };
+    AddedNoqa {
+        text,
+        added,
+        skipped,
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,12 +1,15 @@
 //! `cellguard check [PATHS|-]`: lint cells and report diagnostics.
 
+use super::fixing::{self, Mode};
 use super::ExitStatus;
 use crate::render::{self, OutputFormat, Report};
 use cellguard_lints::config::{Dialect, Overrides, Profile, Resolver};
+use cellguard_lints::diagnostic::Applicability;
 use cellguard_lints::extract::ExtractMode;
-use cellguard_lints::{lint, SourceFile};
+use cellguard_lints::SourceFile;
 use rayon::prelude::*;
 use std::io::Read;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `cellguard check`.
@@ -51,6 +54,10 @@ pub struct CheckArgs {
     /// Print counts per rule instead of the findings.
     #[arg(long)]
     pub statistics: bool,
+    /// Fix-related flags (`--fix`, `--unsafe-fixes`, `--diff`, `--show-fixes`, `--fix-only`,
+    /// `--add-noqa`).
+    #[command(flatten)]
+    pub fixes: super::fixing::FixArgs,
 }
 
 fn parse_profile(s: &str) -> Result<Profile, String> {
@@ -157,7 +164,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
             .collect::<anyhow::Result<_>>()?
     };
 
-    let results: Vec<_> = sources
+    let mode = args.fixes.mode();
+    let outcomes: Vec<fixing::Outcome> = sources
         .into_par_iter()
         .map(|(path, source)| -> anyhow::Result<_> {
             let lookup = if stdin {
@@ -166,20 +174,147 @@ pub fn run(args: CheckArgs) -> anyhow::Result<ExitStatus> {
                 path.clone()
             };
             let project = resolver.project_for(&lookup)?;
-            let diagnostics = lint::check_file(&source, &project.settings, &project.kb);
-            Ok((source, diagnostics))
+            let mut outcome = fixing::process(source, &project.settings, &project.kb, &args.fixes);
+            let writes = matches!(mode, Mode::Fix | Mode::FixOnly | Mode::AddNoqa);
+            if writes && !stdin && outcome.errors.is_empty() {
+                if let Err(e) = fixing::write_back(&path, &outcome) {
+                    outcome.errors.push(e);
+                }
+            }
+            Ok(outcome)
         })
         .collect::<anyhow::Result<_>>()?;
+    finish(&args, stdin, outcomes)
+}
 
-    let report = Report { files: results };
-    let mut out = std::io::stdout().lock();
+/// Prints what the mode calls for and computes the exit status.
+fn finish(
+    args: &CheckArgs,
+    stdin: bool,
+    outcomes: Vec<fixing::Outcome>,
+) -> anyhow::Result<ExitStatus> {
+    let mode = args.fixes.mode();
+    let threshold = args.fixes.threshold();
+    let mut stderr = std::io::stderr().lock();
+    let mut failed = false;
+    for o in &outcomes {
+        for w in &o.warnings {
+            writeln!(stderr, "warning: {w}")?;
+        }
+        for e in &o.errors {
+            writeln!(stderr, "error: {e}")?;
+            failed = true;
+        }
+    }
+    let stdout = std::io::stdout();
+    match mode {
+        Mode::Diff => {
+            let mut out = stdout.lock();
+            let mut any = false;
+            for o in &outcomes {
+                if let Some(d) = fixing::unified_diff(o) {
+                    write!(out, "{d}")?;
+                    any = true;
+                }
+            }
+            writeln!(stderr, "{}", fixing::fixed_line(&outcomes, threshold, true))?;
+            return Ok(if failed {
+                ExitStatus::Error
+            } else if any {
+                ExitStatus::Failure
+            } else {
+                ExitStatus::Success
+            });
+        }
+        Mode::AddNoqa => {
+            let added: usize = outcomes.iter().filter_map(|o| o.noqa).map(|n| n.0).sum();
+            if stdin {
+                if let Some(o) = outcomes.first() {
+                    stdout.lock().write_all(o.source.text.as_bytes())?;
+                }
+            }
+            writeln!(
+                stderr,
+                "Added {added} noqa directive{}.",
+                fixing::plural(added)
+            )?;
+            return Ok(if failed {
+                ExitStatus::Error
+            } else {
+                ExitStatus::Success
+            });
+        }
+        Mode::FixOnly => {
+            if stdin {
+                if let Some(o) = outcomes.first() {
+                    stdout.lock().write_all(o.source.text.as_bytes())?;
+                }
+            }
+            if args.fixes.show_fixes {
+                fixing::write_fix_summary(&outcomes, &mut stderr)?;
+            }
+            writeln!(
+                stderr,
+                "{}",
+                fixing::fixed_line(&outcomes, threshold, false)
+            )?;
+            return Ok(if failed {
+                ExitStatus::Error
+            } else {
+                ExitStatus::Success
+            });
+        }
+        Mode::Fix | Mode::Report => {}
+    }
+    if mode == Mode::Fix && stdin {
+        if let Some(o) = outcomes.first() {
+            stdout.lock().write_all(o.source.text.as_bytes())?;
+        }
+    }
+    let findings = outcomes.iter().any(|o| !o.diagnostics.is_empty());
+    let fixed_total = fixing::total_fixed(&outcomes);
+    let mut fix_summary = Vec::new();
+    if mode == Mode::Fix && args.fixes.show_fixes {
+        fixing::write_fix_summary(&outcomes, &mut fix_summary)?;
+    }
+    let report = Report {
+        files: outcomes
+            .into_iter()
+            .map(|o| (o.source, o.diagnostics))
+            .collect(),
+    };
+    // With stdin and --fix, standard output carries the fixed text.
+    let mut out: Box<dyn Write> = if mode == Mode::Fix && stdin {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(stdout.lock())
+    };
     if args.statistics {
         render::statistics(&report, &mut out)?;
     } else {
         render::render(&report, args.output_format, &mut out)?;
+        if matches!(
+            args.output_format,
+            OutputFormat::Text | OutputFormat::Concise
+        ) {
+            if mode == Mode::Fix && fixed_total > 0 {
+                writeln!(
+                    out,
+                    "Fixed {fixed_total} error{}.",
+                    fixing::plural(fixed_total)
+                )?;
+            }
+            let all = report.files.iter().flat_map(|(_, ds)| ds.iter());
+            if let Some(hint) = render::fixes::fixable_hint(all, threshold == Applicability::Unsafe)
+            {
+                writeln!(out, "{hint}")?;
+            }
+        }
     }
-    let findings = report.files.iter().any(|(_, d)| !d.is_empty());
-    Ok(if findings && !args.exit_zero {
+    out.write_all(&fix_summary)?;
+    Ok(if failed {
+        ExitStatus::Error
+    } else if findings && !args.exit_zero {
         ExitStatus::Failure
     } else {
         ExitStatus::Success

@@ -1,6 +1,7 @@
 //! Subcommands. Each returns the process exit status or an error (exit code 2).
 
 pub mod check;
+pub mod fixing;
 pub mod rule;
 
 use clap::{Parser, Subcommand};
@@ -12,6 +13,8 @@ pub enum ExitStatus {
     Success = 0,
     /// Findings (or blocked calls) remain.
     Failure = 1,
+    /// Usage, configuration, I/O or internal error (reported on standard error).
+    Error = 2,
 }
 
 /// Linter, language server and trace replayer for LLM-written agent code cells.

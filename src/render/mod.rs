@@ -1,5 +1,7 @@
 //! Output formats for `cellguard check`.
 
+pub mod fixes;
+
 use cellguard_lints::{Diagnostic, SourceFile};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -86,6 +88,11 @@ pub fn render(report: &Report, format: OutputFormat, out: &mut impl Write) -> st
                         d.rule.code,
                         d.message
                     )?;
+                    if format == OutputFormat::Text {
+                        if let Some(diff) = fixes::fix_diff(f, d) {
+                            write!(out, "{diff}")?;
+                        }
+                    }
                     n += 1;
                 }
             }
