@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(o.diagnostics[0].rule.code, "IMP001");
         assert!(o.changed());
         assert_eq!(
-            fixed_line(&[o.clone()], Applicability::Safe, false),
+            fixed_line(std::slice::from_ref(&o), Applicability::Safe, false),
             "Fixed 1 error (1 additional fix available with `--unsafe-fixes`)."
         );
         let mut buf = Vec::new();
