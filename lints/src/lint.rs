@@ -5,7 +5,7 @@
 
 use crate::config::Settings;
 use crate::diagnostic::Diagnostic;
-use crate::extract::{extract, Cell, Extraction};
+use crate::extract::{extract_with, Cell, ExtractOptions, Extraction};
 use crate::kb::KnowledgeBase;
 use crate::parse;
 use crate::rules::{self, Checker};
@@ -58,7 +58,11 @@ pub fn check_file(file: &SourceFile, settings: &Settings, kb: &KnowledgeBase) ->
         cells,
         diagnostics: extraction_diagnostics,
         multi_cell,
-    } = extract(file, settings.extract);
+    } = extract_with(
+        file,
+        settings.extract,
+        &ExtractOptions::from_settings(settings),
+    );
     let mut out: Vec<Diagnostic> = extraction_diagnostics
         .into_iter()
         .filter(|d| settings.rules.is_enabled(d.rule))
@@ -108,5 +112,16 @@ mod tests {
         );
         let codes: Vec<_> = d.iter().map(|d| d.rule.code).collect();
         assert_eq!(codes, vec!["IMP001", "SYN001"]);
+    }
+
+    #[test]
+    fn envelope_diagnostics_point_into_the_json_string() {
+        let src = "{\"thought\": \"t\", \"code\": \"x = 1\\nimport os\"}";
+        let file = SourceFile::new("reply.json", src);
+        let d = check_file(&file, &Settings::default(), &KnowledgeBase::new());
+        let imp: Vec<_> = d.iter().filter(|d| d.rule.code == "IMP001").collect();
+        assert_eq!(imp.len(), 1);
+        assert_eq!(&src[imp[0].range.as_range()], "os");
+        assert_eq!(d[0].cell, None);
     }
 }
