@@ -1003,6 +1003,45 @@ pub fn add_noqa_edits(src: &str, tree: &Tree, diagnostics: &[Diagnostic]) -> Vec
     edits
 }
 
+/// The cell offset of file offset `offset`, when it lies in text copied verbatim into the cell.
+fn cell_offset(map: &crate::extract::SourceMap, offset: usize) -> Option<usize> {
+    map.segments.iter().find_map(|s| {
+        (s.len == s.file_len && s.file_start <= offset && offset <= s.file_start + s.file_len)
+            .then(|| s.cell_start + (offset - s.file_start))
+    })
+}
+
+/// The edit that suppresses one diagnostic (file coordinates, as `check_file` returns it) with
+/// a `# noqa: CODE` comment, placed as `--add-noqa` places it: for the language server's
+/// "ignore for this line" action. `None` for findings outside any cell (extraction findings),
+/// `CG` findings, and cells with syntax errors.
+pub fn noqa_edit(
+    file: &crate::source::SourceFile,
+    settings: &Settings,
+    diagnostic: &Diagnostic,
+) -> Option<Edit> {
+    let ex = crate::extract::extract_with(
+        file,
+        settings.extract,
+        &crate::extract::ExtractOptions::from_settings(settings),
+    );
+    let cell = match diagnostic.cell {
+        Some(i) => ex.cells.iter().find(|c| c.index == i)?,
+        None => ex
+            .cells
+            .iter()
+            .find(|c| cell_offset(&c.map, diagnostic.range.start).is_some())?,
+    };
+    let start = cell_offset(&cell.map, diagnostic.range.start)?;
+    let tree = crate::parse::parse(&cell.text, None);
+    let mut local = diagnostic.clone();
+    local.range = TextRange::empty(start);
+    let edit = add_noqa_edits(&cell.text, &tree, std::slice::from_ref(&local))
+        .into_iter()
+        .next()?;
+    cell.map.edit_to_file(&edit)
+}
+
 /// The outcome of [`add_noqa`] on one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddedNoqa {
@@ -1023,7 +1062,11 @@ pub fn add_noqa(
     settings: &Settings,
     kb: &crate::kb::KnowledgeBase,
 ) -> AddedNoqa {
-    let ex = crate::extract::extract(file, settings.extract);
+    let ex = crate::extract::extract_with(
+        file,
+        settings.extract,
+        &crate::extract::ExtractOptions::from_settings(settings),
+    );
     let trees: Vec<Tree> = ex
         .cells
         .iter()

@@ -344,3 +344,29 @@ fn a_fix_that_breaks_the_syntax_is_rolled_back() {
     assert_eq!(r.fixed.get("IMP003"), Some(&1));
     assert_eq!(r.status, FixStatus::Converged);
 }
+
+#[test]
+fn json_envelope_responses_are_fixed_inside_the_string() {
+    let src = "{\"code\": \"import json\\nx = json.dumps({\\\"a\\\": 1})\\n\"}";
+    let out = fix_in("reply.json", src, Applicability::Safe);
+    assert_eq!(
+        out.text,
+        "{\"code\": \"x = json.dumps({\\\"a\\\": 1})\\n\"}"
+    );
+    assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    // Idempotent.
+    let again = fix_in("reply.json", &out.text, Applicability::Safe);
+    assert_eq!(again.text, out.text);
+    assert_eq!(again.passes, 0);
+}
+
+#[test]
+fn fenced_responses_are_fixed_inside_their_fence() {
+    let src =
+        "Thought: I will call it.\n```python\nimport json\nr = await run(\"A.b.c\")\n```\nDone.\n";
+    let out = fix_in("reply.txt", src, Applicability::Safe);
+    assert_eq!(
+        out.text,
+        "Thought: I will call it.\n```python\nr = await run(\"A.b.c\")\n```\nDone.\n"
+    );
+}

@@ -463,3 +463,33 @@ fn add_noqa_reports_cells_it_cannot_touch() {
     assert_eq!(out.added, 0);
     assert_eq!(out.skipped, 2);
 }
+
+#[test]
+fn add_noqa_inside_a_json_envelope() {
+    let src = "{\"code\": \"import os\\nx = 1\\n\"}";
+    let out = super::add_noqa(
+        &SourceFile::new("r.json", src),
+        &Settings::default(),
+        &KnowledgeBase::new(),
+    );
+    assert_eq!(
+        out.text,
+        "{\"code\": \"import os  # noqa: IMP001\\nx = 1\\n\"}"
+    );
+    assert!(check_in("r.json", &out.text).is_empty());
+}
+
+#[test]
+fn noqa_edit_for_one_diagnostic_in_file_coordinates() {
+    let md = "Intro\n\n```python\nimport os, sys\n```\n";
+    let file = SourceFile::new("doc.md", md);
+    let ds = check_in("doc.md", md);
+    assert_eq!(codes(&ds), vec!["IMP001", "IMP001"]);
+    let e = noqa_edit(&file, &Settings::default(), &ds[1]).unwrap();
+    let end = md.find("sys").unwrap() + 3;
+    assert_eq!(e, Edit::insert(end, "  # noqa: IMP001"));
+    let py = "import os  # noqa: E501\n";
+    let ds = check(py);
+    let e = noqa_edit(&SourceFile::new("a.py", py), &Settings::default(), &ds[0]).unwrap();
+    assert_eq!(e, Edit::replace(TextRange::new(19, 23), "E501, IMP001"));
+}
