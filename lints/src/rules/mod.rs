@@ -12,6 +12,9 @@ use crate::config::Settings;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::extract::Cell;
 use crate::kb::KnowledgeBase;
+use crate::semantic::SemanticModel;
+use std::cell::OnceCell;
+use std::rc::Rc;
 use tree_sitter::Tree;
 
 /// Every rule of every family, in code order within each family.
@@ -48,6 +51,7 @@ pub struct Checker<'a> {
     /// The knowledge base (possibly empty).
     pub kb: &'a KnowledgeBase,
     diagnostics: Vec<Diagnostic>,
+    semantic: OnceCell<Rc<SemanticModel<'a>>>,
 }
 
 impl<'a> Checker<'a> {
@@ -65,7 +69,23 @@ impl<'a> Checker<'a> {
             settings,
             kb,
             diagnostics: Vec::new(),
+            semantic: OnceCell::new(),
         }
+    }
+
+    /// The cell's semantic model (scopes, bindings, call sites, action calls), built on first
+    /// use and shared by every rule family.
+    pub fn semantic(&self) -> Rc<SemanticModel<'a>> {
+        self.semantic
+            .get_or_init(|| {
+                Rc::new(SemanticModel::build(
+                    self.tree,
+                    self.src,
+                    self.settings,
+                    self.kb,
+                ))
+            })
+            .clone()
     }
 
     /// True when `rule` is selected; rules test this before expensive work.
