@@ -216,7 +216,10 @@ fn check_fix(name: &str, text: &str, threshold: Applicability) -> Result<(), Tes
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(96),
+        .. ProptestConfig::default()
+    })]
 
     #[test]
     fn fixing_faulty_real_cells_parses_converges_and_is_idempotent(

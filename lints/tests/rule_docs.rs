@@ -31,22 +31,6 @@ const EXEMPT: &[(&str, &str)] = &[
         "SYN004",
         "needs a raw response with mixed fences: written with response extraction (branch `colony`)",
     ),
-    ("API001", "doc and check written on branch `rules`"),
-    ("API002", "doc and check written on branch `rules`"),
-    ("API003", "doc and check written on branch `rules`"),
-    ("API004", "doc and check written on branch `rules`"),
-    ("API005", "doc and check written on branch `rules`"),
-    ("API006", "doc and check written on branch `rules`"),
-    ("API007", "doc and check written on branch `rules`"),
-    ("API008", "doc and check written on branch `rules`"),
-    ("API009", "doc and check written on branch `rules`"),
-    ("SHP001", "doc and check written on branch `rules`"),
-    ("SHP002", "doc and check written on branch `rules`"),
-    ("SHP003", "doc and check written on branch `rules`"),
-    ("SHP004", "doc and check written on branch `rules`"),
-    ("RUN001", "doc and check written on branch `rules`"),
-    ("RUN002", "doc and check written on branch `rules`"),
-    ("RUN003", "doc and check written on branch `rules`"),
 ];
 
 fn settings_for(rule: &Rule) -> Result<Settings, String> {

@@ -53,7 +53,7 @@ pub static UNKNOWN_ACTION: Rule = Rule {
         why: "Colony's dispatcher answers `Unknown action type: {key}` as a failed result and the cell carries on, so the rest of the cell runs on a missing result. Colony's own validator measures a padded Hamming distance, misses one-character insertions, picks among ties by hash order, and auto-applies fixes that flip meaning (`get_status` -> `set_status`).",
         example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_statsu\", agent_ids=[])\n",
         fixed_example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_status\", agent_ids=[])\n",
-        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ...), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables or concatenations get no fix.",
+        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ...), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables, f-strings or `+` concatenations get no fix; an implicit concatenation (`\"A.b.\" \"c\"`) is edited in the part that differs, keeping its split.",
         options: "`knowledge-base`, `--kb`; `dialect`.",
         source: "Colony APIKnowledgeBaseValidator and dispatcher `_get_executor_for_action` (colony-reference §2.3, §3.4, §7.3 cases 18, 21, 22).",
         example_kb: DOC_KB,
@@ -276,6 +276,16 @@ fn key_literal_fix(
             applicability,
             format!("Replace with `{new_key}`"),
             vec![Edit::replace(range(expr), new_key)],
+        ));
+    }
+    if action.key.form == KeyForm::Concatenation && expr.kind() == "concatenated_string" {
+        // `"A.b." "c"`: edit the part that differs, keeping the split (see
+        // `fix::replace_string_value`).
+        let edit = crate::fix::replace_string_value(expr, model.src, new_key)?;
+        return Some(Fix::new(
+            applicability,
+            format!("Replace with `{new_key}`"),
+            vec![edit],
         ));
     }
     if action.key.form != KeyForm::Literal || !semantic::is_plain_string(expr, model.src) {
