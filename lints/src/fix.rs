@@ -443,10 +443,11 @@ pub fn replace_string_value(expr: Node, src: &str, new_value: &str) -> Option<Ed
     let fits = |p: &StringPart, text: &str| {
         let triple = p.quote.len() == 3;
         let q = p.quote.chars().next().unwrap_or('"');
-        !text.contains(q)
-            && !text.contains('\\')
-            && (triple || !text.contains(['\n', '\r']))
-            && !(p.prefix.contains('f') && text.contains(['{', '}']))
+        let unsafe_text = text.contains(q)
+            || text.contains('\\')
+            || (!triple && text.contains(['\n', '\r']))
+            || (p.prefix.contains('f') && text.contains(['{', '}']));
+        !unsafe_text
     };
     // The part holding the changed region (an insertion at a boundary goes to the earlier part).
     let holder = parts
