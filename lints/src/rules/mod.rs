@@ -5,6 +5,7 @@ pub mod api;
 pub mod imports;
 pub mod meta;
 pub mod runtime;
+pub mod sandbox;
 pub mod shape;
 pub mod syntax;
 
@@ -22,6 +23,7 @@ pub fn all_rules() -> impl Iterator<Item = &'static Rule> {
     [
         syntax::RULES,
         imports::RULES,
+        sandbox::RULES,
         api::RULES,
         shape::RULES,
         runtime::RULES,
@@ -115,6 +117,7 @@ impl<'a> Checker<'a> {
 pub fn check_cell(checker: &mut Checker) {
     syntax::check(checker);
     imports::check(checker);
+    sandbox::check(checker);
     api::check(checker);
     shape::check(checker);
     runtime::check(checker);
