@@ -82,8 +82,9 @@ pub fn apply_fixes(
     let mut copied = 0;
     let mut applied: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut applied_fixes: Vec<&Fix> = Vec::new();
+    let mut applied_edits: HashSet<&[Edit]> = HashSet::new();
     for (fix, code) in fixes {
-        if applied_fixes.iter().any(|f| f.edits == fix.edits) {
+        if applied_edits.contains(fix.edits.as_slice()) {
             // The same change proposed by two findings: already made.
             *applied.entry(code).or_default() += 1;
             continue;
@@ -111,6 +112,7 @@ pub fn apply_fixes(
         last_pos = Some(copied);
         *applied.entry(code).or_default() += 1;
         applied_fixes.push(fix);
+        applied_edits.insert(fix.edits.as_slice());
     }
     if applied.is_empty() {
         return None;

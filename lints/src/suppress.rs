@@ -518,16 +518,21 @@ impl CellSuppressions {
         CellSuppressions { directives, index }
     }
 
-    /// True when `directive` covers a diagnostic starting at `offset` (cell coordinates).
-    fn covers(&self, coverage: Coverage, offset: usize) -> bool {
-        match coverage {
-            Coverage::File => true,
-            Coverage::Nothing => false,
-            Coverage::Rows(a, b) => {
-                let r = self.index.line_of(offset);
-                a <= r && r <= b
+    /// For each row, the line directives (indices into `directives`) that cover it; built once
+    /// per cell so matching diagnostics to directives stays linear.
+    fn by_row(&self) -> Vec<Vec<usize>> {
+        let mut rows: Vec<Vec<usize>> = vec![Vec::new(); self.index.line_count()];
+        for (di, (d, cov)) in self.directives.iter().enumerate() {
+            if d.malformed.is_some() || d.kind == DirectiveKind::IgnoreFile {
+                continue;
+            }
+            if let Coverage::Rows(a, b) = *cov {
+                for r in rows.iter_mut().take(b + 1).skip(a) {
+                    r.push(di);
+                }
             }
         }
+        rows
     }
 }
 
@@ -628,18 +633,15 @@ pub fn apply(
 
     for (ci, diagnostics) in per_cell.iter_mut().enumerate() {
         let s = &sups[ci];
+        let by_row = s.by_row();
         diagnostics.retain(|diag| {
             if suppressed_by_file(diag.rule.code, &mut usage) {
                 return false;
             }
             let mut hit = false;
-            for (di, (d, cov)) in s.directives.iter().enumerate() {
-                if d.malformed.is_some()
-                    || d.kind == DirectiveKind::IgnoreFile
-                    || !s.covers(*cov, diag.range.start)
-                {
-                    continue;
-                }
+            let row = s.index.line_of(diag.range.start);
+            for &di in by_row.get(row).map(Vec::as_slice).unwrap_or(&[]) {
+                let d = &s.directives[di].0;
                 if d.is_blanket() {
                     usage[ci][di].blanket_used = true;
                     hit = true;
