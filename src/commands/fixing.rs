@@ -19,11 +19,11 @@
 
 use cellguard_lints::config::Settings;
 use cellguard_lints::diagnostic::Applicability;
-use cellguard_lints::fix::{self, FixStatus, FixedFile};
+use cellguard_lints::fix::{self, FixStatus};
 use cellguard_lints::{lint, suppress, Diagnostic, KnowledgeBase, SourceFile};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The fix-related flags of `cellguard check`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -98,29 +98,65 @@ impl FixArgs {
     }
 }
 
-/// What happened to one file.
+/// What processing one file produced.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct Processed {
     /// The file as it is after this run (fixed text when fixes were applied or diffed).
     pub source: SourceFile,
     /// Findings of `source` (the ones left after fixing).
     pub diagnostics: Vec<Diagnostic>,
-    /// The text before this run.
-    pub original: String,
-    /// The fix loop's result, in the fix modes.
-    pub fixed: Option<FixedFile>,
-    /// `--add-noqa`: comments written or extended, and findings left unsuppressed.
-    pub noqa: Option<(usize, usize)>,
+    /// What the fix modes did (`None` when only reporting).
+    pub record: Option<FixRecord>,
     /// Problems for standard error (`error: ...`, the run then exits with 2).
     pub errors: Vec<String>,
     /// Notes for standard error that do not change the exit code.
     pub warnings: Vec<String>,
 }
 
-impl Outcome {
+/// What a fix mode did to one file.
+#[derive(Debug, Clone, Default)]
+pub struct FixRecord {
+    /// The path as given.
+    pub path: PathBuf,
+    /// The text before this run.
+    pub original: String,
+    /// The text after this run.
+    pub text: String,
+    /// Fixes applied per rule code.
+    pub fixed: BTreeMap<&'static str, usize>,
+    /// `--add-noqa`: comments written or extended, and findings left unsuppressed.
+    pub noqa: Option<(usize, usize)>,
+    /// Unsafe fixes left among the findings that the threshold did not allow.
+    pub hidden_unsafe: usize,
+    /// True for standard input (the text goes to standard output, nothing is written).
+    pub stdin: bool,
+}
+
+impl FixRecord {
     /// True when this run changes the file's text.
     pub fn changed(&self) -> bool {
-        self.source.text != self.original
+        self.text != self.original
+    }
+
+    /// The unified diff of the change (`--- path` / `+++ path` headers, three rows of context),
+    /// or `None` when nothing changed.
+    pub fn unified_diff(&self) -> Option<String> {
+        if !self.changed() {
+            return None;
+        }
+        let name = self.path.display().to_string();
+        let diff = similar::TextDiff::from_lines(&self.original, &self.text);
+        Some(
+            diff.unified_diff()
+                .context_radius(3)
+                .header(&name, &name)
+                .to_string(),
+        )
+    }
+
+    /// Number of fixes applied.
+    pub fn fixed_count(&self) -> usize {
+        self.fixed.values().sum()
     }
 }
 
@@ -130,83 +166,96 @@ pub fn process(
     settings: &Settings,
     kb: &KnowledgeBase,
     args: &FixArgs,
-) -> Outcome {
-    let original = source.text.clone();
+) -> Processed {
+    let mode = args.mode();
     let display = source.path.display().to_string();
-    let mut outcome = Outcome {
+    let mut out = Processed {
         diagnostics: Vec::new(),
-        original,
-        fixed: None,
-        noqa: None,
+        record: None,
         errors: Vec::new(),
         warnings: Vec::new(),
         source,
     };
-    let mode = args.mode();
-    if mode != Mode::Report {
-        if let Some(at) = outcome.source.invalid_utf8_at {
-            let loc = outcome.source.location(at);
-            outcome.errors.push(format!(
-                "{display}:{}:{}: not fixed: the file is not valid UTF-8",
-                loc.row, loc.column
+    if mode == Mode::Report {
+        out.diagnostics = lint::check_file(&out.source, settings, kb);
+        return out;
+    }
+    let mut record = FixRecord {
+        path: out.source.path.clone(),
+        original: out.source.text.clone(),
+        text: out.source.text.clone(),
+        ..FixRecord::default()
+    };
+    if let Some(at) = out.source.invalid_utf8_at {
+        let loc = out.source.location(at);
+        out.errors.push(format!(
+            "{display}:{}:{}: not fixed: the file is not valid UTF-8",
+            loc.row, loc.column
+        ));
+        out.diagnostics = lint::check_file(&out.source, settings, kb);
+        out.record = Some(record);
+        return out;
+    }
+    if mode == Mode::AddNoqa {
+        let added = suppress::add_noqa(&out.source, settings, kb);
+        if added.skipped > 0 {
+            out.warnings.push(format!(
+                "{display}: {} finding{} could not be suppressed (syntax errors, or text the extractor synthesised)",
+                added.skipped,
+                plural(added.skipped)
             ));
-            outcome.diagnostics = lint::check_file(&outcome.source, settings, kb);
-            return outcome;
         }
+        record.noqa = Some((added.added, added.skipped));
+        out.source = SourceFile::new(out.source.path.clone(), added.text);
+        out.diagnostics = lint::check_file(&out.source, settings, kb);
+    } else {
+        let fixed = fix::fix_file(&out.source, settings, kb, args.threshold());
+        if let FixStatus::NotConverged { rules } = &fixed.status {
+            out.warnings.push(format!(
+                "{display}: fixes did not converge after {} passes (rules: {}); this is a bug in cellguard, please report it",
+                fixed.passes,
+                rules.join(", ")
+            ));
+        }
+        if !fixed.reverted.is_empty() {
+            out.warnings.push(format!(
+                "{display}: fixes of {} would introduce a syntax error and were not applied; this is a bug in cellguard, please report it",
+                fixed.reverted.join(", ")
+            ));
+        }
+        record.fixed = fixed.fixed;
+        out.source = SourceFile::new(out.source.path.clone(), fixed.text);
+        out.diagnostics = fixed.diagnostics;
     }
-    match mode {
-        Mode::Report => {
-            outcome.diagnostics = lint::check_file(&outcome.source, settings, kb);
-        }
-        Mode::AddNoqa => {
-            let added = suppress::add_noqa(&outcome.source, settings, kb);
-            if added.skipped > 0 {
-                outcome.warnings.push(format!(
-                    "{display}: {} finding{} could not be suppressed (syntax errors, or text the extractor synthesised)",
-                    added.skipped,
-                    plural(added.skipped)
-                ));
-            }
-            outcome.noqa = Some((added.added, added.skipped));
-            outcome.source = SourceFile::new(outcome.source.path.clone(), added.text);
-            outcome.diagnostics = lint::check_file(&outcome.source, settings, kb);
-        }
-        Mode::Fix | Mode::FixOnly | Mode::Diff => {
-            let fixed = fix::fix_file(&outcome.source, settings, kb, args.threshold());
-            if let FixStatus::NotConverged { rules } = &fixed.status {
-                outcome.warnings.push(format!(
-                    "{display}: fixes did not converge after {} passes (rules: {}); this is a bug in cellguard, please report it",
-                    fixed.passes,
-                    rules.join(", ")
-                ));
-            }
-            if !fixed.reverted.is_empty() {
-                outcome.warnings.push(format!(
-                    "{display}: fixes of {} would introduce a syntax error and were not applied; this is a bug in cellguard, please report it",
-                    fixed.reverted.join(", ")
-                ));
-            }
-            outcome.source = SourceFile::new(outcome.source.path.clone(), fixed.text.clone());
-            outcome.diagnostics = fixed.diagnostics.clone();
-            outcome.fixed = Some(fixed);
-        }
+    record.text = out.source.text.clone();
+    if args.threshold() == Applicability::Safe {
+        record.hidden_unsafe = out
+            .diagnostics
+            .iter()
+            .filter(|d| {
+                d.fix
+                    .as_ref()
+                    .is_some_and(|f| f.applicability == Applicability::Unsafe)
+            })
+            .count();
     }
-    outcome
+    out.record = Some(record);
+    out
 }
 
-/// Writes the outcome's text to `path` when it changed, keeping a UTF-8 byte order mark.
-pub fn write_back(path: &Path, outcome: &Outcome) -> Result<(), String> {
-    if !outcome.changed() {
+/// Writes the record's text to `path` when it changed, keeping a UTF-8 byte order mark.
+pub fn write_back(path: &Path, record: &FixRecord) -> Result<(), String> {
+    if !record.changed() {
         return Ok(());
     }
     let had_bom = std::fs::read(path)
         .map(|b| b.starts_with(b"\xEF\xBB\xBF"))
         .unwrap_or(false);
-    let mut bytes = Vec::with_capacity(outcome.source.text.len() + 3);
+    let mut bytes = Vec::with_capacity(record.text.len() + 3);
     if had_bom {
         bytes.extend_from_slice(b"\xEF\xBB\xBF");
     }
-    bytes.extend_from_slice(outcome.source.text.as_bytes());
+    bytes.extend_from_slice(record.text.as_bytes());
     std::fs::write(path, bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
@@ -219,67 +268,21 @@ pub fn plural(n: usize) -> &'static str {
     }
 }
 
-/// The unified diff of one file's fixes (`--- path` / `+++ path` headers, three rows of
-/// context), or `None` when nothing changed.
-pub fn unified_diff(outcome: &Outcome) -> Option<String> {
-    if !outcome.changed() {
-        return None;
-    }
-    let name = outcome.source.path.display().to_string();
-    let diff = similar::TextDiff::from_lines(&outcome.original, &outcome.source.text);
-    Some(
-        diff.unified_diff()
-            .context_radius(3)
-            .header(&name, &name)
-            .to_string(),
-    )
-}
-
-/// Fixes applied per rule over every file.
-fn fixed_per_file(outcomes: &[Outcome]) -> Vec<(&Outcome, &BTreeMap<&'static str, usize>)> {
-    outcomes
-        .iter()
-        .filter_map(|o| o.fixed.as_ref().map(|f| (o, &f.fixed)))
-        .filter(|(_, f)| !f.is_empty())
-        .collect()
-}
-
 /// Total fixes applied.
-pub fn total_fixed(outcomes: &[Outcome]) -> usize {
-    outcomes
-        .iter()
-        .filter_map(|o| o.fixed.as_ref())
-        .map(FixedFile::fixed_count)
-        .sum()
-}
-
-/// Unsafe fixes left among the findings when only safe fixes were applied.
-pub fn hidden_unsafe(outcomes: &[Outcome], threshold: Applicability) -> usize {
-    if threshold == Applicability::Unsafe {
-        return 0;
-    }
-    outcomes
-        .iter()
-        .flat_map(|o| &o.diagnostics)
-        .filter(|d| {
-            d.fix
-                .as_ref()
-                .is_some_and(|f| f.applicability == Applicability::Unsafe)
-        })
-        .count()
+pub fn total_fixed(records: &[FixRecord]) -> usize {
+    records.iter().map(FixRecord::fixed_count).sum()
 }
 
 /// `--show-fixes`: "Fixed N errors:" then per file the count per rule (ruff's layout).
-pub fn write_fix_summary(outcomes: &[Outcome], out: &mut dyn Write) -> std::io::Result<()> {
-    let per_file = fixed_per_file(outcomes);
-    if per_file.is_empty() {
+pub fn write_fix_summary(records: &[FixRecord], out: &mut dyn Write) -> std::io::Result<()> {
+    let total = total_fixed(records);
+    if total == 0 {
         return Ok(());
     }
-    let total = total_fixed(outcomes);
     writeln!(out, "\nFixed {total} error{}:", plural(total))?;
-    for (o, counts) in per_file {
-        writeln!(out, "- {}:", o.source.path.display())?;
-        for (code, n) in counts {
+    for r in records.iter().filter(|r| r.fixed_count() > 0) {
+        writeln!(out, "- {}:", r.path.display())?;
+        for (code, n) in &r.fixed {
             let name = cellguard_lints::rules::find_rule(code)
                 .map(|r| r.name)
                 .unwrap_or("");
@@ -291,9 +294,9 @@ pub fn write_fix_summary(outcomes: &[Outcome], out: &mut dyn Write) -> std::io::
 
 /// The closing line of `--fix-only` / `--diff` ("Fixed 2 errors." / "Would fix 2 errors."),
 /// with the hidden unsafe fixes when there are some.
-pub fn fixed_line(outcomes: &[Outcome], threshold: Applicability, would: bool) -> String {
-    let n = total_fixed(outcomes);
-    let hidden = hidden_unsafe(outcomes, threshold);
+pub fn fixed_line(records: &[FixRecord], would: bool) -> String {
+    let n = total_fixed(records);
+    let hidden: usize = records.iter().map(|r| r.hidden_unsafe).sum();
     let head = if would {
         if n == 0 {
             "No errors would be fixed".to_string()
@@ -325,7 +328,7 @@ mod tests {
         a
     }
 
-    fn run(src: &str, a: &FixArgs) -> Outcome {
+    fn run(src: &str, a: &FixArgs) -> Processed {
         process(
             SourceFile::new("cell.py", src),
             &Settings::default(),
@@ -352,21 +355,43 @@ mod tests {
             args(|a| a.unsafe_fixes = true).threshold(),
             Applicability::Unsafe
         );
+        assert_eq!(
+            args(|a| {
+                a.unsafe_fixes = true;
+                a.no_unsafe_fixes = true
+            })
+            .threshold(),
+            Applicability::Safe
+        );
+    }
+
+    #[test]
+    fn report_mode_keeps_no_record() {
+        let p = run(
+            "import json
+",
+            &FixArgs::default(),
+        );
+        assert!(p.record.is_none());
+        assert_eq!(p.diagnostics[0].rule.code, "IMP003");
     }
 
     #[test]
     fn fix_mode_reports_what_is_left() {
-        let o = run("import json\nimport os\n", &args(|a| a.fix = true));
-        assert_eq!(o.source.text, "import os\n");
-        assert_eq!(o.diagnostics.len(), 1);
-        assert_eq!(o.diagnostics[0].rule.code, "IMP001");
-        assert!(o.changed());
+        let p = run("import json\nimport os\n", &args(|a| a.fix = true));
+        assert_eq!(p.source.text, "import os\n");
+        assert_eq!(p.diagnostics.len(), 1);
+        assert_eq!(p.diagnostics[0].rule.code, "IMP001");
+        let r = p.record.unwrap();
+        assert!(r.changed());
+        assert_eq!(r.hidden_unsafe, 1);
+        let records = [r];
         assert_eq!(
-            fixed_line(std::slice::from_ref(&o), Applicability::Safe, false),
+            fixed_line(&records, false),
             "Fixed 1 error (1 additional fix available with `--unsafe-fixes`)."
         );
         let mut buf = Vec::new();
-        write_fix_summary(&[o], &mut buf).unwrap();
+        write_fix_summary(&records, &mut buf).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "\nFixed 1 error:\n- cell.py:\n    1 × IMP003 (import-fails-at-runtime)\n"
@@ -375,42 +400,44 @@ mod tests {
 
     #[test]
     fn diff_of_a_fix() {
-        let o = run("x = 1\nimport json\ny = 2\n", &args(|a| a.diff = true));
+        let p = run("x = 1\nimport json\ny = 2\n", &args(|a| a.diff = true));
+        let r = p.record.unwrap();
         assert_eq!(
-            unified_diff(&o).unwrap(),
+            r.unified_diff().unwrap(),
             "--- cell.py\n+++ cell.py\n@@ -1,3 +1,2 @@\n x = 1\n-import json\n y = 2\n"
         );
         assert_eq!(
-            fixed_line(&[o], Applicability::Safe, true),
+            fixed_line(std::slice::from_ref(&r), true),
             "Would fix 1 error."
         );
-        let clean = run("x = 1\n", &args(|a| a.diff = true));
-        assert!(unified_diff(&clean).is_none());
+        let clean = run("x = 1\n", &args(|a| a.diff = true)).record.unwrap();
+        assert!(clean.unified_diff().is_none());
+        assert_eq!(fixed_line(&[clean], true), "No errors would be fixed.");
     }
 
     #[test]
     fn invalid_utf8_is_never_rewritten() {
         let src = SourceFile::from_bytes("a.py", b"import json\nx = '\xff'\n");
-        let o = process(
+        let p = process(
             src,
             &Settings::default(),
             &KnowledgeBase::new(),
             &args(|a| a.fix = true),
         );
-        assert!(!o.changed());
+        assert!(!p.record.unwrap().changed());
         assert_eq!(
-            o.errors,
+            p.errors,
             vec!["a.py:2:6: not fixed: the file is not valid UTF-8".to_string()]
         );
-        assert_eq!(o.diagnostics[0].rule.code, "IMP003");
+        assert_eq!(p.diagnostics[0].rule.code, "IMP003");
     }
 
     #[test]
     fn add_noqa_mode() {
-        let o = run("import os\n", &args(|a| a.add_noqa = true));
-        assert_eq!(o.source.text, "import os  # noqa: IMP001\n");
-        assert_eq!(o.noqa, Some((1, 0)));
-        assert!(o.diagnostics.is_empty());
+        let p = run("import os\n", &args(|a| a.add_noqa = true));
+        assert_eq!(p.source.text, "import os  # noqa: IMP001\n");
+        assert_eq!(p.record.unwrap().noqa, Some((1, 0)));
+        assert!(p.diagnostics.is_empty());
     }
 
     #[test]
@@ -419,13 +446,13 @@ mod tests {
         let path = dir.path().join("a.py");
         std::fs::write(&path, b"\xEF\xBB\xBFimport json\nx = 1\n").unwrap();
         let src = SourceFile::from_bytes(&path, &std::fs::read(&path).unwrap());
-        let o = process(
+        let p = process(
             src,
             &Settings::default(),
             &KnowledgeBase::new(),
             &args(|a| a.fix = true),
         );
-        write_back(&path, &o).unwrap();
+        write_back(&path, p.record.as_ref().unwrap()).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"\xEF\xBB\xBFx = 1\n");
     }
 }

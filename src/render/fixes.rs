@@ -11,11 +11,12 @@
 //! 2 1 | x = 1
 //! ```
 
+use super::{RenderOptions, Report};
 use cellguard_lints::diagnostic::{Applicability, Diagnostic, Fix};
 use cellguard_lints::fix::{apply_fixes, is_applicable};
 use cellguard_lints::SourceFile;
 use similar::{ChangeTag, TextDiff};
-use std::fmt::Write as _;
+use termcolor::{Color, ColorSpec, WriteColor};
 
 /// "Safe fix", "Unsafe fix" or "Display-only fix".
 pub fn fix_title(a: Applicability) -> &'static str {
@@ -26,9 +27,25 @@ pub fn fix_title(a: Applicability) -> &'static str {
     }
 }
 
-/// The diff block of one diagnostic's fix against `file`, or `None` when it has no fix or the
-/// fix cannot be applied to the text (out of date, off character boundaries).
-pub fn fix_diff(file: &SourceFile, d: &Diagnostic) -> Option<String> {
+/// One row of a fix diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffRow {
+    /// One-based row in the text before the fix (`None` for an inserted row).
+    pub old: Option<usize>,
+    /// One-based row in the text after the fix (`None` for a deleted row).
+    pub new: Option<usize>,
+    /// `' '`, `'-'` or `'+'`.
+    pub sign: char,
+    /// The row's text, without its line ending, control characters replaced.
+    pub text: String,
+}
+
+/// The rows of one diagnostic's fix diff against `file` (one row of context, `None` between
+/// hunks), or `None` when it has no fix or the fix cannot be applied to the text.
+pub fn fix_rows(
+    file: &SourceFile,
+    d: &Diagnostic,
+) -> Option<(Applicability, Vec<Option<DiffRow>>)> {
     let fix = d.fix.as_ref()?;
     let text = apply_one(&file.text, d, fix)?;
     let diff = TextDiff::from_lines(file.text.as_str(), text.as_str());
@@ -36,53 +53,89 @@ pub fn fix_diff(file: &SourceFile, d: &Diagnostic) -> Option<String> {
     if groups.is_empty() {
         return None;
     }
-    let max_line = file.index.line_count().max(text.lines().count()) + 1;
-    let width = max_line.to_string().len();
-    let mut out = String::new();
-    let _ = writeln!(out, "ℹ {}", fix_title(fix.applicability));
+    let mut rows = Vec::new();
     for (gi, group) in groups.iter().enumerate() {
         if gi > 0 {
-            let _ = writeln!(out, "{:>width$} {:>width$} | ...", "", "", width = width);
+            rows.push(None);
         }
         for op in group {
             for change in diff.iter_changes(op) {
-                let old = change
-                    .old_index()
-                    .map(|i| (i + 1).to_string())
-                    .unwrap_or_default();
-                let new = change
-                    .new_index()
-                    .map(|i| (i + 1).to_string())
-                    .unwrap_or_default();
                 let sign = match change.tag() {
                     ChangeTag::Equal => ' ',
                     ChangeTag::Delete => '-',
                     ChangeTag::Insert => '+',
                 };
-                let line = change.value().trim_end_matches(['\n', '\r']);
-                let line = sanitize(line);
-                let _ = writeln!(
-                    out,
-                    "{old:>width$} {new:>width$} |{sign}{line}",
-                    width = width
-                );
+                rows.push(Some(DiffRow {
+                    old: change.old_index().map(|i| i + 1),
+                    new: change.new_index().map(|i| i + 1),
+                    sign,
+                    text: super::sanitize(change.value().trim_end_matches(['\n', '\r']))
+                        .into_owned(),
+                }));
             }
         }
     }
-    Some(out)
+    Some((fix.applicability, rows))
 }
 
-/// Control characters (other than tab) shown as U+FFFD, so a fix cannot move the cursor.
-fn sanitize(line: &str) -> String {
-    line.chars()
-        .map(|c| {
-            if c.is_control() && c != '\t' {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect()
+/// The diff block of one diagnostic's fix as plain text (ruff's layout):
+///
+/// ```text
+/// ℹ Unsafe fix
+/// 1   |-import os
+/// 2 1 | x = 1
+/// ```
+#[cfg(test)]
+pub fn fix_diff(file: &SourceFile, d: &Diagnostic) -> Option<String> {
+    let mut out = termcolor::NoColor::new(Vec::new());
+    write_fix_diff(file, d, &mut out).ok()?;
+    let s = String::from_utf8(out.into_inner()).ok()?;
+    (!s.is_empty()).then_some(s)
+}
+
+/// Writes the diff block of `d`'s fix (nothing when it has none), deleted rows in red and
+/// inserted rows in green when `w` supports colour.
+pub fn write_fix_diff(
+    file: &SourceFile,
+    d: &Diagnostic,
+    w: &mut dyn WriteColor,
+) -> std::io::Result<()> {
+    let Some((applicability, rows)) = fix_rows(file, d) else {
+        return Ok(());
+    };
+    let max = rows
+        .iter()
+        .flatten()
+        .map(|r| r.old.unwrap_or(0).max(r.new.unwrap_or(0)))
+        .max()
+        .unwrap_or(0);
+    let width = max.to_string().len();
+    w.set_color(ColorSpec::new().set_bold(true))?;
+    write!(w, "ℹ {}", fix_title(applicability))?;
+    w.reset()?;
+    writeln!(w)?;
+    for row in &rows {
+        let Some(r) = row else {
+            writeln!(w, "{:>width$} {:>width$} | ...", "", "")?;
+            continue;
+        };
+        let old = r.old.map(|n| n.to_string()).unwrap_or_default();
+        let new = r.new.map(|n| n.to_string()).unwrap_or_default();
+        write!(w, "{old:>width$} {new:>width$} |")?;
+        if r.sign == ' ' && r.text.is_empty() {
+            writeln!(w)?;
+            continue;
+        }
+        match r.sign {
+            '-' => w.set_color(ColorSpec::new().set_fg(Some(Color::Red)))?,
+            '+' => w.set_color(ColorSpec::new().set_fg(Some(Color::Green)))?,
+            _ => {}
+        }
+        write!(w, "{}{}", r.sign, r.text)?;
+        w.reset()?;
+        writeln!(w)?;
+    }
+    Ok(())
 }
 
 fn apply_one(text: &str, d: &Diagnostic, fix: &Fix) -> Option<String> {
@@ -94,6 +147,38 @@ fn apply_one(text: &str, d: &Diagnostic, fix: &Fix) -> Option<String> {
         ..d.clone()
     };
     apply_fixes(text, std::slice::from_ref(&single), Applicability::Safe).map(|p| p.text)
+}
+
+/// The closing summary of the human formats: `super::summary`, or after `--fix` ruff's
+/// `Found N errors (F fixed, R remaining).`
+pub fn summary_with_fixes(report: &Report, opts: &RenderOptions) -> String {
+    if opts.fixed == 0 {
+        return super::summary(report);
+    }
+    let remaining = report.len();
+    let total = opts.fixed + remaining;
+    format!(
+        "Found {total} error{} ({} fixed, {remaining} remaining).",
+        if total == 1 { "" } else { "s" },
+        opts.fixed
+    )
+}
+
+/// Writes the closing lines of the human formats: the summary (bold when colouring) and the
+/// fixable hint.
+pub fn write_closing(
+    report: &Report,
+    opts: &RenderOptions,
+    w: &mut dyn WriteColor,
+) -> std::io::Result<()> {
+    w.set_color(ColorSpec::new().set_bold(true))?;
+    write!(w, "{}", summary_with_fixes(report, opts))?;
+    w.reset()?;
+    writeln!(w)?;
+    if let Some(hint) = fixable_hint(report.diagnostics().map(|(_, d)| d), opts.unsafe_fixes) {
+        writeln!(w, "{hint}")?;
+    }
+    Ok(())
 }
 
 /// The hint printed after the findings: how many `--fix` would apply, and how many unsafe
