@@ -1,5 +1,7 @@
 //! Output formats for `cellguard check`.
 
+pub mod replay;
+
 use cellguard_lints::{Diagnostic, SourceFile};
 use std::collections::BTreeMap;
 use std::io::Write;
