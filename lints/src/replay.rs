@@ -25,6 +25,8 @@
 //!   `unknown` (it would have been dispatched; its outcome was never recorded).
 //! - **Cells** start at `cell` records, and when a call names a different cell. A trace with no
 //!   cell information at all treats every call as its own cell.
+//! - **Block streaks**: the same raw key blocked 3, 6, 9, ... times in a row is reported, as
+//!   Colony's `BlockStreakTracker` does; a successful dispatch resets the streak (§4.0.3).
 //! - **Completions**: the rule-based validator ([`crate::completion`]) is replayed on each
 //!   `completion` record.
 //!
@@ -157,6 +159,26 @@ impl CompletionDecision {
     }
 }
 
+/// A block-streak diagnostic (Colony `BlockStreakTracker`, colony-reference §4.0.3): the same
+/// key blocked again and again; emitted at counts 3, 6, 9, ...
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockStreak {
+    /// Trace name.
+    pub trace: Arc<str>,
+    /// Input file.
+    pub file: Arc<str>,
+    /// Line of the block that reached the count.
+    pub line: u64,
+    /// The key as written.
+    pub action_key: String,
+    /// Consecutive blocks of that key so far.
+    pub count: u64,
+    /// The latest block's reason.
+    pub reason: String,
+    /// The latest block's suggestion.
+    pub suggestion: String,
+}
+
 /// Totals of one trace.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TraceTotals {
@@ -276,6 +298,8 @@ pub struct Report {
     pub traces: Vec<TraceTotals>,
     /// Replayed completions.
     pub completions: Vec<CompletionDecision>,
+    /// Block-streak diagnostics, in order.
+    pub streaks: Vec<BlockStreak>,
     /// Skipped records (the first [`MAX_KEPT_SKIPS`]; the count is in the summary).
     pub skipped: Vec<Skip>,
     /// Reader warnings (the first [`MAX_KEPT_SKIPS`]).
@@ -357,6 +381,7 @@ struct Run<'a> {
     last_time: Option<f64>,
     totals: TraceTotals,
     goals: Option<Vec<String>>,
+    streak: Option<(String, u64)>,
     cell_stats: CellStats,
     has_domain_work: bool,
     cfg: &'a ReplayConfig,
@@ -487,6 +512,7 @@ impl<'a> Replayer<'a> {
                 ..Default::default()
             },
             goals: None,
+            streak: None,
             cell_stats: CellStats {
                 domain_ok: false,
                 failed: false,
@@ -661,6 +687,10 @@ impl<'a> Replayer<'a> {
             };
             match block {
                 None => {
+                    if hist_status == CallStatus::Ok {
+                        // Any successful dispatch resets the block streak.
+                        run.streak = None;
+                    }
                     run.state
                         .record_call(set, &hist_sub, &key_bits, hist_status, c);
                     if hist_status == CallStatus::Error {
@@ -670,6 +700,27 @@ impl<'a> Replayer<'a> {
                     }
                 }
                 Some(b) => {
+                    let count = match &mut run.streak {
+                        Some((k, n)) if **k == *keys.raw => {
+                            *n += 1;
+                            *n
+                        }
+                        _ => {
+                            run.streak = Some((keys.raw.to_string(), 1));
+                            1
+                        }
+                    };
+                    if count % 3 == 0 {
+                        self.report.streaks.push(BlockStreak {
+                            trace: run.name.clone(),
+                            file: run.file.clone(),
+                            line,
+                            action_key: keys.raw.to_string(),
+                            count,
+                            reason: b.reason.clone(),
+                            suggestion: b.suggestion.clone(),
+                        });
+                    }
                     d.decision = Verdict::Blocked;
                     *self.per_guardrail.entry(b.guardrail.clone()).or_insert(0) += 1;
                     d.guardrail = Some(b.guardrail);
@@ -812,4 +863,163 @@ pub fn run(
         report.sections.extend(o.finish());
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Profile;
+    use crate::guardrails::config::parse_str;
+    use crate::trace::read_str;
+    use std::path::Path;
+
+    fn replay(config: &str, trace: &str, kb: &KnowledgeBase, opts: Options) -> Report {
+        let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
+        let mut readers = vec![read_str("t.jsonl", trace, None).unwrap()];
+        run(
+            &cfg,
+            kb,
+            opts,
+            &mut readers,
+            Vec::new(),
+            &mut |_: &Decision| {},
+        )
+    }
+
+    fn verdicts(r: &Report) -> Vec<(String, &'static str)> {
+        r.decisions
+            .iter()
+            .map(|d| (d.raw_key.clone(), d.decision.as_str()))
+            .collect()
+    }
+
+    fn all() -> Options {
+        Options {
+            all_decisions: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn kb_resolves_short_keys_in_key_mode() {
+        let mut kb = KnowledgeBase::new();
+        kb.insert(crate::kb::Action {
+            key: "DesignProcessCapability.design_process.create_decomposition".into(),
+            short_key: "create_decomposition".into(),
+            ..Default::default()
+        });
+        let config = "[[guardrails]]\nid = \"a\"\nkind = \"approval-required\"\npatterns = [\"DesignProcessCapability.create_decomposition\"]\n";
+        let trace = "{\"rec\":\"call\",\"raw_key\":\"create_decomposition\",\"params\":{\"dry_run\":false},\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &kb, all());
+        assert_eq!(r.decisions[0].decision, Verdict::Blocked);
+        assert_eq!(
+            r.decisions[0].action_key,
+            "DesignProcessCapability.design_process.create_decomposition"
+        );
+        // Substring mode (Colony) lets the short key through.
+        let sub = config.replace(
+            "[[guardrails]]",
+            "[replay]\nmatch = \"substring\"\n[[guardrails]]",
+        );
+        let r = replay(&sub, trace, &kb, all());
+        assert_eq!(r.decisions[0].decision, Verdict::Allowed);
+    }
+
+    #[test]
+    fn raw_key_is_checked_before_resolution_in_substring_mode() {
+        // The guardrail sees the key as written; the history carries the resolved key.
+        let config = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"o\"\nkind = \"temporal-order\"\nrules = [{ before = \"Pool.Pool.get_status\", after = \"Pool.Pool.spawn\" }]\n";
+        let trace = "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"get_status\",\"action_key\":\"Pool.Pool.get_status\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":1,\"raw_key\":\"spawn\",\"action_key\":\"Pool.Pool.spawn\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":2,\"raw_key\":\"Pool.Pool.spawn\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        assert_eq!(
+            verdicts(&r),
+            vec![
+                ("get_status".to_string(), "allowed"),
+                ("spawn".to_string(), "allowed"),
+                ("Pool.Pool.spawn".to_string(), "allowed")
+            ]
+        );
+    }
+
+    #[test]
+    fn epoch_from_header_date_and_cli_override() {
+        let config =
+            "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"x\"]\n";
+        let trace = "{\"rec\":\"header\",\"recorded_at\":\"2026-06-01T10:00:00Z\"}\n\
+                     {\"rec\":\"call\",\"cell\":0,\"raw_key\":\"a.a.x\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":0,\"raw_key\":\"a.a.y\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        assert_eq!(r.traces[0].epoch, "pre-0620");
+        assert_eq!(r.traces[0].on_block, "drop");
+        assert_eq!(r.summary.unreached, 0);
+        let r = replay(
+            config,
+            trace,
+            &KnowledgeBase::new(),
+            Options {
+                epoch: Some(Epoch::Current),
+                ..all()
+            },
+        );
+        assert_eq!(
+            (r.traces[0].on_block.as_str(), r.summary.unreached),
+            ("stop-cell", 1)
+        );
+    }
+
+    #[test]
+    fn approve_once_is_consumed_even_when_a_later_guardrail_blocks() {
+        let config = "[[guardrails]]\nid = \"a\"\nkind = \"approval-required\"\npatterns = [\"apply\"]\n\
+                      [[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"*.apply\"]\n";
+        let trace = "{\"rec\":\"approval\",\"request_id\":\"r\",\"action_type\":\"apply\",\"choice\":\"approve_once\"}\n\
+                     {\"rec\":\"call\",\"cell\":0,\"raw_key\":\"X.x.apply\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":1,\"raw_key\":\"X.x.apply\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        let by: Vec<Option<&str>> = r.decisions.iter().map(|d| d.guardrail.as_deref()).collect();
+        assert_eq!(by, vec![Some("b"), Some("a")]);
+    }
+
+    #[test]
+    fn recorded_block_allowed_by_simulation_enters_history_as_unknown() {
+        let config = "[[guardrails]]\nid = \"o\"\nkind = \"temporal-order\"\nrules = [{ before = \"prep\", after = \"go\", status = \"ok\" }]\n\
+                      [[guardrails]]\nid = \"o2\"\nkind = \"temporal-order\"\nrules = [{ before = \"prep\", after = \"run\" }]\n";
+        let trace =
+            "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"a.a.prep\",\"status\":\"blocked\"}\n\
+                     {\"rec\":\"call\",\"cell\":1,\"raw_key\":\"a.a.go\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":2,\"raw_key\":\"a.a.run\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        assert_eq!(
+            verdicts(&r),
+            vec![
+                ("a.a.prep".to_string(), "allowed"),
+                ("a.a.go".to_string(), "blocked"),
+                ("a.a.run".to_string(), "allowed")
+            ]
+        );
+        assert!(r.decisions[0].changed());
+    }
+
+    #[test]
+    fn streamed_decisions_are_not_kept() {
+        let config =
+            "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"x\"]\n";
+        let trace = "{\"rec\":\"call\",\"raw_key\":\"a.a.x\",\"status\":\"ok\"}\n";
+        let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
+        let mut readers = vec![read_str("t.jsonl", trace, None).unwrap()];
+        let mut seen = 0;
+        let r = run(
+            &cfg,
+            &KnowledgeBase::new(),
+            Options {
+                keep_decisions: false,
+                ..Default::default()
+            },
+            &mut readers,
+            Vec::new(),
+            &mut |_: &Decision| seen += 1,
+        );
+        assert_eq!((seen, r.decisions.len(), r.summary.blocked), (1, 0, 1));
+    }
 }

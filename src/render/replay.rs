@@ -58,6 +58,18 @@ pub fn json_report(report: &Report) -> Value {
                 .collect(),
         ),
     );
+    if !report.streaks.is_empty() {
+        top.insert(
+            "block_streaks".into(),
+            Value::Array(
+                report
+                    .streaks
+                    .iter()
+                    .map(|s| json!({"trace": &*s.trace, "action_key": s.action_key, "count": s.count, "reason": s.reason}))
+                    .collect(),
+            ),
+        );
+    }
     if !report.completions.is_empty() {
         top.insert(
             "completions".into(),
@@ -95,6 +107,15 @@ pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result
     writeln!(out, "{}", json!({"summary": report.summary.to_json()}))
 }
 
+/// ` [#N]` when the trace is one of several in its file (` [NAME]` for other names).
+fn trace_tag(trace: &str, file: &str) -> String {
+    match trace.strip_prefix(file) {
+        Some("") => String::new(),
+        Some(rest) => format!(" [{rest}]"),
+        None => format!(" [{trace}]"),
+    }
+}
+
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
@@ -102,11 +123,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 /// The text report.
 pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     for d in &report.decisions {
-        let where_ = if *d.trace != *d.file {
-            format!(" [{}]", d.trace)
-        } else {
-            String::new()
-        };
+        let where_ = trace_tag(&d.trace, &d.file);
         let cell = d.cell.map_or(String::new(), |c| format!("cell {c}, "));
         let key = if d.action_key != d.raw_key {
             format!("`{}` (resolves to `{}`)", d.raw_key, d.action_key)
@@ -150,15 +167,26 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "{}:{}: [{}] signal_completion recorded {}, simulated {sim}",
+            "{}:{}:{} signal_completion recorded {}, simulated {sim}",
             c.file,
             c.line,
-            c.trace,
+            trace_tag(&c.trace, &c.file),
             match c.recorded {
                 Some(true) => "accepted",
                 Some(false) => "rejected",
                 None => "unknown",
             }
+        )?;
+    }
+    for st in &report.streaks {
+        writeln!(
+            out,
+            "{}:{}:{} `{}` blocked {} times in a row (block streak)",
+            st.file,
+            st.line,
+            trace_tag(&st.trace, &st.file),
+            st.action_key,
+            st.count
         )?;
     }
     let s = &report.summary;
@@ -351,7 +379,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
         }
         h.push_str("</table>");
     }
-    h.push_str("<h2>Timelines</h2><p class=\"legend\"><span><i class=\"c allowed\"></i> allowed</span><span><i class=\"c blocked\"></i> blocked</span><span><i class=\"c unreached\"></i> unreached</span><span><i class=\"c allowed changed\"></i> outcome changes</span> (one mark per call, cells separated by gaps; hover for details)</p>");
+    h.push_str("<h2>Timelines</h2><p class=\"legend\"><span><i class=\"c lg allowed\"></i> allowed</span><span><i class=\"c lg blocked\"></i> blocked</span><span><i class=\"c lg unreached\"></i> unreached</span><span><i class=\"c lg allowed changed\"></i> outcome changes</span> (one mark per call, cells separated by gaps; hover for details)</p>");
     let mut by_trace: BTreeMap<&str, Vec<&Decision>> = BTreeMap::new();
     for d in &report.decisions {
         by_trace.entry(&d.trace).or_default().push(d);

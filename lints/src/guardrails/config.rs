@@ -582,12 +582,14 @@ fn parse_one(
                 Some(a) => match string(d, a, "`approvals`")?.as_str() {
                     "records" => true,
                     "none" => false,
-                    other => return Err(d.error(
-                        &a.span,
-                        format!(
+                    other => {
+                        return Err(d.error(
+                            &a.span,
+                            format!(
                             "unknown `approvals` value `{other}` (expected `records` or `none`)"
                         ),
-                    )),
+                        ))
+                    }
                 },
                 None => true,
             };
@@ -697,12 +699,14 @@ fn statuses(d: &Doc, v: &SVal) -> Result<StatusSet, ConfigError> {
         }
         match CallStatus::parse(&s) {
             Some(st) if s == st.as_str() => list.push(st),
-            _ => return Err(d.error(
-                &span,
-                format!(
+            _ => {
+                return Err(d.error(
+                    &span,
+                    format!(
                     "unknown status `{s}` (expected `ok`, `error`, `blocked`, `unknown` or `any`)"
                 ),
-            )),
+                ))
+            }
         }
     }
     Ok(StatusSet::of(&list))

@@ -639,3 +639,87 @@ impl TraceState {
         self.history.push(entry, matching);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(h: &mut History, n: usize) {
+        for _ in 0..n {
+            h.push(
+                HistEntry {
+                    seq: 0,
+                    wall: None,
+                    status: CallStatus::Ok,
+                    params: None,
+                    result: None,
+                },
+                std::iter::once(0),
+            );
+        }
+    }
+
+    #[test]
+    fn history_lifecycle_colony_case_48() {
+        // After cell 0 makes three calls the boundary becomes 3.
+        let mut h = History::new(10_000, 1);
+        push(&mut h, 3);
+        h.new_cell(true);
+        assert_eq!(h.cell_start(), 3);
+        push(&mut h, 2);
+        assert_eq!((h.len(), h.cell_start()), (5, 3));
+        // Overflowing the cap by 5 shifts the boundary down by 5, clamped at 0.
+        let mut h = History::new(10, 1);
+        push(&mut h, 8);
+        h.new_cell(true);
+        assert_eq!(h.cell_start(), 8);
+        push(&mut h, 7);
+        assert_eq!((h.len(), h.cell_start(), h.first_seq()), (10, 3, 5));
+        assert_eq!(h.hits(0).len(), 10);
+        assert_eq!(h.hits(0).front(), Some(&5));
+        push(&mut h, 5);
+        assert_eq!(h.cell_start(), 0);
+        // Per-cell epochs clear everything.
+        h.new_cell(false);
+        assert!(h.is_empty() && h.hits(0).is_empty());
+    }
+
+    #[test]
+    fn approvals_follow_has_active_approval_for() {
+        let rec = |id: &str, t: Option<&str>, c: &str| ApprovalRecord {
+            request_id: Some(id.into()),
+            action_type: t.map(Into::into),
+            choice: c.into(),
+            explanation: None,
+        };
+        let mut a = Approvals::default();
+        a.add(&rec("r1", Some("X.apply"), "approve_once"));
+        a.add(&rec("r2", Some("X.apply"), "reject"));
+        let key = "X.X.apply";
+        assert_eq!(
+            a.check(MatchMode::Substring, key, false).as_deref(),
+            Some("r1")
+        );
+        assert_eq!(a.check(MatchMode::Substring, key, false), None, "consumed");
+        // A later answer to the same request replaces it in place.
+        a.add(&rec("r2", Some("X.apply"), "approve_all"));
+        assert_eq!(
+            a.check(MatchMode::Substring, key, false).as_deref(),
+            Some("r2")
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, key, false).as_deref(),
+            Some("r2")
+        );
+        // Typed choices are case-sensitive; legacy untyped ones are not, and cover any key.
+        let mut b = Approvals::default();
+        b.add(&rec("r3", Some("X.apply"), "APPROVE_ALL"));
+        assert_eq!(b.check(MatchMode::Substring, key, false), None);
+        b.add(&rec("r4", None, "Yes"));
+        assert_eq!(
+            b.check(MatchMode::Substring, "Other.o.thing", false)
+                .as_deref(),
+            Some("r4")
+        );
+    }
+}
