@@ -62,7 +62,10 @@ fn run_case(dir: &Path) -> Result<(), String> {
     let code = out.status.code().unwrap_or(-1);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let actual = if code == 2 {
-        json!({"exit": 2, "stderr": stderr.trim()})
+        // The located message, without the CLI's `cellguard: error:` style prefix.
+        let msg = stderr.trim();
+        let msg = msg.find("fixtures/").map_or(msg, |i| &msg[i..]);
+        json!({"exit": 2, "stderr": msg})
     } else {
         let report: Value = serde_json::from_slice(&out.stdout)
             .map_err(|e| format!("output is not JSON ({e}); stderr: {stderr}"))?;

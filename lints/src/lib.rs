@@ -14,6 +14,7 @@ pub mod lint;
 pub mod parse;
 pub mod response;
 pub mod rules;
+pub mod semantic;
 pub mod source;
 pub mod suppress;
 

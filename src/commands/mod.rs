@@ -13,6 +13,21 @@ pub enum ExitStatus {
     Success = 0,
     /// Findings (or blocked calls) remain.
     Failure = 1,
+    /// A usage, configuration, I/O or internal error happened (other results were still
+    /// reported).
+    Error = 2,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    /// Always emit ANSI colours.
+    Always,
+    /// Never emit colours.
+    Never,
 }
 
 /// Linter, language server and trace replayer for LLM-written agent code cells.
@@ -21,6 +36,9 @@ pub enum ExitStatus {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to use colours in human-readable output.
+    #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -38,7 +56,7 @@ pub enum Command {
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
-        Command::Check(args) => check::run(args),
+        Command::Check(args) => check::run(args, cli.color),
         Command::Replay(args) => replay::run(args),
         Command::Rule(args) => rule::run(args),
         Command::Server => {
