@@ -574,11 +574,30 @@ impl Namespace {
         }
     }
 
-    /// smolagents' CodeAgent namespace: `final_answer` plus the tools of the KB.
+    /// smolagents' CodeAgent namespace: `final_answer`, the tools of the KB, and the bare math
+    /// functions its executor adds to the builtins (`BASE_PYTHON_TOOLS`: `ceil`, `sqrt`, ...;
+    /// corpus kb/smolagents/default_tools.json).
     pub fn smolagents() -> Self {
+        let names = [
+            "final_answer",
+            "ceil",
+            "floor",
+            "log",
+            "exp",
+            "sin",
+            "cos",
+            "tan",
+            "asin",
+            "acos",
+            "atan",
+            "atan2",
+            "degrees",
+            "radians",
+            "sqrt",
+        ];
         Namespace {
             run: None,
-            names: ["final_answer"].iter().map(|s| s.to_string()).collect(),
+            names: names.iter().map(|s| s.to_string()).collect(),
             async_names: BTreeSet::new(),
             modules: BTreeSet::new(),
             imports_fail_at_runtime: false,

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod fixing;
+pub mod replay;
 pub mod rule;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +46,8 @@ pub struct Cli {
 pub enum Command {
     /// Check code cells (.py, Markdown fences, raw LLM responses) against the rules.
     Check(check::CheckArgs),
+    /// Replay recorded agent traces through simulated runtime guardrails.
+    Replay(replay::ReplayArgs),
     /// Print the documentation of a rule (or of all rules).
     Rule(rule::RuleArgs),
     /// Run the language server on stdio.
@@ -55,6 +58,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Check(args) => check::run(args, cli.color),
+        Command::Replay(args) => replay::run(args),
         Command::Rule(args) => rule::run(args),
         Command::Server => {
             cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;

@@ -13,6 +13,7 @@ pub mod fixes;
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod replay;
 pub mod sarif;
 pub mod statistics;
 pub mod text;

@@ -338,6 +338,9 @@ fn check_action(checker: &mut Checker, model: &SemanticModel, action: &ActionCal
         );
         return;
     }
+    if model.dialect == Dialect::Colony {
+        extra_positionals(checker, action);
+    }
     if kb.is_empty() {
         return;
     }
@@ -405,6 +408,21 @@ fn check_action(checker: &mut Checker, model: &SemanticModel, action: &ActionCal
     check_arguments(checker, model, action, raw, def, dialect);
 }
 
+/// `run()` takes the key as its only positional argument (colony-reference §2.1): any other
+/// positional argument raises `TypeError`, whatever the key.
+fn extra_positionals(checker: &mut Checker, action: &ActionCall) {
+    for arg in &action.args.positional {
+        checker.report(
+            Diagnostic::new(
+                &UNKNOWN_PARAMETER,
+                range(*arg),
+                "`run()` takes the action key as its only positional argument; this argument raises `TypeError`",
+            )
+            .with_help("Pass action parameters by keyword: `await run(\"key\", name=value)`"),
+        );
+    }
+}
+
 fn non_canonical(
     checker: &mut Checker,
     model: &SemanticModel,
@@ -416,7 +434,7 @@ fn non_canonical(
     let kb = checker.kb;
     let canonical = kb.canonical_key(index).to_string();
     let message = if kb.actions[index].dynamic_segment && canonical == kb.actions[index].short_key {
-        format!("Action key `{raw}` names a per-process segment that changes in every run; `{canonical}` resolves everywhere")
+        format!("Action key `{raw}` has a middle segment that is random per process at runtime; `{canonical}` resolves in every process")
     } else {
         format!("Action key `{raw}` is not canonical: the dispatcher resolves it to `{canonical}`")
     };
@@ -595,15 +613,7 @@ fn check_arguments(
     let mut positional_bound = Vec::new();
     for (i, arg) in args.positional.iter().enumerate() {
         if dialect == Dialect::Colony {
-            checker.report(
-                Diagnostic::new(
-                    &UNKNOWN_PARAMETER,
-                    range(*arg),
-                    "`run()` takes the action key as its only positional argument; this argument raises `TypeError`",
-                )
-                .with_help("Pass action parameters by keyword: `await run(\"key\", name=value)`"),
-            );
-            continue;
+            continue; // reported by `extra_positionals`, with or without a KB
         }
         match positional_params.get(i) {
             Some(p) if !args.star_args => {
@@ -733,6 +743,25 @@ fn type_check(
         Some(t) if !param.approximate_type => types::parse_type(t),
         _ => types::Ty::Unknown,
     };
+    let described = param
+        .allowed
+        .is_none()
+        .then(|| param.description.as_deref().and_then(description_enum))
+        .flatten();
+    if let Some(allowed) = param.allowed.as_ref().or(described.as_ref()) {
+        let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
+        if scalars && !allowed.is_empty() {
+            let values = types::Ty::Literal(allowed.clone());
+            // On a list parameter the values constrain the elements (BFCL `door: array`
+            // with `[Enum]: ["driver", ...]`).
+            ty = match ty {
+                types::Ty::List(_) => types::Ty::List(Box::new(values)),
+                types::Ty::Set(_) => types::Ty::Set(Box::new(values)),
+                types::Ty::Tuple(_) => types::Ty::Tuple(Some(Box::new(values))),
+                _ => values,
+            };
+        }
+    }
     // An optional parameter without a known default, or defaulting to `None`, accepts `None`
     // (tool schemas rarely spell out `"null"` for optional arguments).
     let none_default = !param.required
@@ -740,30 +769,22 @@ fn type_check(
             .default
             .as_deref()
             .is_none_or(|d| d == "None" || d == "null");
-    if none_default && !matches!(ty, types::Ty::Unknown | types::Ty::Any) {
-        ty = types::Ty::Union(vec![ty, types::Ty::NoneType]);
-    }
-    if let Some(allowed) = &param.allowed {
-        let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
-        if scalars && !allowed.is_empty() {
-            let mut values = allowed.clone();
-            if none_default {
+    if none_default {
+        ty = match ty {
+            types::Ty::Literal(mut values) => {
                 values.push(serde_json::Value::Null);
+                types::Ty::Literal(values)
             }
-            ty = types::Ty::Literal(values);
-        }
+            t @ (types::Ty::Unknown | types::Ty::Any) => t,
+            t => types::Ty::Union(vec![t, types::Ty::NoneType]),
+        };
     }
     let verdict = types::judge(&ty, &lit, lax);
     let types::Verdict::Mismatch(reason) = verdict else {
         return;
     };
-    let expected = match &ty {
-        types::Ty::Literal(values) => {
-            let shown: Vec<String> = values.iter().map(types::render_json).collect();
-            format!("one of {}", shown.join(", "))
-        }
-        _ => format!("`{}`", param.ty.as_deref().unwrap_or("?")),
-    };
+    let expected =
+        types::describe(&ty).unwrap_or_else(|| format!("`{}`", param.ty.as_deref().unwrap_or("?")));
     let mut d = Diagnostic::new(
         &PARAMETER_TYPE_MISMATCH,
         range(value),
@@ -781,6 +802,21 @@ fn type_check(
     checker.report(d);
 }
 
+/// Allowed values stated in a parameter description as BFCL writes them:
+/// `The mode to set. [Enum]: ["engage", "release"]`.
+fn description_enum(description: &str) -> Option<Vec<serde_json::Value>> {
+    let at = description.find("[Enum]:")?;
+    let rest = description[at + "[Enum]:".len()..].trim_start();
+    if !rest.starts_with('[') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<serde_json::Value>>();
+    match de.next() {
+        Some(Ok(values)) if !values.is_empty() => Some(values),
+        _ => None,
+    }
+}
+
 /// Names within edit distance of `name` (at most a third of the longer length, between 1 and
 /// 3; case and `_`/`-` differences count as distance 0), best first, ties by name.
 fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
@@ -791,6 +827,9 @@ fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
             .collect()
     };
     let n = norm(name);
+    if name.chars().count() < 3 {
+        return Vec::new(); // one- and two-letter names are close to everything
+    }
     let mut scored: Vec<(usize, &str)> = candidates
         .iter()
         .filter(|c| **c != name)
@@ -801,7 +840,7 @@ fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
                 strsim::osa_distance(name, c)
             };
             let limit = (name.chars().count().max(c.chars().count()) / 3).clamp(1, 3);
-            (d <= limit).then_some((d, *c))
+            (d <= limit && d < c.chars().count()).then_some((d, *c))
         })
         .collect();
     scored.sort();
@@ -1042,6 +1081,16 @@ fn antonyms(a: &str, b: &str) -> bool {
         })
 }
 
+/// True when `plural` is an English plural of `singular` (`agent`/`agents`, `box`/`boxes`,
+/// `query`/`queries`).
+fn plural_of(singular: &str, plural: &str) -> bool {
+    plural.strip_suffix('s') == Some(singular)
+        || plural.strip_suffix("es") == Some(singular)
+        || plural
+            .strip_suffix("ies")
+            .is_some_and(|stem| singular.strip_suffix('y') == Some(stem))
+}
+
 /// True when turning `written` into `candidate` swaps words rather than fixing a typo: the
 /// differing words are antonym-like, or a differing written word is itself a word the knowledge
 /// base uses (so the author chose another word), or whole words are added or dropped.
@@ -1068,6 +1117,11 @@ fn meaning_changes(written: &str, candidate: &str, vocabulary: &HashSet<String>)
     }
     if ra.iter().any(|x| rb.iter().any(|y| antonyms(x, y))) {
         return true;
+    }
+    if let ([x], [y]) = (ra, rb) {
+        if plural_of(x, y) || plural_of(y, x) {
+            return false; // `spawn_agent` -> `spawn_agents`: a typo-level change
+        }
     }
     ra.iter().any(|x| !rb.contains(x) && vocabulary.contains(x))
 }
@@ -1106,8 +1160,23 @@ mod tests {
             "get_agent_status",
             &vocab
         ));
+        assert!(!meaning_changes("spawn_agent", "spawn_agents", &vocab));
+        assert!(!meaning_changes("list_query", "list_queries", &vocab));
         // `agent` is a KB word: choosing it over `agents` is a different word, not a typo.
         assert!(meaning_changes("get_status", "get_agent_status", &vocab));
+    }
+
+    #[test]
+    fn enums_stated_in_descriptions() {
+        assert_eq!(
+            description_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
+            Some(vec![
+                serde_json::json!("engage"),
+                serde_json::json!("release")
+            ])
+        );
+        assert_eq!(description_enum("No enum here."), None);
+        assert_eq!(description_enum("[Enum]: not a list"), None);
     }
 
     #[test]
@@ -1122,5 +1191,6 @@ mod tests {
         );
         assert_eq!(closest("mdoe", &["mode", "node"]), vec!["mode"]);
         assert_eq!(closest("xyz", &["count"]), Vec::<&str>::new());
+        assert_eq!(closest("f", &["g", "_"]), Vec::<&str>::new());
     }
 }

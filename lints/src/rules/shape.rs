@@ -382,10 +382,13 @@ fn action_in_loop(checker: &mut Checker) {
                 "Action inside {where_}: it is dispatched once per iteration, so the number of actions is unbounded"
             ),
         };
+        let help = if innermost.kind() == "while_statement" {
+            "Dispatch once and let the next iteration check again"
+        } else {
+            "Dispatch one action that takes the whole list, or handle one item per iteration"
+        };
         checker.report(
-            Diagnostic::new(&ACTION_IN_LOOP, parse::range(site.node), message).with_help(
-                "Dispatch one action that takes the whole list, or handle one item per iteration",
-            ),
+            Diagnostic::new(&ACTION_IN_LOOP, parse::range(site.node), message).with_help(help),
         );
     }
 }
