@@ -1,6 +1,7 @@
 //! Subcommands. Each returns the process exit status or an error (exit code 2).
 
 pub mod check;
+pub mod replay;
 pub mod rule;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +45,8 @@ pub struct Cli {
 pub enum Command {
     /// Check code cells (.py, Markdown fences, raw LLM responses) against the rules.
     Check(check::CheckArgs),
+    /// Replay recorded agent traces through simulated runtime guardrails.
+    Replay(replay::ReplayArgs),
     /// Print the documentation of a rule (or of all rules).
     Rule(rule::RuleArgs),
     /// Run the language server on stdio.
@@ -54,6 +57,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Check(args) => check::run(args, cli.color),
+        Command::Replay(args) => replay::run(args),
         Command::Rule(args) => rule::run(args),
         Command::Server => {
             cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;

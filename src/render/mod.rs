@@ -12,6 +12,7 @@ pub mod concise;
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod replay;
 pub mod sarif;
 pub mod statistics;
 pub mod text;
