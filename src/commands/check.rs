@@ -2,18 +2,20 @@
 //!
 //! Pipeline: collect inputs (explicit files as given; directories walked in parallel honouring
 //! `.gitignore`, `.ignore` and ruff's default excludes) -> per file, in parallel: read, find the
-//! closest config, extract cells, run the rules -> sort -> render -> exit code.
+//! closest config, extract cells, run the rules (and, with `--fix`, `--diff`, `--fix-only` or
+//! `--add-noqa`, apply fixes or write suppressions: see `fixing`) -> sort -> render -> exit code.
 //!
 //! Nothing is lost on a bad input: a file that cannot be read, a config that does not load, or
 //! an internal error on one file is reported on stderr (`error: path[:line:col]: message`) and
 //! the run goes on with the other files; the exit code is then 2. Exit codes: 0 clean (or
 //! `--exit-zero`), 1 findings, 2 usage, configuration, I/O or internal error.
 
+use super::fixing::{self, FixArgs, FixRecord, Mode};
 use super::ExitStatus;
 use crate::render::{self, FileReport, OutputFormat, RenderOptions, Report};
 use cellguard_lints::config::{Dialect, Overrides, Profile, Project, Resolver};
 use cellguard_lints::extract::ExtractMode;
-use cellguard_lints::{lint, rules, SourceFile};
+use cellguard_lints::{rules, Applicability, SourceFile};
 use clap::builder::PossibleValuesParser;
 use clap::builder::TypedValueParser;
 use rayon::prelude::*;
@@ -73,9 +75,10 @@ pub struct CheckArgs {
     /// Print the number of findings per rule instead of the findings.
     #[arg(long)]
     pub statistics: bool,
-    /// `[*]` also marks diagnostics whose fix is unsafe.
-    #[arg(long, hide = true)]
-    pub unsafe_fixes: bool,
+    /// Fix-related flags (`--fix`, `--unsafe-fixes`, `--diff`, `--show-fixes`, `--fix-only`,
+    /// `--add-noqa`), see `fixing`.
+    #[command(flatten)]
+    pub fixes: FixArgs,
     /// Print the files that would be checked, and exit.
     #[arg(long, conflicts_with_all = ["statistics", "show_settings"])]
     pub show_files: bool,
@@ -275,6 +278,8 @@ struct Outcome {
     project: Option<Arc<Project>>,
     warnings: Vec<String>,
     errors: Vec<String>,
+    /// What a fix mode did (`--fix`, `--diff`, `--add-noqa`...).
+    fix: Option<FixRecord>,
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -284,8 +289,9 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
-fn check_input(input: Input, resolver: &Resolver) -> Outcome {
+fn check_input(input: Input, resolver: &Resolver, fix_args: &FixArgs) -> Outcome {
     let mut out = Outcome::default();
+    let is_file = matches!(input, Input::File(_));
     let (path, lookup, bytes) = match input {
         Input::File(p) => match std::fs::read(&p) {
             Ok(b) => (p.clone(), p, b),
@@ -323,14 +329,28 @@ fn check_input(input: Input, resolver: &Resolver) -> Outcome {
         ));
     }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        lint::check_file(&source, &project.settings, &project.kb)
+        fixing::process(source, &project.settings, &project.kb, fix_args)
     }));
     match result {
-        Ok(diagnostics) => {
-            if !diagnostics.is_empty() {
+        Ok(processed) => {
+            out.warnings.extend(processed.warnings);
+            out.errors.extend(processed.errors);
+            let writes = matches!(fix_args.mode(), Mode::Fix | Mode::FixOnly | Mode::AddNoqa);
+            if let Some(record) = &processed.record {
+                if writes && is_file && out.errors.is_empty() {
+                    if let Err(e) = fixing::write_back(&path, record) {
+                        out.errors.push(e);
+                    }
+                }
+            }
+            out.fix = processed.record.map(|mut r| {
+                r.stdin = !is_file;
+                r
+            });
+            if !processed.diagnostics.is_empty() {
                 out.report = Some(FileReport {
-                    source,
-                    diagnostics,
+                    source: processed.source,
+                    diagnostics: processed.diagnostics,
                 });
             }
         }
@@ -472,10 +492,11 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
 
     let outcomes: Vec<Outcome> = inputs
         .into_par_iter()
-        .map(|i| check_input(i, &resolver))
+        .map(|i| check_input(i, &resolver, &args.fixes))
         .collect();
 
     let mut reports = Vec::new();
+    let mut records: Vec<FixRecord> = Vec::new();
     let mut projects: BTreeMap<String, Arc<Project>> = BTreeMap::new();
     for o in outcomes {
         problems.warnings.extend(o.warnings);
@@ -493,7 +514,9 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
             projects.entry(key).or_insert(p);
         }
         reports.extend(o.report);
+        records.extend(o.fix);
     }
+    records.sort_by(|a, b| a.path.cmp(&b.path));
     // Config warnings, once per config file in effect.
     let mut config_warnings = Vec::new();
     for p in projects.values() {
@@ -508,10 +531,28 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
     problems.warnings = config_warnings;
 
     let report = Report::new(reports);
-    let to_terminal = args.output_file.is_none() && std::io::stdout().is_terminal();
+    let mode = args.fixes.mode();
+    if let Some(status) = fix_only_output(mode, &args, wants_stdin, &records, &problems)? {
+        return Ok(finish(&problems, status));
+    }
+    // With standard input and `--fix`, standard output carries the fixed text and the report
+    // goes to standard error (or `--output-file`).
+    let fixed_to_stdout = mode == Mode::Fix && wants_stdin;
+    if fixed_to_stdout {
+        if let Some(r) = records.iter().find(|r| r.stdin) {
+            std::io::stdout().lock().write_all(r.text.as_bytes())?;
+        }
+    }
+    let to_terminal = args.output_file.is_none()
+        && if fixed_to_stdout {
+            std::io::stderr().is_terminal()
+        } else {
+            std::io::stdout().is_terminal()
+        };
     let opts = RenderOptions {
         color: use_color(color, to_terminal),
-        unsafe_fixes: args.unsafe_fixes,
+        unsafe_fixes: args.fixes.threshold() == Applicability::Unsafe,
+        fixed: fixing::total_fixed(&records),
     };
     let mut buf: Vec<u8> = Vec::new();
     let human = !matches!(
@@ -530,6 +571,9 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
     } else {
         render::render(&report, args.output_format, &opts, &mut buf)?;
     }
+    if mode == Mode::Fix && args.fixes.show_fixes && !args.fixes.no_show_fixes && human {
+        fixing::write_fix_summary(&records, &mut buf)?;
+    }
     match &args.output_file {
         Some(path) => {
             if let Err(e) = std::fs::write(path, &buf) {
@@ -537,6 +581,9 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
                     .errors
                     .push(format!("{}: cannot write the report: {e}", path.display()));
             }
+        }
+        None if fixed_to_stdout => {
+            std::io::stderr().lock().write_all(&buf)?;
         }
         None => {
             let mut out = std::io::stdout().lock();
@@ -557,6 +604,76 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
         ExitStatus::Success
     };
     Ok(finish(&problems, status))
+}
+
+/// The output of the modes that print no report (`--diff`, `--fix-only`, `--add-noqa`), and
+/// their exit status; `None` for the reporting modes.
+fn fix_only_output(
+    mode: Mode,
+    args: &CheckArgs,
+    stdin: bool,
+    records: &[FixRecord],
+    problems: &Problems,
+) -> anyhow::Result<Option<ExitStatus>> {
+    let failed = !problems.errors.is_empty();
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let stdin_text = || records.iter().find(|r| r.stdin).map(|r| r.text.clone());
+    let status = match mode {
+        Mode::Report | Mode::Fix => return Ok(None),
+        Mode::Diff => {
+            let mut any = false;
+            for r in records {
+                if let Some(d) = r.unified_diff() {
+                    stdout.write_all(d.as_bytes())?;
+                    any = true;
+                }
+            }
+            writeln!(stderr, "{}", fixing::fixed_line(records, true))?;
+            if failed {
+                ExitStatus::Error
+            } else if any {
+                ExitStatus::Failure
+            } else {
+                ExitStatus::Success
+            }
+        }
+        Mode::FixOnly => {
+            if stdin {
+                if let Some(t) = stdin_text() {
+                    stdout.write_all(t.as_bytes())?;
+                }
+            }
+            if args.fixes.show_fixes && !args.fixes.no_show_fixes {
+                fixing::write_fix_summary(records, &mut stderr)?;
+            }
+            writeln!(stderr, "{}", fixing::fixed_line(records, false))?;
+            if failed {
+                ExitStatus::Error
+            } else {
+                ExitStatus::Success
+            }
+        }
+        Mode::AddNoqa => {
+            if stdin {
+                if let Some(t) = stdin_text() {
+                    stdout.write_all(t.as_bytes())?;
+                }
+            }
+            let added: usize = records.iter().filter_map(|r| r.noqa).map(|n| n.0).sum();
+            writeln!(
+                stderr,
+                "Added {added} noqa directive{}.",
+                fixing::plural(added)
+            )?;
+            if failed {
+                ExitStatus::Error
+            } else {
+                ExitStatus::Success
+            }
+        }
+    };
+    Ok(Some(status))
 }
 
 /// Prints warnings and errors on stderr and returns `status`.

@@ -1,7 +1,9 @@
 //! Subcommands. Each returns the process exit status or an error (exit code 2).
 
 pub mod check;
+pub mod fixing;
 pub mod kb;
+pub mod replay;
 pub mod rule;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +47,8 @@ pub struct Cli {
 pub enum Command {
     /// Check code cells (.py, Markdown fences, raw LLM responses) against the rules.
     Check(check::CheckArgs),
+    /// Replay recorded agent traces through simulated runtime guardrails.
+    Replay(replay::ReplayArgs),
     /// Print the documentation of a rule (or of all rules).
     Rule(rule::RuleArgs),
     /// Build, merge, inspect and export the knowledge base of actions.
@@ -57,6 +61,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Check(args) => check::run(args, cli.color),
+        Command::Replay(args) => replay::run(args),
         Command::Rule(args) => rule::run(args),
         Command::Kb(args) => kb::run(args),
         Command::Server => {

@@ -2,7 +2,7 @@
 //! the summary line (ruff's `concise`). Newlines inside a message are shown as `\n` so every
 //! diagnostic stays on one line for editors' error parsers.
 
-use super::{display_path, sanitize, span, summary, RenderOptions, Report};
+use super::{display_path, sanitize, span, RenderOptions, Report};
 use std::io::Write;
 
 /// Writes one line per diagnostic and the summary.
@@ -20,7 +20,7 @@ pub fn render(report: &Report, opts: &RenderOptions, out: &mut dyn Write) -> std
             sanitize(&d.message).replace('\n', "\\n"),
         )?;
     }
-    writeln!(out, "{}", summary(report))
+    super::fixes::write_closing(report, opts, &mut termcolor::NoColor::new(out))
 }
 
 #[cfg(test)]

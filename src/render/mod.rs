@@ -9,9 +9,11 @@
 //! formats mark a diagnostic whose fix would be applied with `[*]` ([`RenderOptions::marks_fix`]).
 
 pub mod concise;
+pub mod fixes;
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod replay;
 pub mod sarif;
 pub mod statistics;
 pub mod text;
@@ -102,6 +104,8 @@ pub struct RenderOptions {
     pub color: bool,
     /// `--unsafe-fixes`: unsafe fixes count as applicable (`[*]`).
     pub unsafe_fixes: bool,
+    /// Fixes applied in this run (`--fix`), for the closing summary.
+    pub fixed: usize,
 }
 
 impl RenderOptions {

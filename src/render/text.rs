@@ -17,7 +17,7 @@
 //! multi-line range is drawn, and lines longer than [`MAX_LINE_CHARS`] are cut around the
 //! range, so a minified or 50 MB one-line file never floods the terminal.
 
-use super::{display_path, sanitize, summary, RenderOptions, Report};
+use super::{display_path, sanitize, RenderOptions, Report};
 use cellguard_lints::{Diagnostic, Severity, SourceFile};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::{Error as FilesError, Files};
@@ -45,10 +45,7 @@ fn render_to(report: &Report, opts: &RenderOptions, w: &mut dyn WriteColor) -> s
         render_diagnostic(file, d, opts, w)?;
         writeln!(w)?;
     }
-    w.set_color(ColorSpec::new().set_bold(true))?;
-    write!(w, "{}", summary(report))?;
-    w.reset()?;
-    writeln!(w)
+    super::fixes::write_closing(report, opts, w)
 }
 
 /// The colour of a severity.
@@ -61,8 +58,7 @@ fn severity_color(s: Severity) -> Color {
     }
 }
 
-/// One diagnostic: header, source frame, help lines. (The fix diff of `--fix`/`--diff`
-/// rendering is added after the help lines.)
+/// One diagnostic: header, source frame, help lines, then the fix as a small diff.
 pub fn render_diagnostic(
     file: &SourceFile,
     d: &Diagnostic,
@@ -121,6 +117,18 @@ pub fn render_diagnostic(
         w.write_all(frame.empty_gutter_line())?;
         for help in helps {
             write_help(w, help)?;
+        }
+    }
+    // The fix as a small diff (ruff's "ℹ Safe fix" block).
+    if d.fix.is_some() {
+        let mut block = termcolor::Buffer::no_color();
+        if w.supports_color() {
+            block = termcolor::Buffer::ansi();
+        }
+        super::fixes::write_fix_diff(file, d, &mut block)?;
+        if !block.is_empty() {
+            writeln!(w)?;
+            w.write_all(block.as_slice())?;
         }
     }
     Ok(())

@@ -53,7 +53,7 @@ pub static UNKNOWN_ACTION: Rule = Rule {
         why: "Colony's dispatcher answers `Unknown action type: {key}` as a failed result and the cell carries on, so the rest of the cell runs on a missing result. Colony's own validator measures a padded Hamming distance, misses one-character insertions, picks among ties by hash order, and auto-applies fixes that flip meaning (`get_status` -> `set_status`).",
         example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_statsu\", agent_ids=[])\n",
         fixed_example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_status\", agent_ids=[])\n",
-        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ...), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables or concatenations get no fix.",
+        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ...), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables, f-strings or `+` concatenations get no fix; an implicit concatenation (`\"A.b.\" \"c\"`) is edited in the part that differs, keeping its split.",
         options: "`knowledge-base`, `--kb`; `dialect`.",
         source: "Colony APIKnowledgeBaseValidator and dispatcher `_get_executor_for_action` (colony-reference §2.3, §3.4, §7.3 cases 18, 21, 22).",
         example_kb: DOC_KB,
@@ -278,6 +278,16 @@ fn key_literal_fix(
             vec![Edit::replace(range(expr), new_key)],
         ));
     }
+    if action.key.form == KeyForm::Concatenation && expr.kind() == "concatenated_string" {
+        // `"A.b." "c"`: edit the part that differs, keeping the split (see
+        // `fix::replace_string_value`).
+        let edit = crate::fix::replace_string_value(expr, model.src, new_key)?;
+        return Some(Fix::new(
+            applicability,
+            format!("Replace with `{new_key}`"),
+            vec![edit],
+        ));
+    }
     if action.key.form != KeyForm::Literal || !semantic::is_plain_string(expr, model.src) {
         return None;
     }
@@ -467,6 +477,8 @@ fn dynamic_key(checker: &mut Checker, model: &SemanticModel, action: &ActionCall
 struct KeyChoice {
     keys: Vec<String>,
     best: Option<(String, Applicability)>,
+    /// Why the best candidate is not applied automatically.
+    caution: Option<String>,
 }
 
 fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
@@ -475,6 +487,7 @@ fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
         return KeyChoice {
             keys: Vec::new(),
             best: None,
+            caution: None,
         };
     };
     let ties = suggestions
@@ -501,8 +514,16 @@ fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
             }
         };
     let vocabulary = kb_vocabulary(kb);
-    let flips = meaning_changes(written, against, &vocabulary);
-    let applicability = if ties == 1 && consistent && !flips {
+    let caution = if ties > 1 {
+        Some(format!("{ties} keys are equally close"))
+    } else if let Some(change) = meaning_change(written, against, &vocabulary) {
+        Some(change)
+    } else if !consistent {
+        Some("the part before the last segment names another capability".to_string())
+    } else {
+        None
+    };
+    let applicability = if caution.is_none() {
         Applicability::Safe
     } else {
         Applicability::DisplayOnly
@@ -517,6 +538,7 @@ fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
     KeyChoice {
         keys,
         best: Some((target, applicability)),
+        caution,
     }
 }
 
@@ -537,10 +559,12 @@ fn unknown_action(
     let mut d = Diagnostic::new(
         &UNKNOWN_ACTION,
         key_range,
-        format!("Unknown {what} `{raw}`"),
+        format!("Unknown {what} '{raw}'.{}", did_you_mean(&choice.keys)),
     );
+    if let Some(caution) = &choice.caution {
+        d = d.with_help(format!("Not applied automatically: {caution}"));
+    }
     if let Some((best, applicability)) = &choice.best {
-        d = d.with_help(did_you_mean(&choice.keys));
         if let Some(fix) = key_literal_fix(model, action, best, *applicability) {
             d = d.with_fix(fix);
         }
@@ -555,10 +579,17 @@ fn unknown_tool(checker: &mut Checker, model: &SemanticModel, tool: &semantic::U
     let mut d = Diagnostic::new(
         &UNKNOWN_ACTION,
         range(site.callee),
-        format!("Unknown tool `{}`", tool.name),
+        format!(
+            "Unknown tool '{}'.{}",
+            tool.name,
+            did_you_mean(&choice.keys)
+        ),
     );
+    if let Some(caution) = &choice.caution {
+        d = d.with_help(format!("Not applied automatically: {caution}"));
+    }
     if let Some((best, applicability)) = &choice.best {
-        d = d.with_help(did_you_mean(&choice.keys)).with_fix(Fix::new(
+        d = d.with_fix(Fix::new(
             *applicability,
             format!("Replace with `{best}`"),
             vec![Edit::replace(range(site.callee), best.clone())],
@@ -567,8 +598,25 @@ fn unknown_tool(checker: &mut Checker, model: &SemanticModel, tool: &semantic::U
     checker.report(d);
 }
 
+/// ` Did you mean 'k'?` in Colony's wording (empty without candidates).
 fn did_you_mean(keys: &[String]) -> String {
-    match keys {
+    let quoted: Vec<String> = keys.iter().take(3).map(|k| format!("'{k}'")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => format!(" Did you mean {one}?"),
+        many => {
+            let more = if keys.len() > 3 {
+                format!(" (and {} more)", keys.len() - 3)
+            } else {
+                String::new()
+            };
+            format!(" Did you mean one of {}{more}?", many.join(", "))
+        }
+    }
+}
+
+fn did_you_mean_name(names: &[String]) -> String {
+    match names {
         [one] => format!("Did you mean `{one}`?"),
         many => format!("Did you mean one of {}?", backticked(many, 3)),
     }
@@ -668,7 +716,7 @@ fn check_arguments(
                 }
                 [best, rest @ ..] => {
                     let owned: Vec<String> = close.iter().map(|s| s.to_string()).collect();
-                    d = d.with_help(did_you_mean(&owned));
+                    d = d.with_help(did_you_mean_name(&owned));
                     if !kw.from_dict_literal {
                         let applicability = if rest.is_empty() {
                             Applicability::Unsafe
@@ -901,7 +949,7 @@ fn unknown_name(checker: &mut Checker, model: &SemanticModel, unknown: &semantic
     let close = closest(name, &candidates);
     if let [best, rest @ ..] = close.as_slice() {
         let owned: Vec<String> = close.iter().map(|s| s.to_string()).collect();
-        d = d.with_help(did_you_mean(&owned));
+        d = d.with_help(did_you_mean_name(&owned));
         let vocabulary = kb_vocabulary(kb);
         let applicability = if rest.is_empty() && !meaning_changes(name, best, &vocabulary) {
             Applicability::Unsafe
@@ -1081,10 +1129,17 @@ fn plural_of(singular: &str, plural: &str) -> bool {
             .is_some_and(|stem| singular.strip_suffix('y') == Some(stem))
 }
 
-/// True when turning `written` into `candidate` swaps words rather than fixing a typo: the
-/// differing words are antonym-like, or a differing written word is itself a word the knowledge
-/// base uses (so the author chose another word), or whole words are added or dropped.
+/// True when turning `written` into `candidate` swaps words rather than fixing a typo; see
+/// [`meaning_change`].
 fn meaning_changes(written: &str, candidate: &str, vocabulary: &HashSet<String>) -> bool {
+    meaning_change(written, candidate, vocabulary).is_some()
+}
+
+/// Why turning `written` into `candidate` swaps words rather than fixing a typo: the differing
+/// words are antonym-like, or a differing written word is itself a word the knowledge base uses
+/// (so the author chose another word), or whole words are added or dropped. `None` for a
+/// typo-level change (misspelling, separators, singular/plural).
+fn meaning_change(written: &str, candidate: &str, vocabulary: &HashSet<String>) -> Option<String> {
     let a = words(written);
     let b = words(candidate);
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -1096,24 +1151,31 @@ fn meaning_changes(written: &str, candidate: &str, vocabulary: &HashSet<String>)
         .count();
     let ra = &a[prefix..a.len() - suffix];
     let rb = &b[prefix..b.len() - suffix];
-    if ra.is_empty() && rb.is_empty() {
-        return false;
-    }
-    if ra.concat() == rb.concat() {
-        return false; // `getstatus` vs `get_status`: only separators differ
+    if (ra.is_empty() && rb.is_empty()) || ra.concat() == rb.concat() {
+        return None; // `getstatus` vs `get_status`: only separators differ
     }
     if ra.is_empty() || rb.is_empty() {
-        return true; // a whole word added or dropped
+        let words: Vec<&String> = ra.iter().chain(rb).collect();
+        let shown: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+        return Some(format!(
+            "the suggestion {} {}",
+            if ra.is_empty() { "adds" } else { "drops" },
+            shown.join(", ")
+        ));
     }
-    if ra.iter().any(|x| rb.iter().any(|y| antonyms(x, y))) {
-        return true;
+    for x in ra {
+        if let Some(y) = rb.iter().find(|y| antonyms(x, y)) {
+            return Some(format!("`{x}` and `{y}` have opposite meanings"));
+        }
     }
     if let ([x], [y]) = (ra, rb) {
         if plural_of(x, y) || plural_of(y, x) {
-            return false; // `spawn_agent` -> `spawn_agents`: a typo-level change
+            return None; // `spawn_agent` -> `spawn_agents`: a typo-level change
         }
     }
-    ra.iter().any(|x| !rb.contains(x) && vocabulary.contains(x))
+    ra.iter()
+        .find(|x| !rb.contains(x) && vocabulary.contains(*x))
+        .map(|x| format!("`{x}` is a word of its own, not a typo"))
 }
 
 #[cfg(test)]

@@ -334,14 +334,14 @@ fn too_many_actions(checker: &mut Checker) {
     let noun = if model.dialect == crate::config::Dialect::Functions {
         "tool calls"
     } else {
-        "actions"
+        "run() calls"
     };
     checker.report(
         Diagnostic::new(
             &TOO_MANY_ACTIONS,
             path.calls[max],
             format!(
-                "Too many {noun} on one execution path: {}, maximum is {max}",
+                "Too many actions in one iteration: {} {noun}, maximum is {max} (on the longest execution path)",
                 path.count()
             ),
         )
@@ -475,10 +475,10 @@ fn cell_too_long(checker: &mut Checker) {
             &CELL_TOO_LONG,
             lines[max],
             format!(
-                "Cell is too long: {} substantive lines, maximum is {max}",
+                "Code is too long: {} lines, maximum is {max} (blank, comment and docstring lines not counted)",
                 lines.len()
             ),
         )
-        .with_help("Blank lines, comments and docstrings do not count; write a focused step"),
+        .with_help("Write a focused step; move long explanations into comments or docstrings"),
     );
 }
