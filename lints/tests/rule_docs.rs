@@ -18,20 +18,7 @@ use cellguard_lints::{lint, rules, SourceFile};
 
 /// Rules allowed to have no example, with the reason. Remove an entry when its doc gains an
 /// example (a non-empty example is always checked, listed here or not).
-const EXEMPT: &[(&str, &str)] = &[
-    (
-        "SYN002",
-        "needs a raw response whose extraction yields no code: written with response extraction (branch `colony`)",
-    ),
-    (
-        "SYN003",
-        "needs a truncated raw response: written with response extraction (branch `colony`)",
-    ),
-    (
-        "SYN004",
-        "needs a raw response with mixed fences: written with response extraction (branch `colony`)",
-    ),
-];
+const EXEMPT: &[(&str, &str)] = &[];
 
 fn settings_for(rule: &Rule) -> Result<Settings, String> {
     let text = rule.doc.example_config;

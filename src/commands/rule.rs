@@ -92,11 +92,19 @@ pub fn explanation(rule: &Rule) -> String {
     );
     section(&mut out, "Why is this bad?", d.why);
     if !d.example.is_empty() {
+        // Examples run as raw responses or Markdown are not Python.
+        let lang = if d.example_config.contains("\"response\"") {
+            "text"
+        } else if d.example_config.contains("\"markdown\"") {
+            "markdown"
+        } else {
+            "python"
+        };
         out.push_str("## Example\n\n");
-        code_block(&mut out, "python", d.example);
+        code_block(&mut out, lang, d.example);
         if !d.fixed_example.is_empty() {
             out.push_str("\nUse instead:\n\n");
-            code_block(&mut out, "python", d.fixed_example);
+            code_block(&mut out, lang, d.fixed_example);
         }
         if !d.example_kb.is_empty() {
             out.push_str("\nWith this knowledge base:\n\n");
