@@ -160,16 +160,19 @@ pub fn host_module(module: &str) -> Option<&'static str> {
 }
 
 /// True when `pattern` (with `*` wildcards) matches `text`.
+///
+/// Works on bytes without allocating (it runs for every attribute path against every
+/// deny-members entry). Equivalent to matching characters: `*` is ASCII, and a literal pattern
+/// byte that starts a UTF-8 character can never match a continuation byte of `text`.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0usize, 0usize);
     let (mut star, mut mark) = (None, 0usize);
     while ti < t.len() {
-        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
+        if pi < p.len() && p[pi] != b'*' && p[pi] == t[ti] {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == b'*' {
             star = Some(pi);
             mark = ti;
             pi += 1;
@@ -181,7 +184,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
             return false;
         }
     }
-    while pi < p.len() && p[pi] == '*' {
+    while pi < p.len() && p[pi] == b'*' {
         pi += 1;
     }
     pi == p.len()
@@ -1641,4 +1644,33 @@ fn dunder_help(name: &str) -> Option<String> {
 
 fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
+}
+
+#[cfg(test)]
+mod glob_match_tests {
+    use super::glob_match;
+
+    #[test]
+    fn byte_matching_agrees_with_character_matching() {
+        let cases = [
+            (
+                "asyncio.create_subprocess_*",
+                "asyncio.create_subprocess_exec",
+                true,
+            ),
+            ("asyncio.create_subprocess_*", "asyncio.create_task", false),
+            ("numpy.*", "numpy", false),
+            ("*", "", true),
+            ("a*é", "abcé", true),
+            ("a*é", "abcè", false),
+            ("*é*x", "éé.x", true),
+            ("é?", "é?", true),
+            ("a**b", "ab", true),
+            ("os.*.system", "os.path.system", true),
+            ("os.*.system", "os.system", false),
+        ];
+        for (p, t, want) in cases {
+            assert_eq!(glob_match(p, t), want, "{p} vs {t}");
+        }
+    }
 }
