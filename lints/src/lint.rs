@@ -54,6 +54,20 @@ pub fn map_to_file(cell: &Cell, multi_cell: bool, diagnostics: Vec<Diagnostic>) 
 /// Checks a whole file: extraction, every cell, and extraction findings. Diagnostics are in
 /// file coordinates, sorted by position.
 pub fn check_file(file: &SourceFile, settings: &Settings, kb: &KnowledgeBase) -> Vec<Diagnostic> {
+    check_file_with(file, settings, kb, |cell| parse::parse(&cell.text, None))
+}
+
+/// [`check_file`] with the syntax tree of each cell supplied by `tree_for` instead of a fresh
+/// parse. The language server uses it to lint with trees it keeps up to date incrementally
+/// between edits; `tree_for` must return a tree of exactly `cell.text` (it is called once per
+/// cell, in cell order). Everything else (extraction findings, rule selection, mapping to file
+/// coordinates, ordering) is the same as the CLI's.
+pub fn check_file_with(
+    file: &SourceFile,
+    settings: &Settings,
+    kb: &KnowledgeBase,
+    mut tree_for: impl FnMut(&Cell) -> Tree,
+) -> Vec<Diagnostic> {
     let Extraction {
         cells,
         diagnostics: extraction_diagnostics,
@@ -64,7 +78,7 @@ pub fn check_file(file: &SourceFile, settings: &Settings, kb: &KnowledgeBase) ->
         .filter(|d| settings.rules.is_enabled(d.rule))
         .collect();
     for cell in &cells {
-        let tree = parse::parse(&cell.text, None);
+        let tree = tree_for(cell);
         let diagnostics = check_parsed_cell(cell, &tree, settings, kb);
         out.extend(map_to_file(cell, multi_cell, diagnostics));
     }
