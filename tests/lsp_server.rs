@@ -103,13 +103,12 @@ fn push_diagnostics_carry_version_code_link_severity_source_and_data() {
     );
     assert_eq!(d["data"]["version"], 7);
     assert_eq!(d["data"]["code"], "IMP001");
+    assert_eq!(d["data"]["index"], 0);
+    // IMP001's fix (removing the import) is unsafe; it travels in `data`.
+    assert_eq!(d["data"]["fix"]["applicability"], "unsafe");
     assert_eq!(
-        d["data"]["ignore"]["newText"],
-        "  # cellguard: ignore[IMP001]"
-    );
-    assert_eq!(
-        d["data"]["ignore"]["range"],
-        json!({"start": {"line": 1, "character": 9}, "end": {"line": 1, "character": 9}})
+        d["data"]["fix"]["edits"][0]["range"]["start"],
+        json!({"line": 0, "character": 5})
     );
     assert_eq!(c.shutdown().code(), Some(0));
 }
@@ -269,7 +268,7 @@ fn stale_results_are_dropped_during_a_burst() {
     // The final edit introduces a finding.
     c.change(&u, 102, Some([0, 0, 0, 0]), "import os\n");
     let last = c.diagnostics_at(&u, 102);
-    assert_eq!(codes(&last), vec!["IMP001"]);
+    assert_eq!(codes(&last), vec!["IMP001", "SHP004"]);
     assert_eq!(pos(&last[0], "start"), (0, 7));
     let published: Vec<i64> = c
         .take_notifications("textDocument/publishDiagnostics")
@@ -411,61 +410,202 @@ fn action_titles(actions: &Value) -> Vec<String> {
 }
 
 #[test]
-fn ignore_for_this_line_action_inserts_a_valid_comment() {
+fn ignore_for_this_line_action_inserts_a_comment_that_suppresses() {
     let ws = empty_workspace();
     let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
     let u = uri(ws.path(), "a.py");
-    let text = "import os  # cellguard: ignore[IMP003]\nx = (1,\n     2)\n";
+    let text = "x = (1,\n     2); import os\ny = \"\"\"doc\n\"\"\"; import sys\n";
     c.open(&u, "python", 1, text);
     let diags = c.diagnostics_at(&u, 1);
-    let d = find(&diags, "IMP001").clone();
+    assert_eq!(codes(&diags), vec!["IMP001", "IMP001"]);
     // The client sends the diagnostic back, with its data.
+    let d = diags[1].clone();
     let actions = c.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": u}, "range": d["range"], "context": {"diagnostics": [d], "only": ["quickfix"]}}),
     );
-    assert_eq!(action_titles(&actions), vec!["Ignore IMP001 for this line"]);
-    let a = &actions[0];
-    assert_eq!(a["kind"], "quickfix");
-    assert_eq!(a["isPreferred"], false);
-    let doc_edit = &a["edit"]["documentChanges"][0];
-    assert_eq!(doc_edit["textDocument"]["version"], 1);
-    assert_eq!(doc_edit["edits"][0]["newText"], ", IMP001");
+    let titles = action_titles(&actions);
+    assert_eq!(titles.len(), 2, "{titles:?}");
+    assert!(titles[0].ends_with("(IMP001, unsafe)"), "{titles:?}");
+    assert_eq!(titles[1], "Ignore IMP001 for this line");
     assert_eq!(
-        doc_edit["edits"][0]["range"]["start"],
-        json!({"line": 0, "character": 37})
+        actions[0]["isPreferred"], false,
+        "unsafe fixes are not preferred"
     );
-    // Without data (a client that drops it) the action is still offered.
-    let mut bare = d.clone();
+    let ignore = &actions[1];
+    assert_eq!(ignore["kind"], "quickfix");
+    assert_eq!(ignore["isPreferred"], false);
+    let doc_edit = &ignore["edit"]["documentChanges"][0];
+    assert_eq!(doc_edit["textDocument"]["version"], 1);
+    let e = &doc_edit["edits"][0];
+    assert_eq!(e["newText"], "  # cellguard: ignore[IMP001]");
+    // On the row where the statement ends.
+    assert_eq!(e["range"]["start"], json!({"line": 3, "character": 15}));
+    // Applying it makes the finding go away (the engine's suppression covers it).
+    c.change(&u, 2, Some([3, 15, 3, 15]), "  # cellguard: ignore[IMP001]");
+    let diags = c.diagnostics_at(&u, 2);
+    assert_eq!(codes(&diags), vec!["IMP001"]);
+    assert_eq!(pos(&diags[0], "start"), (1, 16));
+    // Without data (a client that drops it) the actions are still offered.
+    let mut bare = diags[0].clone();
     bare.as_object_mut().unwrap().remove("data");
     let actions = c.request(
         "textDocument/codeAction",
-        json!({"textDocument": {"uri": u}, "range": d["range"], "context": {"diagnostics": [bare]}}),
+        json!({"textDocument": {"uri": u}, "range": bare["range"], "context": {"diagnostics": [bare]}}),
     );
-    assert!(action_titles(&actions).contains(&"Ignore IMP001 for this line".to_string()));
+    let ignore = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Ignore IMP001 for this line")
+        .expect("ignore action without data");
+    // The first statement spans rows 0-1 by brackets; the comment goes at the end of row 1.
+    assert_eq!(
+        ignore["edit"]["documentChanges"][0]["edits"][0]["range"]["start"],
+        json!({"line": 1, "character": 18})
+    );
     assert_eq!(c.shutdown().code(), Some(0));
 }
 
 #[test]
-fn fix_all_is_offered_only_when_something_is_fixable_and_is_idempotent() {
+fn ignore_action_merges_into_an_existing_suppression() {
     let ws = empty_workspace();
     let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
-    let u = uri(ws.path(), "f.py");
-    c.open(&u, "python", 1, "import os\nx = 1\n");
-    c.diagnostics_at(&u, 1);
+    let u = uri(ws.path(), "m.py");
+    c.open(&u, "python", 1, "import os  # cellguard: ignore[IMP003]\n");
+    let diags = c.diagnostics_at(&u, 1);
+    let d = find(&diags, "IMP001").clone();
     let actions = c.request(
         "textDocument/codeAction",
-        json!({"textDocument": {"uri": u}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
-               "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        json!({"textDocument": {"uri": u}, "range": d["range"], "context": {"diagnostics": [d], "only": ["quickfix"]}}),
     );
-    // IMP001 has no safe fix: nothing to do, and asking again changes nothing either.
-    assert_eq!(actions, json!([]));
-    let again = c.request(
+    let ignore = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Ignore IMP001 for this line")
+        .unwrap()
+        .clone();
+    let e = &ignore["edit"]["documentChanges"][0]["edits"][0];
+    assert_eq!(e["newText"], "IMP003, IMP001");
+    assert_eq!(
+        e["range"],
+        json!({"start": {"line": 0, "character": 31}, "end": {"line": 0, "character": 37}})
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
+#[test]
+fn quick_fix_per_fix_preferred_when_safe() {
+    let ws = workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "q.py");
+    let text = "run(\"AgentPoolCapability.AgentPoolCapability.spawn_agents\", count=1)\n";
+    c.open(&u, "python", 1, text);
+    let diags = c.diagnostics_at(&u, 1);
+    let d = find(&diags, "RUN001").clone();
+    assert_eq!(d["data"]["fix"]["applicability"], "safe");
+    let actions = c.request(
         "textDocument/codeAction",
-        json!({"textDocument": {"uri": u}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
-               "context": {"diagnostics": [], "only": ["source.fixAll.cellguard"]}}),
+        json!({"textDocument": {"uri": u}, "range": d["range"], "context": {"diagnostics": [d]}}),
     );
-    assert_eq!(again, json!([]));
+    let fix = &actions[0];
+    assert_eq!(fix["kind"], "quickfix");
+    assert_eq!(fix["isPreferred"], true);
+    assert!(
+        fix["title"].as_str().unwrap().ends_with("(RUN001)"),
+        "{fix}"
+    );
+    let e = &fix["edit"]["documentChanges"][0]["edits"][0];
+    assert_eq!(e["newText"], "await ");
+    assert_eq!(e["range"]["start"], json!({"line": 0, "character": 0}));
+    // Without `only`, the fix-all source action comes too.
+    let kinds: Vec<&str> = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"source.fixAll.cellguard"), "{kinds:?}");
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
+/// Applies one LSP text edit (UTF-16 positions, ASCII text here) to `text`.
+fn apply_edit(text: &str, e: &Value) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let offset = |p: &Value| -> usize {
+        let l = p["line"].as_u64().unwrap() as usize;
+        lines[..l.min(lines.len())]
+            .iter()
+            .map(|s| s.len())
+            .sum::<usize>()
+            + p["character"].as_u64().unwrap() as usize
+    };
+    let (a, b) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
+    format!(
+        "{}{}{}",
+        &text[..a],
+        e["newText"].as_str().unwrap(),
+        &text[b..]
+    )
+}
+
+#[test]
+fn fix_all_applies_safe_fixes_only_and_is_idempotent() {
+    let ws = workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "f.py");
+    // RUN001 (safe: insert await), IMP003 (safe: `json` is pre-bound), IMP001 (unsafe).
+    let text = "import json\nimport os\nrun(\"AgentPoolCapability.AgentPoolCapability.spawn_agents\", count=1)\nx = json.dumps({})\n";
+    c.open(&u, "python", 1, text);
+    c.diagnostics_at(&u, 1);
+    let req = |c: &mut Client| {
+        c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": u}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        )
+    };
+    let actions = req(&mut c);
+    assert_eq!(action_titles(&actions).len(), 1, "{actions}");
+    let a = &actions[0];
+    assert_eq!(a["kind"], "source.fixAll.cellguard");
+    let doc_edit = &a["edit"]["documentChanges"][0];
+    assert_eq!(doc_edit["textDocument"]["version"], 1);
+    let fixed = apply_edit(text, &doc_edit["edits"][0]);
+    assert_eq!(
+        fixed,
+        "import os\nawait run(\"AgentPoolCapability.AgentPoolCapability.spawn_agents\", count=1)\nx = json.dumps({})\n"
+    );
+    c.change(&u, 2, None, &fixed);
+    assert_eq!(codes(&c.diagnostics_at(&u, 2)), vec!["IMP001"]);
+    assert_eq!(
+        req(&mut c),
+        json!([]),
+        "nothing left to fix: no edits the second time"
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
+#[test]
+fn inlay_hint_shows_the_path_aware_action_count() {
+    let ws = workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "h.md");
+    let md = "Cell:\n\n```python\nr = await run(\"get_agent_status\", agent_ids=[])\nif r:\n    await run(\"spawn_agents\", count=1)\nelse:\n    await run(\"respond_to_user\", content=\"x\")\n```\n\n```python\nx = 1\n```\n";
+    c.open(&u, "markdown", 1, md);
+    c.diagnostics_at(&u, 1);
+    let hints = c.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": u}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 100, "character": 0}}}),
+    );
+    let hints = hints.as_array().unwrap();
+    assert_eq!(hints.len(), 1, "only the cell with actions: {hints:?}");
+    assert_eq!(
+        hints[0]["label"], "actions 2/3",
+        "if/else takes the longer branch"
+    );
+    assert_eq!(hints[0]["position"], json!({"line": 3, "character": 47}));
     assert_eq!(c.shutdown().code(), Some(0));
 }
 
@@ -832,14 +972,18 @@ fn malformed_and_out_of_range_requests_get_errors_or_clamped_answers() {
 }
 
 /// Opening a 5 MB document does not hold up a small one: the small document's diagnostics
-/// arrive before the big one's, and later edits to the big one end correct.
+/// arrive before the big one's, and later edits to the big one end correct. (The big text is
+/// mostly one string literal so that the debug build's engine lints it in seconds.)
 #[test]
 fn a_5mb_document_does_not_block_the_server() {
     let ws = empty_workspace();
     let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
     let big = uri(ws.path(), "big.py");
-    let line = "result_value = compute_something(alpha, beta, gamma)  # filler\n";
-    let text: String = line.repeat(5 * 1024 * 1024 / line.len() + 1);
+    let line = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod.\n";
+    let text = format!(
+        "x = 1\n\"\"\"\n{}\"\"\"\n",
+        line.repeat(5 * 1024 * 1024 / line.len() + 1)
+    );
     assert!(text.len() >= 5 * 1024 * 1024);
     c.open(&big, "python", 1, &text);
     let small = uri(ws.path(), "small.py");
@@ -850,6 +994,12 @@ fn a_5mb_document_does_not_block_the_server() {
         small.as_str(),
         "the small document is answered first"
     );
+    // Requests keep being answered while the big document is linted.
+    let h = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": small}, "position": {"line": 0, "character": 8}}),
+    );
+    assert_eq!(h, Value::Null);
     // Edits to the big document while it is being linted.
     for v in 2..=20 {
         c.change(&big, v, Some([0, 0, 0, 0]), "#");

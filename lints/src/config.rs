@@ -565,15 +565,148 @@ pub struct Settings {
     pub warnings: Vec<ConfigError>,
 }
 
-/// Default members of allowed modules that reach the host (spec §2 `SBX`).
-pub const DEFAULT_DENY_MEMBERS: [&str; 6] = [
+/// Default members of allowed modules that reach the host (spec §2 `SBX`, rule SBX007). The
+/// same objects reached under other names (`asyncio.subprocess.create_subprocess_exec`) are
+/// matched through the reachability table; `asyncio.AbstractEventLoop.*` stands for the methods
+/// of any event loop (`asyncio.get_running_loop().subprocess_shell`).
+pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.create_subprocess_exec",
     "asyncio.create_subprocess_shell",
     "asyncio.open_connection",
     "asyncio.open_unix_connection",
     "asyncio.start_server",
     "asyncio.start_unix_server",
+    "asyncio.AbstractEventLoop.subprocess_exec",
+    "asyncio.AbstractEventLoop.subprocess_shell",
+    "asyncio.AbstractEventLoop.create_connection",
+    "asyncio.AbstractEventLoop.create_server",
+    "asyncio.AbstractEventLoop.create_unix_connection",
+    "asyncio.AbstractEventLoop.create_unix_server",
+    "asyncio.AbstractEventLoop.create_datagram_endpoint",
+    "asyncio.AbstractEventLoop.connect_read_pipe",
+    "asyncio.AbstractEventLoop.connect_write_pipe",
+    "asyncio.AbstractEventLoop.sock_connect",
+    "numpy.load",
+    "numpy.save",
+    "numpy.savez",
+    "numpy.savez_compressed",
+    "numpy.savetxt",
+    "numpy.loadtxt",
+    "numpy.genfromtxt",
+    "numpy.fromfile",
+    "numpy.memmap",
+    "numpy.ctypeslib",
+    "numpy.DataSource",
 ];
+
+/// `[lint.imports]` entries with their byte offsets in the config text, for warnings.
+#[derive(Deserialize, Default)]
+struct SpanProbe {
+    lint: Option<SpanProbeLint>,
+    tool: Option<SpanProbeTool>,
+}
+
+#[derive(Deserialize)]
+struct SpanProbeTool {
+    cellguard: Option<Box<SpanProbe>>,
+}
+
+#[derive(Deserialize)]
+struct SpanProbeLint {
+    imports: Option<SpanProbeImports>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct SpanProbeImports {
+    allow: Option<Vec<toml::Spanned<String>>>,
+    extend_allow: Option<Vec<toml::Spanned<String>>>,
+    deny_members: Option<Vec<toml::Spanned<String>>>,
+}
+
+/// Offsets of each `[lint.imports]` list entry (`allow`, `extend-allow`, `deny-members`) in a
+/// config text; empty when the text does not parse that way.
+fn import_entry_offsets(text: &str) -> Vec<(&'static str, String, usize)> {
+    let probe: SpanProbe = toml::from_str(text).unwrap_or_default();
+    let imports = match (probe.lint, probe.tool) {
+        (Some(l), _) => l.imports,
+        (None, Some(t)) => t.cellguard.and_then(|c| c.lint).and_then(|l| l.imports),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    if let Some(i) = imports {
+        for (key, list) in [
+            ("allow", i.allow),
+            ("extend-allow", i.extend_allow),
+            ("deny-members", i.deny_members),
+        ] {
+            for e in list.unwrap_or_default() {
+                // The span covers the quotes; point at the first character of the value.
+                let offset = e.span().start + 1;
+                out.push((key, e.into_inner(), offset));
+            }
+        }
+    }
+    out
+}
+
+/// Warnings about `[lint.imports]`: `*` (the allowlist is off), entries that let in a
+/// host-reaching module (`ctypes`, `os.*`), and deny-members entries that name no member.
+fn import_warnings(
+    allowed: &[String],
+    deny: &[String],
+    origin: &Path,
+    text: &str,
+) -> Vec<ConfigError> {
+    let offsets = import_entry_offsets(text);
+    let at = |keys: &[&str], value: &str| {
+        offsets
+            .iter()
+            .find(|(k, v, _)| keys.contains(k) && v == value)
+            .map(|(_, _, o)| *o)
+    };
+    let mut warnings = Vec::new();
+    let mut seen = BTreeSet::new();
+    for entry in allowed {
+        let e = entry.trim();
+        if !seen.insert(e.to_string()) {
+            continue;
+        }
+        let offset = at(&["allow", "extend-allow"], entry);
+        if e == "*" {
+            warnings.push(ConfigError::at(
+                origin,
+                text,
+                offset,
+                "`*` in the import allowlist allows every module, including `os` and `subprocess`",
+            ));
+            continue;
+        }
+        let module = e.strip_suffix(".*").unwrap_or(e);
+        if let Some(why) = crate::rules::sandbox::check::host_module(module) {
+            warnings.push(ConfigError::at(
+                origin,
+                text,
+                offset,
+                format!(
+                    "`{e}` in the import allowlist lets in a module that reaches the host ({why})"
+                ),
+            ));
+        }
+    }
+    for entry in deny {
+        let e = entry.trim();
+        if !e.contains('.') || e.starts_with('.') || e.ends_with('.') {
+            warnings.push(ConfigError::at(
+                origin,
+                text,
+                at(&["deny-members"], entry),
+                format!("deny-members entry `{e}` names no member (expected `module.member`)"),
+            ));
+        }
+    }
+    warnings
+}
 
 impl Default for Settings {
     fn default() -> Self {
@@ -667,20 +800,11 @@ impl Settings {
         };
         let mut allowed_imports = imports.allow.clone().unwrap_or(preset_allow);
         allowed_imports.extend(imports.extend_allow.clone().unwrap_or_default());
-        let mut warnings = Vec::new();
-        if allowed_imports.iter().any(|a| a.trim() == "*") {
-            let offset = text.find("\"*\"").map(|o| o + 1);
-            warnings.push(ConfigError::at(
-                &origin,
-                text,
-                offset,
-                "`*` in the import allowlist allows every module, including `os` and `subprocess`",
-            ));
-        }
         let deny_members = imports
             .deny_members
             .clone()
             .unwrap_or_else(|| DEFAULT_DENY_MEMBERS.iter().map(|s| s.to_string()).collect());
+        let warnings = import_warnings(&allowed_imports, &deny_members, &origin, text);
 
         let shape = lint.shape.clone().unwrap_or_default();
         let ns_section = file.namespace.clone().unwrap_or_default();

@@ -148,13 +148,72 @@ impl SourceMap {
         TextRange::new(self.to_file(range.start), self.to_file(range.end))
     }
 
+    /// File offset of cell offset `offset` for an edit boundary, or `None` when the offset lies
+    /// in text the extractor synthesised or strictly inside an escape sequence. At the boundary
+    /// between two segments the later segment is used when `prefer_later` (so an edit starting at
+    /// a Markdown row start lands after the fence indentation, and a deletion ending there also
+    /// removes the next row's stripped indentation in place of the deleted row's own).
+    fn boundary_to_file(&self, offset: usize, prefer_later: bool) -> Option<usize> {
+        let mut found = None;
+        for s in &self.segments {
+            if s.cell_start > offset {
+                break;
+            }
+            if offset > s.cell_start + s.len {
+                continue;
+            }
+            let mapped = if s.len == s.file_len {
+                Some(s.file_start + (offset - s.cell_start))
+            } else if offset == s.cell_start {
+                Some(s.file_start)
+            } else if offset == s.cell_start + s.len {
+                Some(s.file_start + s.file_len)
+            } else {
+                None
+            };
+            if let Some(m) = mapped {
+                found = Some(m);
+                if !prefer_later {
+                    break;
+                }
+            }
+        }
+        found
+    }
+
+    /// True when every byte of the cell range is covered by a segment (no synthesised text).
+    fn covers(&self, range: TextRange) -> bool {
+        let mut pos = range.start;
+        for s in &self.segments {
+            if pos >= range.end {
+                break;
+            }
+            if s.cell_start + s.len <= pos {
+                continue;
+            }
+            if s.cell_start > pos {
+                return false;
+            }
+            pos = s.cell_start + s.len;
+        }
+        pos >= range.end
+    }
+
     /// Maps an edit made to the cell text to an edit of the file, or `None` when it cannot be
-    /// written back faithfully (it spans text the extractor synthesised or an escape sequence).
+    /// written back faithfully (it touches text the extractor synthesised, or starts or ends
+    /// strictly inside an escape sequence). An edit may span several segments (Markdown rows,
+    /// JSON escapes); its content is re-escaped for JSON strings.
     pub fn edit_to_file(&self, edit: &Edit) -> Option<Edit> {
-        let seg = self.segment_of(edit.range.start)?;
-        let inside = |o: usize| o >= seg.cell_start && o <= seg.cell_start + seg.len;
-        if seg.len != seg.file_len || !inside(edit.range.start) || !inside(edit.range.end) {
-            // An edit may start exactly at the end of a segment that an escape follows.
+        if !self.covers(edit.range) {
+            return None;
+        }
+        let start = self.boundary_to_file(edit.range.start, true)?;
+        let end = if edit.range.is_empty() {
+            start
+        } else {
+            self.boundary_to_file(edit.range.end, edit.content.is_empty())?
+        };
+        if end < start {
             return None;
         }
         let content = match self.escape {
@@ -165,9 +224,116 @@ impl SourceMap {
             }
         };
         Some(Edit {
-            range: self.range_to_file(edit.range),
+            range: TextRange::new(start, end),
             content,
         })
+    }
+}
+
+/// Builds a cell's text and [`SourceMap`] from slices of a base text that itself maps to the
+/// file (the file itself, or the decoded value of a JSON string), plus synthesised joiners.
+#[derive(Debug, Clone, Default)]
+pub struct CellBuilder {
+    /// The text built so far.
+    pub text: String,
+    /// Its map to the file.
+    pub map: SourceMap,
+}
+
+impl CellBuilder {
+    /// An empty builder whose edits are written back with `escape`.
+    pub fn new(escape: Escape) -> Self {
+        Self {
+            text: String::new(),
+            map: SourceMap {
+                segments: Vec::new(),
+                escape,
+            },
+        }
+    }
+
+    /// Appends `base[range]`; the parts of it that `base_map` maps to the file keep their
+    /// mapping. `range` must lie on char boundaries of `base` (it is clamped otherwise).
+    pub fn push_slice(&mut self, base: &str, base_map: &SourceMap, range: TextRange) {
+        let start = crate::source::floor_char_boundary(base, range.start);
+        let end = crate::source::floor_char_boundary(base, range.end.max(start));
+        if start >= end {
+            return;
+        }
+        let out_start = self.text.len();
+        for s in &base_map.segments {
+            let (a, b) = (s.cell_start.max(start), (s.cell_start + s.len).min(end));
+            if a >= b {
+                continue;
+            }
+            let seg = if s.len == s.file_len {
+                Segment {
+                    cell_start: out_start + (a - start),
+                    len: b - a,
+                    file_start: s.file_start + (a - s.cell_start),
+                    file_len: b - a,
+                }
+            } else {
+                Segment {
+                    cell_start: out_start + (a - start),
+                    len: b - a,
+                    file_start: s.file_start,
+                    file_len: s.file_len,
+                }
+            };
+            self.map.push(seg);
+        }
+        self.text.push_str(&base[start..end]);
+    }
+
+    /// Appends text that is not in the file (a joiner); it maps to the end of the previous piece.
+    pub fn push_synthetic(&mut self, s: &str) {
+        self.text.push_str(s);
+    }
+
+    /// The built text with leading and trailing whitespace removed (Python `str.strip()`),
+    /// keeping the mapping.
+    pub fn trimmed(self) -> CellBuilder {
+        let (a, b) = py_strip_range(&self.text);
+        let mut out = CellBuilder::new(self.map.escape);
+        out.push_slice(&self.text, &self.map, TextRange::new(a, b));
+        out
+    }
+
+    /// Turns the builder into a cell.
+    pub fn into_cell(self, index: usize, origin: CellOrigin) -> Cell {
+        let mut map = self.map;
+        if map.segments.is_empty() {
+            map.segments.push(Segment {
+                cell_start: 0,
+                len: 0,
+                file_start: 0,
+                file_len: 0,
+            });
+        }
+        Cell {
+            index,
+            text: self.text,
+            map,
+            origin,
+        }
+    }
+}
+
+/// Python's `str.isspace()` for one character: Unicode White_Space plus the ASCII separators
+/// `\x1c`-`\x1f` that Python also strips.
+pub fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// The byte range of `s.strip()` in Python terms.
+pub fn py_strip_range(s: &str) -> (usize, usize) {
+    let start = s.len() - s.trim_start_matches(py_isspace).len();
+    let end = s.trim_end_matches(py_isspace).len();
+    if end <= start {
+        (start, start)
+    } else {
+        (start, end)
     }
 }
 
@@ -220,11 +386,40 @@ pub struct Extraction {
     pub multi_cell: bool,
 }
 
-/// Splits `file` into cells according to `mode`.
+/// Options that change how cells are found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExtractOptions {
+    /// Raw responses yield exactly the code Colony's extractor would run (`profile = "colony"`),
+    /// instead of cellguard's better reading (first word of the info string is the language,
+    /// indented and tilde fences, fences inside a JSON `code` string unwrapped). The findings
+    /// about where the two differ are reported either way.
+    pub colony_exact: bool,
+}
+
+impl ExtractOptions {
+    /// The options implied by resolved settings (`colony_exact` in the Colony profile).
+    pub fn from_settings(settings: &crate::config::Settings) -> Self {
+        Self {
+            colony_exact: settings.profile == crate::config::Profile::Colony,
+        }
+    }
+}
+
+/// Splits `file` into cells according to `mode`, with default options.
 pub fn extract(file: &SourceFile, mode: ExtractMode) -> Extraction {
+    extract_with(file, mode, &ExtractOptions::default())
+}
+
+/// Splits `file` into cells according to `mode` and `options`.
+pub fn extract_with(file: &SourceFile, mode: ExtractMode, options: &ExtractOptions) -> Extraction {
     match mode.resolve(&file.path) {
         ExtractMode::Markdown => markdown::extract(&file.text),
-        ExtractMode::Response => crate::response::extract(&file.text),
+        ExtractMode::Response => crate::response::extract_with(
+            &file.text,
+            &crate::response::ResponseOptions {
+                colony_exact: options.colony_exact,
+            },
+        ),
         _ => Extraction {
             cells: vec![Cell::whole_file(&file.text)],
             diagnostics: Vec::new(),
@@ -253,6 +448,10 @@ pub mod markdown {
         pub body: TextRange,
         /// Indentation of the opening fence, removed from each body line.
         pub indent: usize,
+        /// The fence character, `` ` `` or `~`.
+        pub fence_char: char,
+        /// Number of fence characters of the opening fence (3 or more).
+        pub fence_len: usize,
     }
 
     fn fence_open(line: &str) -> Option<(usize, char, usize, &str)> {
@@ -273,68 +472,63 @@ pub mod markdown {
         Some((indent, ch, n, info))
     }
 
-    /// Finds every fenced block of `text`, in order.
+    /// True when `line` closes a fence opened with `n` × `ch` at indentation `indent`: at least
+    /// `n` fence characters, indented less than `indent + 4`, followed by nothing but blanks or
+    /// smolagents' `<end_code>` marker (its older prompts end code with ```` ```<end_code> ````).
+    fn closes(line: &str, indent: usize, ch: char, n: usize) -> bool {
+        let t = line.trim_start_matches(' ');
+        let lead = line.len() - t.len();
+        let run = t.len() - t.trim_start_matches(ch).len();
+        let rest = t[run..].trim();
+        lead < indent + 4 && run >= n && (rest.is_empty() || rest == "<end_code>")
+    }
+
+    fn body_start(text: &str, open: TextRange) -> usize {
+        text[open.end..]
+            .find('\n')
+            .map(|i| open.end + i + 1)
+            .unwrap_or(text.len())
+    }
+
+    /// Finds every fenced block of `text`, in order. Only the last one can be unclosed.
     pub fn fences(text: &str) -> Vec<Fence> {
         let mut out = Vec::new();
-        let mut open: Option<(TextRange, usize, char, usize, String)> = None;
+        let mut open: Option<Fence> = None;
         let mut offset = 0;
         for raw in text.split_inclusive('\n') {
             let line = raw.trim_end_matches('\n').trim_end_matches('\r');
             let line_range = TextRange::new(offset, offset + line.len());
-            match &open {
+            match open.take() {
                 None => {
                     if let Some((indent, ch, n, info)) = fence_open(line) {
-                        open = Some((line_range, indent, ch, n, info.trim().to_string()));
+                        let info = info.trim().to_string();
+                        let body = body_start(text, line_range);
+                        open = Some(Fence {
+                            open: line_range,
+                            close: None,
+                            lang: info.split_whitespace().next().unwrap_or("").to_lowercase(),
+                            info,
+                            body: TextRange::new(body, text.len()),
+                            indent,
+                            fence_char: ch,
+                            fence_len: n,
+                        });
                     }
                 }
-                Some((orange, indent, ch, n, info)) => {
-                    let t = line.trim_start_matches(' ');
-                    let lead = line.len() - t.len();
-                    let run = t.len() - t.trim_start_matches(*ch).len();
-                    if lead < indent + 4 && run >= *n && t[run..].trim().is_empty() {
-                        let body_start = text[orange.end..]
-                            .find('\n')
-                            .map(|i| orange.end + i + 1)
-                            .unwrap_or(text.len());
-                        out.push(Fence {
-                            open: *orange,
-                            close: Some(line_range),
-                            lang: info
-                                .split_whitespace()
-                                .next()
-                                .unwrap_or("")
-                                .to_ascii_lowercase(),
-                            info: info.clone(),
-                            body: TextRange::new(
-                                body_start.min(line_range.start),
-                                line_range.start,
-                            ),
-                            indent: *indent,
-                        });
-                        open = None;
+                Some(mut f) => {
+                    if closes(line, f.indent, f.fence_char, f.fence_len) {
+                        f.close = Some(line_range);
+                        f.body =
+                            TextRange::new(f.body.start.min(line_range.start), line_range.start);
+                        out.push(f);
+                    } else {
+                        open = Some(f);
                     }
                 }
             }
             offset += raw.len();
         }
-        if let Some((orange, indent, _, _, info)) = open {
-            let body_start = text[orange.end..]
-                .find('\n')
-                .map(|i| orange.end + i + 1)
-                .unwrap_or(text.len());
-            out.push(Fence {
-                open: orange,
-                close: None,
-                lang: info
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .to_ascii_lowercase(),
-                info,
-                body: TextRange::new(body_start, text.len()),
-                indent,
-            });
-        }
+        out.extend(open);
         out
     }
 
@@ -438,5 +632,44 @@ mod tests {
             .unwrap();
         assert_eq!(e.range, TextRange::new(11, 12));
         assert_eq!(e.content, "\\\"q\\\"");
+    }
+
+    #[test]
+    fn edits_across_escapes_are_written_back_whole() {
+        let file = r#"{"code": "a\nb\u00e9"}"#;
+        let start = file.find("a\\n").unwrap();
+        let (text, map) = crate::response::decode_json_string(&file[start..file.len() - 2], start);
+        assert_eq!(text, "a\nbé");
+        let e = map
+            .edit_to_file(&Edit::replace(TextRange::new(0, 3), "x\ny"))
+            .unwrap();
+        assert_eq!(&file[e.range.as_range()], "a\\nb");
+        assert_eq!(e.content, "x\\ny");
+        // Cutting the decoded `é` (two bytes from one escape) in half cannot be written back.
+        assert_eq!(
+            map.edit_to_file(&Edit::replace(TextRange::new(4, 5), "")),
+            None
+        );
+    }
+
+    #[test]
+    fn edits_over_synthesised_joiners_are_refused() {
+        let mut b = CellBuilder::new(Escape::None);
+        let base = "x = 1\ny = 2";
+        let id = SourceMap::contiguous(0, base.len());
+        b.push_slice(base, &id, TextRange::new(0, 5));
+        b.push_synthetic("\n\n");
+        b.push_slice(base, &id, TextRange::new(6, 11));
+        assert_eq!(b.text, "x = 1\n\ny = 2");
+        assert_eq!(b.map.to_file(7), 6);
+        assert_eq!(
+            b.map.edit_to_file(&Edit::replace(TextRange::new(4, 8), "")),
+            None
+        );
+        let e = b
+            .map
+            .edit_to_file(&Edit::replace(TextRange::new(7, 8), "z"))
+            .unwrap();
+        assert_eq!(e.range, TextRange::new(6, 7));
     }
 }

@@ -8,15 +8,19 @@
 pub mod config;
 pub mod diagnostic;
 pub mod extract;
+pub mod fix;
 pub mod kb;
 pub mod lint;
 pub mod parse;
 pub mod response;
 pub mod rules;
+pub mod semantic;
 pub mod source;
+pub mod suppress;
 
 pub use config::{Dialect, Profile, Settings};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};
 pub use kb::KnowledgeBase;
 pub use lint::check_file;
 pub use source::{SourceFile, TextRange};
+pub mod trace;

@@ -5,7 +5,7 @@
 
 use crate::config::Settings;
 use crate::diagnostic::Diagnostic;
-use crate::extract::{extract, Cell, Extraction};
+use crate::extract::{extract_with, Cell, ExtractOptions, Extraction};
 use crate::kb::KnowledgeBase;
 use crate::parse;
 use crate::rules::{self, Checker};
@@ -72,14 +72,23 @@ pub fn check_file_with(
         cells,
         diagnostics: extraction_diagnostics,
         multi_cell,
-    } = extract(file, settings.extract);
+    } = extract_with(
+        file,
+        settings.extract,
+        &ExtractOptions::from_settings(settings),
+    );
     let mut out: Vec<Diagnostic> = extraction_diagnostics
         .into_iter()
         .filter(|d| settings.rules.is_enabled(d.rule))
         .collect();
-    for cell in &cells {
-        let tree = tree_for(cell);
-        let diagnostics = check_parsed_cell(cell, &tree, settings, kb);
+    let trees: Vec<Tree> = cells.iter().map(&mut tree_for).collect();
+    let mut per_cell: Vec<Vec<Diagnostic>> = cells
+        .iter()
+        .zip(&trees)
+        .map(|(cell, tree)| check_parsed_cell(cell, tree, settings, kb))
+        .collect();
+    crate::suppress::apply(&cells, &trees, &mut per_cell, &mut out, settings);
+    for (cell, diagnostics) in cells.iter().zip(per_cell) {
         out.extend(map_to_file(cell, multi_cell, diagnostics));
     }
     out.sort_by(|a, b| {
@@ -117,5 +126,16 @@ mod tests {
         );
         let codes: Vec<_> = d.iter().map(|d| d.rule.code).collect();
         assert_eq!(codes, vec!["IMP001", "SYN001"]);
+    }
+
+    #[test]
+    fn envelope_diagnostics_point_into_the_json_string() {
+        let src = "{\"thought\": \"t\", \"code\": \"x = 1\\nimport os\"}";
+        let file = SourceFile::new("reply.json", src);
+        let d = check_file(&file, &Settings::default(), &KnowledgeBase::new());
+        let imp: Vec<_> = d.iter().filter(|d| d.rule.code == "IMP001").collect();
+        assert_eq!(imp.len(), 1);
+        assert_eq!(&src[imp[0].range.as_range()], "os");
+        assert_eq!(d[0].cell, None);
     }
 }

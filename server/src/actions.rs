@@ -9,15 +9,12 @@ use crate::analysis::LintResult;
 use crate::convert::{self, DataEdit};
 use crate::settings::ClientSettings;
 use cellguard_lints::source::{PositionEncoding, TextRange};
-use cellguard_lints::{lint, Applicability, Diagnostic, Edit, SourceFile};
+use cellguard_lints::{fix, Applicability, SourceFile};
 use std::collections::HashMap;
 use tower_lsp_server::ls_types as lsp;
 
 /// The kind of the fix-all source action.
 pub const FIX_ALL_KIND: &str = "source.fixAll.cellguard";
-
-/// At most this many fix-and-relint rounds (ruff uses 100; cell fixes converge in one or two).
-pub const MAX_FIX_ITERATIONS: usize = 20;
 
 /// True when a client asking for `only` kinds wants `kind` (`source.fixAll` matches
 /// `source.fixAll.cellguard`; no `only` means every kind).
@@ -64,13 +61,16 @@ fn text_edits(edits: &[DataEdit]) -> Vec<lsp::TextEdit> {
         .collect()
 }
 
-/// Quick fixes and ignore-comment actions for the client's diagnostics.
+/// Quick fixes and ignore-comment actions for the client's diagnostics. `fallback` recovers
+/// the data of a diagnostic whose client dropped it; `ignore_for` places the ignore comment
+/// (it needs the syntax tree of the data's version).
 pub fn quick_fixes(
     uri: &lsp::Uri,
     diagnostics: &[lsp::Diagnostic],
     settings: &ClientSettings,
     document_changes: bool,
     fallback: impl Fn(&lsp::Diagnostic) -> Option<convert::DiagnosticData>,
+    ignore_for: impl Fn(&convert::DiagnosticData) -> Option<DataEdit>,
 ) -> Vec<lsp::CodeActionOrCommand> {
     let mut fixes = Vec::new();
     let mut ignores = Vec::new();
@@ -102,7 +102,10 @@ pub fn quick_fixes(
                 ..Default::default()
             }));
         }
-        if let (Some(ignore), true) = (&data.ignore, settings.disable_rule_comment) {
+        if !settings.disable_rule_comment {
+            continue;
+        }
+        if let Some(ignore) = ignore_for(&data) {
             ignores.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
                 title: format!("Ignore {} for this line", data.code),
                 kind: Some(lsp::CodeActionKind::QUICKFIX),
@@ -110,7 +113,7 @@ pub fn quick_fixes(
                 edit: Some(workspace_edit(
                     uri,
                     Some(data.version),
-                    text_edits(std::slice::from_ref(ignore)),
+                    text_edits(std::slice::from_ref(&ignore)),
                     document_changes,
                 )),
                 is_preferred: Some(false),
@@ -123,68 +126,17 @@ pub fn quick_fixes(
     fixes
 }
 
-/// The safe fixes of `diagnostics` that do not overlap each other (earlier fixes win), as one
-/// list of edits sorted by position.
-pub fn non_overlapping_safe_edits(diagnostics: &[Diagnostic]) -> Vec<Edit> {
-    let mut fixes: Vec<_> = diagnostics
-        .iter()
-        .filter_map(|d| d.fix.as_ref())
-        .filter(|f| convert::is_fix_all_applicable(f.applicability) && !f.edits.is_empty())
-        .collect();
-    fixes.sort_by_key(|f| (f.range().start, f.range().end));
-    let mut taken: Vec<Edit> = Vec::new();
-    for fix in fixes {
-        let clashes = fix.edits.iter().any(|e| {
-            taken.iter().any(|t| {
-                t.range.overlaps(e.range)
-                    || (t.range.is_empty() && e.range.is_empty() && t.range.start == e.range.start)
-            })
-        });
-        if !clashes {
-            taken.extend(fix.edits.iter().cloned());
-        }
-    }
-    taken.sort_by_key(|e| (e.range.start, e.range.end));
-    taken.dedup();
-    taken
-}
-
-/// Applies sorted, non-overlapping edits to `text`.
-pub fn apply_edits(text: &str, edits: &[Edit]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for e in edits {
-        let (start, end) = (e.range.start.min(text.len()), e.range.end.min(text.len()));
-        if start < last || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
-            continue;
-        }
-        out.push_str(&text[last..start]);
-        out.push_str(&e.content);
-        last = end;
-    }
-    out.push_str(&text[last..]);
-    out
-}
-
-/// The text after applying every safe fix, re-linting after each round until no safe fix is
-/// left (at most [`MAX_FIX_ITERATIONS`] rounds). `None` when nothing changes.
+/// The text after applying every safe fix with the engine's fix loop (`fix::fix_file`: apply
+/// non-overlapping fixes, re-lint, repeat until nothing applies). `None` when nothing changes.
 pub fn fix_all_text(result: &LintResult) -> Option<String> {
-    let mut text = result.text.to_string();
-    let mut diagnostics = result.diagnostics.clone();
-    for _ in 0..MAX_FIX_ITERATIONS {
-        let edits = non_overlapping_safe_edits(&diagnostics);
-        if edits.is_empty() {
-            break;
-        }
-        let next = apply_edits(&text, &edits);
-        if next == text {
-            break;
-        }
-        text = next;
-        let file = SourceFile::new(result.path.clone(), text.clone());
-        diagnostics = lint::check_file(&file, &result.settings, &result.project.kb);
-    }
-    (text != *result.text).then_some(text)
+    let file = SourceFile::new(result.path.clone(), result.text.to_string());
+    let fixed = fix::fix_file(
+        &file,
+        &result.settings,
+        &result.project.kb,
+        Applicability::Safe,
+    );
+    (fixed.text != *result.text).then_some(fixed.text)
 }
 
 /// One edit turning `old` into `new` (the span between their common prefix and suffix), in LSP
@@ -205,53 +157,6 @@ pub fn minimal_edit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cellguard_lints::{Fix, Rule};
-
-    static R: Rule = Rule {
-        code: "TST001",
-        name: "test",
-        severity: cellguard_lints::Severity::Error,
-        summary: "",
-        fix: cellguard_lints::diagnostic::FixAvailability::Always,
-        doc: cellguard_lints::diagnostic::RuleDoc::EMPTY,
-    };
-
-    fn diag(fix: Fix) -> Diagnostic {
-        Diagnostic::new(&R, TextRange::new(0, 1), "m").with_fix(fix)
-    }
-
-    #[test]
-    fn overlapping_and_unsafe_fixes_are_left_out() {
-        let ds = vec![
-            diag(Fix::safe(
-                "a",
-                vec![Edit::replace(TextRange::new(0, 3), "X")],
-            )),
-            diag(Fix::safe(
-                "b",
-                vec![Edit::replace(TextRange::new(2, 4), "Y")],
-            )),
-            diag(Fix::unsafe_edit(
-                "c",
-                vec![Edit::replace(TextRange::new(5, 6), "Z")],
-            )),
-            diag(Fix::safe("d", vec![Edit::insert(7, "!")])),
-            diag(Fix::safe("e", vec![Edit::insert(7, "?")])),
-            diag(Fix::display_only(
-                "f",
-                vec![Edit::delete(TextRange::new(8, 9))],
-            )),
-        ];
-        let edits = non_overlapping_safe_edits(&ds);
-        assert_eq!(
-            edits,
-            vec![
-                Edit::replace(TextRange::new(0, 3), "X"),
-                Edit::insert(7, "!")
-            ]
-        );
-        assert_eq!(apply_edits("abcdefghij", &edits), "Xdefg!hij");
-    }
 
     #[test]
     fn kind_matching_is_by_dotted_prefix() {

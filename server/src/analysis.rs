@@ -12,7 +12,8 @@ use crate::convert;
 use crate::documents::Language;
 use cellguard_lints::config::{Project, Resolver, Settings};
 use cellguard_lints::extract::{ExtractMode, SourceMap};
-use cellguard_lints::source::{PositionEncoding, TextRange};
+use cellguard_lints::source::{LineIndex, PositionEncoding, TextRange};
+use cellguard_lints::suppress::{self, DirectiveKind};
 use cellguard_lints::{lint, parse, Diagnostic, Edit, KnowledgeBase, SourceFile};
 use ropey::Rope;
 use std::borrow::Cow;
@@ -228,13 +229,10 @@ pub fn run(snap: Snapshot) -> LintResult {
         diagnostics.clear();
     }
     let text: Arc<str> = Arc::from(file.text);
-    let result_cells = cells;
     let lsp_diagnostics = diagnostics
         .iter()
-        .map(|d| {
-            let ignore = ignore_edit(&text, &snap.rope, d, &result_cells);
-            convert::to_lsp_diagnostic(&snap.rope, d, snap.version, ignore, snap.encoding)
-        })
+        .enumerate()
+        .map(|(i, d)| convert::to_lsp_diagnostic(&snap.rope, d, i, snap.version, snap.encoding))
         .collect();
     LintResult {
         epoch: snap.epoch,
@@ -245,7 +243,7 @@ pub fn run(snap: Snapshot) -> LintResult {
         rope: snap.rope,
         diagnostics,
         lsp: lsp_diagnostics,
-        cells: result_cells,
+        cells,
         settings: Arc::new(settings.into_owned()),
         project,
         config_error,
@@ -349,78 +347,108 @@ fn comment_on_line(root: Node, src: &str, line_start: usize, line_end: usize) ->
     None
 }
 
-/// The edit that suppresses `d` with `# cellguard: ignore[CODE]` on its line, placed where it
-/// keeps the code valid:
-/// - a `# cellguard: ignore[...]` comment already on the line gets the code added to its list;
-/// - otherwise the comment goes at the end of the line, unless the line ends inside a
-///   multi-line string or with a backslash continuation (where a comment would change the
-///   string or break the statement);
-/// - in those cases it goes on its own line just above, with the line's indentation, when the
-///   line does not start inside a string and the line before does not end with a backslash;
-/// - otherwise there is no safe placement and `None` is returned.
-///
-/// `None` too when the code is already listed, or the diagnostic is outside every cell.
-pub fn ignore_edit(
-    file_text: &str,
-    rope: &Rope,
-    d: &Diagnostic,
-    cells: &[CellInfo],
+/// Start and end (before `\r\n`/`\n`) of the cell line holding `offset`.
+fn line_bounds(src: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(src.len());
+    let start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let mut end = src[offset..].find('\n').map_or(src.len(), |i| offset + i);
+    if end > start && src.as_bytes()[end - 1] == b'\r' {
+        end -= 1;
+    }
+    (start, end)
+}
+
+/// The edit (cell coordinates) that makes row `row_start..row_end` carry `code` in a
+/// trailing `# cellguard: ignore[...]`: added to such a directive already in the row's comment,
+/// else appended at the end of the row (after any other comment, which keeps pragmas such as
+/// `# type: ignore` at the start of their comment). `None` when the code is already listed.
+fn trailing_ignore_edit(
+    root: Node,
+    src: &str,
+    row_start: usize,
+    row_end: usize,
+    code: &str,
 ) -> Option<Edit> {
+    if let Some(c) = comment_on_line(root, src, row_start, row_end) {
+        let own_line = src[row_start..c.start].trim().is_empty();
+        let directives = suppress::parse_comment(&src[c.as_range()], c.start, own_line);
+        let ignores = directives
+            .iter()
+            .filter(|d| d.kind == DirectiveKind::Ignore && d.malformed.is_none());
+        for d in ignores.clone() {
+            if d.codes
+                .iter()
+                .any(|x| x.rule.is_some_and(|r| r.code == code))
+            {
+                return None;
+            }
+        }
+        if let Some(d) = ignores.clone().find(|d| d.codes_range.is_some()) {
+            let mut list: Vec<String> = d.codes.iter().map(|c| c.text.clone()).collect();
+            list.push(code.to_string());
+            return d.codes_range.map(|r| Edit::replace(r, list.join(", ")));
+        }
+        if own_line {
+            // Text added to a comment alone on its row would cover the next statement.
+            return None;
+        }
+    }
+    let line = &src[row_start..row_end];
+    let content_end = row_start + line.trim_end().len();
+    let sep = if content_end == row_start { "" } else { "  " };
+    Some(Edit::insert(
+        content_end,
+        format!("{sep}{}", ignore_comment(code)),
+    ))
+}
+
+/// The edit that suppresses `d` with `# cellguard: ignore[CODE]`, placed where the engine's
+/// suppression rules make it cover the diagnostic and the code stays valid:
+/// - at the end of the logical line holding the diagnostic's start (after the closing quotes of
+///   a multi-line string, on the last row of a statement continued by brackets or a backslash),
+///   merged into a `# cellguard: ignore[...]` already there;
+/// - in a cell with syntax errors (logical lines unknown): at the end of the diagnostic's own
+///   row when that row does not end inside a string or with a backslash, else on its own line
+///   just above (with the row's indentation) when that is outside any string and not after a
+///   backslash continuation; else nowhere (`None`).
+///
+/// `None` too when the code is already listed there, or the diagnostic is outside every cell.
+/// Returns file coordinates.
+pub fn ignore_edit(result: &LintResult, d: &Diagnostic) -> Option<Edit> {
     let code = d.rule.code;
     let offset = d.range.start;
-    let (cell, co) = cells
+    let (cell, co) = result
+        .cells
         .iter()
         .filter(|c| d.cell.is_none_or(|i| i == c.index))
         .find_map(|c| file_to_cell(&c.map, offset).map(|o| (c, o)))?;
-    let src: &str = cell.text.as_deref().unwrap_or(file_text);
+    let src = result.cell_text(cell);
     let root = cell.tree.root_node();
     let co = co.min(src.len());
-    let line_start = src[..co].rfind('\n').map_or(0, |i| i + 1);
-    let mut line_end = src[co..].find('\n').map_or(src.len(), |i| co + i);
-    if line_end > line_start && src.as_bytes()[line_end - 1] == b'\r' {
-        line_end -= 1;
+    if !root.has_error() {
+        let index = LineIndex::new(src);
+        let logical = suppress::LogicalLines::new(&cell.tree, src, &index);
+        let row = logical.last_row(index.line_of(co));
+        let row_start = index.line_start(row)?;
+        let row_end = index.line_end(row, src);
+        let edit = trailing_ignore_edit(root, src, row_start, row_end, code)?;
+        return cell.map.edit_to_file(&edit);
     }
-    if let Some(comment) = comment_on_line(root, src, line_start, line_end) {
-        let ctext = &src[comment.as_range()];
-        let re = suppression_regex();
-        if let Some(m) = re.captures(ctext) {
-            let list = m.get(1)?;
-            let codes: Vec<&str> = list
-                .as_str()
-                .split(',')
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .collect();
-            if codes.iter().any(|c| c.eq_ignore_ascii_case(code)) {
-                return None;
-            }
-            let close = comment.start + list.end();
-            let insert = if codes.is_empty() {
-                code.to_string()
-            } else {
-                format!(", {code}")
-            };
-            return cell.map.edit_to_file(&Edit::insert(close, insert));
-        }
-    }
+    let (line_start, line_end) = line_bounds(src, co);
     let line = &src[line_start..line_end];
-    let continued = line.trim_end().ends_with('\\');
-    if !continued && !inside_string(root, line_end) {
-        let sep = if line.trim().is_empty() { "" } else { "  " };
-        return cell.map.edit_to_file(&Edit::insert(
-            line_end,
-            format!("{sep}{}", ignore_comment(code)),
-        ));
+    if !line.trim_end().ends_with('\\') && !inside_string(root, line_end) {
+        let edit = trailing_ignore_edit(root, src, line_start, line_end, code)?;
+        return cell.map.edit_to_file(&edit);
     }
     // Own line above.
     let prev_continued = line_start > 0 && {
-        let prev = src[..line_start - 1].trim_end_matches('\r');
-        let prev_line = &prev[prev.rfind('\n').map_or(0, |i| i + 1)..];
-        prev_line.trim_end().ends_with('\\')
+        let (ps, pe) = line_bounds(src, line_start - 1);
+        src[ps..pe].trim_end().ends_with('\\')
     };
     if prev_continued || inside_string(root, line_start) {
         return None;
     }
+    let rope = &result.rope;
     let file_line = rope.byte_to_line(offset.min(rope.len_bytes()));
     let file_line_start = rope.line_to_byte(file_line);
     let line_text: Cow<str> = rope.line(file_line).into();
@@ -437,14 +465,6 @@ pub fn ignore_edit(
         file_line_start,
         format!("{indent}{}{eol}", ignore_comment(code)),
     ))
-}
-
-/// Matches `cellguard: ignore[CODES]` inside a comment (group 1: the code list).
-pub fn suppression_regex() -> &'static regex::Regex {
-    static RE: OnceLock<regex::Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)cellguard\s*:\s*ignore\s*\[([^\]]*)\]").expect("valid regex")
-    })
 }
 
 #[cfg(test)]
@@ -474,10 +494,35 @@ mod tests {
         s
     }
 
-    fn ignore_for(text: &str, path: &str, language: Language) -> Option<String> {
+    /// The text after the ignore edit of the first `code` finding; also checks that the
+    /// engine then suppresses that finding.
+    fn ignore_code(text: &str, path: &str, language: Language, code: &str) -> Option<String> {
         let r = lint_text(path, language, text);
-        let d = r.diagnostics.iter().find(|d| d.rule.code == "IMP001")?;
-        ignore_edit(&r.text, &r.rope, d, &r.cells).map(|e| apply(text, &e))
+        let d = r.diagnostics.iter().find(|d| d.rule.code == code)?;
+        let fixed = ignore_edit(&r, d).map(|e| apply(text, &e))?;
+        let after = lint_text(path, language, &fixed);
+        let still = after
+            .diagnostics
+            .iter()
+            .filter(|x| x.rule.code == code)
+            .count();
+        let before = r.diagnostics.iter().filter(|x| x.rule.code == code).count();
+        assert!(still < before, "{code} not suppressed by:\n{fixed}");
+        let syntax = |r: &LintResult| {
+            r.diagnostics
+                .iter()
+                .filter(|x| x.rule.code == "SYN001")
+                .count()
+        };
+        assert!(
+            syntax(&after) <= syntax(&r),
+            "the comment broke the code:\n{fixed}"
+        );
+        Some(fixed)
+    }
+
+    fn ignore_for(text: &str, path: &str, language: Language) -> Option<String> {
+        ignore_code(text, path, language, "IMP001")
     }
 
     #[test]
@@ -500,29 +545,51 @@ mod tests {
     }
 
     #[test]
-    fn ignore_comment_avoids_continuations_and_multiline_strings() {
-        let text = "import os, \\\n    sys\n";
-        let r = lint_text("/nonexistent/a.py", Language::Python, text);
-        let d = r
-            .diagnostics
-            .iter()
-            .find(|d| d.rule.code == "IMP001" && &text[d.range.as_range()] == "os")
-            .unwrap();
-        let fixed = apply(text, &ignore_edit(&r.text, &r.rope, d, &r.cells).unwrap());
+    fn ignore_comment_goes_after_continuations_and_multiline_strings() {
         assert_eq!(
-            fixed,
-            "# cellguard: ignore[IMP001]\nimport os, \\\n    sys\n"
+            ignore_for(
+                "import os, \\\n    sys\n",
+                "/nonexistent/a.py",
+                Language::Python
+            )
+            .as_deref(),
+            Some("import os, \\\n    sys  # cellguard: ignore[IMP001]\n")
         );
-        // `sys` is on the continuation line, which itself ends normally: end of line.
-        let d = r
-            .diagnostics
-            .iter()
-            .find(|d| d.rule.code == "IMP001" && &text[d.range.as_range()] == "sys")
-            .unwrap();
-        let fixed = ignore_edit(&r.text, &r.rope, d, &r.cells).map(|e| apply(text, &e));
+        // A diagnostic on the first row of a statement spanning rows by brackets and a
+        // multi-line string: the comment goes after the closing quotes and bracket.
+        let fixed = ignore_for(
+            "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import os\n",
+            "/nonexistent/a.py",
+            Language::Python,
+        );
         assert_eq!(
             fixed.as_deref(),
-            Some("import os, \\\n    sys  # cellguard: ignore[IMP001]\n")
+            Some(
+                "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import os  # cellguard: ignore[IMP001]\n"
+            )
+        );
+    }
+
+    #[test]
+    fn ignore_comment_goes_after_an_existing_pragma() {
+        assert_eq!(
+            ignore_for(
+                "import os  # type: ignore\n",
+                "/nonexistent/a.py",
+                Language::Python
+            )
+            .as_deref(),
+            Some("import os  # type: ignore  # cellguard: ignore[IMP001]\n")
+        );
+    }
+
+    #[test]
+    fn ignore_comment_in_a_cell_with_a_syntax_error() {
+        // The cell does not parse: the physical row gets the comment when that is safe.
+        let text = "import os\nx = (\n";
+        assert_eq!(
+            ignore_code(text, "/nonexistent/a.py", Language::Python, "IMP001").as_deref(),
+            Some("import os  # cellguard: ignore[IMP001]\nx = (\n")
         );
     }
 

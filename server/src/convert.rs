@@ -171,22 +171,21 @@ pub struct DiagnosticData {
     pub version: i32,
     /// The rule code.
     pub code: String,
+    /// Index of the diagnostic in the server's result for `version` (to place the
+    /// "ignore for this line" comment with the syntax tree of that version).
+    pub index: usize,
     /// The fix, when the rule offers one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<DataFix>,
-    /// The edit that inserts `# cellguard: ignore[CODE]` for this line, when a placement that
-    /// keeps the code valid exists.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ignore: Option<DataEdit>,
 }
 
-/// Converts an engine diagnostic (file byte offsets) to an LSP diagnostic for document
-/// `version`; `ignore` is the precomputed suppression edit (byte offsets) when available.
+/// Converts an engine diagnostic (file byte offsets), the `index`-th of its result, to an LSP
+/// diagnostic for document `version`.
 pub fn to_lsp_diagnostic(
     rope: &Rope,
     d: &Diagnostic,
+    index: usize,
     version: i32,
-    ignore: Option<cellguard_lints::Edit>,
     encoding: PositionEncoding,
 ) -> lsp::Diagnostic {
     let fix = d.fix.as_ref().map(|f| DataFix {
@@ -204,11 +203,8 @@ pub fn to_lsp_diagnostic(
     let data = DiagnosticData {
         version,
         code: d.rule.code.to_string(),
+        index,
         fix,
-        ignore: ignore.map(|e| DataEdit {
-            range: range_of(rope, e.range, encoding),
-            new_text: e.content,
-        }),
     };
     let mut message = d.message.clone();
     if let Some(help) = &d.help {

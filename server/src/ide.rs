@@ -9,6 +9,8 @@
 use crate::analysis::{CellInfo, LintResult};
 use crate::convert;
 use cellguard_lints::kb::{Action, Resolution};
+use cellguard_lints::rules::shape::PathCounter;
+use cellguard_lints::semantic::SemanticModel;
 use cellguard_lints::source::{PositionEncoding, TextRange};
 use cellguard_lints::{parse, rules, KnowledgeBase};
 use std::fmt::Write as _;
@@ -681,15 +683,21 @@ fn first_key_literal(args: &str) -> Option<String> {
     (!key.contains(['\\', '\n'])).then(|| key.to_string())
 }
 
-/// The path-aware action count of a cell and the configured maximum, from the shape rule's
-/// counting function. `None` until that function is available on the engine (the hint is then
-/// not shown) and for cells the counter cannot judge.
+/// The path-aware action count of a cell (the longest execution path, counted by the shape
+/// rule's own [`PathCounter`], as SHP001 counts it) and the configured maximum. `None` for a
+/// cell without actions.
 pub fn action_count(
-    _cell_src: &str,
-    _tree: &tree_sitter::Tree,
-    _settings: &cellguard_lints::Settings,
-) -> Option<(u32, u32)> {
-    None
+    cell_src: &str,
+    tree: &tree_sitter::Tree,
+    settings: &cellguard_lints::Settings,
+    kb: &KnowledgeBase,
+) -> Option<(usize, u32)> {
+    let model = SemanticModel::build(tree, cell_src, settings, kb);
+    if model.actions.is_empty() {
+        return None;
+    }
+    let path = PathCounter::new(&model).path(tree.root_node());
+    Some((path.count(), settings.max_actions))
 }
 
 /// Inlay hints `actions N/MAX` at the end of each cell's first line, for cells in `range`.
@@ -701,7 +709,9 @@ pub fn inlay_hints(
     let mut hints = Vec::new();
     for cell in &result.cells {
         let src = result.cell_text(cell);
-        let Some((count, max)) = action_count(src, &cell.tree, &result.settings) else {
+        let Some((count, max)) =
+            action_count(src, &cell.tree, &result.settings, &result.project.kb)
+        else {
             continue;
         };
         let first_line_end = src.find('\n').unwrap_or(src.len());

@@ -1041,13 +1041,10 @@ impl LanguageServer for Backend {
         let caps = self.shared.caps();
         let settings = read(&self.shared.config).settings.clone();
         let only = params.context.only.as_deref();
-        let current = {
-            let docs = lock(&self.shared.docs);
-            match docs.get(&uri) {
-                Some(d) => d.result.clone().filter(|r| r.version == d.version),
-                None => return Ok(None),
-            }
-        };
+        if !lock(&self.shared.docs).contains_key(&uri) {
+            return Ok(None);
+        }
+        let current = self.shared.fresh_result(&uri, FEATURE_WAIT).await;
         let mut out = Vec::new();
         if actions::kind_requested(only, "quickfix") {
             // Clients that drop `data` still get actions, from the current result.
@@ -1058,12 +1055,25 @@ impl LanguageServer for Backend {
                     .find(|x| x.range == d.range && x.code == d.code)
                     .and_then(convert::diagnostic_data)
             };
+            let ignore_for = |data: &convert::DiagnosticData| {
+                let r = current.as_ref().filter(|r| r.version == data.version)?;
+                let d = r
+                    .diagnostics
+                    .get(data.index)
+                    .filter(|d| d.rule.code == data.code)?;
+                let e = analysis::ignore_edit(r, d)?;
+                Some(convert::DataEdit {
+                    range: convert::range_of(&r.rope, e.range, caps.encoding),
+                    new_text: e.content,
+                })
+            };
             out.extend(actions::quick_fixes(
                 &uri,
                 &params.context.diagnostics,
                 &settings,
                 caps.document_changes,
                 fallback,
+                ignore_for,
             ));
         }
         if settings.fix_all && actions::kind_requested(only, actions::FIX_ALL_KIND) {

@@ -197,9 +197,11 @@ impl ClientSettings {
             None => None,
             Some("colony") => Some(Dialect::Colony),
             Some("functions") => Some(Dialect::Functions),
-            Some(other) => return Err(format!(
+            Some(other) => {
+                return Err(format!(
                 "setting `dialect`: unknown dialect `{other}` (expected `colony` or `functions`)"
-            )),
+            ))
+            }
         };
         Ok(Overrides {
             profile,

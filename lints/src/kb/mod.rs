@@ -252,10 +252,43 @@ impl KnowledgeBase {
         if method.contains('.') {
             return None;
         }
-        self.by_short_key(method).iter().copied().find(|&i| {
-            let a = &self.actions[i];
-            a.dynamic_segment && a.key.split('.').next() == Some(class)
-        })
+        let dynamic: Vec<usize> = self
+            .by_short_key(method)
+            .iter()
+            .copied()
+            .filter(|&i| self.actions[i].dynamic_segment)
+            .collect();
+        if let Some(&i) = dynamic
+            .iter()
+            .find(|&&i| self.actions[i].key.split('.').next() == Some(class))
+        {
+            return Some(i);
+        }
+        // A class named by a `dynamic_segments` pattern (`CodeGenerationActionPolicy.*`) is the
+        // runtime class of an agent or policy whose actions a static KB may list under a base
+        // class (`EventDrivenActionPolicy`); the method then decides, when it is unique.
+        let pattern_class = self
+            .dynamic_segments
+            .iter()
+            .any(|d| d.strip_suffix(".*") == Some(class));
+        match dynamic.as_slice() {
+            [only] if pattern_class => Some(*only),
+            _ => None,
+        }
+    }
+
+    /// The spelling of action `i` that resolves in every process: its key, except for actions
+    /// whose middle segment is a per-process random string (colony-reference §2.3), where only
+    /// the short key resolves everywhere (when it is unique).
+    pub fn canonical_key(&self, i: usize) -> &str {
+        let Some(a) = self.actions.get(i) else {
+            return "";
+        };
+        if a.dynamic_segment && self.resolve(&a.short_key) == Resolution::Suffix(i) {
+            &a.short_key
+        } else {
+            &a.key
+        }
     }
 
     /// Resolves a raw key as Colony's dispatcher does (colony-reference §2.3).
@@ -395,6 +428,26 @@ mod tests {
             Resolution::Ambiguous(vec![1, 2])
         );
         assert_eq!(kb.resolve("nope"), Resolution::Unknown);
+    }
+
+    #[test]
+    fn dynamic_segments_resolve_through_patterns() {
+        let mut kb = kb(&["EventDrivenActionPolicy.EventDrivenActionPolicy.wait_for_next_event"]);
+        kb.actions[0].dynamic_segment = true;
+        kb.dynamic_segments = vec!["CodeGenerationActionPolicy.*".into()];
+        assert_eq!(
+            kb.resolve("CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event"),
+            Resolution::Dynamic(0)
+        );
+        assert_eq!(
+            kb.resolve("EventDrivenActionPolicy.0badf00d.wait_for_next_event"),
+            Resolution::Dynamic(0)
+        );
+        assert_eq!(
+            kb.resolve("Other.3f9a01c2.wait_for_next_event"),
+            Resolution::Unknown
+        );
+        assert_eq!(kb.canonical_key(0), "wait_for_next_event");
     }
 
     #[test]

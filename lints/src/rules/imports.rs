@@ -6,7 +6,7 @@
 //! `a.*` is the same as `a`. `from m import name` is judged on `m`, never on `name`.
 
 use super::Checker;
-use crate::diagnostic::{Diagnostic, FixAvailability, Rule, RuleDoc, Severity};
+use crate::diagnostic::{Diagnostic, Edit, Fix, FixAvailability, Rule, RuleDoc, Severity};
 use crate::parse;
 use crate::source::TextRange;
 use tree_sitter::Node;
@@ -86,6 +86,9 @@ pub struct ImportedModule<'t> {
     pub statement: Node<'t>,
     /// The node naming the module (`dotted_name`, `relative_import`, or the aliased name).
     pub module_node: Node<'t>,
+    /// The statement's child for this module: the `dotted_name` or `aliased_import` of an
+    /// `import` statement (what removing this one module removes), the module for `from`.
+    pub name_node: Node<'t>,
     /// The dotted module name without leading dots (`""` for `from . import x`).
     pub module: String,
     /// Number of leading dots of a relative import.
@@ -123,6 +126,7 @@ pub fn imported_modules<'t>(root: Node<'t>, src: &str) -> Vec<ImportedModule<'t>
                     out.push(ImportedModule {
                         statement: node,
                         module_node: dotted,
+                        name_node: name,
                         module,
                         level: 0,
                         binds,
@@ -139,6 +143,7 @@ pub fn imported_modules<'t>(root: Node<'t>, src: &str) -> Vec<ImportedModule<'t>
                 out.push(ImportedModule {
                     statement: node,
                     module_node: m,
+                    name_node: m,
                     module: raw[level..].to_string(),
                     level,
                     binds: None,
@@ -180,6 +185,10 @@ pub fn check(checker: &mut Checker) {
                 .with_help(format!(
                     "Allowed modules: {}",
                     checker.settings.allowed_imports.join(", ")
+                ))
+                .with_fix(Fix::unsafe_edit(
+                    format!("Remove the import of `{}`", imp.module),
+                    vec![remove_import(&imp, src)],
                 )),
             );
             continue;
@@ -191,17 +200,30 @@ pub fn check(checker: &mut Checker) {
             } else {
                 "Only the namespace's pre-bound modules are usable".to_string()
             };
-            checker.report(
-                Diagnostic::new(
-                    &IMPORT_FAILS_AT_RUNTIME,
-                    parse::range(imp.statement),
+            let mut diagnostic = Diagnostic::new(
+                &IMPORT_FAILS_AT_RUNTIME,
+                parse::range(imp.statement),
+                format!(
+                    "`{}` fails at runtime: the restricted builtins have no `__import__`",
+                    first_line(parse::text(imp.statement, src))
+                ),
+            )
+            .with_help(help);
+            // `import m` where `m` is pre-bound under the same name: removing it keeps the name
+            // bound to the same module, so the fix is safe.
+            if !imp.is_from
+                && imp.binds.as_deref() == Some(imp.module.as_str())
+                && ns.modules.contains(&imp.module)
+            {
+                diagnostic = diagnostic.with_fix(Fix::safe(
                     format!(
-                        "`{}` fails at runtime: the restricted builtins have no `__import__`",
-                        first_line(parse::text(imp.statement, src))
+                        "Remove `import {}` (pre-bound in the namespace)",
+                        imp.module
                     ),
-                )
-                .with_help(help),
-            );
+                    vec![remove_import(&imp, src)],
+                ));
+            }
+            checker.report(diagnostic);
         }
     }
     if ns.imports_fail_at_runtime {
@@ -224,6 +246,28 @@ pub fn check(checker: &mut Checker) {
             );
         }
     }
+}
+
+/// The edit removing one imported module: the whole statement for a `from` import or an
+/// `import` of a single module (see [`crate::fix::delete_statement`]), only that module's entry
+/// otherwise (`import os, json` -> `import json`). Every such edit spans the whole statement, so
+/// two removals from one statement never apply in the same fix pass.
+pub fn remove_import(imp: &ImportedModule, src: &str) -> Edit {
+    let stmt = imp.statement;
+    if imp.is_from {
+        return crate::fix::delete_statement(stmt, src);
+    }
+    let mut cursor = stmt.walk();
+    let names: Vec<Node> = stmt.children_by_field_name("name", &mut cursor).collect();
+    let others: Vec<&str> = names
+        .iter()
+        .filter(|n| n.id() != imp.name_node.id())
+        .map(|n| parse::text(*n, src))
+        .collect();
+    if others.is_empty() {
+        return crate::fix::delete_statement(stmt, src);
+    }
+    Edit::replace(parse::range(stmt), format!("import {}", others.join(", ")))
 }
 
 fn first_line(s: &str) -> &str {
