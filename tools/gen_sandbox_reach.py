@@ -134,7 +134,7 @@ def walk():
         except Exception as e:  # a root that is not installed is reported, not fatal
             print(f"warning: cannot import {root}: {e}", file=sys.stderr)
             continue
-        # Breadth-first, visiting each object once per root at its shortest path.
+        # Breadth-first from the root, MAX_STEPS attribute steps deep.
         seen = {id(mod)}
         frontier = [(root, mod)]
         for step in range(1, MAX_STEPS + 1):
@@ -153,7 +153,12 @@ def walk():
                         fam = target_family(value)
                         if fam is not None:
                             paths.setdefault(sub, value.__name__)
-                    if id(value) in seen:
+                    # Modules are walked along every path (a path is a way in); other objects
+                    # once per root, at their shortest path.
+                    if isinstance(value, types.ModuleType):
+                        if value is obj or sub.count(".") >= MAX_STEPS:
+                            continue
+                    elif id(value) in seen:
                         continue
                     seen.add(id(value))
                     if isinstance(value, (types.ModuleType, type)) or (

@@ -1,11 +1,11 @@
-//! The SBX rule docs: each example produces its rule (and no other SBX rule), each fixed example
-//! no SBX finding, and every doc field is filled in.
+//! The SBX rule docs: each example produces exactly one diagnostic, of its own rule (no other
+//! rule of any family), each fixed example none, and every doc field is filled in.
 
 use cellguard_lints::config::{ConfigFile, Overrides, Settings};
 use cellguard_lints::rules::sandbox::RULES;
 use cellguard_lints::{check_file, KnowledgeBase, SourceFile};
 
-fn sbx_codes(src: &str, config: &str) -> Vec<&'static str> {
+fn codes(src: &str, config: &str) -> Vec<&'static str> {
     let file: ConfigFile = toml::from_str(config).expect("example config parses");
     let settings = Settings::resolve(&file, None, &Overrides::default()).expect("settings");
     let mut codes: Vec<&'static str> = check_file(
@@ -47,13 +47,13 @@ fn examples_produce_exactly_their_rule() {
             );
         }
         assert_eq!(
-            sbx_codes(d.example, d.example_config),
+            codes(d.example, d.example_config),
             vec![rule.code],
             "example of {}",
             rule.code
         );
         assert_eq!(
-            sbx_codes(d.fixed_example, d.example_config),
+            codes(d.fixed_example, d.example_config),
             Vec::<&str>::new(),
             "fixed example of {}",
             rule.code

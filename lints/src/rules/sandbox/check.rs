@@ -139,6 +139,17 @@ const HOST_MODULES: &[(&str, &str)] = &[
     ("urllib3", "the network"),
 ];
 
+/// What an allowlist entry's module gives when it reaches the host: the module itself, or its
+/// root package, unless the dotted name is an alias of a harmless module (`os.path` is
+/// `posixpath`).
+pub fn host_module_entry(module: &str) -> Option<&'static str> {
+    let real = super::reach::table().real_name(module);
+    if real != module {
+        return host_module(&real);
+    }
+    host_module(module)
+}
+
 /// What a host-reaching module gives, when `module` (or its root) is one.
 pub fn host_module(module: &str) -> Option<&'static str> {
     let root = module.split('.').next().unwrap_or(module);
@@ -823,7 +834,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let name = self.text(attr);
         let ctx = target_ctx(node);
         let arange = parse::range(attr);
-        if is_dunder(name) && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&name)) {
+        // Calling `__init__`, `__repr__` or `__str__` directly (`super().__init__(...)`) is
+        // ordinary code (smolagents' `ALLOWED_DUNDER_METHODS`).
+        let allowed_call =
+            ctx == Ctx::Load && ALLOWED_DUNDER_METHODS.contains(&name) && is_callee(node);
+        if is_dunder(name)
+            && !allowed_call
+            && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&name))
+        {
             let what = match ctx {
                 Ctx::Load => "Read of",
                 Ctx::Store => "Assignment to",
@@ -1000,7 +1018,23 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let ctx = target_ctx(node);
         let vals = self.it.eval(value, env, 0);
         let keys = self.it.eval(sub, env, 0);
-        let srange = parse::range(sub);
+        self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
+        if ctx == Ctx::Load {
+            let v = self.it.eval(node, env, 0);
+            self.builtin_refs(node, &v, self.text(node));
+        }
+    }
+
+    /// Keys read from (or written to) namespace dicts and dict-form modules (`vars(m)["_os"]`,
+    /// `m.__dict__.get(k)`, `__builtins__["eval"]`): the same checks as attributes.
+    fn check_namespace_keys(
+        &mut self,
+        vals: &VSet,
+        keys: &VSet,
+        srange: TextRange,
+        ctx: Ctx,
+        value: Node<'t>,
+    ) {
         let mut namespace = false;
         for v in vals.iter() {
             let inner = match v {
@@ -1030,15 +1064,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 &DYNAMIC_ATTRIBUTE_ACCESS,
                 srange,
                 format!(
-                    "Namespace dict `{}` subscripted with a computed key",
+                    "Namespace dict `{}` read with a computed key",
                     short(self.text(value))
                 ),
                 Some("The name it reads cannot be checked; write the attribute out".into()),
             );
-        }
-        if ctx == Ctx::Load {
-            let v = self.it.eval(node, env, 0);
-            self.builtin_refs(node, &v, self.text(node));
         }
     }
 
@@ -1080,6 +1110,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         let inner_callee = unparen(callee);
+        if inner_callee.kind() == "attribute" {
+            if let (Some(obj), Some(attr)) = (
+                inner_callee.child_by_field_name("object"),
+                inner_callee.child_by_field_name("attribute"),
+            ) {
+                if matches!(
+                    self.text(attr),
+                    "get" | "pop" | "setdefault" | "__getitem__" | "__setitem__"
+                ) {
+                    if let Some(first) = pos.first() {
+                        let vals = self.it.eval(obj, env, 0);
+                        let keys = self.it.eval(*first, env, 0);
+                        self.check_namespace_keys(
+                            &vals,
+                            &keys,
+                            parse::range(*first),
+                            Ctx::Load,
+                            obj,
+                        );
+                    }
+                }
+            }
+        }
         for v in cv.iter() {
             if let Val::Member(p) = v {
                 let last = p.rsplit('.').next().unwrap_or("");
@@ -1335,7 +1388,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn check_escape(&mut self, node: Node<'t>, env: &Env, how: &str) {
-        let v = self.it.eval(node, env, 0);
+        let mut v = self.it.eval(node, env, 0);
+        // A function or lambda that hands out a reflective builtin smuggles it just the same.
+        let returned: Vec<VSet> = v
+            .iter()
+            .filter_map(|x| match x {
+                Val::Func(id) => self.it.funcs.get(*id as usize).map(|f| f.returns.clone()),
+                _ => None,
+            })
+            .collect();
+        for r in &returned {
+            v.join(r);
+        }
         for b in v.builtins().collect::<Vec<_>>() {
             if REFLECTIVE.contains(&b) {
                 self.report(
@@ -1441,7 +1505,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             Some("Private submodules hold what a package imported for itself; import the public module".into()),
                         );
                     }
-                    self.unsafe_allowed(&module, range, allow);
+                    self.unsafe_allowed(&module, child.kind() == "dotted_name", range, allow);
                 }
             }
             "import_from_statement" => {
@@ -1460,7 +1524,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         None,
                     );
                 }
-                self.unsafe_allowed(&module, parse::range(m), allow);
+                self.unsafe_allowed(&module, false, parse::range(m), allow);
                 let bindings = self.it.import_bindings(node);
                 let base = ModVal {
                     path: module.clone(),
@@ -1493,25 +1557,44 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    fn unsafe_allowed(&mut self, module: &str, range: TextRange, allow: &[String]) {
+    /// SBX006 for an import of `module` that the allowlist lets in. `binds_root` is true for a
+    /// plain `import a.b`, which binds (and so hands out) the root package `a`.
+    fn unsafe_allowed(
+        &mut self,
+        module: &str,
+        binds_root: bool,
+        range: TextRange,
+        allow: &[String],
+    ) {
         if !is_allowed(module, allow) {
             return;
         }
         let real = self.it.cfg.table.real_name(module);
-        let why = host_module(module).or_else(|| host_module(&real));
-        if let Some(why) = why {
-            let entry = allow
-                .iter()
-                .find(|a| is_allowed(module, std::slice::from_ref(a)))
-                .cloned()
-                .unwrap_or_default();
-            self.report(
-                &UNSAFE_MODULE_ALLOWED,
-                range,
-                format!("`{module}` is allowed by the allowlist entry `{entry}`, but it reaches the host: {why}"),
-                Some("Remove the entry, or allow only the members you need and deny the rest (`[lint.imports] deny-members`)".into()),
-            );
+        let mut candidates = vec![real.clone()];
+        if real == module {
+            candidates.push(module.split('.').next().unwrap_or(module).to_string());
         }
+        let root = module.split('.').next().unwrap_or(module);
+        if binds_root && is_allowed(root, allow) {
+            candidates.push(root.to_string());
+        }
+        let Some((hit, why)) = candidates
+            .iter()
+            .find_map(|c| host_module(c).map(|w| (c.clone(), w)))
+        else {
+            return;
+        };
+        let entry = allow
+            .iter()
+            .find(|a| is_allowed(&hit, std::slice::from_ref(a)))
+            .cloned()
+            .unwrap_or_default();
+        self.report(
+            &UNSAFE_MODULE_ALLOWED,
+            range,
+            format!("`{hit}` is allowed by the allowlist entry `{entry}`, but it reaches the host: {why}"),
+            Some("Remove the entry, or allow only the members you need and deny the rest (`[lint.imports] deny-members`)".into()),
+        );
     }
 }
 

@@ -215,8 +215,6 @@ pub const HOST_MODULE_NAMES: &[&str] = &[
     "inspect",
     "ctypes",
     "shutil",
-    "pathlib",
-    "io",
     "pty",
     "multiprocessing",
 ];
@@ -845,6 +843,10 @@ impl<'t, 'a> Interp<'t, 'a> {
             if let Some(b) = builtin(name) {
                 return (VSet::one(Val::Builtin(b)), None);
             }
+        }
+        if name == "__import__" && m.real.starts_with("importlib") {
+            // `importlib.__import__` is an `__import__` work-alike.
+            return (VSet::one(Val::Builtin("__import__")), None);
         }
         if is_dunder(name) {
             return (

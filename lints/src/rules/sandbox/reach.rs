@@ -146,6 +146,7 @@ mod tests {
             ("asyncio.base_events.subprocess", "subprocess"),
             ("asyncio.base_events.socket", "socket"),
             ("statistics.random._os", "os"),
+            ("asyncio.base_events.events.subprocess", "subprocess"),
             ("random._os", "os"),
             ("queue.threading._os", "os"),
             ("pydantic.dataclasses.sys", "sys"),
