@@ -1173,7 +1173,7 @@ impl Project {
             }
             kb_paths.push(p.clone());
         }
-        let kb = crate::kb::load_all(&kb_paths).map_err(|e| {
+        let mut kb = crate::kb::load_all(&kb_paths).map_err(|e| {
             let path = PathBuf::from(&e.path);
             ConfigError {
                 path,
@@ -1182,6 +1182,10 @@ impl Project {
                 message: e.message,
             }
         })?;
+        if settings.dialect == crate::config::Dialect::Colony {
+            // Colony's prompt always lists these pseudo keys (colony-reference §2.8).
+            kb.add_colony_pseudo_keys();
+        }
         Ok(Project {
             config,
             settings,

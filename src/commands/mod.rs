@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod fixing;
+pub mod kb;
 pub mod replay;
 pub mod rule;
 
@@ -50,6 +51,8 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Print the documentation of a rule (or of all rules).
     Rule(rule::RuleArgs),
+    /// Build, merge, inspect and export the knowledge base of actions.
+    Kb(kb::KbArgs),
     /// Run the language server on stdio.
     Server,
 }
@@ -60,6 +63,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Check(args) => check::run(args, cli.color),
         Command::Replay(args) => replay::run(args),
         Command::Rule(args) => rule::run(args),
+        Command::Kb(args) => kb::run(args),
         Command::Server => {
             cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;
             Ok(ExitStatus::Success)
