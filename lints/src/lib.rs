@@ -23,4 +23,7 @@ pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};
 pub use kb::KnowledgeBase;
 pub use lint::check_file;
 pub use source::{SourceFile, TextRange};
+pub mod completion;
+pub mod guardrails;
+pub mod replay;
 pub mod trace;

@@ -53,7 +53,7 @@ pub static UNKNOWN_ACTION: Rule = Rule {
         why: "Colony's dispatcher answers `Unknown action type: {key}` as a failed result and the cell carries on, so the rest of the cell runs on a missing result. Colony's own validator measures a padded Hamming distance, misses one-character insertions, picks among ties by hash order, and auto-applies fixes that flip meaning (`get_status` -> `set_status`).",
         example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_statsu\", agent_ids=[])\n",
         fixed_example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_status\", agent_ids=[])\n",
-        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ...), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables or concatenations get no fix.",
+        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ...), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables, f-strings or `+` concatenations get no fix; an implicit concatenation (`\"A.b.\" \"c\"`) is edited in the part that differs, keeping its split.",
         options: "`knowledge-base`, `--kb`; `dialect`.",
         source: "Colony APIKnowledgeBaseValidator and dispatcher `_get_executor_for_action` (colony-reference §2.3, §3.4, §7.3 cases 18, 21, 22).",
         example_kb: DOC_KB,
@@ -278,6 +278,16 @@ fn key_literal_fix(
             vec![Edit::replace(range(expr), new_key)],
         ));
     }
+    if action.key.form == KeyForm::Concatenation && expr.kind() == "concatenated_string" {
+        // `"A.b." "c"`: edit the part that differs, keeping the split (see
+        // `fix::replace_string_value`).
+        let edit = crate::fix::replace_string_value(expr, model.src, new_key)?;
+        return Some(Fix::new(
+            applicability,
+            format!("Replace with `{new_key}`"),
+            vec![edit],
+        ));
+    }
     if action.key.form != KeyForm::Literal || !semantic::is_plain_string(expr, model.src) {
         return None;
     }
@@ -327,6 +337,9 @@ fn check_action(checker: &mut Checker, model: &SemanticModel, action: &ActionCal
             ),
         );
         return;
+    }
+    if model.dialect == Dialect::Colony {
+        extra_positionals(checker, action);
     }
     if kb.is_empty() {
         return;
@@ -395,6 +408,21 @@ fn check_action(checker: &mut Checker, model: &SemanticModel, action: &ActionCal
     check_arguments(checker, model, action, raw, def, dialect);
 }
 
+/// `run()` takes the key as its only positional argument (colony-reference §2.1): any other
+/// positional argument raises `TypeError`, whatever the key.
+fn extra_positionals(checker: &mut Checker, action: &ActionCall) {
+    for arg in &action.args.positional {
+        checker.report(
+            Diagnostic::new(
+                &UNKNOWN_PARAMETER,
+                range(*arg),
+                "`run()` takes the action key as its only positional argument; this argument raises `TypeError`",
+            )
+            .with_help("Pass action parameters by keyword: `await run(\"key\", name=value)`"),
+        );
+    }
+}
+
 fn non_canonical(
     checker: &mut Checker,
     model: &SemanticModel,
@@ -406,7 +434,7 @@ fn non_canonical(
     let kb = checker.kb;
     let canonical = kb.canonical_key(index).to_string();
     let message = if kb.actions[index].dynamic_segment && canonical == kb.actions[index].short_key {
-        format!("Action key `{raw}` names a per-process segment that changes in every run; `{canonical}` resolves everywhere")
+        format!("Action key `{raw}` has a middle segment that is random per process at runtime; `{canonical}` resolves in every process")
     } else {
         format!("Action key `{raw}` is not canonical: the dispatcher resolves it to `{canonical}`")
     };
@@ -449,6 +477,8 @@ fn dynamic_key(checker: &mut Checker, model: &SemanticModel, action: &ActionCall
 struct KeyChoice {
     keys: Vec<String>,
     best: Option<(String, Applicability)>,
+    /// Why the best candidate is not applied automatically.
+    caution: Option<String>,
 }
 
 fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
@@ -457,6 +487,7 @@ fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
         return KeyChoice {
             keys: Vec::new(),
             best: None,
+            caution: None,
         };
     };
     let ties = suggestions
@@ -483,8 +514,16 @@ fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
             }
         };
     let vocabulary = kb_vocabulary(kb);
-    let flips = meaning_changes(written, against, &vocabulary);
-    let applicability = if ties == 1 && consistent && !flips {
+    let caution = if ties > 1 {
+        Some(format!("{ties} keys are equally close"))
+    } else if let Some(change) = meaning_change(written, against, &vocabulary) {
+        Some(change)
+    } else if !consistent {
+        Some("the part before the last segment names another capability".to_string())
+    } else {
+        None
+    };
+    let applicability = if caution.is_none() {
         Applicability::Safe
     } else {
         Applicability::DisplayOnly
@@ -499,6 +538,7 @@ fn choose_key(kb: &KnowledgeBase, raw: &str) -> KeyChoice {
     KeyChoice {
         keys,
         best: Some((target, applicability)),
+        caution,
     }
 }
 
@@ -519,10 +559,12 @@ fn unknown_action(
     let mut d = Diagnostic::new(
         &UNKNOWN_ACTION,
         key_range,
-        format!("Unknown {what} `{raw}`"),
+        format!("Unknown {what} '{raw}'.{}", did_you_mean(&choice.keys)),
     );
+    if let Some(caution) = &choice.caution {
+        d = d.with_help(format!("Not applied automatically: {caution}"));
+    }
     if let Some((best, applicability)) = &choice.best {
-        d = d.with_help(did_you_mean(&choice.keys));
         if let Some(fix) = key_literal_fix(model, action, best, *applicability) {
             d = d.with_fix(fix);
         }
@@ -537,10 +579,17 @@ fn unknown_tool(checker: &mut Checker, model: &SemanticModel, tool: &semantic::U
     let mut d = Diagnostic::new(
         &UNKNOWN_ACTION,
         range(site.callee),
-        format!("Unknown tool `{}`", tool.name),
+        format!(
+            "Unknown tool '{}'.{}",
+            tool.name,
+            did_you_mean(&choice.keys)
+        ),
     );
+    if let Some(caution) = &choice.caution {
+        d = d.with_help(format!("Not applied automatically: {caution}"));
+    }
     if let Some((best, applicability)) = &choice.best {
-        d = d.with_help(did_you_mean(&choice.keys)).with_fix(Fix::new(
+        d = d.with_fix(Fix::new(
             *applicability,
             format!("Replace with `{best}`"),
             vec![Edit::replace(range(site.callee), best.clone())],
@@ -549,8 +598,25 @@ fn unknown_tool(checker: &mut Checker, model: &SemanticModel, tool: &semantic::U
     checker.report(d);
 }
 
+/// ` Did you mean 'k'?` in Colony's wording (empty without candidates).
 fn did_you_mean(keys: &[String]) -> String {
-    match keys {
+    let quoted: Vec<String> = keys.iter().take(3).map(|k| format!("'{k}'")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => format!(" Did you mean {one}?"),
+        many => {
+            let more = if keys.len() > 3 {
+                format!(" (and {} more)", keys.len() - 3)
+            } else {
+                String::new()
+            };
+            format!(" Did you mean one of {}{more}?", many.join(", "))
+        }
+    }
+}
+
+fn did_you_mean_name(names: &[String]) -> String {
+    match names {
         [one] => format!("Did you mean `{one}`?"),
         many => format!("Did you mean one of {}?", backticked(many, 3)),
     }
@@ -585,15 +651,7 @@ fn check_arguments(
     let mut positional_bound = Vec::new();
     for (i, arg) in args.positional.iter().enumerate() {
         if dialect == Dialect::Colony {
-            checker.report(
-                Diagnostic::new(
-                    &UNKNOWN_PARAMETER,
-                    range(*arg),
-                    "`run()` takes the action key as its only positional argument; this argument raises `TypeError`",
-                )
-                .with_help("Pass action parameters by keyword: `await run(\"key\", name=value)`"),
-            );
-            continue;
+            continue; // reported by `extra_positionals`, with or without a KB
         }
         match positional_params.get(i) {
             Some(p) if !args.star_args => {
@@ -658,7 +716,7 @@ fn check_arguments(
                 }
                 [best, rest @ ..] => {
                     let owned: Vec<String> = close.iter().map(|s| s.to_string()).collect();
-                    d = d.with_help(did_you_mean(&owned));
+                    d = d.with_help(did_you_mean_name(&owned));
                     if !kw.from_dict_literal {
                         let applicability = if rest.is_empty() {
                             Applicability::Unsafe
@@ -723,6 +781,25 @@ fn type_check(
         Some(t) if !param.approximate_type => types::parse_type(t),
         _ => types::Ty::Unknown,
     };
+    let described = param
+        .allowed
+        .is_none()
+        .then(|| param.description.as_deref().and_then(description_enum))
+        .flatten();
+    if let Some(allowed) = param.allowed.as_ref().or(described.as_ref()) {
+        let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
+        if scalars && !allowed.is_empty() {
+            let values = types::Ty::Literal(allowed.clone());
+            // On a list parameter the values constrain the elements (BFCL `door: array`
+            // with `[Enum]: ["driver", ...]`).
+            ty = match ty {
+                types::Ty::List(_) => types::Ty::List(Box::new(values)),
+                types::Ty::Set(_) => types::Ty::Set(Box::new(values)),
+                types::Ty::Tuple(_) => types::Ty::Tuple(Some(Box::new(values))),
+                _ => values,
+            };
+        }
+    }
     // An optional parameter without a known default, or defaulting to `None`, accepts `None`
     // (tool schemas rarely spell out `"null"` for optional arguments).
     let none_default = !param.required
@@ -730,30 +807,22 @@ fn type_check(
             .default
             .as_deref()
             .is_none_or(|d| d == "None" || d == "null");
-    if none_default && !matches!(ty, types::Ty::Unknown | types::Ty::Any) {
-        ty = types::Ty::Union(vec![ty, types::Ty::NoneType]);
-    }
-    if let Some(allowed) = &param.allowed {
-        let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
-        if scalars && !allowed.is_empty() {
-            let mut values = allowed.clone();
-            if none_default {
+    if none_default {
+        ty = match ty {
+            types::Ty::Literal(mut values) => {
                 values.push(serde_json::Value::Null);
+                types::Ty::Literal(values)
             }
-            ty = types::Ty::Literal(values);
-        }
+            t @ (types::Ty::Unknown | types::Ty::Any) => t,
+            t => types::Ty::Union(vec![t, types::Ty::NoneType]),
+        };
     }
     let verdict = types::judge(&ty, &lit, lax);
     let types::Verdict::Mismatch(reason) = verdict else {
         return;
     };
-    let expected = match &ty {
-        types::Ty::Literal(values) => {
-            let shown: Vec<String> = values.iter().map(types::render_json).collect();
-            format!("one of {}", shown.join(", "))
-        }
-        _ => format!("`{}`", param.ty.as_deref().unwrap_or("?")),
-    };
+    let expected =
+        types::describe(&ty).unwrap_or_else(|| format!("`{}`", param.ty.as_deref().unwrap_or("?")));
     let mut d = Diagnostic::new(
         &PARAMETER_TYPE_MISMATCH,
         range(value),
@@ -771,6 +840,21 @@ fn type_check(
     checker.report(d);
 }
 
+/// Allowed values stated in a parameter description as BFCL writes them:
+/// `The mode to set. [Enum]: ["engage", "release"]`.
+fn description_enum(description: &str) -> Option<Vec<serde_json::Value>> {
+    let at = description.find("[Enum]:")?;
+    let rest = description[at + "[Enum]:".len()..].trim_start();
+    if !rest.starts_with('[') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<serde_json::Value>>();
+    match de.next() {
+        Some(Ok(values)) if !values.is_empty() => Some(values),
+        _ => None,
+    }
+}
+
 /// Names within edit distance of `name` (at most a third of the longer length, between 1 and
 /// 3; case and `_`/`-` differences count as distance 0), best first, ties by name.
 fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
@@ -781,6 +865,9 @@ fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
             .collect()
     };
     let n = norm(name);
+    if name.chars().count() < 3 {
+        return Vec::new(); // one- and two-letter names are close to everything
+    }
     let mut scored: Vec<(usize, &str)> = candidates
         .iter()
         .filter(|c| **c != name)
@@ -791,7 +878,7 @@ fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
                 strsim::osa_distance(name, c)
             };
             let limit = (name.chars().count().max(c.chars().count()) / 3).clamp(1, 3);
-            (d <= limit).then_some((d, *c))
+            (d <= limit && d < c.chars().count()).then_some((d, *c))
         })
         .collect();
     scored.sort();
@@ -862,7 +949,7 @@ fn unknown_name(checker: &mut Checker, model: &SemanticModel, unknown: &semantic
     let close = closest(name, &candidates);
     if let [best, rest @ ..] = close.as_slice() {
         let owned: Vec<String> = close.iter().map(|s| s.to_string()).collect();
-        d = d.with_help(did_you_mean(&owned));
+        d = d.with_help(did_you_mean_name(&owned));
         let vocabulary = kb_vocabulary(kb);
         let applicability = if rest.is_empty() && !meaning_changes(name, best, &vocabulary) {
             Applicability::Unsafe
@@ -1032,10 +1119,27 @@ fn antonyms(a: &str, b: &str) -> bool {
         })
 }
 
-/// True when turning `written` into `candidate` swaps words rather than fixing a typo: the
-/// differing words are antonym-like, or a differing written word is itself a word the knowledge
-/// base uses (so the author chose another word), or whole words are added or dropped.
+/// True when `plural` is an English plural of `singular` (`agent`/`agents`, `box`/`boxes`,
+/// `query`/`queries`).
+fn plural_of(singular: &str, plural: &str) -> bool {
+    plural.strip_suffix('s') == Some(singular)
+        || plural.strip_suffix("es") == Some(singular)
+        || plural
+            .strip_suffix("ies")
+            .is_some_and(|stem| singular.strip_suffix('y') == Some(stem))
+}
+
+/// True when turning `written` into `candidate` swaps words rather than fixing a typo; see
+/// [`meaning_change`].
 fn meaning_changes(written: &str, candidate: &str, vocabulary: &HashSet<String>) -> bool {
+    meaning_change(written, candidate, vocabulary).is_some()
+}
+
+/// Why turning `written` into `candidate` swaps words rather than fixing a typo: the differing
+/// words are antonym-like, or a differing written word is itself a word the knowledge base uses
+/// (so the author chose another word), or whole words are added or dropped. `None` for a
+/// typo-level change (misspelling, separators, singular/plural).
+fn meaning_change(written: &str, candidate: &str, vocabulary: &HashSet<String>) -> Option<String> {
     let a = words(written);
     let b = words(candidate);
     let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -1047,19 +1151,31 @@ fn meaning_changes(written: &str, candidate: &str, vocabulary: &HashSet<String>)
         .count();
     let ra = &a[prefix..a.len() - suffix];
     let rb = &b[prefix..b.len() - suffix];
-    if ra.is_empty() && rb.is_empty() {
-        return false;
-    }
-    if ra.concat() == rb.concat() {
-        return false; // `getstatus` vs `get_status`: only separators differ
+    if (ra.is_empty() && rb.is_empty()) || ra.concat() == rb.concat() {
+        return None; // `getstatus` vs `get_status`: only separators differ
     }
     if ra.is_empty() || rb.is_empty() {
-        return true; // a whole word added or dropped
+        let words: Vec<&String> = ra.iter().chain(rb).collect();
+        let shown: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+        return Some(format!(
+            "the suggestion {} {}",
+            if ra.is_empty() { "adds" } else { "drops" },
+            shown.join(", ")
+        ));
     }
-    if ra.iter().any(|x| rb.iter().any(|y| antonyms(x, y))) {
-        return true;
+    for x in ra {
+        if let Some(y) = rb.iter().find(|y| antonyms(x, y)) {
+            return Some(format!("`{x}` and `{y}` have opposite meanings"));
+        }
     }
-    ra.iter().any(|x| !rb.contains(x) && vocabulary.contains(x))
+    if let ([x], [y]) = (ra, rb) {
+        if plural_of(x, y) || plural_of(y, x) {
+            return None; // `spawn_agent` -> `spawn_agents`: a typo-level change
+        }
+    }
+    ra.iter()
+        .find(|x| !rb.contains(x) && vocabulary.contains(*x))
+        .map(|x| format!("`{x}` is a word of its own, not a typo"))
 }
 
 #[cfg(test)]
@@ -1096,8 +1212,23 @@ mod tests {
             "get_agent_status",
             &vocab
         ));
+        assert!(!meaning_changes("spawn_agent", "spawn_agents", &vocab));
+        assert!(!meaning_changes("list_query", "list_queries", &vocab));
         // `agent` is a KB word: choosing it over `agents` is a different word, not a typo.
         assert!(meaning_changes("get_status", "get_agent_status", &vocab));
+    }
+
+    #[test]
+    fn enums_stated_in_descriptions() {
+        assert_eq!(
+            description_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
+            Some(vec![
+                serde_json::json!("engage"),
+                serde_json::json!("release")
+            ])
+        );
+        assert_eq!(description_enum("No enum here."), None);
+        assert_eq!(description_enum("[Enum]: not a list"), None);
     }
 
     #[test]
@@ -1112,5 +1243,6 @@ mod tests {
         );
         assert_eq!(closest("mdoe", &["mode", "node"]), vec!["mode"]);
         assert_eq!(closest("xyz", &["count"]), Vec::<&str>::new());
+        assert_eq!(closest("f", &["g", "_"]), Vec::<&str>::new());
     }
 }

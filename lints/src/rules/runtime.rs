@@ -463,14 +463,15 @@ fn bypass(checker: &mut Checker) {
         let site = &model.sites[i];
         let text = parse::text(site.callee, src);
         let shown: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let shown = if shown.chars().count() > 60 {
-            format!("{}...", shown.chars().take(57).collect::<String>())
-        } else {
-            shown
-        };
         let root = chain_root(site.callee)
             .map(|r| parse::text(r, src))
             .unwrap_or("_agent");
+        let shown = match site.callee.child_by_field_name("attribute") {
+            Some(attr) if shown.chars().count() > 48 => {
+                format!("{root}.….{}", parse::text(attr, src))
+            }
+            _ => shown,
+        };
         checker.report(
             Diagnostic::new(
                 &GUARDRAIL_BYPASS,

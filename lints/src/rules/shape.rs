@@ -334,14 +334,14 @@ fn too_many_actions(checker: &mut Checker) {
     let noun = if model.dialect == crate::config::Dialect::Functions {
         "tool calls"
     } else {
-        "actions"
+        "run() calls"
     };
     checker.report(
         Diagnostic::new(
             &TOO_MANY_ACTIONS,
             path.calls[max],
             format!(
-                "Too many {noun} on one execution path: {}, maximum is {max}",
+                "Too many actions in one iteration: {} {noun}, maximum is {max} (on the longest execution path)",
                 path.count()
             ),
         )
@@ -382,10 +382,13 @@ fn action_in_loop(checker: &mut Checker) {
                 "Action inside {where_}: it is dispatched once per iteration, so the number of actions is unbounded"
             ),
         };
+        let help = if innermost.kind() == "while_statement" {
+            "Dispatch once and let the next iteration check again"
+        } else {
+            "Dispatch one action that takes the whole list, or handle one item per iteration"
+        };
         checker.report(
-            Diagnostic::new(&ACTION_IN_LOOP, parse::range(site.node), message).with_help(
-                "Dispatch one action that takes the whole list, or handle one item per iteration",
-            ),
+            Diagnostic::new(&ACTION_IN_LOOP, parse::range(site.node), message).with_help(help),
         );
     }
 }
@@ -472,10 +475,10 @@ fn cell_too_long(checker: &mut Checker) {
             &CELL_TOO_LONG,
             lines[max],
             format!(
-                "Cell is too long: {} substantive lines, maximum is {max}",
+                "Code is too long: {} lines, maximum is {max} (blank, comment and docstring lines not counted)",
                 lines.len()
             ),
         )
-        .with_help("Blank lines, comments and docstrings do not count; write a focused step"),
+        .with_help("Write a focused step; move long explanations into comments or docstrings"),
     );
 }

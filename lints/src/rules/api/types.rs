@@ -464,7 +464,10 @@ fn elements(ty: &Ty, items: &[Lit], lax: bool, depth: usize) -> Verdict {
             Verdict::Ok => {}
             Verdict::Unknown => unknown = true,
             Verdict::Mismatch(_) => {
-                return Verdict::Mismatch(format!("got an element of type `{}`", item.type_name()))
+                return Verdict::Mismatch(match (ty, item.as_json()) {
+                    (Ty::Literal(_), Some(v)) => format!("got the element {}", render_json(&v)),
+                    _ => format!("got an element of type `{}`", item.type_name()),
+                })
             }
         }
     }
@@ -479,6 +482,28 @@ fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,
+    }
+}
+
+/// How a type is named in messages: allowed values spelled out, otherwise `None` (the caller
+/// shows the type as written).
+pub fn describe(ty: &Ty) -> Option<String> {
+    let values = |vs: &[Value]| vs.iter().map(render_json).collect::<Vec<_>>().join(", ");
+    match ty {
+        Ty::Literal(vs) => Some(format!("one of {}", values(vs))),
+        Ty::List(inner) | Ty::Set(inner) => match inner.as_ref() {
+            Ty::Literal(vs) => Some(format!("a list of {}", values(vs))),
+            _ => None,
+        },
+        Ty::Tuple(Some(inner)) => match inner.as_ref() {
+            Ty::Literal(vs) => Some(format!("a list of {}", values(vs))),
+            _ => None,
+        },
+        Ty::Union(members) => match members.as_slice() {
+            [t, Ty::NoneType] => describe(t).map(|d| format!("{d}, or None")),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
