@@ -8,6 +8,10 @@ mod render;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// Stack size of the worker threads: rules walk syntax trees, and a deeply nested cell must not
+/// overflow a thread's stack.
+const WORKER_STACK_BYTES: usize = 64 << 20;
+
 fn main() -> ExitCode {
     let cli = match commands::Cli::try_parse() {
         Ok(cli) => cli,
@@ -20,10 +24,14 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    // Ignore the error: a pool may already exist (never in the binary).
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(WORKER_STACK_BYTES)
+        .build_global();
     match commands::run(cli) {
         Ok(status) => ExitCode::from(status as u8),
         Err(e) => {
-            eprintln!("cellguard: error: {e:#}");
+            eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -3,7 +3,14 @@
 //! `extend = "path"` inherits from another file, the extending file's keys taking precedence.
 //! CLI flags override every file ([`Overrides`]).
 //!
-//! Errors carry file:line:col ([`ConfigError`]); the CLI exits with code 2 on them.
+//! Errors carry file:line:col ([`ConfigError`]); the CLI exits with code 2 on them. Problems that
+//! do not stop a run (a `*` in the import allowlist, an entry that is not a module name, a
+//! selection that enables no rule) are [`Settings::warnings`], also located.
+//!
+//! The JSON Schema of the file (`docs/cellguard.schema.json`) is generated from these structs
+//! with the `schema` feature: a new section or key needs
+//! `#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]` on its type, then
+//! `CELLGUARD_UPDATE_SCHEMA=1 cargo test --test schema` to regenerate the file.
 
 use crate::diagnostic::Rule;
 use crate::kb::KnowledgeBase;
@@ -56,6 +63,7 @@ impl ConfigError {
 }
 
 /// Which rule set and message texts apply.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
@@ -67,6 +75,7 @@ pub enum Profile {
 }
 
 /// How a cell calls actions.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
@@ -78,88 +87,116 @@ pub enum Dialect {
 }
 
 /// `[lint]`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct LintSection {
-    /// Rule codes or prefixes to enable (replaces the default `ALL`).
+    /// Rules to enable, replacing the default `["ALL"]`: codes (`API001`), family prefixes
+    /// (`API`, `SHP00`), kebab-case rule names (`unknown-action`) or `ALL`.
     pub select: Option<Vec<String>>,
-    /// Added to `select`.
+    /// Rules added to `select` (same forms).
     pub extend_select: Option<Vec<String>>,
-    /// Removed from the selection.
+    /// Rules removed from the selection (same forms); between `select`/`extend-select` and
+    /// `ignore` the most specific selector wins, `ignore` on a tie.
     pub ignore: Option<Vec<String>>,
-    /// `[lint.imports]`.
+    /// `[lint.imports]`: the import allowlist (rule family `IMP`).
     pub imports: Option<ImportsSection>,
-    /// `[lint.shape]`.
+    /// `[lint.shape]`: limits of one cell (rule family `SHP`).
     pub shape: Option<ShapeSection>,
 }
 
 /// `[lint.imports]`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct ImportsSection {
-    /// Allowed modules: `a.b` allows `a.b` and below (never the parent `a`), `a.*` allows `a`
-    /// and below.
+    /// Allowed modules, replacing the dialect's preset (Colony's 11 modules, or smolagents'
+    /// `BASE_BUILTIN_MODULES`): `a.b` allows `a.b` and below (never the parent `a`), `a.*`
+    /// allows `a` and below.
     pub allow: Option<Vec<String>>,
-    /// Added to the preset allowlist.
+    /// Modules added to the allowlist (same forms).
     pub extend_allow: Option<Vec<String>>,
-    /// Members of allowed modules that stay forbidden (`asyncio.create_subprocess_exec`).
+    /// Members of allowed modules that stay forbidden, replacing the default list
+    /// (`asyncio.create_subprocess_exec`, `asyncio.open_connection`, ...).
     pub deny_members: Option<Vec<String>>,
 }
 
 /// `[lint.shape]`.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct ShapeSection {
-    /// Maximum actions on one execution path (Colony default 3).
+    /// Maximum actions on one execution path of a cell (default 3, as Colony).
     pub max_actions: Option<u32>,
-    /// Maximum `browse()` calls (Colony default 1).
+    /// Maximum `browse()` calls in a cell (default 1, as Colony).
     pub max_browse: Option<u32>,
-    /// Maximum substantive lines (Colony default 50).
+    /// Maximum substantive lines in a cell: blank, comment-only and docstring lines excluded
+    /// (default 50, as Colony).
     pub max_lines: Option<u32>,
 }
 
 /// `[namespace]`: the names a cell's REPL provides.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct NamespaceSection {
-    /// `colony`, `smolagents` or `none`; defaults to the dialect's preset.
+    /// The names to start from: `colony`, `smolagents` or `none`; defaults to the dialect's
+    /// preset.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<schema::NamespacePreset>"))]
     pub preset: Option<String>,
-    /// Replaces the preset's names.
+    /// Every name bound before a cell runs, replacing the preset's.
     pub names: Option<Vec<String>>,
-    /// Added to the names.
+    /// Names added to the preset's.
     pub extend_names: Option<Vec<String>>,
-    /// Names that are coroutine functions (must be awaited).
+    /// Names that are coroutine functions and must be awaited, replacing the preset's.
     pub async_names: Option<Vec<String>>,
-    /// The action-dispatch function (`run` in Colony).
+    /// The action-dispatch function (`run` in Colony); `""` for none (functions dialect).
     pub run: Option<String>,
 }
 
 /// One config file as written. Sections owned by replay (`guardrails`, `policies`, `replay`)
 /// are kept with their spans and parsed by the replay engine.
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        title = "cellguard configuration",
+        description = "cellguard.toml, .cellguard.toml, or the [tool.cellguard] table of pyproject.toml. See docs/configuration.md."
+    )
+)]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct ConfigFile {
-    /// `strict` or `colony`.
+    /// `strict` (default): every rule at its own severity. `colony`: Colony's three validators
+    /// reproduced exactly, everything else reported at `info`.
     pub profile: Option<Profile>,
-    /// `colony` or `functions`.
+    /// How cells call actions: `colony` (default, `await run("Cap.key.method", ...)`) or
+    /// `functions` (tools called as functions: smolagents, CodeAct, BFCL).
     pub dialect: Option<Dialect>,
-    /// KB files or source directories, relative to the config file.
+    /// Knowledge-base files (`cellguard-kb`/`colony-kb` JSON, OpenAI/MCP tool lists, JSON Lines
+    /// of function docs) or directories, relative to this config file.
     pub knowledge_base: Option<Vec<String>>,
-    /// Another config file to inherit from, relative to this one.
+    /// Another config file to inherit from, relative to this one; this file's keys win.
     pub extend: Option<String>,
-    /// Extraction mode for files checked under this config.
+    /// How files are split into cells: `auto` (default, by extension), `python`, `markdown`
+    /// or `response`.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<schema::ExtractMode>"))]
     pub extract: Option<crate::extract::ExtractMode>,
-    /// `[lint]`.
+    /// `[lint]`: rule selection, import allowlist, shape limits.
     pub lint: Option<LintSection>,
-    /// `[namespace]`.
+    /// `[namespace]`: the names a cell's REPL provides.
     pub namespace: Option<NamespaceSection>,
-    /// `[[guardrails]]`, parsed by the replay engine.
+    /// `[[guardrails]]`: guardrails simulated by `cellguard replay` (checked by the replay
+    /// engine).
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<schema::Table>>"))]
     pub guardrails: Option<Vec<toml::Spanned<toml::Value>>>,
-    /// `[[policies]]`, parsed by the policy replayer.
+    /// `[[policies]]`: message and state policies simulated by `cellguard replay`.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<schema::Table>>"))]
     pub policies: Option<Vec<toml::Spanned<toml::Value>>>,
-    /// `[replay]`.
+    /// `[replay]`: options of `cellguard replay`.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<schema::Table>"))]
     pub replay: Option<toml::Spanned<toml::Value>>,
-    /// JSON Schema hint for editors; ignored.
+    /// JSON Schema of this file, for editors; ignored by cellguard.
     #[serde(rename = "$schema")]
     pub schema: Option<String>,
 }
@@ -172,6 +209,83 @@ struct Pyproject {
 #[derive(Deserialize)]
 struct PyprojectTool {
     cellguard: Option<ConfigFile>,
+}
+
+/// Stand-ins for types whose JSON Schema is not derived from their own definition.
+#[cfg(feature = "schema")]
+pub mod schema {
+    /// How files are split into cells (mirrors [`crate::extract::ExtractMode`]).
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    pub enum ExtractMode {
+        /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response.
+        Auto,
+        /// The whole file is one cell.
+        Python,
+        /// Every `python`/`py` fenced block is a cell.
+        Markdown,
+        /// A raw LLM response, extracted as Colony/smolagents do.
+        Response,
+    }
+
+    /// The REPL namespace preset.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    pub enum NamespacePreset {
+        /// Colony's REPL: `run`, `browse`, `signal_completion`, ... (colony-reference §2.1).
+        Colony,
+        /// smolagents' CodeAgent: `final_answer` plus the knowledge base's tools.
+        Smolagents,
+        /// No pre-bound names.
+        None,
+    }
+
+    /// A table whose keys are checked by the engine that reads it (replay, guardrails).
+    pub type Table = serde_json::Map<String, serde_json::Value>;
+}
+
+/// One step of a path into a TOML document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TomlPath<'a> {
+    /// A table key.
+    Key(&'a str),
+    /// An array index.
+    Index(usize),
+}
+
+/// Byte offset in `text` of the value at `path` (e.g. `lint`, `select`, index 2), or `None` when
+/// the text does not parse or has no such value. In a `pyproject.toml`, `path` is relative to
+/// `[tool.cellguard]`.
+pub fn locate(text: &str, is_pyproject: bool, path: &[TomlPath]) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let root = DeTable::parse(text).ok()?;
+    let prefix = if is_pyproject {
+        &[TomlPath::Key("tool"), TomlPath::Key("cellguard")][..]
+    } else {
+        &[][..]
+    };
+    let mut steps = prefix.iter().chain(path.iter());
+    let first = match steps.next()? {
+        TomlPath::Key(k) => root.get_ref().iter().find(|(key, _)| key.get_ref() == k)?.1,
+        TomlPath::Index(_) => return None,
+    };
+    let mut cur = first;
+    for step in steps {
+        cur = match (step, cur.get_ref()) {
+            (TomlPath::Key(k), DeValue::Table(t)) => {
+                t.iter().find(|(key, _)| key.get_ref() == k)?.1
+            }
+            (TomlPath::Index(i), DeValue::Array(a)) => a.get(*i)?,
+            _ => return None,
+        };
+    }
+    Some(cur.span().start)
+}
+
+fn is_pyproject(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()) == Some("pyproject.toml")
 }
 
 /// A parsed config file and where it came from.
@@ -211,8 +325,7 @@ fn load_file_inner(
 ) -> Result<Option<LoadedConfig>, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::plain(path, format!("cannot read config: {e}")))?;
-    let is_pyproject = path.file_name().and_then(|n| n.to_str()) == Some("pyproject.toml");
-    let file = if is_pyproject {
+    let file = if is_pyproject(path) {
         match toml::from_str::<Pyproject>(&text) {
             Ok(p) => match p.tool.and_then(|t| t.cellguard) {
                 Some(c) => c,
@@ -223,6 +336,7 @@ fn load_file_inner(
     } else {
         toml::from_str::<ConfigFile>(&text).map_err(|e| toml_error(path, &text, e))?
     };
+    validate_file(&file, path, &text)?;
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if seen.contains(&canonical) {
         return Err(ConfigError::plain(path, "`extend` forms a cycle"));
@@ -236,7 +350,7 @@ fn load_file_inner(
     };
     if let Some(ext) = loaded.file.extend.clone() {
         let base_path = path.parent().unwrap_or(Path::new(".")).join(&ext);
-        let offset = loaded.text.find(&ext);
+        let offset = locate(&loaded.text, is_pyproject(path), &[TomlPath::Key("extend")]);
         if !base_path.exists() {
             return Err(ConfigError::at(
                 path,
@@ -460,11 +574,30 @@ impl Namespace {
         }
     }
 
-    /// smolagents' CodeAgent namespace: `final_answer` plus the tools of the KB.
+    /// smolagents' CodeAgent namespace: `final_answer`, the tools of the KB, and the bare math
+    /// functions its executor adds to the builtins (`BASE_PYTHON_TOOLS`: `ceil`, `sqrt`, ...;
+    /// corpus kb/smolagents/default_tools.json).
     pub fn smolagents() -> Self {
+        let names = [
+            "final_answer",
+            "ceil",
+            "floor",
+            "log",
+            "exp",
+            "sin",
+            "cos",
+            "tan",
+            "asin",
+            "acos",
+            "atan",
+            "atan2",
+            "degrees",
+            "radians",
+            "sqrt",
+        ];
         Namespace {
             run: None,
-            names: ["final_answer"].iter().map(|s| s.to_string()).collect(),
+            names: names.iter().map(|s| s.to_string()).collect(),
             async_names: BTreeSet::new(),
             modules: BTreeSet::new(),
             imports_fail_at_runtime: false,
@@ -513,29 +646,138 @@ impl RuleSelection {
     }
 }
 
-/// True when `selector` (a code, a prefix such as `API` or `API00`, or `ALL`) matches `rule`.
+/// True when `selector` (a code, a prefix such as `API` or `API00`, a kebab-case rule name
+/// such as `unknown-action`, or `ALL`; case-insensitive) matches `rule`.
 pub fn selector_matches(selector: &str, rule: &Rule) -> bool {
     let s = selector.trim();
-    s.eq_ignore_ascii_case("ALL") || rule.code.starts_with(&s.to_ascii_uppercase())
+    !s.is_empty()
+        && (s.eq_ignore_ascii_case("ALL")
+            || rule.code.starts_with(&s.to_ascii_uppercase())
+            || rule.name.eq_ignore_ascii_case(s))
 }
 
-fn check_selectors(selectors: &[String], origin: &Path, text: &str) -> Result<(), ConfigError> {
-    for s in selectors {
-        if !crate::rules::all_rules().any(|r| selector_matches(s, r)) {
-            let offset = if text.is_empty() {
-                None
-            } else {
-                text.find(&format!("\"{s}\"")).map(|o| o + 1)
-            };
-            return Err(ConfigError::at(
-                origin,
+/// Checks what serde cannot: rule selectors exist and the namespace preset is known. Errors
+/// point at the offending array item or value.
+fn validate_file(file: &ConfigFile, path: &Path, text: &str) -> Result<(), ConfigError> {
+    let pyproject = is_pyproject(path);
+    if let Some(lint) = &file.lint {
+        for (key, list) in [
+            ("select", &lint.select),
+            ("extend-select", &lint.extend_select),
+            ("ignore", &lint.ignore),
+        ] {
+            for (i, sel) in list.iter().flatten().enumerate() {
+                if !is_known_selector(sel) {
+                    let at = locate(
+                        text,
+                        pyproject,
+                        &[
+                            TomlPath::Key("lint"),
+                            TomlPath::Key(key),
+                            TomlPath::Index(i),
+                        ],
+                    );
+                    return Err(ConfigError::at(
+                        path,
+                        text,
+                        at,
+                        unknown_selector_message(sel),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(preset) = file.namespace.as_ref().and_then(|n| n.preset.as_deref()) {
+        if !matches!(preset, "colony" | "smolagents" | "none") {
+            let at = locate(
                 text,
-                offset,
-                format!("unknown rule selector `{s}`"),
+                pyproject,
+                &[TomlPath::Key("namespace"), TomlPath::Key("preset")],
+            );
+            return Err(ConfigError::at(
+                path,
+                text,
+                at,
+                unknown_preset_message(preset),
             ));
         }
     }
     Ok(())
+}
+
+fn unknown_selector_message(s: &str) -> String {
+    format!(
+        "unknown rule selector `{s}` (expected a code such as `API001`, a prefix such as `API`, a rule name, or `ALL`)"
+    )
+}
+
+fn unknown_preset_message(p: &str) -> String {
+    format!("unknown namespace preset `{p}` (expected `colony`, `smolagents` or `none`)")
+}
+
+/// True when `selector` matches at least one rule.
+pub fn is_known_selector(selector: &str) -> bool {
+    crate::rules::all_rules().any(|r| selector_matches(selector, r))
+}
+
+fn check_selectors(selectors: &[String], origin: &Path) -> Result<(), ConfigError> {
+    match selectors.iter().find(|s| !is_known_selector(s)) {
+        Some(s) => Err(ConfigError::plain(origin, unknown_selector_message(s))),
+        None => Ok(()),
+    }
+}
+
+/// A valid dotted module name, optionally ending in `.*` (an allowlist entry).
+fn is_module_pattern(s: &str) -> bool {
+    let s = s.strip_suffix(".*").unwrap_or(s);
+    !s.is_empty()
+        && s.split('.').all(|part| {
+            let mut chars = part.chars();
+            chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                && chars.all(|c| c.is_alphanumeric() || c == '_')
+        })
+}
+
+/// One layer of rule selection (ruff's semantics): a `select` replaces everything selected
+/// before it; within the layer the most specific selector between `select`/`extend-select`
+/// and `ignore` wins, `ignore` winning ties.
+struct SelectionLayer<'a> {
+    select: Option<&'a [String]>,
+    extend_select: &'a [String],
+    ignore: &'a [String],
+}
+
+impl SelectionLayer<'_> {
+    fn apply(&self, enabled: &mut BTreeSet<&'static str>) {
+        for rule in crate::rules::all_rules() {
+            let best_select = self
+                .select
+                .unwrap_or_default()
+                .iter()
+                .chain(self.extend_select)
+                .filter(|s| selector_matches(s, rule))
+                .map(|s| spec_len(s))
+                .max();
+            let best_ignore = self
+                .ignore
+                .iter()
+                .filter(|s| selector_matches(s, rule))
+                .map(|s| spec_len(s))
+                .max();
+            let before = self.select.is_none() && enabled.contains(rule.code);
+            let on = match (best_select, best_ignore) {
+                (Some(s), Some(i)) => s > i,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => before,
+            };
+            if on {
+                enabled.insert(rule.code);
+            } else {
+                enabled.remove(rule.code);
+            }
+        }
+    }
 }
 
 /// Everything the rules need, resolved from a config file, presets and overrides.
@@ -565,15 +807,159 @@ pub struct Settings {
     pub warnings: Vec<ConfigError>,
 }
 
-/// Default members of allowed modules that reach the host (spec §2 `SBX`).
-pub const DEFAULT_DENY_MEMBERS: [&str; 6] = [
+/// Default members of allowed modules that reach the host (spec §2 `SBX`, rule SBX007). The
+/// same objects reached under other names (`asyncio.subprocess.create_subprocess_exec`) are
+/// matched through the reachability table; `asyncio.AbstractEventLoop.*` stands for the methods
+/// of any event loop (`asyncio.get_running_loop().subprocess_shell`).
+pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.create_subprocess_exec",
     "asyncio.create_subprocess_shell",
     "asyncio.open_connection",
     "asyncio.open_unix_connection",
     "asyncio.start_server",
     "asyncio.start_unix_server",
+    "asyncio.AbstractEventLoop.subprocess_exec",
+    "asyncio.AbstractEventLoop.subprocess_shell",
+    "asyncio.AbstractEventLoop.create_connection",
+    "asyncio.AbstractEventLoop.create_server",
+    "asyncio.AbstractEventLoop.create_unix_connection",
+    "asyncio.AbstractEventLoop.create_unix_server",
+    "asyncio.AbstractEventLoop.create_datagram_endpoint",
+    "asyncio.AbstractEventLoop.connect_read_pipe",
+    "asyncio.AbstractEventLoop.connect_write_pipe",
+    "asyncio.AbstractEventLoop.sock_connect",
+    "numpy.load",
+    "numpy.save",
+    "numpy.savez",
+    "numpy.savez_compressed",
+    "numpy.savetxt",
+    "numpy.loadtxt",
+    "numpy.genfromtxt",
+    "numpy.fromfile",
+    "numpy.memmap",
+    "numpy.ctypeslib",
+    "numpy.DataSource",
 ];
+
+/// `[lint.imports]` entries with their byte offsets in the config text, for warnings.
+#[derive(Deserialize, Default)]
+struct SpanProbe {
+    lint: Option<SpanProbeLint>,
+    tool: Option<SpanProbeTool>,
+}
+
+#[derive(Deserialize)]
+struct SpanProbeTool {
+    cellguard: Option<Box<SpanProbe>>,
+}
+
+#[derive(Deserialize)]
+struct SpanProbeLint {
+    imports: Option<SpanProbeImports>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct SpanProbeImports {
+    allow: Option<Vec<toml::Spanned<String>>>,
+    extend_allow: Option<Vec<toml::Spanned<String>>>,
+    deny_members: Option<Vec<toml::Spanned<String>>>,
+}
+
+/// Offsets of each `[lint.imports]` list entry (`allow`, `extend-allow`, `deny-members`) in a
+/// config text; empty when the text does not parse that way.
+fn import_entry_offsets(text: &str) -> Vec<(&'static str, String, usize)> {
+    let probe: SpanProbe = toml::from_str(text).unwrap_or_default();
+    let imports = match (probe.lint, probe.tool) {
+        (Some(l), _) => l.imports,
+        (None, Some(t)) => t.cellguard.and_then(|c| c.lint).and_then(|l| l.imports),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    if let Some(i) = imports {
+        for (key, list) in [
+            ("allow", i.allow),
+            ("extend-allow", i.extend_allow),
+            ("deny-members", i.deny_members),
+        ] {
+            for e in list.unwrap_or_default() {
+                // The span covers the quotes; point at the first character of the value.
+                let offset = e.span().start + 1;
+                out.push((key, e.into_inner(), offset));
+            }
+        }
+    }
+    out
+}
+
+/// Warnings about `[lint.imports]`: `*` (the allowlist is off), entries that let in a
+/// host-reaching module (`ctypes`, `os.*`), and deny-members entries that name no member.
+fn import_warnings(
+    allowed: &[String],
+    deny: &[String],
+    origin: &Path,
+    text: &str,
+) -> Vec<ConfigError> {
+    let offsets = import_entry_offsets(text);
+    let at = |keys: &[&str], value: &str| {
+        offsets
+            .iter()
+            .find(|(k, v, _)| keys.contains(k) && v == value)
+            .map(|(_, _, o)| *o)
+    };
+    let mut warnings = Vec::new();
+    let mut seen = BTreeSet::new();
+    for entry in allowed {
+        let e = entry.trim();
+        if !seen.insert(e.to_string()) {
+            continue;
+        }
+        let offset = at(&["allow", "extend-allow"], entry);
+        if e == "*" {
+            warnings.push(ConfigError::at(
+                origin,
+                text,
+                offset,
+                "`*` in the import allowlist allows every module, including `os` and `subprocess`",
+            ));
+            continue;
+        }
+        if !is_module_pattern(e) {
+            warnings.push(ConfigError::at(
+                origin,
+                text,
+                offset,
+                format!(
+                    "`{e}` in the import allowlist is not a module name (`a.b` or `a.*`); it matches no import"
+                ),
+            ));
+            continue;
+        }
+        let module = e.strip_suffix(".*").unwrap_or(e);
+        if let Some(why) = crate::rules::sandbox::check::host_module_entry(module) {
+            warnings.push(ConfigError::at(
+                origin,
+                text,
+                offset,
+                format!(
+                    "`{e}` in the import allowlist lets in a module that reaches the host ({why})"
+                ),
+            ));
+        }
+    }
+    for entry in deny {
+        let e = entry.trim();
+        if !e.contains('.') || e.starts_with('.') || e.ends_with('.') {
+            warnings.push(ConfigError::at(
+                origin,
+                text,
+                at(&["deny-members"], entry),
+                format!("deny-members entry `{e}` names no member (expected `module.member`)"),
+            ));
+        }
+    }
+    warnings
+}
 
 impl Default for Settings {
     fn default() -> Self {
@@ -599,11 +985,10 @@ impl Settings {
         let profile = ov.profile.or(file.profile).unwrap_or_default();
         let dialect = ov.dialect.or(file.dialect).unwrap_or_default();
 
-        for list in [&lint.select, &lint.extend_select, &lint.ignore]
-            .into_iter()
-            .flatten()
-        {
-            check_selectors(list, &origin, text)?;
+        let pyproject = loaded.is_some_and(|l| is_pyproject(&l.path));
+        if loaded.is_none() {
+            // Files read from disk were validated with positions when they were loaded.
+            validate_file(file, &origin, text)?;
         }
         let cli = PathBuf::from("<command line>");
         for list in [
@@ -614,45 +999,39 @@ impl Settings {
         .into_iter()
         .flatten()
         {
-            check_selectors(list, &cli, "")?;
+            check_selectors(list, &cli)?;
         }
-        let select = ov
-            .select
-            .clone()
-            .or(lint.select.clone())
-            .unwrap_or_else(|| vec!["ALL".into()]);
-        let mut extend = lint.extend_select.clone().unwrap_or_default();
-        extend.extend(ov.extend_select.iter().cloned());
-        let mut ignore = lint.ignore.clone().unwrap_or_default();
-        ignore.extend(ov.ignore.iter().cloned());
-        let enabled = crate::rules::all_rules()
-            .filter(|r| {
-                select
-                    .iter()
-                    .chain(extend.iter())
-                    .any(|s| selector_matches(s, r))
-            })
-            .filter(|r| {
-                // The most specific selector wins between select and ignore (ruff semantics).
-                let best_select = select
-                    .iter()
-                    .chain(extend.iter())
-                    .filter(|s| selector_matches(s, r))
-                    .map(|s| spec_len(s))
-                    .max();
-                let best_ignore = ignore
-                    .iter()
-                    .filter(|s| selector_matches(s, r))
-                    .map(|s| spec_len(s))
-                    .max();
-                match (best_select, best_ignore) {
-                    (Some(s), Some(i)) => s > i,
-                    (Some(_), None) => true,
-                    _ => false,
-                }
-            })
-            .map(|r| r.code)
-            .collect();
+        let mut enabled = BTreeSet::new();
+        let all = ["ALL".to_string()];
+        for layer in [
+            SelectionLayer {
+                select: Some(&all),
+                extend_select: &[],
+                ignore: &[],
+            },
+            SelectionLayer {
+                select: lint.select.as_deref(),
+                extend_select: lint.extend_select.as_deref().unwrap_or_default(),
+                ignore: lint.ignore.as_deref().unwrap_or_default(),
+            },
+            SelectionLayer {
+                select: ov.select.as_deref(),
+                extend_select: &ov.extend_select,
+                ignore: &ov.ignore,
+            },
+        ] {
+            layer.apply(&mut enabled);
+        }
+        let mut warnings = Vec::new();
+        if enabled.is_empty() {
+            let at = locate(text, pyproject, &[TomlPath::Key("lint")]);
+            warnings.push(ConfigError::at(
+                &origin,
+                text,
+                at,
+                "the rule selection enables no rule: nothing will be reported",
+            ));
+        }
 
         let imports = lint.imports.clone().unwrap_or_default();
         let preset_allow: Vec<String> = match dialect {
@@ -667,20 +1046,16 @@ impl Settings {
         };
         let mut allowed_imports = imports.allow.clone().unwrap_or(preset_allow);
         allowed_imports.extend(imports.extend_allow.clone().unwrap_or_default());
-        let mut warnings = Vec::new();
-        if allowed_imports.iter().any(|a| a.trim() == "*") {
-            let offset = text.find("\"*\"").map(|o| o + 1);
-            warnings.push(ConfigError::at(
-                &origin,
-                text,
-                offset,
-                "`*` in the import allowlist allows every module, including `os` and `subprocess`",
-            ));
-        }
         let deny_members = imports
             .deny_members
             .clone()
             .unwrap_or_else(|| DEFAULT_DENY_MEMBERS.iter().map(|s| s.to_string()).collect());
+        warnings.extend(import_warnings(
+            &allowed_imports,
+            &deny_members,
+            &origin,
+            text,
+        ));
 
         let shape = lint.shape.clone().unwrap_or_default();
         let ns_section = file.namespace.clone().unwrap_or_default();
@@ -689,8 +1064,17 @@ impl Settings {
             Some("smolagents") => Namespace::smolagents(),
             Some("none") => Namespace::empty(),
             Some(other) => {
-                let offset = text.find(&format!("\"{other}\"")).map(|o| o + 1);
-                return Err(ConfigError::at(&origin, text, offset, format!("unknown namespace preset `{other}` (expected `colony`, `smolagents` or `none`)")));
+                let at = locate(
+                    text,
+                    pyproject,
+                    &[TomlPath::Key("namespace"), TomlPath::Key("preset")],
+                );
+                return Err(ConfigError::at(
+                    &origin,
+                    text,
+                    at,
+                    unknown_preset_message(other),
+                ));
             }
             None => match dialect {
                 Dialect::Colony => Namespace::colony(),
@@ -762,10 +1146,14 @@ impl Project {
         let mut kb_paths = Vec::new();
         if let (Some(c), Some(list)) = (&config, &file.knowledge_base) {
             let dir = c.path.parent().unwrap_or(Path::new("."));
-            for k in list {
+            for (i, k) in list.iter().enumerate() {
                 let p = dir.join(k);
                 if !p.exists() {
-                    let offset = c.text.find(&format!("\"{k}\"")).map(|o| o + 1);
+                    let offset = locate(
+                        &c.text,
+                        is_pyproject(&c.path),
+                        &[TomlPath::Key("knowledge-base"), TomlPath::Index(i)],
+                    );
                     return Err(ConfigError::at(
                         &c.path,
                         &c.text,
@@ -785,7 +1173,7 @@ impl Project {
             }
             kb_paths.push(p.clone());
         }
-        let kb = crate::kb::load_all(&kb_paths).map_err(|e| {
+        let mut kb = crate::kb::load_all(&kb_paths).map_err(|e| {
             let path = PathBuf::from(&e.path);
             ConfigError {
                 path,
@@ -794,6 +1182,10 @@ impl Project {
                 message: e.message,
             }
         })?;
+        if settings.dialect == crate::config::Dialect::Colony {
+            // Colony's prompt always lists these pseudo keys (colony-reference §2.8).
+            kb.add_colony_pseudo_keys();
+        }
         Ok(Project {
             config,
             settings,
@@ -992,5 +1384,120 @@ mod tests {
         };
         let e = Settings::resolve(&ConfigFile::default(), None, &ov).unwrap_err();
         assert!(e.message.contains("NOPE"));
+    }
+
+    #[test]
+    fn locate_finds_nested_values_in_both_file_kinds() {
+        let text = "profile = \"strict\"\n[lint]\nselect = [\"API\", \"NOPE\"]\n";
+        let at = locate(
+            text,
+            false,
+            &[
+                TomlPath::Key("lint"),
+                TomlPath::Key("select"),
+                TomlPath::Index(1),
+            ],
+        )
+        .unwrap();
+        assert_eq!(&text[at..at + 6], "\"NOPE\"");
+        let py = "[project]\nname = \"x\"\n[tool.cellguard.lint]\nignore = [\"SHP\"]\n";
+        let at = locate(
+            py,
+            true,
+            &[
+                TomlPath::Key("lint"),
+                TomlPath::Key("ignore"),
+                TomlPath::Index(0),
+            ],
+        )
+        .unwrap();
+        assert_eq!(&py[at..at + 5], "\"SHP\"");
+        assert_eq!(locate("x = [", false, &[TomlPath::Key("x")]), None);
+    }
+
+    #[test]
+    fn bad_selector_in_file_points_at_the_item() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "cellguard.toml",
+            "[lint]\nselect = [\n  \"API\",\n  \"NOPE1\",\n]\n",
+        );
+        let e = load_file(&p).unwrap_err();
+        assert_eq!((e.line, e.column), (Some(4), Some(3)));
+        assert!(e.message.contains("`NOPE1`"), "{}", e.message);
+    }
+
+    #[test]
+    fn cli_select_replaces_the_config_layer_as_in_ruff() {
+        // Config ignores IMP001; `--select IMP001` starts a new layer and enables it.
+        let file = ConfigFile {
+            lint: Some(LintSection {
+                ignore: Some(vec!["IMP001".into()]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let s = Settings::resolve(&file, None, &Overrides::default()).unwrap();
+        assert!(!s.rules.is_code_enabled("IMP001"));
+        assert!(s.rules.is_code_enabled("IMP002"));
+        let ov = Overrides {
+            select: Some(vec!["IMP001".into()]),
+            ..Default::default()
+        };
+        let s = Settings::resolve(&file, None, &ov).unwrap();
+        assert_eq!(s.rules.codes().collect::<Vec<_>>(), vec!["IMP001"]);
+        // Without --select, CLI ignore/extend-select add to the config's selection.
+        let ov = Overrides {
+            extend_select: vec!["blocked-import".into()],
+            ignore: vec!["SHP".into()],
+            ..Default::default()
+        };
+        let s = Settings::resolve(&file, None, &ov).unwrap();
+        assert!(s.rules.is_code_enabled("IMP001"));
+        assert!(!s.rules.is_code_enabled("SHP001"));
+        assert!(s.rules.is_code_enabled("API001"));
+    }
+
+    #[test]
+    fn equal_specificity_ignore_wins() {
+        let file = ConfigFile {
+            lint: Some(LintSection {
+                select: Some(vec!["API".into()]),
+                ignore: Some(vec!["api".into()]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let s = Settings::resolve(&file, None, &Overrides::default()).unwrap();
+        assert_eq!(s.rules.codes().count(), 0);
+        assert_eq!(s.warnings.len(), 1);
+        assert!(s.warnings[0].message.contains("enables no rule"));
+    }
+
+    #[test]
+    fn allowlist_warnings_are_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(
+            dir.path(),
+            "cellguard.toml",
+            "[lint.imports]\nallow = [\"json\", \"*\"]\nextend-allow = [\"os/path\", \"numpy.*\"]\n",
+        );
+        let c = load_file(&p).unwrap().unwrap();
+        let s = Settings::resolve(&c.file, Some(&c), &Overrides::default()).unwrap();
+        let w: Vec<_> = s.warnings.iter().map(|w| (w.line, w.column)).collect();
+        assert_eq!(w, vec![(Some(2), Some(19)), (Some(3), Some(18))]);
+        assert!(s.warnings[0].message.contains("`*`"));
+        assert!(s.warnings[1].message.contains("`os/path`"));
+    }
+
+    #[test]
+    fn module_patterns() {
+        assert!(is_module_pattern("a.b_c.d"));
+        assert!(is_module_pattern("numpy.*"));
+        assert!(!is_module_pattern("*"));
+        assert!(!is_module_pattern("a..b"));
+        assert!(!is_module_pattern("1a"));
+        assert!(!is_module_pattern("os path"));
     }
 }

@@ -82,8 +82,9 @@ pub fn apply_fixes(
     let mut copied = 0;
     let mut applied: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut applied_fixes: Vec<&Fix> = Vec::new();
+    let mut applied_edits: HashSet<&[Edit]> = HashSet::new();
     for (fix, code) in fixes {
-        if applied_fixes.iter().any(|f| f.edits == fix.edits) {
+        if applied_edits.contains(fix.edits.as_slice()) {
             // The same change proposed by two findings: already made.
             *applied.entry(code).or_default() += 1;
             continue;
@@ -111,6 +112,7 @@ pub fn apply_fixes(
         last_pos = Some(copied);
         *applied.entry(code).or_default() += 1;
         applied_fixes.push(fix);
+        applied_edits.insert(fix.edits.as_slice());
     }
     if applied.is_empty() {
         return None;
@@ -342,6 +344,135 @@ pub fn delete_statement(stmt: Node, src: &str) -> Edit {
         .map(|i| end + i)
         .unwrap_or(src.len());
     crate::suppress::delete_rows(src, row_start, row_end)
+}
+
+/// One literal part of a string expression: where its content lies and how it is quoted.
+struct StringPart {
+    /// Offset of the part's content in the expression's value.
+    value_start: usize,
+    /// The content's range in the source.
+    content: TextRange,
+    /// The quote (`"`, `'`, `"""` or `'''`).
+    quote: String,
+    /// The lower-cased prefix letters.
+    prefix: String,
+}
+
+fn string_parts(expr: Node, src: &str) -> Option<Vec<StringPart>> {
+    let expr = crate::parse::unparenthesize(expr);
+    let strings: Vec<Node> = match expr.kind() {
+        "string" => vec![expr],
+        "concatenated_string" => {
+            let mut c = expr.walk();
+            let parts: Vec<Node> = expr.named_children(&mut c).collect();
+            if parts.iter().any(|p| p.kind() != "string") {
+                return None;
+            }
+            parts
+        }
+        _ => return None,
+    };
+    let mut out = Vec::new();
+    let mut value_len = 0;
+    for s in strings {
+        let prefix = crate::parse::string_prefix(s, src);
+        if prefix.contains('b') {
+            return None;
+        }
+        if crate::parse::walk(s).any(|n| matches!(n.kind(), "escape_sequence" | "interpolation")) {
+            return None;
+        }
+        let start = s.child(0).filter(|c| c.kind() == "string_start")?;
+        let end = s
+            .child(s.child_count().checked_sub(1)?)
+            .filter(|c| c.kind() == "string_end")?;
+        let opening = crate::parse::text(start, src);
+        let quote = opening
+            .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+            .to_string();
+        let content = TextRange::new(start.end_byte(), end.start_byte());
+        out.push(StringPart {
+            value_start: value_len,
+            content,
+            quote,
+            prefix,
+        });
+        value_len += content.len();
+    }
+    Some(out)
+}
+
+/// An edit that changes the value of a constant string expression (`"..."`, `r'...'`, a
+/// triple-quoted string, or an implicit concatenation such as `"A.b." "c"`) to `new_value`,
+/// touching only the part of the source that differs: quotes, prefixes and the split of an
+/// implicit concatenation over several rows are kept. When the difference spans two parts of a
+/// concatenation the whole expression is replaced by one literal in the first part's quotes.
+/// `None` for bytes, f-strings with fields, strings with escape sequences, and values that the
+/// quotes cannot hold unescaped (the quote itself, a backslash, a newline in a one-line string).
+pub fn replace_string_value(expr: Node, src: &str, new_value: &str) -> Option<Edit> {
+    let parts = string_parts(expr, src)?;
+    let old: String = parts
+        .iter()
+        .map(|p| src.get(p.content.as_range()).unwrap_or(""))
+        .collect();
+    if old == new_value {
+        return None;
+    }
+    // Common prefix and suffix, on character boundaries.
+    let mut pre = old
+        .bytes()
+        .zip(new_value.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(pre) || !new_value.is_char_boundary(pre) {
+        pre -= 1;
+    }
+    let max_suf = old.len().min(new_value.len()) - pre;
+    let mut suf = old
+        .bytes()
+        .rev()
+        .zip(new_value.bytes().rev())
+        .take(max_suf)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !old.is_char_boundary(old.len() - suf)
+        || !new_value.is_char_boundary(new_value.len() - suf)
+    {
+        suf -= 1;
+    }
+    let (a, b) = (pre, old.len() - suf);
+    let replacement = &new_value[pre..new_value.len() - suf];
+    let fits = |p: &StringPart, text: &str| {
+        let triple = p.quote.len() == 3;
+        let q = p.quote.chars().next().unwrap_or('"');
+        let unsafe_text = text.contains(q)
+            || text.contains('\\')
+            || (!triple && text.contains(['\n', '\r']))
+            || (p.prefix.contains('f') && text.contains(['{', '}']));
+        !unsafe_text
+    };
+    // The part holding the changed region (an insertion at a boundary goes to the earlier part).
+    let holder = parts
+        .iter()
+        .find(|p| p.value_start <= a && b <= p.value_start + p.content.len());
+    if let Some(p) = holder {
+        if fits(p, replacement) {
+            let start = p.content.start + (a - p.value_start);
+            let end = p.content.start + (b - p.value_start);
+            return Some(Edit::replace(TextRange::new(start, end), replacement));
+        }
+        return None;
+    }
+    let first = &parts[0];
+    if !fits(first, new_value) {
+        return None;
+    }
+    let expr = crate::parse::unparenthesize(expr);
+    let opening = &src[expr.start_byte()..first.content.start];
+    Some(Edit::replace(
+        crate::parse::range(expr),
+        format!("{opening}{new_value}{}", first.quote),
+    ))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod lint;
 pub mod parse;
 pub mod response;
 pub mod rules;
+pub mod semantic;
 pub mod source;
 pub mod suppress;
 
@@ -22,3 +23,7 @@ pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};
 pub use kb::KnowledgeBase;
 pub use lint::check_file;
 pub use source::{SourceFile, TextRange};
+pub mod completion;
+pub mod guardrails;
+pub mod replay;
+pub mod trace;

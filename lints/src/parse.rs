@@ -128,8 +128,12 @@ fn string_value(node: Node, src: &str) -> Option<String> {
 }
 
 /// Decodes one Python escape sequence (`\n`, `\x41`, `\u00e9`, `\N{...}` is kept verbatim).
+/// Text that does not start with a backslash (tree-sitter's error recovery can produce such
+/// `escape_sequence` nodes) is returned unchanged.
 pub fn unescape(esc: &str) -> String {
-    let body = &esc[1.min(esc.len())..];
+    let Some(body) = esc.strip_prefix('\\') else {
+        return esc.to_string();
+    };
     let mut chars = body.chars();
     match chars.next() {
         Some('n') => "\n".into(),
@@ -231,5 +235,24 @@ mod tests {
         let kinds: Vec<_> = walk(tree.root_node()).map(|n| n.kind()).collect();
         assert!(kinds.contains(&"call"));
         assert!(kinds.contains(&"string_content"));
+    }
+
+    #[test]
+    fn unescape_never_slices_inside_a_character() {
+        // Found by the property test of src/render: an edit put `\\\xff\n` inside an f-string.
+        assert_eq!(unescape("\u{FFFD}\n\u{FFFD}"), "\u{FFFD}\n\u{FFFD}");
+        assert_eq!(unescape("\\n"), "\n");
+        assert_eq!(unescape(""), "");
+        let src =
+            "await run(\n    \"Cap.x\",\n    content=f\"Saved \\\u{FFFD}\nMerge {status}.\",\n)\n";
+        let tree = parse(src, None);
+        let mut stack = vec![tree.root_node()];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "string" {
+                let _ = literal_str(n, src);
+            }
+            let mut c = n.walk();
+            stack.extend(n.children(&mut c));
+        }
     }
 }

@@ -518,16 +518,21 @@ impl CellSuppressions {
         CellSuppressions { directives, index }
     }
 
-    /// True when `directive` covers a diagnostic starting at `offset` (cell coordinates).
-    fn covers(&self, coverage: Coverage, offset: usize) -> bool {
-        match coverage {
-            Coverage::File => true,
-            Coverage::Nothing => false,
-            Coverage::Rows(a, b) => {
-                let r = self.index.line_of(offset);
-                a <= r && r <= b
+    /// For each row, the line directives (indices into `directives`) that cover it; built once
+    /// per cell so matching diagnostics to directives stays linear.
+    fn by_row(&self) -> Vec<Vec<usize>> {
+        let mut rows: Vec<Vec<usize>> = vec![Vec::new(); self.index.line_count()];
+        for (di, (d, cov)) in self.directives.iter().enumerate() {
+            if d.malformed.is_some() || d.kind == DirectiveKind::IgnoreFile {
+                continue;
+            }
+            if let Coverage::Rows(a, b) = *cov {
+                for r in rows.iter_mut().take(b + 1).skip(a) {
+                    r.push(di);
+                }
             }
         }
+        rows
     }
 }
 
@@ -628,18 +633,15 @@ pub fn apply(
 
     for (ci, diagnostics) in per_cell.iter_mut().enumerate() {
         let s = &sups[ci];
+        let by_row = s.by_row();
         diagnostics.retain(|diag| {
             if suppressed_by_file(diag.rule.code, &mut usage) {
                 return false;
             }
             let mut hit = false;
-            for (di, (d, cov)) in s.directives.iter().enumerate() {
-                if d.malformed.is_some()
-                    || d.kind == DirectiveKind::IgnoreFile
-                    || !s.covers(*cov, diag.range.start)
-                {
-                    continue;
-                }
+            let row = s.index.line_of(diag.range.start);
+            for &di in by_row.get(row).map(Vec::as_slice).unwrap_or(&[]) {
+                let d = &s.directives[di].0;
                 if d.is_blanket() {
                     usage[ci][di].blanket_used = true;
                     hit = true;
@@ -1001,6 +1003,125 @@ pub fn add_noqa_edits(src: &str, tree: &Tree, diagnostics: &[Diagnostic]) -> Vec
         ));
     }
     edits
+}
+
+/// The cell offset of file offset `offset`, when it lies in text copied verbatim into the cell.
+fn cell_offset(map: &crate::extract::SourceMap, offset: usize) -> Option<usize> {
+    map.segments.iter().find_map(|s| {
+        (s.len == s.file_len && s.file_start <= offset && offset <= s.file_start + s.file_len)
+            .then(|| s.cell_start + (offset - s.file_start))
+    })
+}
+
+/// The edit that suppresses one diagnostic (file coordinates, as `check_file` returns it) with
+/// a `# noqa: CODE` comment, placed as `--add-noqa` places it: for the language server's
+/// "ignore for this line" action. `None` for findings outside any cell (extraction findings),
+/// `CG` findings, and cells with syntax errors.
+pub fn noqa_edit(
+    file: &crate::source::SourceFile,
+    settings: &Settings,
+    diagnostic: &Diagnostic,
+) -> Option<Edit> {
+    let ex = crate::extract::extract_with(
+        file,
+        settings.extract,
+        &crate::extract::ExtractOptions::from_settings(settings),
+    );
+    let cell = match diagnostic.cell {
+        Some(i) => ex.cells.iter().find(|c| c.index == i)?,
+        None => ex
+            .cells
+            .iter()
+            .find(|c| cell_offset(&c.map, diagnostic.range.start).is_some())?,
+    };
+    let start = cell_offset(&cell.map, diagnostic.range.start)?;
+    let tree = crate::parse::parse(&cell.text, None);
+    let mut local = diagnostic.clone();
+    local.range = TextRange::empty(start);
+    let edit = add_noqa_edits(&cell.text, &tree, std::slice::from_ref(&local))
+        .into_iter()
+        .next()?;
+    cell.map.edit_to_file(&edit)
+}
+
+/// The outcome of [`add_noqa`] on one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedNoqa {
+    /// The file text with the `# noqa` comments written.
+    pub text: String,
+    /// Number of comments written or extended.
+    pub added: usize,
+    /// Findings left unsuppressed: in cells with syntax errors, or whose row cannot be written
+    /// back to the file (text the extractor synthesised).
+    pub skipped: usize,
+}
+
+/// `--add-noqa`: writes a `# noqa: CODES` comment for every current finding of `file` (see
+/// [`add_noqa_edits`] for the placement); findings already suppressed get nothing, existing
+/// `# noqa` lists are extended. Running it twice changes nothing the second time.
+pub fn add_noqa(
+    file: &crate::source::SourceFile,
+    settings: &Settings,
+    kb: &crate::kb::KnowledgeBase,
+) -> AddedNoqa {
+    let ex = crate::extract::extract_with(
+        file,
+        settings.extract,
+        &crate::extract::ExtractOptions::from_settings(settings),
+    );
+    let trees: Vec<Tree> = ex
+        .cells
+        .iter()
+        .map(|c| crate::parse::parse(&c.text, None))
+        .collect();
+    let mut per_cell: Vec<Vec<Diagnostic>> = ex
+        .cells
+        .iter()
+        .zip(&trees)
+        .map(|(c, t)| crate::lint::check_parsed_cell(c, t, settings, kb))
+        .collect();
+    let mut file_diags: Vec<Diagnostic> = ex
+        .diagnostics
+        .into_iter()
+        .filter(|d| settings.rules.is_enabled(d.rule))
+        .collect();
+    apply(&ex.cells, &trees, &mut per_cell, &mut file_diags, settings);
+    let mut skipped = file_diags.len();
+    let mut edits = Vec::new();
+    for ((cell, tree), diags) in ex.cells.iter().zip(&trees).zip(&per_cell) {
+        let wanted = diags
+            .iter()
+            .filter(|d| d.rule.family() != meta::FAMILY)
+            .count();
+        if wanted == 0 {
+            continue;
+        }
+        let cell_edits = add_noqa_edits(&cell.text, tree, diags);
+        if cell_edits.is_empty() {
+            skipped += wanted;
+        }
+        for e in cell_edits {
+            match cell.map.edit_to_file(&e) {
+                Some(fe) => edits.push(fe),
+                None => skipped += 1,
+            }
+        }
+    }
+    let added = edits.len();
+    let text = if edits.is_empty() {
+        file.text.clone()
+    } else {
+        let d = Diagnostic::new(&meta::UNUSED_SUPPRESSION, TextRange::default(), "add noqa")
+            .with_fix(Fix::safe("Add `# noqa` comments", edits));
+        crate::fix::apply_fixes(&file.text, &[d], crate::diagnostic::Applicability::Safe)
+            .map(|p| p.text)
+            .unwrap_or_else(|| file.text.clone())
+    };
+    AddedNoqa {
+        text,
+        added,
+        skipped,
+    }
 }
 
 #[cfg(test)]

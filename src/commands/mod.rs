@@ -1,6 +1,9 @@
 //! Subcommands. Each returns the process exit status or an error (exit code 2).
 
 pub mod check;
+pub mod fixing;
+pub mod kb;
+pub mod replay;
 pub mod rule;
 
 use clap::{Parser, Subcommand};
@@ -12,6 +15,21 @@ pub enum ExitStatus {
     Success = 0,
     /// Findings (or blocked calls) remain.
     Failure = 1,
+    /// A usage, configuration, I/O or internal error happened (other results were still
+    /// reported).
+    Error = 2,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    /// Always emit ANSI colours.
+    Always,
+    /// Never emit colours.
+    Never,
 }
 
 /// Linter, language server and trace replayer for LLM-written agent code cells.
@@ -20,14 +38,21 @@ pub enum ExitStatus {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to use colours in human-readable output.
+    #[arg(long, value_enum, global = true, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Check code cells (.py, Markdown fences, raw LLM responses) against the rules.
     Check(check::CheckArgs),
+    /// Replay recorded agent traces through simulated runtime guardrails.
+    Replay(replay::ReplayArgs),
     /// Print the documentation of a rule (or of all rules).
     Rule(rule::RuleArgs),
+    /// Build, merge, inspect and export the knowledge base of actions.
+    Kb(kb::KbArgs),
     /// Run the language server on stdio.
     Server,
 }
@@ -35,11 +60,19 @@ pub enum Command {
 /// Dispatches a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
-        Command::Check(args) => check::run(args),
+        Command::Check(args) => check::run(args, cli.color),
+        Command::Replay(args) => replay::run(args),
         Command::Rule(args) => rule::run(args),
+        Command::Kb(args) => kb::run(args),
         Command::Server => {
-            cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;
-            Ok(ExitStatus::Success)
+            // LSP: exit code 0 after `shutdown` then `exit`, 1 when the client exits without
+            // `shutdown`.
+            let clean = cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;
+            Ok(if clean {
+                ExitStatus::Success
+            } else {
+                ExitStatus::Failure
+            })
         }
     }
 }

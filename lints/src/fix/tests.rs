@@ -344,3 +344,77 @@ fn a_fix_that_breaks_the_syntax_is_rolled_back() {
     assert_eq!(r.fixed.get("IMP003"), Some(&1));
     assert_eq!(r.status, FixStatus::Converged);
 }
+
+#[test]
+fn json_envelope_responses_are_fixed_inside_the_string() {
+    let src = "{\"code\": \"import json\\nx = json.dumps({\\\"a\\\": 1})\\n\"}";
+    let out = fix_in("reply.json", src, Applicability::Safe);
+    assert_eq!(
+        out.text,
+        "{\"code\": \"x = json.dumps({\\\"a\\\": 1})\\n\"}"
+    );
+    assert!(out.diagnostics.is_empty(), "{:?}", out.diagnostics);
+    // Idempotent.
+    let again = fix_in("reply.json", &out.text, Applicability::Safe);
+    assert_eq!(again.text, out.text);
+    assert_eq!(again.passes, 0);
+}
+
+#[test]
+fn fenced_responses_are_fixed_inside_their_fence() {
+    let src =
+        "Thought: I will call it.\n```python\nimport json\nr = await run(\"A.b.c\")\n```\nDone.\n";
+    let out = fix_in("reply.txt", src, Applicability::Safe);
+    assert_eq!(
+        out.text,
+        "Thought: I will call it.\n```python\nr = await run(\"A.b.c\")\n```\nDone.\n"
+    );
+}
+
+fn string_edit(src: &str, new_value: &str) -> Option<String> {
+    let tree = crate::parse::parse(src, None);
+    let expr = tree
+        .root_node()
+        .named_child(0)
+        .and_then(|s| s.named_child(0))
+        .unwrap();
+    let e = replace_string_value(expr, src, new_value)?;
+    let mut out = src.to_string();
+    out.replace_range(e.range.as_range(), &e.content);
+    Some(out)
+}
+
+#[test]
+fn string_values_are_edited_where_they_differ() {
+    assert_eq!(
+        string_edit("\"A.b.c_usr\"", "A.b.c_user").as_deref(),
+        Some("\"A.b.c_user\"")
+    );
+    assert_eq!(string_edit("'A.b.x'", "A.b.y").as_deref(), Some("'A.b.y'"));
+    assert_eq!(
+        string_edit("r'''A.b.x'''", "A.b.yz").as_deref(),
+        Some("r'''A.b.yz'''")
+    );
+    // Implicit concatenation over two rows: only the part with the typo changes.
+    assert_eq!(
+        string_edit("(\"A.Cap.\"\n \"respond_to_usr\")", "A.Cap.respond_to_user").as_deref(),
+        Some("(\"A.Cap.\"\n \"respond_to_user\")")
+    );
+    assert_eq!(
+        string_edit("(\"A.Kap.\"\n 'respond')", "A.Cap.respond").as_deref(),
+        Some("(\"A.Cap.\"\n 'respond')")
+    );
+    // A difference across the split: one literal.
+    assert_eq!(
+        string_edit("\"A.b\" \"c\"", "X.y.z").as_deref(),
+        Some("\"X.y.z\"")
+    );
+    // Not representable, or not a plain literal: no edit.
+    assert_eq!(string_edit("'a'", "it's"), None);
+    assert_eq!(string_edit("'a\\n'", "b"), None);
+    assert_eq!(string_edit("f'{x}'", "b"), None);
+    assert_eq!(string_edit("b'a'", "b"), None);
+    assert_eq!(string_edit("'a'", "a"), None);
+    assert_eq!(string_edit("'😀a'", "😀b").as_deref(), Some("'😀b'"));
+    assert_eq!(string_edit("'é'", "è").as_deref(), Some("'è'"));
+}

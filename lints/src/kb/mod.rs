@@ -5,11 +5,29 @@
 //! leading dot-segments until an exact match appears. Per-process dynamic middle segments
 //! (`CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event`) match as wildcards.
 
+pub mod export;
 mod load;
-pub use load::{collect_files, load_path, load_str, KbError, KbFormat};
+pub mod prompt;
+pub mod scan;
+pub mod types;
+pub use load::{
+    collect_files, load_all_report, load_path, load_str, load_str_as, KbError, KbFormat, KbInput,
+    KbLoad, KbWarning,
+};
+pub use scan::{ScanCache, ScanResult};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+
+/// The keys Colony's prompt shows under `## Available Actions` that are not callable actions
+/// (colony-reference §2.8): `str(ActionType.EXECUTE_CODE)` (group `repl`), `__repl_variables__`
+/// (group `repl.variables`) and `__repl_guidance__` (group `repl.guidance`). APIKnowledgeBase
+/// rejects them and dispatching `ActionType.EXECUTE_CODE` would run nested code.
+pub const COLONY_PSEUDO_KEYS: [&str; 3] = [
+    "ActionType.EXECUTE_CODE",
+    "__repl_variables__",
+    "__repl_guidance__",
+];
 
 /// Where an action is defined (for go-to-definition); line and column are one-based.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -36,6 +54,9 @@ pub struct Param {
     pub ty: Option<String>,
     /// True when the type is a lossy rendering (Colony prompt text shows `list` for `list[str]`).
     pub approximate_type: bool,
+    /// The type as Colony's prompt renders it (`SchemaDetail.SELECTIVE`: the annotation's
+    /// `__name__`, else `str(annotation)`; colony-reference §2.8), when known.
+    pub display_type: Option<String>,
     /// True when the call must pass it.
     pub required: bool,
     /// Default value as source text, when known.
@@ -75,6 +96,41 @@ pub struct Action {
     pub source: Option<DefinitionLocation>,
     /// Return type as written, when known.
     pub returns: Option<String>,
+    /// Name of the Python method or function that implements the action (differs from the last
+    /// key segment when the decorator sets `action_key`).
+    pub method: Option<String>,
+    /// The full docstring (cleaned as `inspect.getdoc` does), when known.
+    pub docstring: Option<String>,
+    /// The decorator's `tags` (sorted).
+    pub tags: Vec<String>,
+    /// The decorator's `emits_lifecycle` (Colony default `True`), when known.
+    pub emits_lifecycle: Option<bool>,
+    /// The decorator's `interruptible` (Colony default `False`), when known.
+    pub interruptible: Option<bool>,
+    /// The `action_key=` expression as written when it was not a string literal
+    /// (`ActionType.ANALYZE`), kept so readers can see how the key was derived.
+    pub action_key_expr: Option<String>,
+}
+
+/// A group of actions as Colony's prompt shows them (`### <group_key>`): one provider object
+/// (capability, agent, policy) or one standalone function (`func.<name>`).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Group {
+    /// `capability_key` for capabilities, `Class.<hex>` (written `Class.*`) for agents and
+    /// policies, `func.<name>` for standalone functions.
+    pub group_key: String,
+    /// Python class of the provider, when the group is a class.
+    pub provider_class: Option<String>,
+    /// Middle key segment (`*` when it is random per process).
+    pub dispatch_key: Option<String>,
+    /// The middle key segment is a per-process random hex string at runtime.
+    pub dynamic: bool,
+    /// Group description shown in the prompt, when known.
+    pub description: Option<String>,
+    /// Group tags (`planning` marks planning-mode groups), sorted.
+    pub tags: Vec<String>,
+    /// File the provider is defined in, when known.
+    pub source_path: Option<String>,
 }
 
 impl Action {
@@ -83,12 +139,12 @@ impl Action {
         self.params.iter().find(|p| p.name == name)
     }
 
-    /// `key(name: type, name?: type = default, ...)`, the signature shown in hovers.
+    /// `key(name: type, name: type = default, ..., **kwargs) -> returns`, the signature shown in
+    /// hovers and rule help (`= ...` marks an optional parameter whose default is unknown).
     pub fn signature(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|p| {
+        let mut params: Vec<String> = Vec::new();
+        for p in &self.params {
+            params.push({
                 let mut s = p.name.clone();
                 if let Some(t) = &p.ty {
                     s.push_str(": ");
@@ -101,8 +157,8 @@ impl Action {
                     s.push_str(" = ...");
                 }
                 s
-            })
-            .collect();
+            });
+        }
         let mut out = format!("{}({}", self.key, params.join(", "));
         if self.accepts_extra_kwargs {
             out.push_str(if params.is_empty() {
@@ -176,6 +232,18 @@ pub struct KnowledgeBase {
     pub dynamic_segments: Vec<String>,
     /// Files the KB was loaded from.
     pub sources: Vec<PathBuf>,
+    /// Group metadata, in first-seen order (actions refer to groups through [`Action::group`]).
+    pub groups: Vec<Group>,
+}
+
+/// Two sources define the same action key with different parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeConflict {
+    /// The action key.
+    pub key: String,
+    /// What differs, one human-readable item per difference
+    /// (`parameter \`x\`: type \`list[str]\` vs \`str\``).
+    pub differences: Vec<String>,
 }
 
 impl KnowledgeBase {
@@ -204,18 +272,45 @@ impl KnowledgeBase {
         None
     }
 
-    /// Merges `other` into `self`; on equal keys `other` wins. Returns the keys whose
-    /// definitions differed (conflicts).
+    /// Merges `other` into `self`; on equal keys `other` wins (see [`KnowledgeBase::merge_reporting`]
+    /// for the field-level rules). Returns the keys whose parameters conflicted.
     pub fn merge(&mut self, other: KnowledgeBase) -> Vec<String> {
+        self.merge_reporting(other)
+            .into_iter()
+            .map(|c| c.key)
+            .collect()
+    }
+
+    /// Merges `other` into `self` with `other` taking precedence, and reports conflicts.
+    ///
+    /// Precedence (documented in docs/knowledge-base.md): an action of `other` replaces the
+    /// action of `self` with the same key, except that information `other` lacks is kept from
+    /// `self`: a missing summary, docstring, source location, method name or return type, and
+    /// the exact type (with its allowed values) of a parameter whose type in `other` is only an
+    /// approximate rendering consistent with it (a Colony prompt's `list` for `list[str]`).
+    /// Group metadata merges the same way. Pseudo keys and dynamic segments are unioned.
+    ///
+    /// A conflict is reported when the two definitions disagree on parameter names,
+    /// required-ness, exact types (or an approximate type inconsistent with the exact one),
+    /// allowed values, or `**kwargs` acceptance.
+    pub fn merge_reporting(&mut self, other: KnowledgeBase) -> Vec<MergeConflict> {
         let mut conflicts = Vec::new();
-        for a in other.actions {
-            let key = a.key.clone();
-            if let Some(old) = self.insert(a) {
-                let new = &self.actions[self.by_key[&key]];
-                if old.params != new.params {
-                    conflicts.push(key);
+        for g in other.groups {
+            self.upsert_group(g);
+        }
+        for mut a in other.actions {
+            if let Some(&i) = self.by_key.get(&a.key) {
+                let old = &self.actions[i];
+                let differences = action_differences(old, &a);
+                if !differences.is_empty() {
+                    conflicts.push(MergeConflict {
+                        key: a.key.clone(),
+                        differences,
+                    });
                 }
+                fill_from(&mut a, old);
             }
+            self.insert(a);
         }
         for p in other.pseudo_keys {
             if !self.pseudo_keys.contains(&p) {
@@ -229,6 +324,45 @@ impl KnowledgeBase {
         }
         self.sources.extend(other.sources);
         conflicts
+    }
+
+    /// Adds group metadata, or merges it into the group with the same key (fields the new
+    /// value lacks are kept).
+    pub fn upsert_group(&mut self, mut g: Group) {
+        if let Some(old) = self.groups.iter_mut().find(|o| o.group_key == g.group_key) {
+            g.provider_class = g.provider_class.or(old.provider_class.take());
+            g.dispatch_key = g.dispatch_key.or(old.dispatch_key.take());
+            g.description = g.description.or(old.description.take());
+            g.source_path = g.source_path.or(old.source_path.take());
+            if g.tags.is_empty() {
+                g.tags = std::mem::take(&mut old.tags);
+            }
+            g.dynamic |= old.dynamic;
+            *old = g;
+        } else {
+            self.groups.push(g);
+        }
+    }
+
+    /// The metadata of group `key`.
+    pub fn group(&self, key: &str) -> Option<&Group> {
+        self.groups.iter().find(|g| g.group_key == key)
+    }
+
+    /// Adds Colony's pseudo keys ([`COLONY_PSEUDO_KEYS`]) when missing.
+    pub fn add_colony_pseudo_keys(&mut self) {
+        for p in COLONY_PSEUDO_KEYS {
+            if !self.pseudo_keys.iter().any(|k| k == p) {
+                self.pseudo_keys.push(p.to_string());
+            }
+        }
+    }
+
+    /// Adds a dynamic-segment pattern (`Class.*`) when missing.
+    pub fn add_dynamic_segment(&mut self, pattern: &str) {
+        if !self.dynamic_segments.iter().any(|d| d == pattern) {
+            self.dynamic_segments.push(pattern.to_string());
+        }
     }
 
     /// The action with exactly this key.
@@ -252,10 +386,43 @@ impl KnowledgeBase {
         if method.contains('.') {
             return None;
         }
-        self.by_short_key(method).iter().copied().find(|&i| {
-            let a = &self.actions[i];
-            a.dynamic_segment && a.key.split('.').next() == Some(class)
-        })
+        let dynamic: Vec<usize> = self
+            .by_short_key(method)
+            .iter()
+            .copied()
+            .filter(|&i| self.actions[i].dynamic_segment)
+            .collect();
+        if let Some(&i) = dynamic
+            .iter()
+            .find(|&&i| self.actions[i].key.split('.').next() == Some(class))
+        {
+            return Some(i);
+        }
+        // A class named by a `dynamic_segments` pattern (`CodeGenerationActionPolicy.*`) is the
+        // runtime class of an agent or policy whose actions a static KB may list under a base
+        // class (`EventDrivenActionPolicy`); the method then decides, when it is unique.
+        let pattern_class = self
+            .dynamic_segments
+            .iter()
+            .any(|d| d.strip_suffix(".*") == Some(class));
+        match dynamic.as_slice() {
+            [only] if pattern_class => Some(*only),
+            _ => None,
+        }
+    }
+
+    /// The spelling of action `i` that resolves in every process: its key, except for actions
+    /// whose middle segment is a per-process random string (colony-reference §2.3), where only
+    /// the short key resolves everywhere (when it is unique).
+    pub fn canonical_key(&self, i: usize) -> &str {
+        let Some(a) = self.actions.get(i) else {
+            return "";
+        };
+        if a.dynamic_segment && self.resolve(&a.short_key) == Resolution::Suffix(i) {
+            &a.short_key
+        } else {
+            &a.key
+        }
     }
 
     /// Resolves a raw key as Colony's dispatcher does (colony-reference §2.3).
@@ -341,17 +508,123 @@ impl KnowledgeBase {
     }
 }
 
-/// Loads and merges every KB file or directory in `paths`, later paths taking precedence.
-///
-/// Errors: the first file that cannot be loaded.
-pub fn load_all(paths: &[PathBuf]) -> Result<KnowledgeBase, KbError> {
-    let mut kb = KnowledgeBase::new();
-    for p in paths {
-        for f in collect_files(p) {
-            kb.merge(load_path(&f)?);
+/// What differs between two definitions of one action (empty when they agree).
+fn action_differences(old: &Action, new: &Action) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in &old.params {
+        match new.param(&p.name) {
+            None => out.push(format!("parameter `{}` only in the earlier source", p.name)),
+            Some(q) => {
+                if p.required != q.required {
+                    out.push(format!(
+                        "parameter `{}`: {} vs {}",
+                        p.name,
+                        if p.required { "required" } else { "optional" },
+                        if q.required { "required" } else { "optional" }
+                    ));
+                }
+                if let (Some(a), Some(b)) = (&p.ty, &q.ty) {
+                    if !types::consistent(a, p.approximate_type, b, q.approximate_type) {
+                        out.push(format!("parameter `{}`: type `{a}` vs `{b}`", p.name));
+                    }
+                }
+                let shown = |v: &Option<Vec<serde_json::Value>>| match v {
+                    Some(v) => serde_json::Value::from(v.clone()).to_string(),
+                    None => "any value".to_string(),
+                };
+                // A missing list is a difference only when that side's type is exact (a
+                // prompt's `Literal` has lost its values).
+                let differs = match (&p.allowed, &q.allowed) {
+                    (Some(a), Some(b)) => a != b,
+                    (Some(_), None) => q.ty.is_some() && !q.approximate_type,
+                    (None, Some(_)) => p.ty.is_some() && !p.approximate_type,
+                    (None, None) => false,
+                };
+                if differs {
+                    out.push(format!(
+                        "parameter `{}`: allowed values {} vs {}",
+                        p.name,
+                        shown(&p.allowed),
+                        shown(&q.allowed)
+                    ));
+                }
+            }
         }
     }
-    Ok(kb)
+    for q in &new.params {
+        if old.param(&q.name).is_none() {
+            out.push(format!("parameter `{}` only in the later source", q.name));
+        }
+    }
+    if old.accepts_extra_kwargs != new.accepts_extra_kwargs {
+        out.push(format!(
+            "`**kwargs` accepted: {} vs {}",
+            old.accepts_extra_kwargs, new.accepts_extra_kwargs
+        ));
+    }
+    out
+}
+
+/// Keeps in `new` what only `old` knows (see [`KnowledgeBase::merge_reporting`]).
+fn fill_from(new: &mut Action, old: &Action) {
+    macro_rules! keep {
+        ($($f:ident),*) => {$(
+            if new.$f.is_none() {
+                new.$f = old.$f.clone();
+            }
+        )*};
+    }
+    keep!(
+        group,
+        summary,
+        source,
+        returns,
+        method,
+        docstring,
+        emits_lifecycle,
+        interruptible,
+        action_key_expr
+    );
+    if new.tags.is_empty() {
+        new.tags = old.tags.clone();
+    }
+    for q in &mut new.params {
+        let Some(p) = old.param(&q.name) else {
+            continue;
+        };
+        let exact_old = p.ty.is_some() && !p.approximate_type;
+        let better = match (&q.ty, q.approximate_type) {
+            (None, _) => exact_old,
+            (Some(b), true) => {
+                exact_old && types::consistent(p.ty.as_deref().unwrap_or(""), false, b, true)
+            }
+            _ => false,
+        };
+        if better {
+            q.ty = p.ty.clone();
+            q.approximate_type = false;
+            if q.allowed.is_none() {
+                q.allowed = p.allowed.clone();
+            }
+            if q.display_type.is_none() {
+                q.display_type = p.display_type.clone();
+            }
+        }
+        if q.description.is_none() {
+            q.description = p.description.clone();
+        }
+        if q.default.is_none() && !q.required {
+            q.default = p.default.clone();
+        }
+    }
+}
+
+/// Loads and merges every KB input in `paths` (KB files, Python sources, source directories,
+/// recorded prompts), later paths taking precedence; see [`load_all_report`] for the rules.
+///
+/// Errors: the first input that cannot be loaded.
+pub fn load_all(paths: &[PathBuf]) -> Result<KnowledgeBase, KbError> {
+    load_all_report(paths, None).map(|l| l.kb)
 }
 
 #[cfg(test)]
@@ -395,6 +668,101 @@ mod tests {
             Resolution::Ambiguous(vec![1, 2])
         );
         assert_eq!(kb.resolve("nope"), Resolution::Unknown);
+    }
+
+    #[test]
+    fn dynamic_segments_resolve_through_patterns() {
+        let mut kb = kb(&["EventDrivenActionPolicy.EventDrivenActionPolicy.wait_for_next_event"]);
+        kb.actions[0].dynamic_segment = true;
+        kb.dynamic_segments = vec!["CodeGenerationActionPolicy.*".into()];
+        assert_eq!(
+            kb.resolve("CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event"),
+            Resolution::Dynamic(0)
+        );
+        assert_eq!(
+            kb.resolve("EventDrivenActionPolicy.0badf00d.wait_for_next_event"),
+            Resolution::Dynamic(0)
+        );
+        assert_eq!(
+            kb.resolve("Other.3f9a01c2.wait_for_next_event"),
+            Resolution::Unknown
+        );
+        assert_eq!(kb.canonical_key(0), "wait_for_next_event");
+    }
+
+    fn param(name: &str, ty: &str, approx: bool, required: bool) -> Param {
+        Param {
+            name: name.into(),
+            ty: Some(ty.into()),
+            approximate_type: approx,
+            required,
+            allowed: types::allowed_values(ty),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn merge_later_wins_but_keeps_what_it_lacks() {
+        let exact = Action {
+            key: "A.A.f".into(),
+            short_key: "f".into(),
+            summary: Some("From source.".into()),
+            source: Some(DefinitionLocation {
+                path: "a.py".into(),
+                line: 3,
+                column: 15,
+            }),
+            params: vec![
+                param("ids", "list[str]", false, true),
+                param("mode", "Literal['x', 'y']", false, false),
+            ],
+            ..Default::default()
+        };
+        let approx = Action {
+            key: "A.A.f".into(),
+            short_key: "f".into(),
+            summary: Some("From prompt.".into()),
+            params: vec![
+                param("ids", "list", true, true),
+                param("mode", "Literal", true, false),
+            ],
+            ..Default::default()
+        };
+        let mut kb = KnowledgeBase::new();
+        kb.insert(exact.clone());
+        let mut later = KnowledgeBase::new();
+        later.insert(approx.clone());
+        assert_eq!(kb.merge_reporting(later), vec![]);
+        let f = kb.get("A.A.f").unwrap();
+        assert_eq!(f.summary.as_deref(), Some("From prompt."));
+        assert_eq!(f.source, exact.source);
+        assert_eq!(f.params, exact.params);
+
+        // An inconsistent approximate type, a changed requirement and a new parameter conflict.
+        let mut other = approx.clone();
+        other.params = vec![
+            param("ids", "dict", true, false),
+            param("extra", "int", false, true),
+        ];
+        let mut later = KnowledgeBase::new();
+        later.insert(other);
+        let conflicts = kb.merge_reporting(later);
+        assert_eq!(
+            conflicts,
+            vec![MergeConflict {
+                key: "A.A.f".into(),
+                differences: vec![
+                    "parameter `ids`: required vs optional".into(),
+                    "parameter `ids`: type `list[str]` vs `dict`".into(),
+                    "parameter `mode` only in the earlier source".into(),
+                    "parameter `extra` only in the later source".into(),
+                ],
+            }]
+        );
+        assert_eq!(
+            kb.get("A.A.f").unwrap().params[0].ty.as_deref(),
+            Some("dict")
+        );
     }
 
     #[test]

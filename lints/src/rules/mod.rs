@@ -6,6 +6,7 @@ pub mod colony;
 pub mod imports;
 pub mod meta;
 pub mod runtime;
+pub mod sandbox;
 pub mod shape;
 pub mod syntax;
 
@@ -13,6 +14,9 @@ use crate::config::Settings;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::extract::Cell;
 use crate::kb::KnowledgeBase;
+use crate::semantic::SemanticModel;
+use std::cell::OnceCell;
+use std::rc::Rc;
 use tree_sitter::Tree;
 
 /// Every rule of every family, in code order within each family.
@@ -20,6 +24,7 @@ pub fn all_rules() -> impl Iterator<Item = &'static Rule> {
     [
         syntax::RULES,
         imports::RULES,
+        sandbox::RULES,
         api::RULES,
         shape::RULES,
         runtime::RULES,
@@ -49,6 +54,7 @@ pub struct Checker<'a> {
     /// The knowledge base (possibly empty).
     pub kb: &'a KnowledgeBase,
     diagnostics: Vec<Diagnostic>,
+    semantic: OnceCell<Rc<SemanticModel<'a>>>,
 }
 
 impl<'a> Checker<'a> {
@@ -66,7 +72,23 @@ impl<'a> Checker<'a> {
             settings,
             kb,
             diagnostics: Vec::new(),
+            semantic: OnceCell::new(),
         }
+    }
+
+    /// The cell's semantic model (scopes, bindings, call sites, action calls), built on first
+    /// use and shared by every rule family.
+    pub fn semantic(&self) -> Rc<SemanticModel<'a>> {
+        self.semantic
+            .get_or_init(|| {
+                Rc::new(SemanticModel::build(
+                    self.tree,
+                    self.src,
+                    self.settings,
+                    self.kb,
+                ))
+            })
+            .clone()
     }
 
     /// True when `rule` is selected; rules test this before expensive work.
@@ -96,6 +118,7 @@ impl<'a> Checker<'a> {
 pub fn check_cell(checker: &mut Checker) {
     syntax::check(checker);
     imports::check(checker);
+    sandbox::check(checker);
     api::check(checker);
     shape::check(checker);
     runtime::check(checker);

@@ -1,8 +1,17 @@
 //! `SHP`: the shape of one iteration (Colony IterationShapeValidator, colony-reference §3.5,
 //! with path-aware counting done right).
+//!
+//! Only actions count: the namespace's `run` (Colony dialect) or knowledge-base tools
+//! (functions dialect), never `asyncio.run` or `x.run`. A call of a function defined in the cell
+//! counts that function's actions where it is called, not where it is defined.
 
 use super::Checker;
-use crate::diagnostic::{FixAvailability, Rule, RuleDoc, Severity};
+use crate::diagnostic::{Diagnostic, FixAvailability, Rule, RuleDoc, Severity};
+use crate::parse;
+use crate::semantic::{CallKind, FunctionId, SemanticModel, MAX_DEPTH};
+use crate::source::TextRange;
+use std::collections::HashMap;
+use tree_sitter::Node;
 
 /// SHP001 too-many-actions.
 pub static TOO_MANY_ACTIONS: Rule = Rule {
@@ -12,7 +21,13 @@ pub static TOO_MANY_ACTIONS: Rule = Rule {
     summary: "More actions on one execution path than the configured maximum",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "More actions on one execution path than the configured maximum.",
+        what: "Counts the actions one execution of the cell can dispatch, path by path: `if`/`elif`/`else`, `try`/`except`/`else`/`finally`, `match` cases and conditional expressions take the maximum of their branches; `x or y` and everything sequential add up; a nested `run(p=await run(...))` counts twice; a function defined in the cell counts its actions where it is called. Reports the first action beyond the limit on the longest path.",
+        why: "Colony rejects cells with more than `max_actions` `run()` calls, asking for a focused 1-N action step. Its counter sums `match` cases and conditional expressions (rejecting valid cells), counts `asyncio.run` and `x.run`, and counts a function body where it is defined rather than where it is called.",
+        example: "await run(\"A.a.ack\")\nawait run(\"A.a.load\")\nawait run(\"A.a.analyze\")\nawait run(\"A.a.report\")\n",
+        fixed_example: "await run(\"A.a.ack\")\nr = await run(\"A.a.analyze\")\nif r.success:\n    await run(\"A.a.report\")\nelse:\n    await run(\"A.a.retry\")\n",
+        fix_safety: "No fix: splitting a cell is a planning decision.",
+        options: "`[lint.shape] max-actions` (default 3, Colony's).",
+        source: "Colony IterationShapeValidator `_count_runs_per_path` (colony-reference §3.5, §7.2 cases 8-11, 15).",
         ..RuleDoc::EMPTY
     },
 };
@@ -25,7 +40,13 @@ pub static ACTION_IN_LOOP: Rule = Rule {
     summary: "Action inside a loop or comprehension: unbounded dispatch count",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Action inside a loop or comprehension: unbounded dispatch count.",
+        what: "Reports an action dispatched inside a `for`/`while` loop (including a `while` condition) or a comprehension, and a call inside a loop of a cell function that dispatches actions.",
+        why: "Colony counts a loop body once, so `for x in items: await run(...)` passes its shape check with 100 items and dispatches 100 actions in one iteration, out of reach of the action budget.",
+        example: "for agent_id in params[\"agents\"]:\n    await run(\"A.a.ping\", agent_id=agent_id)\n",
+        fixed_example: "await run(\"A.a.ping_all\", agent_ids=params[\"agents\"])\n",
+        fix_safety: "No fix.",
+        options: "None.",
+        source: "Colony IterationShapeValidator under-count (colony-reference §3.5, §7.2 case 13).",
         ..RuleDoc::EMPTY
     },
 };
@@ -38,7 +59,13 @@ pub static TOO_MANY_BROWSE: Rule = Rule {
     summary: "More browse() calls than the configured maximum",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "More browse() calls than the configured maximum.",
+        what: "Counts every call of the namespace's `browse` (not `x.browse`, not a rebound `browse`), on every branch, as Colony does, and reports the first one beyond the limit.",
+        why: "Colony rejects cells with more than `max_browse` `browse()` calls: models use `browse()` for discovery instead of the keys already listed in the prompt.",
+        example: "await browse(\"agents\")\nawait browse(\"planning\")\n",
+        fixed_example: "await browse(\"agents\")\n",
+        fix_safety: "No fix.",
+        options: "`[lint.shape] max-browse` (default 1, Colony's).",
+        source: "Colony IterationShapeValidator browse count (colony-reference §3.5, §7.2 case 12).",
         ..RuleDoc::EMPTY
     },
 };
@@ -51,7 +78,14 @@ pub static CELL_TOO_LONG: Rule = Rule {
     summary: "More substantive lines than the configured maximum",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "More substantive lines than the configured maximum.",
+        what: "Counts substantive lines: lines holding code, excluding blank lines, comment-only lines and the lines of docstrings and other bare string statements. Reports the first line beyond the limit.",
+        why: "Colony rejects long cells to keep each iteration a focused step. Its own count keeps every line of a multi-line string, so a long docstring fails a one-statement cell.",
+        example: "a = 1\nb = 2\nc = a + b\nlog(c)\n",
+        fixed_example: "\"\"\"Add two numbers.\n\nA docstring does not count.\n\"\"\"\n# neither do comments\n\na = 1\nb = 2\nlog(a + b)\n",
+        fix_safety: "No fix.",
+        options: "`[lint.shape] max-lines` (default 50, Colony's).",
+        source: "Colony IterationShapeValidator line count (colony-reference §3.5, §7.2 case 17).",
+        example_config: "[lint.shape]\nmax-lines = 3\n",
         ..RuleDoc::EMPTY
     },
 };
@@ -65,4 +99,386 @@ pub static RULES: &[&Rule] = &[
 ];
 
 /// Runs the family's checks.
-pub fn check(_checker: &mut Checker) {}
+pub fn check(checker: &mut Checker) {
+    if checker.enabled(&TOO_MANY_ACTIONS) {
+        too_many_actions(checker);
+    }
+    if checker.enabled(&ACTION_IN_LOOP) {
+        action_in_loop(checker);
+    }
+    if checker.enabled(&TOO_MANY_BROWSE) {
+        too_many_browse(checker);
+    }
+    if checker.enabled(&CELL_TOO_LONG) {
+        cell_too_long(checker);
+    }
+}
+
+/// The actions of one execution path, in order: where each is reported (the action call, or
+/// the call of the cell function that dispatches it).
+#[derive(Debug, Clone, Default)]
+pub struct ActionPath {
+    /// Ranges of the counted calls, in execution order.
+    pub calls: Vec<TextRange>,
+}
+
+impl ActionPath {
+    /// Number of actions on the path.
+    pub fn count(&self) -> usize {
+        self.calls.len()
+    }
+
+    fn then(mut self, other: ActionPath) -> ActionPath {
+        self.calls.extend(other.calls);
+        self
+    }
+
+    fn or(self, other: ActionPath) -> ActionPath {
+        if other.count() > self.count() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// Path-aware action counting over a cell (see [`TOO_MANY_ACTIONS`]).
+pub struct PathCounter<'m, 'a> {
+    model: &'m SemanticModel<'a>,
+    memo: HashMap<FunctionId, ActionPath>,
+    active: Vec<FunctionId>,
+}
+
+impl<'m, 'a> PathCounter<'m, 'a> {
+    /// A counter over `model`.
+    pub fn new(model: &'m SemanticModel<'a>) -> Self {
+        Self {
+            model,
+            memo: HashMap::new(),
+            active: Vec::new(),
+        }
+    }
+
+    /// The longest path through `node`.
+    pub fn path(&mut self, node: Node<'a>) -> ActionPath {
+        self.count(node, 0)
+    }
+
+    fn children_seq(&mut self, node: Node<'a>, depth: usize) -> ActionPath {
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'a>> = node.children(&mut cursor).collect();
+        kids.into_iter().fold(ActionPath::default(), |acc, c| {
+            acc.then(self.count(c, depth + 1))
+        })
+    }
+
+    fn field(&mut self, node: Node<'a>, field: &str, depth: usize) -> ActionPath {
+        node.child_by_field_name(field)
+            .map(|c| self.count(c, depth + 1))
+            .unwrap_or_default()
+    }
+
+    fn function_path(&mut self, f: FunctionId, depth: usize) -> ActionPath {
+        if let Some(p) = self.memo.get(&f) {
+            return p.clone();
+        }
+        if self.active.contains(&f) {
+            return ActionPath::default(); // recursion: counted once
+        }
+        self.active.push(f);
+        let path = match self.model.functions[f].body {
+            Some(body) => self.count(body, depth + 1),
+            None => ActionPath::default(),
+        };
+        self.active.pop();
+        self.memo.insert(f, path.clone());
+        path
+    }
+
+    fn count(&mut self, node: Node<'a>, depth: usize) -> ActionPath {
+        if depth > MAX_DEPTH {
+            return ActionPath::default();
+        }
+        match node.kind() {
+            "call" => {
+                let before = self.children_seq(node, depth);
+                let own = match self.model.call_kind(node) {
+                    CallKind::Action(_) => ActionPath {
+                        calls: vec![parse::range(node)],
+                    },
+                    CallKind::CellFunction(f) => {
+                        let inner = self.function_path(f, depth);
+                        ActionPath {
+                            calls: vec![parse::range(node); inner.count()],
+                        }
+                    }
+                    _ => ActionPath::default(),
+                };
+                before.then(own)
+            }
+            "if_statement" => {
+                let cond = self.field(node, "condition", depth);
+                let body = self.field(node, "consequence", depth);
+                let mut cursor = node.walk();
+                let alternatives: Vec<Node<'a>> = node
+                    .children_by_field_name("alternative", &mut cursor)
+                    .collect();
+                let rest = self.alternatives(&alternatives, depth);
+                cond.then(body.or(rest))
+            }
+            "conditional_expression" => {
+                let mut cursor = node.walk();
+                let parts: Vec<Node<'a>> = node
+                    .named_children(&mut cursor)
+                    .filter(|c| c.kind() != "comment")
+                    .collect();
+                match parts.as_slice() {
+                    [a, cond, b] => {
+                        let cond = self.count(*cond, depth + 1);
+                        let a = self.count(*a, depth + 1);
+                        let b = self.count(*b, depth + 1);
+                        cond.then(a.or(b))
+                    }
+                    _ => self.children_seq(node, depth),
+                }
+            }
+            "try_statement" => {
+                let body = self.field(node, "body", depth);
+                let mut handlers = ActionPath::default();
+                let mut orelse = ActionPath::default();
+                let mut finally = ActionPath::default();
+                let mut cursor = node.walk();
+                let kids: Vec<Node<'a>> = node.named_children(&mut cursor).collect();
+                for c in kids {
+                    match c.kind() {
+                        "except_clause" | "except_group_clause" => {
+                            handlers = handlers.or(self.count(c, depth + 1));
+                        }
+                        "else_clause" => orelse = self.count(c, depth + 1),
+                        "finally_clause" => finally = self.count(c, depth + 1),
+                        _ => {}
+                    }
+                }
+                let normal = body.clone().then(orelse);
+                let failed = body.then(handlers);
+                normal.or(failed).then(finally)
+            }
+            "match_statement" => {
+                let subject = self.field(node, "subject", depth);
+                let mut best = ActionPath::default();
+                if let Some(body) = node.child_by_field_name("body") {
+                    let mut cursor = body.walk();
+                    let cases: Vec<Node<'a>> = body.named_children(&mut cursor).collect();
+                    for case in cases {
+                        best = best.or(self.count(case, depth + 1));
+                    }
+                }
+                subject.then(best)
+            }
+            "function_definition" => {
+                // Decorators, defaults and annotations run at definition; the body where called.
+                let mut cursor = node.walk();
+                let kids: Vec<Node<'a>> = node.children(&mut cursor).collect();
+                let body = node.child_by_field_name("body").map(|b| b.id());
+                kids.into_iter()
+                    .filter(|c| Some(c.id()) != body)
+                    .fold(ActionPath::default(), |acc, c| {
+                        acc.then(self.count(c, depth + 1))
+                    })
+            }
+            "lambda" => self.field(node, "parameters", depth),
+            _ => self.children_seq(node, depth),
+        }
+    }
+
+    fn alternatives(&mut self, alternatives: &[Node<'a>], depth: usize) -> ActionPath {
+        match alternatives.split_first() {
+            None => ActionPath::default(),
+            Some((first, rest)) if first.kind() == "elif_clause" => {
+                let cond = self.field(*first, "condition", depth);
+                let body = self.field(*first, "consequence", depth);
+                let others = self.alternatives(rest, depth);
+                cond.then(body.or(others))
+            }
+            Some((first, _)) => self.count(*first, depth + 1),
+        }
+    }
+}
+
+fn line_number(src: &str, offset: usize) -> usize {
+    src.as_bytes()[..offset.min(src.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn too_many_actions(checker: &mut Checker) {
+    let model = checker.semantic();
+    if model.actions.is_empty() {
+        return;
+    }
+    let max = checker.settings.max_actions as usize;
+    let path = PathCounter::new(&model).path(checker.tree.root_node());
+    if path.count() <= max {
+        return;
+    }
+    let src = checker.src;
+    let mut lines: Vec<usize> = path
+        .calls
+        .iter()
+        .map(|r| line_number(src, r.start))
+        .collect();
+    lines.dedup();
+    let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let noun = if model.dialect == crate::config::Dialect::Functions {
+        "tool calls"
+    } else {
+        "run() calls"
+    };
+    checker.report(
+        Diagnostic::new(
+            &TOO_MANY_ACTIONS,
+            path.calls[max],
+            format!(
+                "Too many actions in one iteration: {} {noun}, maximum is {max} (on the longest execution path)",
+                path.count()
+            ),
+        )
+        .with_help(format!(
+            "The longest path dispatches on lines {}; write a focused step of at most {max}",
+            lines.join(", ")
+        )),
+    );
+}
+
+fn loop_name(node: Node) -> &'static str {
+    match node.kind() {
+        "for_statement" if crate::semantic::is_async(node) => "an `async for` loop",
+        "for_statement" => "a `for` loop",
+        "while_statement" => "a `while` loop",
+        "list_comprehension" => "a list comprehension",
+        "set_comprehension" => "a set comprehension",
+        "dictionary_comprehension" => "a dict comprehension",
+        "generator_expression" => "a generator expression",
+        _ => "a loop",
+    }
+}
+
+fn action_in_loop(checker: &mut Checker) {
+    let model = checker.semantic();
+    for i in model.dispatching_sites() {
+        let site = &model.sites[i];
+        let Some(innermost) = site.loops.last() else {
+            continue;
+        };
+        let where_ = loop_name(*innermost);
+        let message = match model.kinds[i] {
+            CallKind::CellFunction(f) => format!(
+                "`{}()` dispatches actions and is called inside {where_}: the number of actions is unbounded",
+                model.functions[f].name.as_deref().unwrap_or("<lambda>")
+            ),
+            _ => format!(
+                "Action inside {where_}: it is dispatched once per iteration, so the number of actions is unbounded"
+            ),
+        };
+        let help = if innermost.kind() == "while_statement" {
+            "Dispatch once and let the next iteration check again"
+        } else {
+            "Dispatch one action that takes the whole list, or handle one item per iteration"
+        };
+        checker.report(
+            Diagnostic::new(&ACTION_IN_LOOP, parse::range(site.node), message).with_help(help),
+        );
+    }
+}
+
+fn too_many_browse(checker: &mut Checker) {
+    let model = checker.semantic();
+    let max = checker.settings.max_browse as usize;
+    let calls: Vec<usize> = model.namespace_calls("browse").collect();
+    if calls.len() <= max {
+        return;
+    }
+    let site = &model.sites[calls[max]];
+    checker.report(
+        Diagnostic::new(
+            &TOO_MANY_BROWSE,
+            parse::range(site.node),
+            format!("Too many browse() calls: {}, maximum is {max}", calls.len()),
+        )
+        .with_help("Use the exact keys listed under `## Available Actions`; browse only for parameter details"),
+    );
+}
+
+/// Byte ranges that never make a line substantive: comments and bare string statements
+/// (docstrings).
+fn non_substantive(root: Node) -> Vec<TextRange> {
+    let mut out = Vec::new();
+    for node in parse::walk(root) {
+        match node.kind() {
+            "comment" => out.push(parse::range(node)),
+            "expression_statement" => {
+                let mut cursor = node.walk();
+                let kids: Vec<Node> = node.named_children(&mut cursor).collect();
+                if let [only] = kids.as_slice() {
+                    if matches!(
+                        parse::unparenthesize(*only).kind(),
+                        "string" | "concatenated_string"
+                    ) {
+                        out.push(parse::range(node));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Ranges of the substantive lines of a cell (trimmed), in order.
+pub fn substantive_lines(src: &str, root: Node) -> Vec<TextRange> {
+    let mut excluded = vec![false; src.len()];
+    for r in non_substantive(root) {
+        for b in excluded.iter_mut().take(r.end.min(src.len())).skip(r.start) {
+            *b = true;
+        }
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    for line in src.split_inclusive('\n') {
+        let end = start + line.len();
+        let content = line.trim_end_matches(['\n', '\r']);
+        let substantive = content
+            .char_indices()
+            .any(|(i, c)| !c.is_whitespace() && !excluded[start + i]);
+        if substantive {
+            let lead = content.len() - content.trim_start().len();
+            out.push(TextRange::new(
+                start + lead,
+                start + content.trim_end().len(),
+            ));
+        }
+        start = end;
+    }
+    out
+}
+
+fn cell_too_long(checker: &mut Checker) {
+    let max = checker.settings.max_lines as usize;
+    let lines = substantive_lines(checker.src, checker.tree.root_node());
+    if lines.len() <= max {
+        return;
+    }
+    checker.report(
+        Diagnostic::new(
+            &CELL_TOO_LONG,
+            lines[max],
+            format!(
+                "Code is too long: {} lines, maximum is {max} (blank, comment and docstring lines not counted)",
+                lines.len()
+            ),
+        )
+        .with_help("Write a focused step; move long explanations into comments or docstrings"),
+    );
+}

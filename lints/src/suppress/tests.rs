@@ -427,3 +427,69 @@ fn add_noqa_is_idempotent_and_suppresses() {
 fn add_noqa_skips_cells_with_syntax_errors() {
     assert_eq!(add_noqa("import os\nx = (\n"), "import os\nx = (\n");
 }
+
+#[test]
+fn add_noqa_on_a_file_handles_markdown_cells() {
+    let md = "Intro\n\n```python\nimport os\nx = 1\n```\n\n```py\nimport json  # noqa: IMP003\nimport sys\n```\n";
+    let out = super::add_noqa(
+        &SourceFile::new("doc.md", md),
+        &Settings::default(),
+        &KnowledgeBase::new(),
+    );
+    assert_eq!(
+        out.text,
+        "Intro\n\n```python\nimport os  # noqa: IMP001\nx = 1\n```\n\n```py\nimport json  # noqa: IMP003\nimport sys  # noqa: IMP001\n```\n"
+    );
+    assert_eq!(out.added, 2);
+    assert_eq!(out.skipped, 0);
+    assert!(check_in("doc.md", &out.text).is_empty());
+    let again = super::add_noqa(
+        &SourceFile::new("doc.md", &out.text),
+        &Settings::default(),
+        &KnowledgeBase::new(),
+    );
+    assert_eq!(again.text, out.text);
+    assert_eq!(again.added, 0);
+}
+
+#[test]
+fn add_noqa_reports_cells_it_cannot_touch() {
+    let out = super::add_noqa(
+        &SourceFile::new("a.py", "import os\nx = (\n"),
+        &Settings::default(),
+        &KnowledgeBase::new(),
+    );
+    assert_eq!(out.text, "import os\nx = (\n");
+    assert_eq!(out.added, 0);
+    assert_eq!(out.skipped, 2);
+}
+
+#[test]
+fn add_noqa_inside_a_json_envelope() {
+    let src = "{\"code\": \"import os\\nx = 1\\n\"}";
+    let out = super::add_noqa(
+        &SourceFile::new("r.json", src),
+        &Settings::default(),
+        &KnowledgeBase::new(),
+    );
+    assert_eq!(
+        out.text,
+        "{\"code\": \"import os  # noqa: IMP001\\nx = 1\\n\"}"
+    );
+    assert!(check_in("r.json", &out.text).is_empty());
+}
+
+#[test]
+fn noqa_edit_for_one_diagnostic_in_file_coordinates() {
+    let md = "Intro\n\n```python\nimport os, sys\n```\n";
+    let file = SourceFile::new("doc.md", md);
+    let ds = check_in("doc.md", md);
+    assert_eq!(codes(&ds), vec!["IMP001", "IMP001"]);
+    let e = noqa_edit(&file, &Settings::default(), &ds[1]).unwrap();
+    let end = md.find("sys").unwrap() + 3;
+    assert_eq!(e, Edit::insert(end, "  # noqa: IMP001"));
+    let py = "import os  # noqa: E501\n";
+    let ds = check(py);
+    let e = noqa_edit(&SourceFile::new("a.py", py), &Settings::default(), &ds[0]).unwrap();
+    assert_eq!(e, Edit::replace(TextRange::new(19, 23), "E501, IMP001"));
+}

@@ -36,6 +36,10 @@ pub static EMPTY_CELL: Rule = Rule {
         what: "Reports a response or fence from which extraction yields no code.",
         why: "Colony records a failure (\"no Python code\") and retries without waiting; the turn is lost.",
         source: "Colony `_extract_code` and the schema-constrained generator (colony-reference §2.9).",
+        fix_safety: "No fix: the code the model meant to write cannot be guessed.",
+        example: "I will now call the action.\n```python\n```\n",
+        fixed_example: "I will now call the action.\n```python\nr = await run(\"A.b.c\")\n```\n",
+        example_config: "extract = \"response\"\n",
         ..RuleDoc::EMPTY
     },
 };
@@ -51,6 +55,10 @@ pub static TRUNCATED_RESPONSE: Rule = Rule {
         what: "Reports a response whose last fence is never closed, or whose truncated second block Colony silently drops while running the first.",
         why: "A partial plan runs: Colony keeps the complete block and drops the rest without a word (colony-reference §2.9 [DEFECT]).",
         source: "Colony `_iter_fenced_blocks` (colony-reference §2.9).",
+        fix_safety: "No fix: closing the fence would run a plan the model never finished; ask for the response again.",
+        example: "Plan:\n```python\nr = await run(\"A.b.c\")\n",
+        fixed_example: "Plan:\n```python\nr = await run(\"A.b.c\")\n```\n",
+        example_config: "extract = \"response\"\n",
         ..RuleDoc::EMPTY
     },
 };
@@ -66,6 +74,10 @@ pub static MIXED_LANGUAGE_FENCES: Rule = Rule {
         what: "Reports fenced blocks tagged with another language (or untagged) next to the code, and JSON `code` strings that themselves contain fences.",
         why: "Colony drops untagged blocks when python blocks exist, returns nothing when a non-python tag is present, and runs fences inside a JSON `code` string verbatim.",
         source: "Colony `_extract_code` (colony-reference §2.9).",
+        fix_safety: "No fix: which block the model meant to run is a judgement call.",
+        example: "Plan:\n```bash\nls\n```\n```python\nx = 1\n```\n",
+        fixed_example: "Plan:\n```python\nx = 1\n```\n",
+        example_config: "extract = \"response\"\n",
         ..RuleDoc::EMPTY
     },
 };

@@ -1,0 +1,171 @@
+//! `args-aware-order` (Colony `ArgsAwareTemporalOrderGuardrail` + `ArgsAwareOrderingRule`,
+//! colony-reference §4.4).
+//!
+//! Per rule, in order: skip unless the call matches `target`; skip unless `applies-when` holds
+//! (its regex captures feed `prior-params-match`); skip when there is no `required-prior`. Then
+//! look for a satisfying prior:
+//!
+//! - a **call** (`required-prior = "pattern"` or `{ call = "pattern", status = ... }`): scan the
+//!   window (the last `max-age-calls` records of the history, or all of it) newest first for a
+//!   record matching the pattern, with an allowed status (`status` / `require-status`; Colony
+//!   ignores status, so by default an errored prior counts), no older than `max-age-seconds`
+//!   (measured from the record's completion, as Colony stamps `start_wall` after dispatch, to
+//!   the proposed call's time; a record or call without a time fails the bound), whose params
+//!   satisfy `prior-params-match`. Colony's texts: `'{key}' requires a recent '{prior}' call
+//!   matching its args; none in the last {max_age_calls or len(history)} call(s).` and the
+//!   rule's suggestion, else `Call an action matching '{prior}' before '{key}'.`
+//!   (`max-age-calls = 0` gives an empty window: the rule always blocks, as in Colony.)
+//! - a **message** (`required-prior = { message = { role, content-regex, latest, consume,
+//!   max-age-messages } }`, e.g. an explicit user "yes" before a booking): see
+//!   [`super::predicates::MessageWatch`]. Texts: `'{key}' requires a prior {role} message
+//!   matching '{regex}'; none found.` and the rule's suggestion, else `Obtain a {role} message
+//!   matching '{regex}' before '{key}'.`
+
+use super::predicates::{eval_all, ParamCond, PriorMatch};
+use super::{Block, Guardrail, GuardrailSet, Proposed, TraceState};
+
+/// What must precede the target.
+#[derive(Debug, Clone)]
+pub enum Prior {
+    /// Nothing (`required-prior` empty): the rule never blocks, as in Colony.
+    Nothing,
+    /// A call matching a pattern (watch id; the pattern as written).
+    Call {
+        /// Watch id.
+        watch: usize,
+        /// Pattern text.
+        text: String,
+    },
+    /// A message (message watch id).
+    Message {
+        /// Message watch id.
+        watch: usize,
+    },
+}
+
+/// One rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Pattern id of the target.
+    pub target: usize,
+    /// `applies-when` conditions (all must hold).
+    pub applies_when: Vec<ParamCond>,
+    /// The required prior.
+    pub prior: Prior,
+    /// `max-age-calls`.
+    pub max_age_calls: Option<u64>,
+    /// `max-age-seconds`.
+    pub max_age_seconds: Option<f64>,
+    /// `prior-params-match`.
+    pub prior_match: Option<PriorMatch>,
+    /// `suggestion` (empty: the generic text).
+    pub suggestion: String,
+}
+
+/// A compiled args-aware guardrail.
+#[derive(Debug, Clone)]
+pub struct ArgsAware {
+    /// Rules in order.
+    pub rules: Vec<Rule>,
+}
+
+impl ArgsAware {
+    /// Checks one call.
+    pub fn check(
+        &self,
+        g: &Guardrail,
+        set: &GuardrailSet,
+        call: &Proposed,
+        st: &mut TraceState,
+    ) -> Option<Block> {
+        for rule in &self.rules {
+            if !call.matches(set, rule.target) {
+                continue;
+            }
+            let captures = if rule.applies_when.is_empty() {
+                Vec::new()
+            } else {
+                match eval_all(&rule.applies_when, call.params(), st.agent_id.as_deref()) {
+                    Some(c) => c,
+                    None => continue,
+                }
+            };
+            let key = call.key(g.mode);
+            match &rule.prior {
+                Prior::Nothing => continue,
+                Prior::Call { watch, text } => {
+                    if self.prior_call(rule, *watch, call, st, &captures) {
+                        continue;
+                    }
+                    let n = match rule.max_age_calls {
+                        Some(n) if n > 0 => n,
+                        _ => st.history.len() as u64,
+                    };
+                    return Some(Block {
+                        guardrail: g.id.clone(),
+                        reason: format!(
+                            "'{key}' requires a recent '{text}' call matching its args; none in the last {n} call(s)."
+                        ),
+                        suggestion: if rule.suggestion.is_empty() {
+                            format!("Call an action matching '{text}' before '{key}'.")
+                        } else {
+                            rule.suggestion.clone()
+                        },
+                    });
+                }
+                Prior::Message { watch } => {
+                    let w = &set.message_watches[*watch];
+                    if w.satisfied(&mut st.messages[*watch]) {
+                        continue;
+                    }
+                    let what = w.describe();
+                    return Some(Block {
+                        guardrail: g.id.clone(),
+                        reason: format!("'{key}' requires a prior {what}; none found."),
+                        suggestion: if rule.suggestion.is_empty() {
+                            format!("Obtain a {what} before '{key}'.")
+                        } else {
+                            rule.suggestion.clone()
+                        },
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    fn prior_call(
+        &self,
+        rule: &Rule,
+        watch: usize,
+        call: &Proposed,
+        st: &TraceState,
+        captures: &[String],
+    ) -> bool {
+        let h = &st.history;
+        let window_start = match rule.max_age_calls {
+            Some(n) => h.next_seq().saturating_sub(n).max(h.first_seq()),
+            None => h.first_seq(),
+        };
+        for &seq in h.hits(watch).iter().rev() {
+            if seq < window_start {
+                break;
+            }
+            let Some(rec) = h.get(seq) else { continue };
+            if let Some(max) = rule.max_age_seconds {
+                match (call.now, rec.wall) {
+                    (Some(now), Some(wall)) if now - wall <= max => {}
+                    _ => continue,
+                }
+            }
+            if let Some(m) = &rule.prior_match {
+                let prior = rec.params.as_ref().map(|p| p.object()).unwrap_or_default();
+                if !m.eval(&prior, &rec.result_object(), call.params(), captures) {
+                    continue;
+                }
+            }
+            return true;
+        }
+        false
+    }
+}

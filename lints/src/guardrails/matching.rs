@@ -1,0 +1,395 @@
+//! Action-key patterns in the two matching modes (spec §8).
+//!
+//! **`substring`** reproduces Colony exactly (colony-reference §4.2–4.5): a pattern matches when
+//! it is a case-insensitive substring of the key (`p.lower() in key.lower()`), anywhere in it.
+//! The proposed call is matched on its raw key as written; history records on their resolved
+//! key. So `plan` also matches `explain_plan`, and a short key such as `create_decomposition`
+//! slips past `DesignProcessCapability.create_decomposition`.
+//!
+//! **`key`** (the default) matches segment-aware globs on the canonical key (the key resolved
+//! through the knowledge base, else the recorded resolved key, else the raw key). Segments are
+//! separated by `.`:
+//!
+//! - `**` matches zero or more whole segments; a segment that is exactly `*` at the start of a
+//!   pattern is `**`;
+//! - inside a segment, `*` matches any run of characters and `?` one character, never a `.`;
+//! - a one-segment pattern `m` means `**.m` (any key whose last segment matches `m`, including a
+//!   bare tool name `m`);
+//! - a two-segment pattern `C.m` means `C.**.m` (class `C`, any dispatch key, method `m`), so
+//!   Colony's class-qualified prefixes such as `DesignProcessCapability.create_decomposition`
+//!   also cover custom middle segments (`DesignProcessCapability.design_process.create_decomposition`);
+//! - patterns of three or more segments match segment for segment;
+//! - matching is case-sensitive and anchored at both ends (`create_decomposition` does not match
+//!   `create_decomposition_preview`).
+//!
+//! A canonical key that could not be resolved and has fewer than three segments is *partial*:
+//! it may stand for any key ending in those segments, and matches a pattern when some such key
+//! would (the dispatcher resolves short keys by suffix). So an unresolvable short key cannot slip
+//! past a gate (colony-reference §4.5).
+//!
+//! In both modes `|` separates alternatives within one pattern.
+
+use std::fmt;
+
+/// Matching mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatchMode {
+    /// Segment-aware glob on the canonical key (default).
+    #[default]
+    Key,
+    /// Colony's case-insensitive substring on the key as written.
+    Substring,
+}
+
+impl MatchMode {
+    /// Parses `key` or `substring`.
+    pub fn parse(s: &str) -> Option<MatchMode> {
+        match s {
+            "key" => Some(MatchMode::Key),
+            "substring" => Some(MatchMode::Substring),
+            _ => None,
+        }
+    }
+
+    /// `key` or `substring`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchMode::Key => "key",
+            MatchMode::Substring => "substring",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Lit(String),
+    Star,
+    Any1,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Seg {
+    /// `**`: zero or more segments.
+    Many,
+    /// One segment, possibly with `*`/`?`.
+    One(Vec<Tok>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Alt {
+    /// Lower-cased needle.
+    Sub(String),
+    Glob(Vec<Seg>),
+}
+
+/// A compiled pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern {
+    /// The pattern as written.
+    pub text: String,
+    /// Its mode.
+    pub mode: MatchMode,
+    alts: Vec<Alt>,
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn segment(s: &str) -> Vec<Tok> {
+    let mut toks = Vec::new();
+    let mut lit = String::new();
+    for c in s.chars() {
+        match c {
+            '*' | '?' => {
+                if !lit.is_empty() {
+                    toks.push(Tok::Lit(std::mem::take(&mut lit)));
+                }
+                if c == '*' {
+                    if toks.last() != Some(&Tok::Star) {
+                        toks.push(Tok::Star);
+                    }
+                } else {
+                    toks.push(Tok::Any1);
+                }
+            }
+            c => lit.push(c),
+        }
+    }
+    if !lit.is_empty() {
+        toks.push(Tok::Lit(lit));
+    }
+    toks
+}
+
+impl Pattern {
+    /// Compiles `text` in `mode`.
+    ///
+    /// Errors: an empty pattern or alternative, or (key mode) an empty segment (`a..b`, a
+    /// leading or trailing `.`).
+    pub fn compile(text: &str, mode: MatchMode) -> Result<Pattern, String> {
+        if text.trim().is_empty() {
+            return Err("empty pattern".into());
+        }
+        let mut alts = Vec::new();
+        for alt in text.split('|') {
+            let alt = alt.trim();
+            if alt.is_empty() {
+                return Err(format!("pattern `{text}` has an empty alternative"));
+            }
+            match mode {
+                MatchMode::Substring => alts.push(Alt::Sub(alt.to_lowercase())),
+                MatchMode::Key => {
+                    let raw: Vec<&str> = alt.split('.').collect();
+                    if raw.iter().any(|s| s.is_empty()) {
+                        return Err(format!(
+                            "pattern `{alt}` has an empty segment (keys are dot-separated names)"
+                        ));
+                    }
+                    let mut segs: Vec<Seg> = raw
+                        .iter()
+                        .map(|s| {
+                            if *s == "**" {
+                                Seg::Many
+                            } else {
+                                Seg::One(segment(s))
+                            }
+                        })
+                        .collect();
+                    if raw[0] == "*" {
+                        segs[0] = Seg::Many;
+                    }
+                    let has_many = segs.contains(&Seg::Many);
+                    if segs.len() == 1 && !has_many {
+                        segs.insert(0, Seg::Many);
+                    } else if segs.len() == 2 && !has_many {
+                        segs.insert(1, Seg::Many);
+                    }
+                    alts.push(Alt::Glob(segs));
+                }
+            }
+        }
+        Ok(Pattern {
+            text: text.to_string(),
+            mode,
+            alts,
+        })
+    }
+
+    /// Substring mode: true when an alternative is a substring of `lower_key` (already
+    /// lower-cased). Key mode: true when an alternative matches `key` (with `partial` as
+    /// described in the module docs).
+    pub fn matches(&self, key: &str, lower_key: &str, partial: bool) -> bool {
+        self.matching_alt(key, lower_key, partial).is_some()
+    }
+
+    /// The index of the first matching alternative.
+    pub fn matching_alt(&self, key: &str, lower_key: &str, partial: bool) -> Option<usize> {
+        let segs: Vec<&str> = if self.mode == MatchMode::Key {
+            key.split('.').collect()
+        } else {
+            Vec::new()
+        };
+        self.alts.iter().position(|a| match a {
+            Alt::Sub(n) => lower_key.contains(n.as_str()),
+            Alt::Glob(p) => {
+                if partial {
+                    (0..=p.len()).any(|j| glob(&p[j..], &segs))
+                } else {
+                    glob(p, &segs)
+                }
+            }
+        })
+    }
+
+    /// Convenience: matches `key`, lower-casing it when needed, not partial.
+    pub fn is_match(&self, key: &str) -> bool {
+        match self.mode {
+            MatchMode::Substring => self.matches(key, &key.to_lowercase(), false),
+            MatchMode::Key => self.matches(key, "", false),
+        }
+    }
+}
+
+fn glob(p: &[Seg], k: &[&str]) -> bool {
+    match p.split_first() {
+        None => k.is_empty(),
+        Some((Seg::Many, rest)) => (0..=k.len()).any(|i| glob(rest, &k[i..])),
+        Some((Seg::One(toks), rest)) => match k.split_first() {
+            Some((first, krest)) => seg_match(toks, first) && glob(rest, krest),
+            None => false,
+        },
+    }
+}
+
+fn seg_match(toks: &[Tok], s: &str) -> bool {
+    match toks.split_first() {
+        None => s.is_empty(),
+        Some((Tok::Lit(l), rest)) => s
+            .strip_prefix(l.as_str())
+            .is_some_and(|r| seg_match(rest, r)),
+        Some((Tok::Any1, rest)) => {
+            let mut chars = s.chars();
+            chars.next().is_some() && seg_match(rest, chars.as_str())
+        }
+        Some((Tok::Star, rest)) => {
+            if rest.is_empty() {
+                return true;
+            }
+            let mut i = 0;
+            loop {
+                if seg_match(rest, &s[i..]) {
+                    return true;
+                }
+                match s[i..].chars().next() {
+                    Some(c) => i += c.len_utf8(),
+                    None => return false,
+                }
+            }
+        }
+    }
+}
+
+/// Python's `repr()` of a string (single quotes unless the string contains a single quote and
+/// no double quote), as Colony's messages interpolate lists with `{list}`.
+pub fn py_repr_str(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `repr()` of a list of strings: `['a', 'b']`.
+pub fn py_repr_list(items: &[String]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| py_repr_str(s)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(p: &str, k: &str) -> bool {
+        Pattern::compile(p, MatchMode::Key)
+            .unwrap()
+            .matches(k, "", false)
+    }
+
+    fn partial(p: &str, k: &str) -> bool {
+        Pattern::compile(p, MatchMode::Key)
+            .unwrap()
+            .matches(k, "", true)
+    }
+
+    #[test]
+    fn spec_examples_in_key_mode() {
+        let pool = "AgentPoolCapability.AgentPoolCapability.get_agent_status";
+        assert!(key("AgentPoolCapability.*", pool));
+        assert!(!key(
+            "AgentPoolCapability.*",
+            "SessionOrchestratorCapability.S.respond_to_user"
+        ));
+        assert!(key("*.delete_*", "X.X.delete_everything"));
+        assert!(key("*.delete_*", "delete_everything"));
+        assert!(!key("*.delete_*", "X.X.undelete_everything"));
+        assert!(key("*.check_plan_conflicts", "P.P.check_plan_conflicts"));
+        let gate = "DesignProcessCapability.*.create_decomposition";
+        assert!(key(
+            gate,
+            "DesignProcessCapability.DesignProcessCapability.create_decomposition"
+        ));
+        assert!(key(
+            gate,
+            "DesignProcessCapability.design_process.create_decomposition"
+        ));
+        assert!(!key(
+            gate,
+            "DesignProcessCapability.design_process.create_decomposition_preview"
+        ));
+        assert!(!key(gate, "Other.design_process.create_decomposition"));
+    }
+
+    #[test]
+    fn short_forms_and_alternatives() {
+        // Colony's class-qualified prefix form covers custom middle segments.
+        let p = "DesignProcessCapability.create_decomposition";
+        assert!(key(
+            p,
+            "DesignProcessCapability.design_process.create_decomposition"
+        ));
+        assert!(key(
+            "book_reservation|cancel_reservation",
+            "cancel_reservation"
+        ));
+        assert!(key("update_reservation_*", "update_reservation_flights"));
+        assert!(!key("update_reservation_*", "get_reservation_details"));
+        assert!(key("**", "anything.at.all"));
+        assert!(key("a.b?.c", "a.bx.c"));
+        assert!(!key("a.b?.c", "a.b.c"));
+    }
+
+    #[test]
+    fn partial_keys_cannot_slip_past() {
+        let gate = "DesignProcessCapability.*.create_decomposition";
+        assert!(partial(gate, "create_decomposition"));
+        assert!(partial(gate, "design_process.create_decomposition"));
+        assert!(!partial(gate, "create_decomposition_preview"));
+        assert!(!partial("A.B.c", "d"));
+    }
+
+    #[test]
+    fn substring_mode_is_colony() {
+        let p = Pattern::compile("plan", MatchMode::Substring).unwrap();
+        assert!(p.is_match("X.x.explain_plan"));
+        assert!(p.is_match("PLANNER"));
+        let p = Pattern::compile(
+            "DesignProcessCapability.create_decomposition",
+            MatchMode::Substring,
+        )
+        .unwrap();
+        assert!(!p.is_match("create_decomposition"));
+        assert!(p.is_match("DesignProcessCapability.DesignProcessCapability.create_decomposition"));
+        assert!(!p.is_match("DesignProcessCapability.design_process.create_decomposition"));
+    }
+
+    #[test]
+    fn bad_patterns() {
+        assert!(Pattern::compile("", MatchMode::Key).is_err());
+        assert!(Pattern::compile("a..b", MatchMode::Key).is_err());
+        assert!(Pattern::compile("a|", MatchMode::Substring).is_err());
+    }
+
+    #[test]
+    fn python_repr() {
+        assert_eq!(py_repr_list(&["Analysis".into()]), "['Analysis']");
+        assert_eq!(
+            py_repr_list(&["it's".into(), "a\\b".into()]),
+            "[\"it's\", 'a\\\\b']"
+        );
+        assert_eq!(py_repr_list(&[]), "[]");
+    }
+}

@@ -1,0 +1,725 @@
+//! Runtime guardrails declared in config (spec §8), evaluated call by call against a call
+//! history rebuilt by the replay engine ([`crate::replay`]).
+//!
+//! Kinds (one module each): [`capability`] (`capability-boundary`), [`temporal`]
+//! (`temporal-order`), [`args_aware`] (`args-aware-order`), [`approval`]
+//! (`approval-required`), [`rate_limit`] (`rate-limit`), [`composite`] (`composite`). The
+//! top-level `[[guardrails]]` list is evaluated like a composite: in order, the first block wins
+//! (Colony `CompositeGuardrail`, colony-reference §4.6). Declarative predicates live in
+//! [`predicates`], pattern matching in [`matching`], config parsing in [`config`].
+//!
+//! Evaluation is incremental: every pattern a guardrail looks up in the history (a
+//! temporal-order `before`, an args-aware `required-prior` call, a rate-limit pattern) is a
+//! *watch*; the history keeps, per watch, the positions of the records that match it, updated
+//! when a record is appended or evicted. A check therefore costs a few lookups, not a scan of
+//! the (up to 10 000-entry) history.
+
+pub mod approval;
+pub mod args_aware;
+pub mod capability;
+pub mod composite;
+pub mod config;
+pub mod matching;
+pub mod predicates;
+pub mod rate_limit;
+pub mod temporal;
+pub mod toml_view;
+
+use crate::trace::{ApprovalRecord, CallRecord, CallStatus, MessageRecord, RawJson};
+use matching::{MatchMode, Pattern};
+use serde_json::{Map, Value};
+use std::cell::OnceCell;
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Colony's `_CALL_HISTORY_MAX_LEN` (colony-reference §9).
+pub const DEFAULT_HISTORY_CAP: usize = 10_000;
+
+/// A guardrail's refusal of one call (Colony `GuardrailDecision(allowed=False, ...)`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Block {
+    /// Id of the guardrail that blocked (`outer/inner` inside a composite).
+    pub guardrail: Arc<str>,
+    /// Why.
+    pub reason: String,
+    /// What to do instead.
+    pub suggestion: String,
+}
+
+/// One configured guardrail.
+#[derive(Debug, Clone)]
+pub struct Guardrail {
+    /// Its id (`outer/inner` for composite members).
+    pub id: Arc<str>,
+    /// Its matching mode.
+    pub mode: MatchMode,
+    /// What it checks.
+    pub kind: Kind,
+}
+
+/// Guardrail kinds.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// `capability-boundary`.
+    Capability(capability::CapabilityBoundary),
+    /// `temporal-order`.
+    Temporal(temporal::TemporalOrder),
+    /// `args-aware-order`.
+    ArgsAware(args_aware::ArgsAware),
+    /// `approval-required`.
+    Approval(approval::ApprovalRequired),
+    /// `rate-limit`.
+    RateLimit(rate_limit::RateLimit),
+    /// `composite`.
+    Composite(composite::Composite),
+}
+
+impl Guardrail {
+    /// The kind name as written in config.
+    pub fn kind_name(&self) -> &'static str {
+        match self.kind {
+            Kind::Capability(_) => "capability-boundary",
+            Kind::Temporal(_) => "temporal-order",
+            Kind::ArgsAware(_) => "args-aware-order",
+            Kind::Approval(_) => "approval-required",
+            Kind::RateLimit(_) => "rate-limit",
+            Kind::Composite(_) => "composite",
+        }
+    }
+
+    /// Checks one proposed call. `None` allows it.
+    pub fn check(&self, set: &GuardrailSet, call: &Proposed, st: &mut TraceState) -> Option<Block> {
+        match &self.kind {
+            Kind::Capability(g) => g.check(self, set, call),
+            Kind::Temporal(g) => g.check(self, set, call, st),
+            Kind::ArgsAware(g) => g.check(self, set, call, st),
+            Kind::Approval(g) => g.check(self, set, call, st),
+            Kind::RateLimit(g) => g.check(self, set, call, st),
+            Kind::Composite(g) => g.check(set, call, st),
+        }
+    }
+
+    /// Every guardrail id in this subtree (itself and composite members), in order.
+    pub fn ids(&self) -> Vec<Arc<str>> {
+        let mut out = vec![self.id.clone()];
+        if let Kind::Composite(c) = &self.kind {
+            for g in &c.inner {
+                out.extend(g.ids());
+            }
+        }
+        out
+    }
+}
+
+/// A status filter on history records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatusSet {
+    /// Bits: ok, error, blocked, unknown. Zero means any status.
+    bits: u8,
+}
+
+impl StatusSet {
+    fn bit(s: CallStatus) -> u8 {
+        match s {
+            CallStatus::Ok => 1,
+            CallStatus::Error => 2,
+            CallStatus::Blocked => 4,
+            CallStatus::Unknown => 8,
+        }
+    }
+
+    /// Any status (Colony's guardrails ignore the status of prior records).
+    pub fn any() -> Self {
+        StatusSet { bits: 0 }
+    }
+
+    /// Only the given statuses.
+    pub fn of(statuses: &[CallStatus]) -> Self {
+        StatusSet {
+            bits: statuses.iter().fold(0, |b, s| b | Self::bit(*s)),
+        }
+    }
+
+    /// True when `s` passes.
+    pub fn allows(self, s: CallStatus) -> bool {
+        self.bits == 0 || self.bits & Self::bit(s) != 0
+    }
+}
+
+/// A history lookup some guardrail needs: records matching a pattern with a status.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    /// Pattern id.
+    pub pattern: usize,
+    /// Status filter.
+    pub status: StatusSet,
+}
+
+/// The compiled guardrail configuration.
+#[derive(Debug, Clone, Default)]
+pub struct GuardrailSet {
+    /// The top-level guardrails, in order.
+    pub guardrails: Vec<Guardrail>,
+    /// Every pattern, by id.
+    pub patterns: Vec<Pattern>,
+    /// History watches, by id.
+    pub watches: Vec<Watch>,
+    /// Message watches (required prior messages), by id.
+    pub message_watches: Vec<predicates::MessageWatch>,
+    /// True when some predicate reads the params of prior records (they are then kept in the
+    /// history).
+    pub needs_prior_params: bool,
+}
+
+impl GuardrailSet {
+    /// Adds a pattern; returns its id. Identical patterns share an id.
+    pub fn add_pattern(&mut self, p: Pattern) -> usize {
+        if let Some(i) = self.patterns.iter().position(|q| *q == p) {
+            return i;
+        }
+        self.patterns.push(p);
+        self.patterns.len() - 1
+    }
+
+    /// Adds a watch; returns its id. Identical watches share an id.
+    pub fn add_watch(&mut self, pattern: usize, status: StatusSet) -> usize {
+        if let Some(i) = self
+            .watches
+            .iter()
+            .position(|w| w.pattern == pattern && w.status == status)
+        {
+            return i;
+        }
+        self.watches.push(Watch { pattern, status });
+        self.watches.len() - 1
+    }
+
+    /// True when nothing is configured.
+    pub fn is_empty(&self) -> bool {
+        self.guardrails.is_empty()
+    }
+
+    /// Every guardrail id, top-level and composite members, in order.
+    pub fn ids(&self) -> Vec<Arc<str>> {
+        self.guardrails.iter().flat_map(Guardrail::ids).collect()
+    }
+
+    /// Evaluates the top-level list like a composite: the first block wins.
+    pub fn check(&self, call: &Proposed, st: &mut TraceState) -> Option<Block> {
+        self.guardrails.iter().find_map(|g| g.check(self, call, st))
+    }
+}
+
+/// Which patterns match one key string, as a bit set over pattern ids.
+pub type Bits = Rc<[u64]>;
+
+fn bit(bits: &[u64], i: usize) -> bool {
+    bits.get(i / 64)
+        .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+}
+
+/// Caches the pattern bits of key strings (keys repeat a lot in real traces). Bounded: cleared
+/// when it grows past a limit.
+#[derive(Debug, Default)]
+pub struct KeyCache {
+    sub: HashMap<Box<str>, Bits>,
+    full: HashMap<Box<str>, Bits>,
+    partial: HashMap<Box<str>, Bits>,
+}
+
+const KEY_CACHE_LIMIT: usize = 100_000;
+
+impl KeyCache {
+    /// Bits of the substring-mode patterns matching `key` (as written).
+    pub fn substring(&mut self, set: &GuardrailSet, key: &str) -> Bits {
+        if let Some(b) = self.sub.get(key) {
+            return b.clone();
+        }
+        let lower = key.to_lowercase();
+        let b = compute(set, MatchMode::Substring, key, &lower, false);
+        if self.sub.len() > KEY_CACHE_LIMIT {
+            self.sub.clear();
+        }
+        self.sub.insert(key.into(), b.clone());
+        b
+    }
+
+    /// Bits of the key-mode patterns matching the canonical `key`.
+    pub fn key(&mut self, set: &GuardrailSet, key: &str, partial: bool) -> Bits {
+        let map = if partial {
+            &mut self.partial
+        } else {
+            &mut self.full
+        };
+        if let Some(b) = map.get(key) {
+            return b.clone();
+        }
+        let b = compute(set, MatchMode::Key, key, "", partial);
+        if map.len() > KEY_CACHE_LIMIT {
+            map.clear();
+        }
+        map.insert(key.into(), b.clone());
+        b
+    }
+}
+
+fn compute(set: &GuardrailSet, mode: MatchMode, key: &str, lower: &str, partial: bool) -> Bits {
+    let mut words = vec![0u64; set.patterns.len().div_ceil(64).max(1)];
+    for (i, p) in set.patterns.iter().enumerate() {
+        if p.mode == mode && p.matches(key, lower, partial) {
+            words[i / 64] |= 1 << (i % 64);
+        }
+    }
+    words.into()
+}
+
+/// The keys of one call, as each matching mode sees it.
+#[derive(Debug, Clone)]
+pub struct CallKeys {
+    /// As written by the agent (what Colony's guardrails see).
+    pub raw: Box<str>,
+    /// As resolved by the recording runtime's dispatcher (what Colony's history records carry).
+    pub resolved: Box<str>,
+    /// The canonical key (KB resolution, else the resolved key, else the raw key).
+    pub canonical: Box<str>,
+    /// True when the canonical key could not be established and is shorter than a full key.
+    pub partial: bool,
+}
+
+/// A call proposed for dispatch, as the guardrails see it.
+#[derive(Debug)]
+pub struct Proposed<'a> {
+    /// Its keys.
+    pub keys: &'a CallKeys,
+    /// Substring-mode pattern bits of the raw key.
+    pub sub_bits: Bits,
+    /// Key-mode pattern bits of the canonical key.
+    pub key_bits: Bits,
+    /// Its parameters.
+    pub params: &'a RawJson,
+    parsed: OnceCell<Map<String, Value>>,
+    /// Its time (Unix seconds), or the latest time seen in the trace.
+    pub now: Option<f64>,
+}
+
+impl<'a> Proposed<'a> {
+    /// A proposed call.
+    pub fn new(
+        keys: &'a CallKeys,
+        sub_bits: Bits,
+        key_bits: Bits,
+        params: &'a RawJson,
+        now: Option<f64>,
+    ) -> Self {
+        Self {
+            keys,
+            sub_bits,
+            key_bits,
+            params,
+            parsed: OnceCell::new(),
+            now,
+        }
+    }
+
+    /// True when pattern `pid` matches this call (in the pattern's own mode).
+    pub fn matches(&self, set: &GuardrailSet, pid: usize) -> bool {
+        match set.patterns[pid].mode {
+            MatchMode::Substring => bit(&self.sub_bits, pid),
+            MatchMode::Key => bit(&self.key_bits, pid),
+        }
+    }
+
+    /// The key a guardrail in `mode` reports: the raw key (substring) or the canonical key.
+    pub fn key(&self, mode: MatchMode) -> &str {
+        match mode {
+            MatchMode::Substring => &self.keys.raw,
+            MatchMode::Key => &self.keys.canonical,
+        }
+    }
+
+    /// The parameters as an object (parsed once).
+    pub fn params(&self) -> &Map<String, Value> {
+        self.parsed.get_or_init(|| self.params.object())
+    }
+}
+
+/// One record of the rebuilt call history (Colony `CallRecord`, colony-reference §5.1).
+#[derive(Debug, Clone)]
+pub struct HistEntry {
+    /// Position in the trace's history (increasing, never reused).
+    pub seq: u64,
+    /// Completion time (Colony stamps `start_wall` after dispatch).
+    pub wall: Option<f64>,
+    /// Recorded status.
+    pub status: CallStatus,
+    /// Parameters (kept only when a predicate reads prior params).
+    pub params: Option<RawJson>,
+    /// Result (kept only when a predicate reads prior params: `same`/`equal` fall back to
+    /// fields of the result).
+    pub result: Option<RawJson>,
+}
+
+impl HistEntry {
+    /// The result as an object: a JSON object, or a string holding one (chat tool output).
+    pub fn result_object(&self) -> Map<String, Value> {
+        match self.result.as_ref().map(RawJson::value) {
+            Some(Value::Object(m)) => m,
+            Some(Value::String(s)) if s.trim_start().starts_with('{') => {
+                match serde_json::from_str::<Value>(&s) {
+                    Ok(Value::Object(m)) => m,
+                    _ => Map::new(),
+                }
+            }
+            _ => Map::new(),
+        }
+    }
+}
+
+/// The call history of one trace as the modelled runtime builds it: cumulative with a cell
+/// boundary, FIFO-capped (colony-reference §4.0, §7.6 case 48), with per-watch match indexes.
+#[derive(Debug)]
+pub struct History {
+    entries: VecDeque<HistEntry>,
+    next_seq: u64,
+    boundary: usize,
+    cap: usize,
+    hits: Vec<VecDeque<u64>>,
+}
+
+impl History {
+    /// An empty history with a FIFO cap and `watches` watch indexes.
+    pub fn new(cap: usize, watches: usize) -> Self {
+        Self {
+            entries: VecDeque::new(),
+            next_seq: 0,
+            boundary: 0,
+            cap: cap.max(1),
+            hits: vec![VecDeque::new(); watches],
+        }
+    }
+
+    /// Number of records (Colony `len(call_history)`).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Index where the current cell's records start (Colony `cell_start_index`).
+    pub fn cell_start(&self) -> usize {
+        self.boundary
+    }
+
+    /// Sequence number of the oldest record still held.
+    pub fn first_seq(&self) -> u64 {
+        self.next_seq - self.entries.len() as u64
+    }
+
+    /// Sequence number the next record will get.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// The record with sequence number `seq`, while it is held.
+    pub fn get(&self, seq: u64) -> Option<&HistEntry> {
+        let first = self.first_seq();
+        if seq < first {
+            return None;
+        }
+        self.entries.get((seq - first) as usize)
+    }
+
+    /// Sequence numbers of held records matching watch `w`, oldest first.
+    pub fn hits(&self, w: usize) -> &VecDeque<u64> {
+        &self.hits[w]
+    }
+
+    /// Marks a cell boundary: per-cell epochs clear the history, cumulative ones move the
+    /// boundary to the end.
+    pub fn new_cell(&mut self, cumulative: bool) {
+        if cumulative {
+            self.boundary = self.entries.len();
+        } else {
+            self.entries.clear();
+            for h in &mut self.hits {
+                h.clear();
+            }
+            self.boundary = 0;
+        }
+    }
+
+    /// Appends a dispatched call. `matching` lists the watches its keys match (status already
+    /// checked). Evicts the oldest record past the cap, shifting the boundary down (clamped at 0).
+    pub fn push(&mut self, mut entry: HistEntry, matching: impl Iterator<Item = usize>) {
+        entry.seq = self.next_seq;
+        self.next_seq += 1;
+        for w in matching {
+            self.hits[w].push_back(entry.seq);
+        }
+        self.entries.push_back(entry);
+        while self.entries.len() > self.cap {
+            if let Some(old) = self.entries.pop_front() {
+                for h in &mut self.hits {
+                    while h.front().is_some_and(|&s| s <= old.seq) {
+                        h.pop_front();
+                    }
+                }
+            }
+            self.boundary = self.boundary.saturating_sub(1);
+        }
+    }
+}
+
+/// One approval response as the approval store keeps it.
+#[derive(Debug, Clone)]
+struct ApprovalEntry {
+    record: ApprovalRecord,
+    consumed: bool,
+    /// Key-mode pattern of the action type (compiled once).
+    pattern: Option<Pattern>,
+}
+
+/// Recorded human-approval responses (Colony `HumanApprovalCapability`, colony-reference §4.5):
+/// in arrival order; a response to an already answered request replaces it in place.
+#[derive(Debug, Default)]
+pub struct Approvals {
+    entries: Vec<ApprovalEntry>,
+}
+
+/// Legacy untyped approve-like choices (case-insensitive).
+const COMPAT_CHOICES: [&str; 6] = [
+    "approve", "approved", "yes", "granted", "accept", "accepted",
+];
+
+impl Approvals {
+    /// Records a response.
+    pub fn add(&mut self, r: &ApprovalRecord) {
+        let pattern = r
+            .action_type
+            .as_deref()
+            .filter(|t| !t.is_empty())
+            .and_then(|t| Pattern::compile(t, MatchMode::Key).ok());
+        let entry = ApprovalEntry {
+            record: r.clone(),
+            consumed: false,
+            pattern,
+        };
+        if let Some(id) = &r.request_id {
+            if let Some(e) = self
+                .entries
+                .iter_mut()
+                .find(|e| e.record.request_id.as_deref() == Some(id))
+            {
+                let consumed = e.consumed;
+                *e = entry;
+                e.consumed = consumed;
+                return;
+            }
+        }
+        self.entries.push(entry);
+    }
+
+    fn covers(e: &ApprovalEntry, mode: MatchMode, key: &str, partial: bool) -> bool {
+        let Some(t) = e.record.action_type.as_deref().filter(|t| !t.is_empty()) else {
+            return false;
+        };
+        match mode {
+            MatchMode::Substring => key.to_lowercase().contains(&t.to_lowercase()),
+            MatchMode::Key => e
+                .pattern
+                .as_ref()
+                .is_some_and(|p| p.matches(key, "", partial)),
+        }
+    }
+
+    /// Colony `has_active_approval_for`: an `approve_all` whose action type covers the key
+    /// (not consumed); else the first unconsumed `approve_once` that covers it (consumed now,
+    /// at check time); else a legacy untyped approve-like response (any gated key, not
+    /// consumed). Returns the request id (or `""`) that allowed the call.
+    pub fn check(&mut self, mode: MatchMode, key: &str, partial: bool) -> Option<String> {
+        let id = |e: &ApprovalEntry| e.record.request_id.clone().unwrap_or_default();
+        for e in &self.entries {
+            if e.record.choice == "approve_all" && Self::covers(e, mode, key, partial) {
+                return Some(id(e));
+            }
+        }
+        for e in &mut self.entries {
+            if e.record.choice == "approve_once"
+                && !e.consumed
+                && Self::covers(e, mode, key, partial)
+            {
+                e.consumed = true;
+                return Some(id(e));
+            }
+        }
+        for e in &self.entries {
+            let typed = e
+                .record
+                .action_type
+                .as_deref()
+                .is_some_and(|t| !t.is_empty());
+            if !typed && COMPAT_CHOICES.contains(&e.record.choice.to_lowercase().as_str()) {
+                return Some(id(e));
+            }
+        }
+        None
+    }
+}
+
+/// Per-trace guardrail state: the history, approvals and message watches.
+#[derive(Debug)]
+pub struct TraceState {
+    /// The rebuilt call history.
+    pub history: History,
+    /// Recorded approvals.
+    pub approvals: Approvals,
+    /// State of each message watch.
+    pub messages: Vec<predicates::MessageState>,
+    /// Messages seen so far.
+    pub message_count: u64,
+    /// The recording agent's own id (for `exclude-self`).
+    pub agent_id: Option<String>,
+}
+
+impl TraceState {
+    /// Fresh state for a trace.
+    pub fn new(set: &GuardrailSet, history_cap: usize, agent_id: Option<String>) -> Self {
+        Self {
+            history: History::new(history_cap, set.watches.len()),
+            approvals: Approvals::default(),
+            messages: set
+                .message_watches
+                .iter()
+                .map(|_| predicates::MessageState::default())
+                .collect(),
+            message_count: 0,
+            agent_id,
+        }
+    }
+
+    /// Feeds a message record to the message watches.
+    pub fn on_message(&mut self, set: &GuardrailSet, m: &MessageRecord) {
+        let seq = self.message_count;
+        self.message_count += 1;
+        for (w, st) in set.message_watches.iter().zip(self.messages.iter_mut()) {
+            w.observe(st, seq, m);
+        }
+    }
+
+    /// Appends a dispatched call to the history with status `status`, indexing it under every
+    /// watch whose pattern its history keys match (`sub_bits` from the resolved key, `key_bits`
+    /// from the canonical key).
+    pub fn record_call(
+        &mut self,
+        set: &GuardrailSet,
+        sub_bits: &[u64],
+        key_bits: &[u64],
+        status: CallStatus,
+        call: &CallRecord,
+    ) {
+        let (wall, params, result) = (call.wall(), &call.params, &call.result);
+        let matching = set.watches.iter().enumerate().filter_map(|(i, w)| {
+            let hit = match set.patterns[w.pattern].mode {
+                MatchMode::Substring => bit(sub_bits, w.pattern),
+                MatchMode::Key => bit(key_bits, w.pattern),
+            };
+            (hit && w.status.allows(status)).then_some(i)
+        });
+        let entry = HistEntry {
+            seq: 0,
+            wall,
+            status,
+            params: set.needs_prior_params.then(|| params.clone()),
+            result: set.needs_prior_params.then(|| result.clone()),
+        };
+        self.history.push(entry, matching);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(h: &mut History, n: usize) {
+        for _ in 0..n {
+            h.push(
+                HistEntry {
+                    seq: 0,
+                    wall: None,
+                    status: CallStatus::Ok,
+                    params: None,
+                    result: None,
+                },
+                std::iter::once(0),
+            );
+        }
+    }
+
+    #[test]
+    fn history_lifecycle_colony_case_48() {
+        // After cell 0 makes three calls the boundary becomes 3.
+        let mut h = History::new(10_000, 1);
+        push(&mut h, 3);
+        h.new_cell(true);
+        assert_eq!(h.cell_start(), 3);
+        push(&mut h, 2);
+        assert_eq!((h.len(), h.cell_start()), (5, 3));
+        // Overflowing the cap by 5 shifts the boundary down by 5, clamped at 0.
+        let mut h = History::new(10, 1);
+        push(&mut h, 8);
+        h.new_cell(true);
+        assert_eq!(h.cell_start(), 8);
+        push(&mut h, 7);
+        assert_eq!((h.len(), h.cell_start(), h.first_seq()), (10, 3, 5));
+        assert_eq!(h.hits(0).len(), 10);
+        assert_eq!(h.hits(0).front(), Some(&5));
+        push(&mut h, 5);
+        assert_eq!(h.cell_start(), 0);
+        // Per-cell epochs clear everything.
+        h.new_cell(false);
+        assert!(h.is_empty() && h.hits(0).is_empty());
+    }
+
+    #[test]
+    fn approvals_follow_has_active_approval_for() {
+        let rec = |id: &str, t: Option<&str>, c: &str| ApprovalRecord {
+            request_id: Some(id.into()),
+            action_type: t.map(Into::into),
+            choice: c.into(),
+            explanation: None,
+        };
+        let mut a = Approvals::default();
+        a.add(&rec("r1", Some("X.apply"), "approve_once"));
+        a.add(&rec("r2", Some("X.apply"), "reject"));
+        let key = "X.X.apply";
+        assert_eq!(
+            a.check(MatchMode::Substring, key, false).as_deref(),
+            Some("r1")
+        );
+        assert_eq!(a.check(MatchMode::Substring, key, false), None, "consumed");
+        // A later answer to the same request replaces it in place.
+        a.add(&rec("r2", Some("X.apply"), "approve_all"));
+        assert_eq!(
+            a.check(MatchMode::Substring, key, false).as_deref(),
+            Some("r2")
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, key, false).as_deref(),
+            Some("r2")
+        );
+        // Typed choices are case-sensitive; legacy untyped ones are not, and cover any key.
+        let mut b = Approvals::default();
+        b.add(&rec("r3", Some("X.apply"), "APPROVE_ALL"));
+        assert_eq!(b.check(MatchMode::Substring, key, false), None);
+        b.add(&rec("r4", None, "Yes"));
+        assert_eq!(
+            b.check(MatchMode::Substring, "Other.o.thing", false)
+                .as_deref(),
+            Some("r4")
+        );
+    }
+}

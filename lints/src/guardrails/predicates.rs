@@ -1,0 +1,396 @@
+//! Declarative predicates (spec §8): conditions on the proposed call's params (`applies-when`),
+//! on prior records' params (`prior-params-match`) and on prior messages (`required-prior =
+//! { message = ... }`).
+//!
+//! `applies-when` conditions (a table, or a list of tables that must all hold), each naming a
+//! `param` (a dotted path into the params):
+//! - `equals = v` / `not-equals = v`: JSON equality with the TOML value;
+//! - `in = [..]` / `not-in = [..]`: membership;
+//! - `present = true|false`: whether the param is given (and not null);
+//! - `regex = "..."`: the param's text (a string; each string of a list; other values as JSON;
+//!   a missing param as `""`, like Colony's `p.get("content", "")`) has at least one match.
+//!   Every match yields a *capture*: group 1 when the regex has groups, else the whole match.
+//!   `exclude-self = true` drops captures equal to the recording agent's own id (the
+//!   speaker-aware status-claim rule, colony-reference §4.4); the condition then holds only when
+//!   some capture remains.
+//!
+//! `prior-params-match` (a table; all given keys must hold for a prior record to count):
+//! - `captures-subset-of = "p"`: every capture is in the prior record's param `p` (a list, or a
+//!   single value) — the historical SessionAgent status-claim rule;
+//! - `captures-any-in = "p"`: at least one capture is in it (Colony's test rule);
+//! - `same = ["p", ...]`: the prior record's param equals the proposed call's param of the same
+//!   name; when the prior record has no such param, the field of that name in its result (a
+//!   JSON object, or a string holding one, as chat tool outputs are) is compared instead, so a
+//!   `book_reservation` whose result carries `reservation_id` counts like a
+//!   `get_reservation_details(reservation_id=...)`; missing on both sides counts as equal;
+//! - `equal = { prior_param = "target_param" }`: likewise across names.
+
+use super::toml_view::SVal;
+use crate::trace::MessageRecord;
+use regex::Regex;
+use serde_json::{Map, Value};
+use std::collections::VecDeque;
+
+/// The value at a dotted path (`a.b`) of an object.
+pub fn lookup<'a>(params: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let mut parts = path.split('.');
+    let mut cur = params.get(parts.next()?)?;
+    for p in parts {
+        cur = match cur {
+            Value::Object(m) => m.get(p)?,
+            Value::Array(a) => a.get(p.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// One test of a param condition.
+#[derive(Debug, Clone)]
+pub enum Test {
+    /// `equals`.
+    Equals(Value),
+    /// `not-equals`.
+    NotEquals(Value),
+    /// `in`.
+    In(Vec<Value>),
+    /// `not-in`.
+    NotIn(Vec<Value>),
+    /// `present`.
+    Present(bool),
+    /// `regex` (with `exclude-self`).
+    Regex {
+        /// The regex.
+        re: Regex,
+        /// Drop captures equal to the agent's own id.
+        exclude_self: bool,
+    },
+}
+
+/// One `applies-when` condition.
+#[derive(Debug, Clone)]
+pub struct ParamCond {
+    /// Dotted param path.
+    pub param: String,
+    /// Its test.
+    pub test: Test,
+}
+
+/// Texts a regex is applied to: a string; each string of a list (other items as JSON); other
+/// values as JSON; a missing param as the empty string.
+fn texts(v: Option<&Value>) -> Vec<String> {
+    match v {
+        None | Some(Value::Null) => vec![String::new()],
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => s.clone(),
+                o => o.to_string(),
+            })
+            .collect(),
+        Some(o) => vec![o.to_string()],
+    }
+}
+
+/// JSON equality that treats integers and floats of the same value as equal (TOML `1` vs JSON
+/// `1.0`).
+pub fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(p), Some(q)) => p == q,
+            _ => x == y,
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        _ => a == b,
+    }
+}
+
+impl ParamCond {
+    /// Evaluates the condition; `Some(captures)` when it holds.
+    pub fn eval(&self, params: &Map<String, Value>, agent_id: Option<&str>) -> Option<Vec<String>> {
+        let v = lookup(params, &self.param);
+        let holds = |b: bool| if b { Some(Vec::new()) } else { None };
+        match &self.test {
+            Test::Equals(x) => holds(v.is_some_and(|v| json_eq(v, x))),
+            Test::NotEquals(x) => holds(!v.is_some_and(|v| json_eq(v, x))),
+            Test::In(xs) => holds(v.is_some_and(|v| xs.iter().any(|x| json_eq(v, x)))),
+            Test::NotIn(xs) => holds(!v.is_some_and(|v| xs.iter().any(|x| json_eq(v, x)))),
+            Test::Present(p) => holds(v.is_some_and(|v| !v.is_null()) == *p),
+            Test::Regex { re, exclude_self } => {
+                let mut caps = Vec::new();
+                let mut matched = false;
+                for t in texts(v) {
+                    for c in re.captures_iter(&t) {
+                        matched = true;
+                        let m = c.get(1).or_else(|| c.get(0));
+                        if let Some(m) = m {
+                            let s = m.as_str();
+                            if *exclude_self && agent_id == Some(s) {
+                                continue;
+                            }
+                            caps.push(s.to_string());
+                        }
+                    }
+                }
+                if !matched || (*exclude_self && caps.is_empty()) {
+                    None
+                } else {
+                    Some(caps)
+                }
+            }
+        }
+    }
+}
+
+/// All conditions must hold; captures are concatenated in order.
+pub fn eval_all(
+    conds: &[ParamCond],
+    params: &Map<String, Value>,
+    agent_id: Option<&str>,
+) -> Option<Vec<String>> {
+    let mut caps = Vec::new();
+    for c in conds {
+        caps.extend(c.eval(params, agent_id)?);
+    }
+    Some(caps)
+}
+
+/// `prior-params-match`.
+#[derive(Debug, Clone, Default)]
+pub struct PriorMatch {
+    /// `captures-subset-of`.
+    pub captures_subset_of: Option<String>,
+    /// `captures-any-in`.
+    pub captures_any_in: Option<String>,
+    /// `same` and `equal`: (prior param, target param).
+    pub equal: Vec<(String, String)>,
+}
+
+fn contains(list: Option<&Value>, s: &str) -> bool {
+    match list {
+        Some(Value::Array(a)) => a.iter().any(|x| x.as_str() == Some(s)),
+        Some(Value::String(x)) => x == s,
+        Some(other) => *other == s,
+        None => false,
+    }
+}
+
+impl PriorMatch {
+    /// True when a prior record with `prior` params (and `prior_result`, its result object)
+    /// satisfies the match for a proposed call with `target` params and `captures`.
+    pub fn eval(
+        &self,
+        prior: &Map<String, Value>,
+        prior_result: &Map<String, Value>,
+        target: &Map<String, Value>,
+        captures: &[String],
+    ) -> bool {
+        if let Some(p) = &self.captures_subset_of {
+            let list = lookup(prior, p);
+            if !captures.iter().all(|c| contains(list, c)) {
+                return false;
+            }
+        }
+        if let Some(p) = &self.captures_any_in {
+            let list = lookup(prior, p);
+            if !captures.iter().any(|c| contains(list, c)) {
+                return false;
+            }
+        }
+        self.equal.iter().all(|(pp, tp)| {
+            match (
+                lookup(prior, pp).or_else(|| lookup(prior_result, pp)),
+                lookup(target, tp),
+            ) {
+                (Some(a), Some(b)) => json_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+        })
+    }
+}
+
+/// A required prior message: `{ role, kind, content-regex, latest, consume, max-age-messages }`.
+#[derive(Debug, Clone)]
+pub struct MessageWatch {
+    /// Role the message must have (`user`, `assistant`, `tool`, `system`), if any.
+    pub role: Option<String>,
+    /// pyAgentic kind the message must have, if any.
+    pub kind: Option<String>,
+    /// Regex its content must match.
+    pub content: Regex,
+    /// Only the most recent message of that role/kind counts.
+    pub latest: bool,
+    /// A matching message satisfies one call only.
+    pub consume: bool,
+    /// The message must be among the last N messages (of any role).
+    pub max_age_messages: Option<u64>,
+}
+
+/// Runtime state of one message watch.
+#[derive(Debug, Clone, Default)]
+pub struct MessageState {
+    /// Unconsumed matching messages (message sequence numbers), oldest first.
+    matches: VecDeque<u64>,
+    /// Whether the most recent message of the watched role/kind matched.
+    latest_matched: bool,
+}
+
+/// Bound on remembered matches when nothing else bounds them.
+const MESSAGE_MATCHES_CAP: usize = 10_000;
+
+impl MessageWatch {
+    fn applies_to(&self, m: &MessageRecord) -> bool {
+        self.role.as_deref().is_none_or(|r| m.role() == r)
+            && self.kind.as_deref().is_none_or(|k| m.kind.as_str() == k)
+    }
+
+    /// Observes message number `seq`.
+    pub fn observe(&self, st: &mut MessageState, seq: u64, m: &MessageRecord) {
+        if self.applies_to(m) {
+            let hit = self.content.is_match(m.content.as_deref().unwrap_or(""));
+            st.latest_matched = hit;
+            if hit {
+                if !self.consume {
+                    // Only the newest match matters.
+                    st.matches.clear();
+                }
+                st.matches.push_back(seq);
+                if st.matches.len() > MESSAGE_MATCHES_CAP {
+                    st.matches.pop_front();
+                }
+            }
+        }
+        if let Some(n) = self.max_age_messages {
+            let oldest = (seq + 1).saturating_sub(n);
+            while st.matches.front().is_some_and(|&s| s < oldest) {
+                st.matches.pop_front();
+            }
+        }
+    }
+
+    /// True when a matching message satisfies a call now; consumes it when `consume`.
+    pub fn satisfied(&self, st: &mut MessageState) -> bool {
+        if self.latest && !st.latest_matched {
+            return false;
+        }
+        if st.matches.is_empty() {
+            return false;
+        }
+        if self.consume {
+            st.matches.pop_back();
+            if self.latest {
+                st.latest_matched = false;
+            }
+        }
+        true
+    }
+
+    /// A short description for messages: `user message matching '(?i)\byes\b'`.
+    pub fn describe(&self) -> String {
+        let who = match (&self.role, &self.kind) {
+            (Some(r), _) => format!("{r} message"),
+            (None, Some(k)) => format!("`{k}` message"),
+            (None, None) => "message".into(),
+        };
+        format!("{who} matching '{}'", self.content.as_str())
+    }
+}
+
+/// Converts a TOML value to JSON for equality tests.
+pub fn json_of(v: &SVal) -> Value {
+    v.to_json()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn regex_captures_and_self_exclusion() {
+        let c = ParamCond {
+            param: "content".into(),
+            test: Test::Regex {
+                re: Regex::new("agent-[0-9a-f]+").unwrap(),
+                exclude_self: true,
+            },
+        };
+        let p = obj(json!({"content": "agent-abc123 and agent-owner and agent-0f"}));
+        // `agent-owner` is no match (the regex needs a hex digit); the own id is excluded.
+        assert_eq!(
+            c.eval(&p, Some("agent-0f")),
+            Some(vec!["agent-abc123".to_string()])
+        );
+        let only_self = obj(json!({"content": "I am agent-0f"}));
+        assert_eq!(c.eval(&only_self, Some("agent-0f")), None);
+        assert_eq!(c.eval(&obj(json!({"content": "Hi there!"})), None), None);
+        assert_eq!(c.eval(&obj(json!({})), None), None);
+    }
+
+    #[test]
+    fn subset_and_any() {
+        let m = PriorMatch {
+            captures_subset_of: Some("agent_ids".into()),
+            ..Default::default()
+        };
+        let prior = obj(json!({"agent_ids": ["agent-a1", "agent-b2"]}));
+        let none = Map::new();
+        assert!(m.eval(&prior, &none, &none, &["agent-a1".into()]));
+        assert!(!m.eval(
+            &prior,
+            &none,
+            &none,
+            &["agent-a1".into(), "agent-c3".into()]
+        ));
+        let any = PriorMatch {
+            captures_any_in: Some("agent_ids".into()),
+            ..Default::default()
+        };
+        assert!(any.eval(
+            &prior,
+            &none,
+            &none,
+            &["agent-a1".into(), "agent-c3".into()]
+        ));
+        let same = PriorMatch {
+            equal: vec![("reservation_id".into(), "reservation_id".into())],
+            ..Default::default()
+        };
+        let target = obj(json!({"reservation_id": "X1"}));
+        assert!(same.eval(&obj(json!({"reservation_id": "X1"})), &none, &target, &[]));
+        assert!(!same.eval(&obj(json!({"reservation_id": "X2"})), &none, &target, &[]));
+        // A booking whose result names the reservation counts.
+        assert!(same.eval(&obj(json!({"user_id": "u"})), &target, &target, &[]));
+    }
+
+    #[test]
+    fn messages_latest_and_consume() {
+        let w = MessageWatch {
+            role: Some("user".into()),
+            kind: None,
+            content: Regex::new(r"(?i)\byes\b").unwrap(),
+            latest: true,
+            consume: true,
+            max_age_messages: None,
+        };
+        let mut st = MessageState::default();
+        let mut user = MessageRecord::new(crate::trace::MessageKind::User);
+        user.content = Some("Yes, please.".into());
+        w.observe(&mut st, 0, &user);
+        assert!(w.satisfied(&mut st));
+        assert!(!w.satisfied(&mut st), "consumed");
+        user.content = Some("yes".into());
+        w.observe(&mut st, 1, &user);
+        user.content = Some("wait, no".into());
+        w.observe(&mut st, 2, &user);
+        assert!(!w.satisfied(&mut st), "latest user message is not a yes");
+    }
+}

@@ -1,0 +1,1025 @@
+//! The replay engine: recorded traces pushed through simulated runtime guardrails (spec §8).
+//!
+//! For each trace, record by record, the engine rebuilds the call history exactly as the
+//! modelled runtime does (colony-reference §0, §2.2, §4.0, §5.9):
+//!
+//! - **Epochs.** `current`: the history is cumulative across cells, with a cell boundary; a
+//!   block aborts the rest of the cell. `0620-0624`: atomic blocks, but the history is cleared
+//!   at every cell. `pre-0620`: the history is cleared at every cell and a block does not abort
+//!   the cell. The epoch comes from `--epoch`, else `[replay] epoch`, else the trace header,
+//!   else `current`.
+//! - **No `CallRecord` for a blocked call**: only dispatched calls enter the history, in order,
+//!   capped FIFO (10 000 by default, `[replay] history-cap`), the cell boundary shifting down
+//!   with evictions.
+//! - **The raw key as written** is what the guardrails check in `substring` mode (Colony checks
+//!   before the dispatcher resolves the key); history records carry the resolved key. In `key`
+//!   mode both are matched on the canonical key (see [`crate::guardrails::matching`]).
+//! - **Approvals** come from `approval` records seen so far; `approve_once` is consumed at check
+//!   time.
+//! - **`--on-block`** says what a simulated block does to later evaluation: `keep` (the call
+//!   enters the history as recorded, counterfactually), `drop` (it does not; later calls of the
+//!   cell are still evaluated), `stop-cell` (it does not and the rest of the cell is
+//!   *unreached*). Default: the runtime's own behaviour for the epoch (`stop-cell` from
+//!   2026-06-20, `drop` before).
+//! - A recorded-blocked call that the simulation allows enters the history with status
+//!   `unknown` (it would have been dispatched; its outcome was never recorded).
+//! - **Cells** start at `cell` records, and when a call names a different cell. A trace with no
+//!   cell information at all treats every call as its own cell.
+//! - **Block streaks**: the same raw key blocked 3, 6, 9, ... times in a row is reported, as
+//!   Colony's `BlockStreakTracker` does; a successful dispatch resets the streak (§4.0.3).
+//! - **Completions**: the rule-based validator ([`crate::completion`]) is replayed on each
+//!   `completion` record.
+//!
+//! Other replayers (message and state policies) observe the same record stream through
+//! [`Observer`] and add [`Section`]s to the same [`Report`].
+
+use crate::completion::{self, CompletionInput, CompletionVerdict};
+use crate::guardrails::config::{CompletionMode, OnBlock, ReplayConfig};
+use crate::guardrails::matching::{MatchMode, Pattern};
+use crate::guardrails::{Bits, CallKeys, GuardrailSet, KeyCache, Proposed, TraceState};
+use crate::kb::KnowledgeBase;
+use crate::trace::{
+    CallRecord, CallStatus, CompletionRecord, Epoch, Event, ReadStats, Record, Skip, TraceInfo,
+    TraceReader,
+};
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The simulated outcome of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The guardrails allow it.
+    Allowed,
+    /// A guardrail blocks it.
+    Blocked,
+    /// Never evaluated: an earlier call of its cell was blocked and the cell aborted.
+    Unreached,
+}
+
+impl Verdict {
+    /// `allowed`, `blocked` or `unreached`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allowed => "allowed",
+            Verdict::Blocked => "blocked",
+            Verdict::Unreached => "unreached",
+        }
+    }
+}
+
+/// One call's recorded outcome and simulated decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// Trace name (`FILE` or `FILE#N`).
+    pub trace: Arc<str>,
+    /// The input file.
+    pub file: Arc<str>,
+    /// One-based line of the call in the input.
+    pub line: u64,
+    /// Cell index, when known.
+    pub cell: Option<u64>,
+    /// Call index within the cell.
+    pub index: u64,
+    /// The key the guardrails matched on in key mode (canonical), i.e. the resolved key.
+    pub action_key: String,
+    /// The key as written.
+    pub raw_key: String,
+    /// Recorded outcome.
+    pub recorded: CallStatus,
+    /// Simulated decision.
+    pub decision: Verdict,
+    /// The blocking guardrail.
+    pub guardrail: Option<Arc<str>>,
+    /// Its reason.
+    pub reason: Option<String>,
+    /// Its suggestion.
+    pub suggestion: Option<String>,
+}
+
+impl Decision {
+    /// True when the simulated outcome differs from the recorded one (dispatched vs not).
+    pub fn changed(&self) -> bool {
+        let recorded_dispatched = self.recorded.dispatched();
+        let simulated_dispatched = self.decision == Verdict::Allowed;
+        recorded_dispatched != simulated_dispatched
+    }
+
+    /// Worth listing without `--all-decisions`: blocked, unreached, or changed.
+    pub fn notable(&self) -> bool {
+        self.decision != Verdict::Allowed || self.changed()
+    }
+
+    /// The JSON object of spec §8: `{trace, cell, index, action_key, raw_key, recorded,
+    /// decision, guardrail, reason, suggestion}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "trace": &*self.trace,
+            "cell": self.cell,
+            "index": self.index,
+            "action_key": self.action_key,
+            "raw_key": self.raw_key,
+            "recorded": self.recorded.as_str(),
+            "decision": self.decision.as_str(),
+            "guardrail": self.guardrail.as_deref(),
+            "reason": self.reason,
+            "suggestion": self.suggestion,
+        })
+    }
+}
+
+/// A replayed completion.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompletionDecision {
+    /// Trace name.
+    pub trace: Arc<str>,
+    /// Input file.
+    pub file: Arc<str>,
+    /// One-based line.
+    pub line: u64,
+    /// Cell index.
+    pub cell: Option<u64>,
+    /// Recorded verdict (`None` when not recorded).
+    pub recorded: Option<bool>,
+    /// Simulated verdict: `None` when unreached (its cell aborted) or undecidable.
+    pub simulated: Option<CompletionVerdict>,
+    /// True when its cell was aborted before it.
+    pub unreached: bool,
+}
+
+impl CompletionDecision {
+    /// True when recorded and simulated verdicts are both known and differ (or it is unreached).
+    pub fn changed(&self) -> bool {
+        match (&self.simulated, self.recorded) {
+            (Some(s), Some(r)) => s.allowed != r,
+            _ => self.unreached && self.recorded.is_some(),
+        }
+    }
+}
+
+/// A block-streak diagnostic (Colony `BlockStreakTracker`, colony-reference §4.0.3): the same
+/// key blocked again and again; emitted at counts 3, 6, 9, ...
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockStreak {
+    /// Trace name.
+    pub trace: Arc<str>,
+    /// Input file.
+    pub file: Arc<str>,
+    /// Line of the block that reached the count.
+    pub line: u64,
+    /// The key as written.
+    pub action_key: String,
+    /// Consecutive blocks of that key so far.
+    pub count: u64,
+    /// The latest block's reason.
+    pub reason: String,
+    /// The latest block's suggestion.
+    pub suggestion: String,
+}
+
+/// Totals of one trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TraceTotals {
+    /// Trace name.
+    pub trace: Arc<str>,
+    /// The format it was read as.
+    pub format: String,
+    /// Calls.
+    pub calls: u64,
+    /// Allowed.
+    pub allowed: u64,
+    /// Blocked.
+    pub blocked: u64,
+    /// Unreached.
+    pub unreached: u64,
+    /// Calls whose outcome would change.
+    pub changed: u64,
+    /// Semantics epoch used.
+    pub epoch: String,
+    /// On-block mode used.
+    pub on_block: String,
+}
+
+/// Run-wide totals (spec §8 `summary`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Traces replayed.
+    pub traces: u64,
+    /// Calls.
+    pub calls: u64,
+    /// Allowed.
+    pub allowed: u64,
+    /// Blocked.
+    pub blocked: u64,
+    /// Unreached.
+    pub unreached: u64,
+    /// Calls whose outcome would change.
+    pub changed: u64,
+    /// Source records read.
+    pub records_read: u64,
+    /// Source records skipped.
+    pub records_skipped: u64,
+    /// Blocks per guardrail id, in config order (every configured id, zero included).
+    pub per_guardrail: Vec<(Arc<str>, u64)>,
+    /// Completions replayed.
+    pub completions: u64,
+    /// Completions whose verdict would change.
+    pub completions_changed: u64,
+}
+
+impl Summary {
+    /// The JSON object of spec §8 (plus `records_read`).
+    pub fn to_json(&self) -> Value {
+        let per: serde_json::Map<String, Value> = self
+            .per_guardrail
+            .iter()
+            .map(|(id, n)| (id.to_string(), Value::from(*n)))
+            .collect();
+        json!({
+            "traces": self.traces,
+            "calls": self.calls,
+            "allowed": self.allowed,
+            "blocked": self.blocked,
+            "unreached": self.unreached,
+            "records_read": self.records_read,
+            "records_skipped": self.records_skipped,
+            "per_guardrail": per,
+        })
+    }
+}
+
+/// A report section contributed by another replayer (message/state policies): rendered by
+/// every output format next to the guardrail results.
+pub trait Section: Send {
+    /// Section title (text and HTML headings).
+    fn title(&self) -> String;
+    /// Top-level keys added to the `json` output.
+    fn json(&self) -> Vec<(String, Value)>;
+    /// Lines emitted by `json-lines` before the summary.
+    fn json_lines(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    /// Plain-text rendering.
+    fn text(&self) -> String;
+    /// A self-contained HTML fragment (inline SVG allowed), e.g. a context-size plot per trace.
+    fn html(&self) -> String;
+    /// SARIF `results` entries.
+    fn sarif_results(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    /// True when the section has findings (exit code 1).
+    fn has_findings(&self) -> bool {
+        false
+    }
+}
+
+/// Something that watches the record stream next to the guardrail replay.
+pub trait Observer {
+    /// A trace begins.
+    fn trace_start(&mut self, info: &TraceInfo);
+    /// A record of the current trace.
+    fn record(&mut self, info: &TraceInfo, line: u64, record: &Record);
+    /// The current trace ended.
+    fn trace_end(&mut self, info: &TraceInfo);
+    /// All input is read: the observer's report sections.
+    fn finish(self: Box<Self>) -> Vec<Box<dyn Section>>;
+}
+
+/// The whole report.
+#[derive(Default)]
+pub struct Report {
+    /// Totals.
+    pub summary: Summary,
+    /// Listed decisions (notable ones, or all with `all_decisions`), in trace order.
+    pub decisions: Vec<Decision>,
+    /// Per-trace totals, in order.
+    pub traces: Vec<TraceTotals>,
+    /// Replayed completions.
+    pub completions: Vec<CompletionDecision>,
+    /// Block-streak diagnostics, in order.
+    pub streaks: Vec<BlockStreak>,
+    /// Skipped records (the first [`MAX_KEPT_SKIPS`]; the count is in the summary).
+    pub skipped: Vec<Skip>,
+    /// Reader warnings (the first [`MAX_KEPT_SKIPS`]).
+    pub warnings: Vec<Skip>,
+    /// Matching mode, for the header of renderings.
+    pub mode: MatchMode,
+    /// Sections from other replayers.
+    pub sections: Vec<Box<dyn Section>>,
+}
+
+impl std::fmt::Debug for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Report")
+            .field("summary", &self.summary)
+            .field("decisions", &self.decisions.len())
+            .field("sections", &self.sections.len())
+            .finish()
+    }
+}
+
+/// Skips and warnings kept in the report (all are counted).
+pub const MAX_KEPT_SKIPS: usize = 1000;
+
+/// Run options from the command line (each overrides `[replay]`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--on-block`.
+    pub on_block: Option<OnBlock>,
+    /// `--epoch`.
+    pub epoch: Option<Epoch>,
+    /// `--all-decisions`: list every call, not only notable ones.
+    pub all_decisions: bool,
+    /// Keep listed decisions in the report (off when they are streamed to a sink, so memory
+    /// stays bounded).
+    pub keep_decisions: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            on_block: None,
+            epoch: None,
+            all_decisions: false,
+            keep_decisions: true,
+        }
+    }
+}
+
+/// Receives decisions as they are made (streaming output); the report keeps the listed ones.
+pub trait DecisionSink {
+    /// One decision (every call, whether or not it is listed).
+    fn decision(&mut self, d: &Decision);
+}
+
+impl<F: FnMut(&Decision)> DecisionSink for F {
+    fn decision(&mut self, d: &Decision) {
+        self(d)
+    }
+}
+
+struct CellStats {
+    domain_ok: bool,
+    failed: bool,
+}
+
+struct Run<'a> {
+    info: TraceInfo,
+    name: Arc<str>,
+    file: Arc<str>,
+    epoch: Epoch,
+    epoch_fixed: bool,
+    on_block: OnBlock,
+    on_block_fixed: bool,
+    state: TraceState,
+    cell: Option<u64>,
+    cells_seen: bool,
+    aborted: bool,
+    pos: u64,
+    last_time: Option<f64>,
+    totals: TraceTotals,
+    goals: Option<Vec<String>>,
+    streak: Option<(String, u64)>,
+    cell_stats: CellStats,
+    has_domain_work: bool,
+    cfg: &'a ReplayConfig,
+}
+
+/// The guardrail replayer. Feed it reader events; collect the report at the end.
+pub struct Replayer<'a> {
+    cfg: &'a ReplayConfig,
+    kb: &'a KnowledgeBase,
+    opts: Options,
+    cache: KeyCache,
+    canon: HashMap<Box<str>, Option<Box<str>>>,
+    planning: Vec<Pattern>,
+    run: Option<Run<'a>>,
+    report: Report,
+    per_guardrail: HashMap<Arc<str>, u64>,
+    ids: Vec<Arc<str>>,
+}
+
+impl<'a> Replayer<'a> {
+    /// A replayer for `cfg`, resolving keys through `kb` (may be empty).
+    pub fn new(cfg: &'a ReplayConfig, kb: &'a KnowledgeBase, opts: Options) -> Self {
+        let ids = cfg.guardrails.ids();
+        Self {
+            cfg,
+            kb,
+            opts,
+            cache: KeyCache::default(),
+            canon: HashMap::new(),
+            planning: cfg
+                .settings
+                .planning
+                .iter()
+                .filter_map(|p| Pattern::compile(p, MatchMode::Key).ok())
+                .collect(),
+            run: None,
+            report: Report {
+                mode: cfg.settings.mode,
+                ..Default::default()
+            },
+            per_guardrail: HashMap::new(),
+            ids,
+        }
+    }
+
+    fn set(&self) -> &'a GuardrailSet {
+        &self.cfg.guardrails
+    }
+
+    /// Feeds one reader event; decisions go to `sink` as they are made.
+    pub fn event(&mut self, e: &Event, sink: &mut dyn DecisionSink) {
+        match e {
+            Event::TraceStart(info) => {
+                self.end_trace();
+                self.start_trace(info);
+            }
+            Event::Record { line, record } => {
+                if self.run.is_none() {
+                    // Records before any trace start belong to an anonymous trace.
+                    self.start_trace(&TraceInfo {
+                        name: "<trace>".into(),
+                        path: "<trace>".into(),
+                        format: crate::trace::Format::Native,
+                    });
+                }
+                self.record(*line, record, sink);
+            }
+            Event::Skipped(s) => {
+                if self.report.skipped.len() < MAX_KEPT_SKIPS {
+                    self.report.skipped.push(s.clone());
+                }
+            }
+            Event::Warning(w) => {
+                if self.report.warnings.len() < MAX_KEPT_SKIPS {
+                    self.report.warnings.push(w.clone());
+                }
+            }
+        }
+    }
+
+    /// Adds a finished reader's counters.
+    pub fn add_stats(&mut self, s: &ReadStats) {
+        self.report.summary.records_read += s.read;
+        self.report.summary.records_skipped += s.skipped;
+    }
+
+    /// Replays every event of `reader`, then adds its counters.
+    pub fn replay_reader(&mut self, reader: &mut dyn TraceReader, sink: &mut dyn DecisionSink) {
+        for e in &mut *reader {
+            self.event(&e, sink);
+        }
+        self.end_trace();
+        let stats = reader.stats();
+        self.add_stats(&stats);
+    }
+
+    /// The trace currently being replayed.
+    pub fn current_trace(&self) -> Option<&TraceInfo> {
+        self.run.as_ref().map(|r| &r.info)
+    }
+
+    fn start_trace(&mut self, info: &TraceInfo) {
+        let s = &self.cfg.settings;
+        let epoch = self.opts.epoch.or(s.epoch);
+        let on_block = self.opts.on_block.or(s.on_block);
+        let e = epoch.unwrap_or_default();
+        let name: Arc<str> = info.name.as_str().into();
+        let ob = on_block.unwrap_or(OnBlock::for_epoch(e));
+        self.run = Some(Run {
+            info: info.clone(),
+            name: name.clone(),
+            file: info.path.display().to_string().into(),
+            epoch: e,
+            epoch_fixed: epoch.is_some(),
+            on_block: ob,
+            on_block_fixed: on_block.is_some(),
+            state: TraceState::new(&self.cfg.guardrails, s.history_cap, s.agent_id.clone()),
+            cell: None,
+            cells_seen: false,
+            aborted: false,
+            pos: 0,
+            last_time: None,
+            totals: TraceTotals {
+                trace: name,
+                format: info.format.as_str().into(),
+                epoch: e.as_str().into(),
+                on_block: ob.as_str().into(),
+                ..Default::default()
+            },
+            goals: None,
+            streak: None,
+            cell_stats: CellStats {
+                domain_ok: false,
+                failed: false,
+            },
+            has_domain_work: false,
+            cfg: self.cfg,
+        });
+    }
+
+    fn end_trace(&mut self) {
+        if let Some(mut run) = self.run.take() {
+            run.finish_cell();
+            let t = &run.totals;
+            let s = &mut self.report.summary;
+            s.traces += 1;
+            s.calls += t.calls;
+            s.allowed += t.allowed;
+            s.blocked += t.blocked;
+            s.unreached += t.unreached;
+            s.changed += t.changed;
+            self.report.traces.push(run.totals);
+        }
+    }
+
+    /// Finishes the run and returns the report.
+    pub fn finish(mut self) -> Report {
+        self.end_trace();
+        self.report.summary.per_guardrail = self
+            .ids
+            .iter()
+            .map(|id| (id.clone(), self.per_guardrail.get(id).copied().unwrap_or(0)))
+            .collect();
+        self.report
+    }
+
+    fn record(&mut self, line: u64, record: &Record, sink: &mut dyn DecisionSink) {
+        match record {
+            Record::Call(c) => return self.call(line, c, sink),
+            Record::Completion(c) => return self.completion(line, c),
+            _ => {}
+        }
+        let set = self.set();
+        let Some(run) = self.run.as_mut() else { return };
+        match record {
+            Record::Header(h) => {
+                if !run.epoch_fixed {
+                    if let Some(e) = h.epoch {
+                        run.epoch = e;
+                        run.totals.epoch = e.as_str().into();
+                        if !run.on_block_fixed {
+                            run.on_block = OnBlock::for_epoch(e);
+                            run.totals.on_block = run.on_block.as_str().into();
+                        }
+                    }
+                }
+                if h.agent_id.is_some() {
+                    run.state.agent_id = h.agent_id.clone();
+                }
+                if h.goals.is_some() {
+                    run.goals = h.goals.clone();
+                }
+            }
+            Record::Cell(c) => {
+                run.new_cell(c.index);
+                run.cells_seen = true;
+            }
+            Record::Call(_) | Record::Completion(_) => {}
+            Record::Approval(a) => run.state.approvals.add(a),
+            Record::Message(m) => run.state.on_message(set, m),
+            Record::Inference(_) | Record::State(_) => {}
+        }
+    }
+
+    fn keys(&mut self, c: &CallRecord) -> CallKeys {
+        let raw = c.raw();
+        let kb_key = if self.kb.is_empty() {
+            None
+        } else {
+            match self.canon.get(raw) {
+                Some(k) => k.clone(),
+                None => {
+                    let k = self
+                        .kb
+                        .resolve(raw)
+                        .action()
+                        .map(|i| Box::<str>::from(self.kb.actions[i].key.as_str()));
+                    if self.canon.len() > 100_000 {
+                        self.canon.clear();
+                    }
+                    self.canon.insert(raw.into(), k.clone());
+                    k
+                }
+            }
+        };
+        let recorded = c.action_key.as_deref().filter(|k| !k.is_empty());
+        let resolved: Box<str> = recorded
+            .map(Box::from)
+            .or_else(|| kb_key.clone())
+            .unwrap_or_else(|| raw.into());
+        let partial = kb_key.is_none() && recorded.is_none() && raw.split('.').count() < 3;
+        let canonical = kb_key.unwrap_or_else(|| resolved.clone());
+        CallKeys {
+            raw: raw.into(),
+            resolved,
+            canonical,
+            partial,
+        }
+    }
+
+    fn is_planning(&self, keys: &CallKeys) -> bool {
+        if let Some(a) = self.kb.get(&keys.canonical) {
+            if a.planning {
+                return true;
+            }
+        }
+        self.planning
+            .iter()
+            .any(|p| p.matches(&keys.canonical, "", keys.partial))
+    }
+
+    fn call(&mut self, line: u64, c: &CallRecord, sink: &mut dyn DecisionSink) {
+        let keys = self.keys(c);
+        let planning = self.is_planning(&keys);
+        let set = self.set();
+        let all = self.opts.all_decisions;
+        let sub_bits: Bits = self.cache.substring(set, &keys.raw);
+        let key_bits: Bits = self.cache.key(set, &keys.canonical, keys.partial);
+        let hist_sub: Bits = if keys.resolved == keys.raw {
+            sub_bits.clone()
+        } else {
+            self.cache.substring(set, &keys.resolved)
+        };
+        let Some(run) = self.run.as_mut() else { return };
+        match c.cell {
+            Some(ci) if run.cell != Some(ci) || !run.cells_seen => {
+                run.new_cell(Some(ci));
+                run.cells_seen = true;
+            }
+            None if !run.cells_seen => run.new_cell(None),
+            _ => {}
+        }
+        let index = c.index.unwrap_or(run.pos);
+        run.pos += 1;
+        let t = c.start.or(c.end);
+        let now = t.or(run.last_time);
+        if let Some(w) = c.end.or(c.start) {
+            run.last_time = Some(run.last_time.map_or(w, |l| l.max(w)));
+        }
+        let mut d = Decision {
+            trace: run.name.clone(),
+            file: run.file.clone(),
+            line,
+            cell: run.cell,
+            index,
+            action_key: keys.canonical.to_string(),
+            raw_key: keys.raw.to_string(),
+            recorded: c.status,
+            decision: Verdict::Allowed,
+            guardrail: None,
+            reason: None,
+            suggestion: None,
+        };
+        if run.aborted {
+            d.decision = Verdict::Unreached;
+        } else {
+            let proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
+            let block = set.check(&proposed, &mut run.state);
+            drop(proposed);
+            let hist_status = match c.status {
+                CallStatus::Blocked => CallStatus::Unknown,
+                s => s,
+            };
+            match block {
+                None => {
+                    if hist_status == CallStatus::Ok {
+                        // Any successful dispatch resets the block streak.
+                        run.streak = None;
+                    }
+                    run.state
+                        .record_call(set, &hist_sub, &key_bits, hist_status, c);
+                    if hist_status == CallStatus::Error {
+                        run.cell_stats.failed = true;
+                    } else if !planning {
+                        run.cell_stats.domain_ok = true;
+                    }
+                }
+                Some(b) => {
+                    let count = match &mut run.streak {
+                        Some((k, n)) if **k == *keys.raw => {
+                            *n += 1;
+                            *n
+                        }
+                        _ => {
+                            run.streak = Some((keys.raw.to_string(), 1));
+                            1
+                        }
+                    };
+                    if count % 3 == 0 {
+                        self.report.streaks.push(BlockStreak {
+                            trace: run.name.clone(),
+                            file: run.file.clone(),
+                            line,
+                            action_key: keys.raw.to_string(),
+                            count,
+                            reason: b.reason.clone(),
+                            suggestion: b.suggestion.clone(),
+                        });
+                    }
+                    d.decision = Verdict::Blocked;
+                    *self.per_guardrail.entry(b.guardrail.clone()).or_insert(0) += 1;
+                    d.guardrail = Some(b.guardrail);
+                    d.reason = Some(b.reason);
+                    d.suggestion = Some(b.suggestion);
+                    run.cell_stats.failed = true;
+                    match run.on_block {
+                        OnBlock::Keep => {
+                            run.state
+                                .record_call(set, &hist_sub, &key_bits, hist_status, c)
+                        }
+                        OnBlock::Drop => {}
+                        OnBlock::StopCell => run.aborted = true,
+                    }
+                }
+            }
+        }
+        let tot = &mut run.totals;
+        tot.calls += 1;
+        match d.decision {
+            Verdict::Allowed => tot.allowed += 1,
+            Verdict::Blocked => tot.blocked += 1,
+            Verdict::Unreached => tot.unreached += 1,
+        }
+        if d.changed() {
+            tot.changed += 1;
+        }
+        sink.decision(&d);
+        if self.opts.keep_decisions && (all || d.notable()) {
+            self.report.decisions.push(d);
+        }
+    }
+
+    fn completion(&mut self, line: u64, c: &CompletionRecord) {
+        let Some(run) = self.run.as_mut() else { return };
+        if let Some(ci) = c.cell {
+            if run.cell != Some(ci) {
+                run.new_cell(Some(ci));
+                run.cells_seen = true;
+            }
+        }
+        if run.cfg.settings.completion == CompletionMode::None {
+            return;
+        }
+        let simulated = if run.aborted {
+            None
+        } else {
+            completion::rule_based(CompletionInput {
+                goals: c.goals.as_deref().or(run.goals.as_deref()),
+                has_domain_work: run.has_domain_work,
+                results: c.results,
+            })
+        };
+        let d = CompletionDecision {
+            trace: run.name.clone(),
+            file: run.file.clone(),
+            line,
+            cell: run.cell,
+            recorded: c.allowed,
+            simulated,
+            unreached: run.aborted,
+        };
+        self.report.summary.completions += 1;
+        if d.changed() {
+            self.report.summary.completions_changed += 1;
+        }
+        self.report.completions.push(d);
+    }
+}
+
+impl Run<'_> {
+    /// Closes the current cell's step summary (Colony builds it after the cell).
+    fn finish_cell(&mut self) {
+        if self.cell_stats.domain_ok && !self.cell_stats.failed {
+            self.has_domain_work = true;
+        }
+        self.cell_stats = CellStats {
+            domain_ok: false,
+            failed: false,
+        };
+    }
+
+    fn new_cell(&mut self, index: Option<u64>) {
+        self.finish_cell();
+        self.cell = index;
+        self.aborted = false;
+        self.pos = 0;
+        self.state.history.new_cell(self.epoch.cumulative_history());
+    }
+}
+
+/// Replays readers one after another with `observers` watching the same stream, and returns
+/// the report (guardrail results plus the observers' sections).
+pub fn run(
+    cfg: &ReplayConfig,
+    kb: &KnowledgeBase,
+    opts: Options,
+    readers: &mut [Box<dyn TraceReader + Send>],
+    observers: Vec<Box<dyn Observer>>,
+    sink: &mut dyn DecisionSink,
+) -> Report {
+    let mut observers = observers;
+    let mut rp = Replayer::new(cfg, kb, opts);
+    for reader in readers.iter_mut() {
+        let mut current: Option<TraceInfo> = None;
+        for e in reader.by_ref() {
+            match &e {
+                Event::TraceStart(info) => {
+                    if let Some(prev) = current.take() {
+                        for o in observers.iter_mut() {
+                            o.trace_end(&prev);
+                        }
+                    }
+                    for o in observers.iter_mut() {
+                        o.trace_start(info);
+                    }
+                    current = Some(info.clone());
+                }
+                Event::Record { line, record } => {
+                    if let Some(info) = &current {
+                        for o in observers.iter_mut() {
+                            o.record(info, *line, record);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            rp.event(&e, sink);
+        }
+        if let Some(prev) = current.take() {
+            for o in observers.iter_mut() {
+                o.trace_end(&prev);
+            }
+        }
+        rp.end_trace();
+        rp.add_stats(&reader.stats());
+    }
+    let mut report = rp.finish();
+    for o in observers {
+        report.sections.extend(o.finish());
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Profile;
+    use crate::guardrails::config::parse_str;
+    use crate::trace::read_str;
+    use std::path::Path;
+
+    fn replay(config: &str, trace: &str, kb: &KnowledgeBase, opts: Options) -> Report {
+        let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
+        let mut readers = vec![read_str("t.jsonl", trace, None).unwrap()];
+        run(
+            &cfg,
+            kb,
+            opts,
+            &mut readers,
+            Vec::new(),
+            &mut |_: &Decision| {},
+        )
+    }
+
+    fn verdicts(r: &Report) -> Vec<(String, &'static str)> {
+        r.decisions
+            .iter()
+            .map(|d| (d.raw_key.clone(), d.decision.as_str()))
+            .collect()
+    }
+
+    fn all() -> Options {
+        Options {
+            all_decisions: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn kb_resolves_short_keys_in_key_mode() {
+        let mut kb = KnowledgeBase::new();
+        kb.insert(crate::kb::Action {
+            key: "DesignProcessCapability.design_process.create_decomposition".into(),
+            short_key: "create_decomposition".into(),
+            ..Default::default()
+        });
+        let config = "[[guardrails]]\nid = \"a\"\nkind = \"approval-required\"\npatterns = [\"DesignProcessCapability.create_decomposition\"]\n";
+        let trace = "{\"rec\":\"call\",\"raw_key\":\"create_decomposition\",\"params\":{\"dry_run\":false},\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &kb, all());
+        assert_eq!(r.decisions[0].decision, Verdict::Blocked);
+        assert_eq!(
+            r.decisions[0].action_key,
+            "DesignProcessCapability.design_process.create_decomposition"
+        );
+        // Substring mode (Colony) lets the short key through.
+        let sub = config.replace(
+            "[[guardrails]]",
+            "[replay]\nmatch = \"substring\"\n[[guardrails]]",
+        );
+        let r = replay(&sub, trace, &kb, all());
+        assert_eq!(r.decisions[0].decision, Verdict::Allowed);
+    }
+
+    #[test]
+    fn raw_key_is_checked_before_resolution_in_substring_mode() {
+        // The guardrail sees the key as written; the history carries the resolved key.
+        let config = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"o\"\nkind = \"temporal-order\"\nrules = [{ before = \"Pool.Pool.get_status\", after = \"Pool.Pool.spawn\" }]\n";
+        let trace = "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"get_status\",\"action_key\":\"Pool.Pool.get_status\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":1,\"raw_key\":\"spawn\",\"action_key\":\"Pool.Pool.spawn\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":2,\"raw_key\":\"Pool.Pool.spawn\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        assert_eq!(
+            verdicts(&r),
+            vec![
+                ("get_status".to_string(), "allowed"),
+                ("spawn".to_string(), "allowed"),
+                ("Pool.Pool.spawn".to_string(), "allowed")
+            ]
+        );
+    }
+
+    #[test]
+    fn epoch_from_header_date_and_cli_override() {
+        let config =
+            "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"x\"]\n";
+        let trace = "{\"rec\":\"header\",\"recorded_at\":\"2026-06-01T10:00:00Z\"}\n\
+                     {\"rec\":\"call\",\"cell\":0,\"raw_key\":\"a.a.x\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":0,\"raw_key\":\"a.a.y\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        assert_eq!(r.traces[0].epoch, "pre-0620");
+        assert_eq!(r.traces[0].on_block, "drop");
+        assert_eq!(r.summary.unreached, 0);
+        let r = replay(
+            config,
+            trace,
+            &KnowledgeBase::new(),
+            Options {
+                epoch: Some(Epoch::Current),
+                ..all()
+            },
+        );
+        assert_eq!(
+            (r.traces[0].on_block.as_str(), r.summary.unreached),
+            ("stop-cell", 1)
+        );
+    }
+
+    #[test]
+    fn approve_once_is_consumed_even_when_a_later_guardrail_blocks() {
+        let config = "[[guardrails]]\nid = \"a\"\nkind = \"approval-required\"\npatterns = [\"apply\"]\n\
+                      [[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"*.apply\"]\n";
+        let trace = "{\"rec\":\"approval\",\"request_id\":\"r\",\"action_type\":\"apply\",\"choice\":\"approve_once\"}\n\
+                     {\"rec\":\"call\",\"cell\":0,\"raw_key\":\"X.x.apply\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":1,\"raw_key\":\"X.x.apply\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        let by: Vec<Option<&str>> = r.decisions.iter().map(|d| d.guardrail.as_deref()).collect();
+        assert_eq!(by, vec![Some("b"), Some("a")]);
+    }
+
+    #[test]
+    fn recorded_block_allowed_by_simulation_enters_history_as_unknown() {
+        let config = "[[guardrails]]\nid = \"o\"\nkind = \"temporal-order\"\nrules = [{ before = \"prep\", after = \"go\", status = \"ok\" }]\n\
+                      [[guardrails]]\nid = \"o2\"\nkind = \"temporal-order\"\nrules = [{ before = \"prep\", after = \"run\" }]\n";
+        let trace =
+            "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"a.a.prep\",\"status\":\"blocked\"}\n\
+                     {\"rec\":\"call\",\"cell\":1,\"raw_key\":\"a.a.go\",\"status\":\"ok\"}\n\
+                     {\"rec\":\"call\",\"cell\":2,\"raw_key\":\"a.a.run\",\"status\":\"ok\"}\n";
+        let r = replay(config, trace, &KnowledgeBase::new(), all());
+        assert_eq!(
+            verdicts(&r),
+            vec![
+                ("a.a.prep".to_string(), "allowed"),
+                ("a.a.go".to_string(), "blocked"),
+                ("a.a.run".to_string(), "allowed")
+            ]
+        );
+        assert!(r.decisions[0].changed());
+    }
+
+    #[test]
+    fn streamed_decisions_are_not_kept() {
+        let config =
+            "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"x\"]\n";
+        let trace = "{\"rec\":\"call\",\"raw_key\":\"a.a.x\",\"status\":\"ok\"}\n";
+        let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
+        let mut readers = vec![read_str("t.jsonl", trace, None).unwrap()];
+        let mut seen = 0;
+        let r = run(
+            &cfg,
+            &KnowledgeBase::new(),
+            Options {
+                keep_decisions: false,
+                ..Default::default()
+            },
+            &mut readers,
+            Vec::new(),
+            &mut |_: &Decision| seen += 1,
+        );
+        assert_eq!((seen, r.decisions.len(), r.summary.blocked), (1, 0, 1));
+    }
+}

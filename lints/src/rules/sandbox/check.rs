@@ -1,0 +1,1644 @@
+//! The reporting walk: visits the cell's statements in order with a flow-sensitive environment
+//! for the top level (function bodies, lambdas, comprehensions and class bodies use the merged
+//! bindings), and reports every escape it finds.
+
+use super::interp::{bind_into, call_args, first_named, unparen, Env, Escape, Interp};
+use super::value::*;
+use super::{
+    CODE_EXECUTION_BUILTIN, DANGEROUS_MEMBER, DUNDER_ACCESS, DUNDER_METHOD_DEFINITION,
+    DYNAMIC_ATTRIBUTE_ACCESS, DYNAMIC_IMPORT, FRAME_WALK, MODULE_ESCAPE, UNSAFE_MODULE_ALLOWED,
+};
+use crate::diagnostic::Rule;
+use crate::parse;
+use crate::rules::imports::is_allowed;
+use crate::source::TextRange;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use tree_sitter::Node;
+
+/// Dunder attributes whose *read* is ordinary code (`type(e).__name__`, `hasattr(x,
+/// "__iter__")`, `iter(xs).__next__`): they return strings or bound protocol methods, and every
+/// escape from them needs a further dunder, which is reported. Stores, deletions and augmented
+/// assignments of these are still reported.
+pub const BENIGN_DUNDER_READS: &[&str] = &[
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__version__",
+    "__next__",
+    "__iter__",
+    "__len__",
+    "__contains__",
+    "__aiter__",
+    "__anext__",
+];
+
+/// Attributes of frames, tracebacks, generators and coroutines that walk execution frames.
+pub const FRAME_ATTRS: &[&str] = &[
+    "tb_frame",
+    "tb_next",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "f_builtins",
+    "f_code",
+    "f_trace",
+    "gi_frame",
+    "gi_code",
+    "gi_yieldfrom",
+    "cr_frame",
+    "cr_code",
+    "cr_await",
+    "cr_origin",
+    "ag_frame",
+    "ag_code",
+    "ag_await",
+];
+
+/// Builtins that execute code, read or write the host, or expose namespaces (SBX003).
+pub const EXEC_BUILTINS: &[&str] = &[
+    "eval",
+    "exec",
+    "compile",
+    "open",
+    "input",
+    "breakpoint",
+    "globals",
+    "locals",
+    "vars",
+    "help",
+    "get_ipython",
+];
+
+/// Dunder methods a cell may define (smolagents' `ALLOWED_DUNDER_METHODS`).
+pub const ALLOWED_DUNDER_METHODS: &[&str] = &["__init__", "__repr__", "__str__"];
+
+/// Builtins that read or write attributes by a name given as a value.
+const REFLECTIVE: &[&str] = &["getattr", "setattr", "delattr", "hasattr"];
+
+/// Modules that reach the host, with what they give (SBX006 when an allowlist lets them in).
+const HOST_MODULES: &[(&str, &str)] = &[
+    ("os", "processes, files and the environment"),
+    ("posix", "processes, files and the environment"),
+    ("nt", "processes, files and the environment"),
+    (
+        "sys",
+        "every loaded module (`sys.modules`) and the interpreter's frames",
+    ),
+    ("subprocess", "shell commands"),
+    ("_posixsubprocess", "shell commands"),
+    ("socket", "the network"),
+    ("_socket", "the network"),
+    ("builtins", "`eval`, `exec`, `open` and `__import__`"),
+    ("importlib", "imports by name"),
+    ("_imp", "imports by name"),
+    ("imp", "imports by name"),
+    ("pkgutil", "imports by name"),
+    ("runpy", "running modules and files"),
+    ("zipimport", "imports by name"),
+    ("inspect", "frames and the globals of any function"),
+    (
+        "ctypes",
+        "native code (`ctypes.CDLL(\"libc.so.6\").system`)",
+    ),
+    ("_ctypes", "native code"),
+    ("cffi", "native code"),
+    ("mmap", "raw memory and files"),
+    ("shutil", "files and shell-like operations"),
+    ("pathlib", "files"),
+    ("io", "files (`io.open`)"),
+    ("_io", "files"),
+    ("codecs", "files (`codecs.open`)"),
+    ("glob", "the file system"),
+    ("tempfile", "files"),
+    ("shelve", "files and pickle"),
+    ("sqlite3", "database files"),
+    ("pickle", "arbitrary code on load"),
+    ("_pickle", "arbitrary code on load"),
+    ("marshal", "code objects"),
+    ("code", "an interactive interpreter"),
+    ("codeop", "compiling code"),
+    ("pty", "a shell on a terminal"),
+    ("multiprocessing", "processes"),
+    ("signal", "signal handlers"),
+    ("gc", "every live object (`gc.get_objects`)"),
+    ("pdb", "a debugger"),
+    ("distutils", "the build system and shell commands"),
+    ("venv", "environments and shell commands"),
+    ("webbrowser", "launching programs"),
+    ("urllib", "the network"),
+    ("http", "the network"),
+    ("ftplib", "the network"),
+    ("smtplib", "the network"),
+    ("telnetlib", "the network"),
+    (
+        "requests",
+        "the network (server-side request forgery, CVE-2026-2654)",
+    ),
+    ("httpx", "the network"),
+    ("aiohttp", "the network"),
+    ("urllib3", "the network"),
+];
+
+/// What an allowlist entry's module gives when it reaches the host: the module itself, or its
+/// root package, unless the dotted name is an alias of a harmless module (`os.path` is
+/// `posixpath`).
+pub fn host_module_entry(module: &str) -> Option<&'static str> {
+    let real = super::reach::table().real_name(module);
+    if real != module {
+        return host_module(&real);
+    }
+    host_module(module)
+}
+
+/// What a host-reaching module gives, when `module` (or its root) is one.
+pub fn host_module(module: &str) -> Option<&'static str> {
+    let root = module.split('.').next().unwrap_or(module);
+    HOST_MODULES
+        .iter()
+        .find(|(m, _)| *m == module || *m == root)
+        .map(|(_, why)| *why)
+}
+
+/// True when `pattern` (with `*` wildcards) matches `text`.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let (mut star, mut mark) = (None, 0usize);
+    while ti < t.len() {
+        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+/// How an attribute or name is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Load,
+    Store,
+    Del,
+    Aug,
+}
+
+/// One finding, before it becomes a diagnostic.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// The rule.
+    pub rule: &'static Rule,
+    /// Byte range in the cell.
+    pub range: TextRange,
+    /// Message.
+    pub message: String,
+    /// Help line.
+    pub help: Option<String>,
+}
+
+/// The sandbox checker for one cell.
+pub struct Sbx<'t, 'a> {
+    it: Interp<'t, 'a>,
+    deny: &'a [String],
+    namespace_names: &'a BTreeSet<String>,
+    findings: Vec<Finding>,
+    seen: HashSet<(&'static str, usize, usize)>,
+}
+
+fn short(s: &str) -> String {
+    let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 60 {
+        let mut t: String = one_line.chars().take(57).collect();
+        t.push_str("...");
+        t
+    } else {
+        one_line
+    }
+}
+
+fn named(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| c.kind() != "comment")
+        .collect()
+}
+
+fn is_field(parent: Node, field: &str, node: Node) -> bool {
+    parent.child_by_field_name(field).map(|n| n.id()) == Some(node.id())
+}
+
+/// The context of an assignment target position: walks up through tuple/list patterns.
+fn target_ctx(node: Node) -> Ctx {
+    let mut cur = node;
+    loop {
+        let Some(p) = cur.parent() else {
+            return Ctx::Load;
+        };
+        match p.kind() {
+            "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "list_splat_pattern"
+            | "parenthesized_expression"
+            | "tuple"
+            | "list"
+            | "expression_list"
+            | "list_splat"
+            | "as_pattern_target" => cur = p,
+            "assignment" => {
+                return if is_field(p, "left", cur) {
+                    Ctx::Store
+                } else {
+                    Ctx::Load
+                }
+            }
+            "augmented_assignment" => {
+                return if is_field(p, "left", cur) {
+                    Ctx::Aug
+                } else {
+                    Ctx::Load
+                }
+            }
+            "for_statement" | "for_in_clause" => {
+                return if is_field(p, "left", cur) {
+                    Ctx::Store
+                } else {
+                    Ctx::Load
+                }
+            }
+            "as_pattern" => {
+                return if is_field(p, "alias", cur) {
+                    Ctx::Store
+                } else {
+                    Ctx::Load
+                }
+            }
+            "delete_statement" => return Ctx::Del,
+            _ => return Ctx::Load,
+        }
+    }
+}
+
+/// True when an identifier node is read (not a binding, an attribute name, a keyword name or
+/// part of an import).
+fn is_load(node: Node) -> bool {
+    let Some(p) = node.parent() else {
+        return true;
+    };
+    match p.kind() {
+        "attribute" => is_field(p, "object", node),
+        "keyword_argument" => !is_field(p, "name", node),
+        "function_definition" | "class_definition" => !is_field(p, "name", node),
+        "default_parameter" | "typed_default_parameter" => !is_field(p, "name", node),
+        "named_expression" => !is_field(p, "name", node),
+        "parameters"
+        | "lambda_parameters"
+        | "typed_parameter"
+        | "list_splat_pattern"
+        | "dictionary_splat_pattern"
+        | "dotted_name"
+        | "aliased_import"
+        | "import_statement"
+        | "import_from_statement"
+        | "relative_import"
+        | "global_statement"
+        | "nonlocal_statement"
+        | "keyword_pattern"
+        | "case_pattern"
+        | "as_pattern_target" => false,
+        _ => matches!(target_ctx(node), Ctx::Load | Ctx::Aug),
+    }
+}
+
+fn is_callee(node: Node) -> bool {
+    let mut cur = node;
+    while let Some(p) = cur.parent() {
+        if p.kind() == "parenthesized_expression" {
+            cur = p;
+            continue;
+        }
+        return p.kind() == "call" && is_field(p, "function", cur);
+    }
+    false
+}
+
+fn importlib_family(real: &str) -> bool {
+    let root = real.split('.').next().unwrap_or(real);
+    matches!(
+        root,
+        "importlib" | "_frozen_importlib" | "_frozen_importlib_external" | "_imp" | "imp"
+    )
+}
+
+fn frame_function(module: &str, name: &str) -> bool {
+    match module {
+        "sys" => matches!(
+            name,
+            "_getframe" | "_current_frames" | "settrace" | "setprofile" | "_getframemodulename"
+        ),
+        "inspect" => matches!(
+            name,
+            "currentframe" | "stack" | "trace" | "getouterframes" | "getinnerframes"
+        ),
+        "traceback" => matches!(name, "walk_stack" | "walk_tb"),
+        "threading" => matches!(name, "settrace" | "setprofile" | "settrace_all_threads"),
+        _ => false,
+    }
+}
+
+/// Names bound anywhere inside a statement (any scope), for weakening at compound statements.
+fn bound_names(node: Node, src: &str, out: &mut Vec<String>) {
+    for n in parse::walk(node) {
+        let target = match n.kind() {
+            "assignment" | "augmented_assignment" => n.child_by_field_name("left"),
+            "for_statement" | "for_in_clause" => n.child_by_field_name("left"),
+            "named_expression" => n.child_by_field_name("name"),
+            "as_pattern" => n.child_by_field_name("alias"),
+            "function_definition" | "class_definition" => n.child_by_field_name("name"),
+            "import_statement" | "import_from_statement" => Some(n),
+            _ => None,
+        };
+        let Some(t) = target else { continue };
+        for id in parse::walk(t) {
+            if id.kind() == "identifier" {
+                out.push(parse::text(id, src).to_string());
+            }
+        }
+    }
+}
+
+impl<'t, 'a> Sbx<'t, 'a> {
+    /// A checker over an interpreted cell.
+    pub fn new(
+        it: Interp<'t, 'a>,
+        deny: &'a [String],
+        namespace_names: &'a BTreeSet<String>,
+    ) -> Self {
+        Sbx {
+            it,
+            deny,
+            namespace_names,
+            findings: Vec::new(),
+            seen: HashSet::new(),
+        }
+    }
+
+    /// Runs the walk from the module node and returns the findings, in discovery order.
+    pub fn run(mut self, root: Node<'t>) -> Vec<Finding> {
+        let mut flow: HashMap<String, VSet> = HashMap::new();
+        for g in self.it.global_decls.clone() {
+            if let Some(v) = self.it.globals.get(&g) {
+                flow.insert(g, v.clone());
+            }
+        }
+        self.run_block(root, &mut flow, true, 0);
+        self.dedupe();
+        self.findings
+    }
+
+    /// Drops a value-based builtin finding (SBX001/SBX003) nested inside another of the same
+    /// rule (`__builtins__` inside `__builtins__.eval`).
+    fn dedupe(&mut self) {
+        let nested: Vec<bool> = self
+            .findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                (f.rule.code == DYNAMIC_IMPORT.code || f.rule.code == CODE_EXECUTION_BUILTIN.code)
+                    && self.findings.iter().enumerate().any(|(j, g)| {
+                        i != j
+                            && g.rule.code == f.rule.code
+                            && g.range.start <= f.range.start
+                            && f.range.end <= g.range.end
+                            && (g.range.start, g.range.end) != (f.range.start, f.range.end)
+                    })
+            })
+            .collect();
+        let mut keep = nested.into_iter().map(|n| !n);
+        self.findings.retain(|_| keep.next().unwrap_or(true));
+    }
+
+    fn report(
+        &mut self,
+        rule: &'static Rule,
+        range: TextRange,
+        message: String,
+        help: Option<String>,
+    ) {
+        if self.seen.insert((rule.code, range.start, range.end)) {
+            self.findings.push(Finding {
+                rule,
+                range,
+                message,
+                help,
+            });
+        }
+    }
+
+    fn text(&self, node: Node) -> &'a str {
+        self.it.text(node)
+    }
+
+    // ---- statements -------------------------------------------------------------------------
+
+    fn run_block(
+        &mut self,
+        block: Node<'t>,
+        flow: &mut HashMap<String, VSet>,
+        strong: bool,
+        depth: u32,
+    ) {
+        for stmt in named(block) {
+            self.run_stmt(stmt, flow, strong, depth);
+        }
+    }
+
+    fn run_stmt(
+        &mut self,
+        stmt: Node<'t>,
+        flow: &mut HashMap<String, VSet>,
+        strong: bool,
+        depth: u32,
+    ) {
+        if depth > 48 {
+            self.check_tree(stmt, None);
+            return;
+        }
+        match stmt.kind() {
+            "function_definition" => self.run_def(stmt, flow, strong),
+            "class_definition" => self.run_class(stmt, flow, strong),
+            "decorated_definition" => {
+                for child in named(stmt) {
+                    if child.kind() == "decorator" {
+                        self.check_tree(child, Some(flow));
+                    } else {
+                        self.run_stmt(child, flow, strong, depth + 1);
+                    }
+                }
+            }
+            "if_statement" | "for_statement" | "while_statement" | "try_statement"
+            | "with_statement" | "match_statement" => {
+                let mut names = Vec::new();
+                bound_names(stmt, self.it.src, &mut names);
+                for n in names {
+                    if let Some(g) = self.it.globals.get(&n) {
+                        flow.entry(n).or_default().join(g);
+                    }
+                }
+                self.run_parts(stmt, flow, depth);
+            }
+            _ => {
+                self.check_tree(stmt, Some(flow));
+                self.apply_bindings(stmt, flow, strong);
+            }
+        }
+    }
+
+    /// The pieces of a compound statement: headers checked, blocks run, bindings weak.
+    fn run_parts(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>, depth: u32) {
+        if node.kind() == "for_statement" {
+            if let Some(r) = node.child_by_field_name("right") {
+                self.check_tree(r, Some(flow));
+                let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
+                if let Some(l) = node.child_by_field_name("left") {
+                    self.check_tree(l, Some(flow));
+                    bind_into(flow, l, &v, false, self.it.src);
+                }
+            }
+        }
+        for child in named(node) {
+            if node.kind() == "for_statement"
+                && (is_field(node, "left", child) || is_field(node, "right", child))
+            {
+                continue;
+            }
+            match child.kind() {
+                "block" => self.run_block(child, flow, false, depth + 1),
+                "elif_clause"
+                | "else_clause"
+                | "except_clause"
+                | "except_group_clause"
+                | "finally_clause"
+                | "case_clause" => self.run_parts(child, flow, depth + 1),
+                _ => {
+                    self.check_tree(child, Some(flow));
+                    self.bind_walrus(child, flow);
+                    if child.kind() == "with_clause" {
+                        for n in parse::walk(child) {
+                            if n.kind() == "as_pattern" {
+                                if let Some(a) = n.child_by_field_name("alias") {
+                                    bind_into(flow, a, &VSet::unknown(), false, self.it.src);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_def(&mut self, def: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
+        self.check_def_name(def);
+        if let Some(p) = def.child_by_field_name("parameters") {
+            self.check_tree(p, Some(flow));
+        }
+        if let Some(r) = def.child_by_field_name("return_type") {
+            self.check_tree(r, Some(flow));
+        }
+        if let Some(b) = def.child_by_field_name("body") {
+            self.check_tree(b, None);
+        }
+        if let (Some(name), Some(id)) = (
+            def.child_by_field_name("name"),
+            self.it.func_ids.get(&def.id()).copied(),
+        ) {
+            let mut v = VSet::one(Val::Func(id));
+            if def.parent().map(|p| p.kind()) == Some("decorated_definition") {
+                v.push(Val::Unknown);
+            }
+            bind_into(flow, name, &v, strong, self.it.src);
+        }
+    }
+
+    fn run_class(&mut self, class: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
+        if let Some(s) = class.child_by_field_name("superclasses") {
+            self.check_tree(s, Some(flow));
+        }
+        if let Some(b) = class.child_by_field_name("body") {
+            self.check_tree(b, None);
+        }
+        if let Some(name) = class.child_by_field_name("name") {
+            bind_into(flow, name, &VSet::unknown(), strong, self.it.src);
+        }
+    }
+
+    fn bind_walrus(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>) {
+        for n in parse::walk(node) {
+            if n.kind() == "named_expression" {
+                if let (Some(name), Some(value)) = (
+                    n.child_by_field_name("name"),
+                    n.child_by_field_name("value"),
+                ) {
+                    let v = self.it.eval(value, &Env::Flow(flow), 0);
+                    bind_into(flow, name, &v, false, self.it.src);
+                }
+            }
+        }
+    }
+
+    fn apply_bindings(&mut self, stmt: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
+        self.bind_walrus(stmt, flow);
+        match stmt.kind() {
+            "expression_statement" => {
+                for e in named(stmt) {
+                    match e.kind() {
+                        "assignment" => {
+                            // `a = b = v` binds both targets to `v`.
+                            let mut targets = Vec::new();
+                            let mut cur = e;
+                            let value = loop {
+                                if let Some(l) = cur.child_by_field_name("left") {
+                                    targets.push(l);
+                                }
+                                match cur.child_by_field_name("right") {
+                                    Some(r) if r.kind() == "assignment" => cur = r,
+                                    Some(r) => break Some(r),
+                                    None => break None,
+                                }
+                            };
+                            let Some(value) = value else { continue };
+                            let v = self.it.eval(value, &Env::Flow(flow), 0);
+                            for t in targets {
+                                bind_into(flow, t, &v, strong, self.it.src);
+                            }
+                        }
+                        "augmented_assignment" => {
+                            if let (Some(l), Some(r)) = (
+                                e.child_by_field_name("left"),
+                                e.child_by_field_name("right"),
+                            ) {
+                                if l.kind() == "identifier" {
+                                    let v = self.it.eval_augmented(e, l, r, &Env::Flow(flow), 0);
+                                    bind_into(flow, l, &v, strong, self.it.src);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "import_statement" | "import_from_statement" => {
+                for (name, v, _) in self.it.import_bindings(stmt) {
+                    if strong {
+                        flow.insert(name, v);
+                    } else {
+                        flow.entry(name).or_default().join(&v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // ---- expression walk --------------------------------------------------------------------
+
+    /// Checks every node under `node`. `flow` is the top-level environment, or `None` for the
+    /// merged one; lambdas, comprehensions, function and class bodies always use the merged one.
+    fn check_tree(&mut self, node: Node<'t>, flow: Option<&HashMap<String, VSet>>) {
+        let mut stack: Vec<(Node<'t>, bool)> = vec![(node, flow.is_none())];
+        while let Some((n, global)) = stack.pop() {
+            let env = match (global, flow) {
+                (false, Some(f)) => Env::Flow(f),
+                _ => Env::Global,
+            };
+            self.check_node(n, &env);
+            let inner_global = global
+                || matches!(
+                    n.kind(),
+                    "lambda"
+                        | "list_comprehension"
+                        | "generator_expression"
+                        | "set_comprehension"
+                        | "dictionary_comprehension"
+                        | "function_definition"
+                        | "class_definition"
+                );
+            let mut cursor = n.walk();
+            let kids: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
+            for k in kids.into_iter().rev() {
+                stack.push((k, inner_global));
+            }
+        }
+    }
+
+    fn check_node(&mut self, node: Node<'t>, env: &Env) {
+        match node.kind() {
+            "identifier" => self.check_identifier(node, env),
+            "attribute" => self.check_attribute(node, env),
+            "subscript" => self.check_subscript(node, env),
+            "call" => self.check_call(node, env),
+            "function_definition" => self.check_def_name(node),
+            "assignment" => self.check_assignment(node, env),
+            "list" | "tuple" | "set" if target_ctx(node) == Ctx::Load => {
+                for item in named(node) {
+                    self.check_escape(item, env, "stored in a container");
+                }
+            }
+            "dictionary" => {
+                for pair in named(node) {
+                    for f in ["key", "value"] {
+                        if let Some(x) = pair.child_by_field_name(f) {
+                            self.check_escape(x, env, "stored in a container");
+                        }
+                    }
+                }
+            }
+            "yield" => {
+                if let Some(e) = first_named(node) {
+                    self.check_escape(e, env, "yielded");
+                }
+            }
+            "keyword_pattern" => {
+                if let Some(n) = first_named(node) {
+                    let name = self.text(n);
+                    if is_dunder(name) && !BENIGN_DUNDER_READS.contains(&name) {
+                        self.report(
+                            &DUNDER_ACCESS,
+                            parse::range(n),
+                            format!("Class pattern reads dunder attribute `{name}`"),
+                            Some("A keyword in a class pattern is an attribute read (`getattr(subject, name)`)".into()),
+                        );
+                    }
+                }
+            }
+            "import_statement" | "import_from_statement" => self.check_import(node),
+            "exec_statement" => self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(node),
+                "`exec` statement executes arbitrary code".into(),
+                None,
+            ),
+            _ => {}
+        }
+    }
+
+    // ---- names ------------------------------------------------------------------------------
+
+    fn check_identifier(&mut self, node: Node<'t>, env: &Env) {
+        if !is_load(node) {
+            return;
+        }
+        let name = self.text(node);
+        if matches!(name, "__loader__" | "__spec__") {
+            self.report(
+                &DYNAMIC_IMPORT,
+                parse::range(node),
+                format!("`{name}` exposes the import machinery (`{name}.load_module`)"),
+                None,
+            );
+            return;
+        }
+        let v = self.it.lookup(name, env);
+        self.builtin_refs(node, &v, name);
+        if matches!(name, "__builtins__" | "__builtin__")
+            && v.iter()
+                .any(|x| matches!(x, Val::Module(m) if m.real == "builtins"))
+        {
+            self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(node),
+                format!("`{name}` is the builtins module: it hands out `eval`, `exec`, `open` and `__import__`"),
+                Some("IPython binds `__builtin__` in the REPL namespace (colony-reference §2.7)".into()),
+            );
+        } else if !matches!(name, "__builtins__" | "__builtin__")
+            && v.iter().any(
+                |x| matches!(x, Val::Module(m) if m.real == "builtins" && m.path == "builtins"),
+            )
+            && !v
+                .iter()
+                .any(|x| matches!(x, Val::Module(m) if m.state != ModState::Quiet))
+        {
+            self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(node),
+                format!("`{name}` is the builtins module: it hands out `eval`, `exec`, `open` and `__import__`"),
+                None,
+            );
+        }
+    }
+
+    /// Reports dangerous builtins a node's value may be (value-based: aliases included).
+    fn builtin_refs(&mut self, node: Node<'t>, v: &VSet, text: &str) {
+        let callee = is_callee(node);
+        for b in v.builtins().collect::<Vec<_>>() {
+            let via = if text == b {
+                format!("`{b}`")
+            } else {
+                format!("`{}` is `{b}`, which", short(text))
+            };
+            match b {
+                "__import__" if !callee || node.kind() != "identifier" || text != b => self.report(
+                    &DYNAMIC_IMPORT,
+                    parse::range(node),
+                    format!("{via} imports any module by name, bypassing the import allowlist"),
+                    None,
+                ),
+                "__build_class__" => self.report(
+                    &DUNDER_ACCESS,
+                    parse::range(node),
+                    format!("{via} builds classes without a `class` statement"),
+                    None,
+                ),
+                "input" if callee => {
+                    self.report(
+                            &CODE_EXECUTION_BUILTIN,
+                            parse::range(node),
+                            format!("{via} reads the host's standard input: the cell blocks or reads what it should not"),
+                            None,
+                        );
+                }
+                "input" => {}
+                b if EXEC_BUILTINS.contains(&b) => self.report(
+                    &CODE_EXECUTION_BUILTIN,
+                    parse::range(node),
+                    format!("{via} {}", exec_reason(b)),
+                    exec_help(b),
+                ),
+                _ => {}
+            }
+        }
+    }
+
+    // ---- attributes -------------------------------------------------------------------------
+
+    fn check_attribute(&mut self, node: Node<'t>, env: &Env) {
+        let (Some(obj), Some(attr)) = (
+            node.child_by_field_name("object"),
+            node.child_by_field_name("attribute"),
+        ) else {
+            return;
+        };
+        let name = self.text(attr);
+        let ctx = target_ctx(node);
+        let arange = parse::range(attr);
+        // Calling `__init__`, `__repr__` or `__str__` directly (`super().__init__(...)`) is
+        // ordinary code (smolagents' `ALLOWED_DUNDER_METHODS`).
+        let allowed_call =
+            ctx == Ctx::Load && ALLOWED_DUNDER_METHODS.contains(&name) && is_callee(node);
+        if is_dunder(name)
+            && !allowed_call
+            && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&name))
+        {
+            let what = match ctx {
+                Ctx::Load => "Read of",
+                Ctx::Store => "Assignment to",
+                Ctx::Del => "Deletion of",
+                Ctx::Aug => "Augmented assignment to",
+            };
+            self.report(
+                &DUNDER_ACCESS,
+                arange,
+                format!("{what} dunder attribute `{name}`"),
+                dunder_help(name),
+            );
+        }
+        if FRAME_ATTRS.contains(&name) {
+            self.report(
+                &FRAME_WALK,
+                arange,
+                format!("`{name}` walks execution frames: frames expose the globals and builtins of the code that runs the cell"),
+                None,
+            );
+        }
+        let objv = self.it.eval(obj, env, 0);
+        for v in objv.iter() {
+            match v {
+                Val::Module(m) => {
+                    let (res, esc) = self.it.module_step(m, name);
+                    self.module_findings(m, name, &res, esc, arange);
+                }
+                Val::Member(p) if !is_dunder(name) => {
+                    let path = format!("{p}.{name}");
+                    self.deny_check(&path, arange);
+                }
+                Val::Str(_) if matches!(name, "format" | "format_map") => {
+                    self.check_format(obj, &objv);
+                }
+                _ => {}
+            }
+        }
+        if ctx == Ctx::Load {
+            let v = self.it.eval(node, env, 0);
+            self.builtin_refs(node, &v, self.text(node));
+        }
+    }
+
+    /// Findings for `m.name` on a module value: escapes, import machinery, frames, denials.
+    fn module_findings(
+        &mut self,
+        m: &ModVal,
+        name: &str,
+        res: &VSet,
+        esc: Option<Escape>,
+        range: TextRange,
+    ) {
+        if let Some(e) = esc {
+            let (msg, help) = self.escape_message(&e);
+            self.report(&MODULE_ESCAPE, range, msg, help);
+        }
+        if importlib_family(&m.real) && !is_dunder(name) {
+            self.report(
+                &DYNAMIC_IMPORT,
+                range,
+                format!("`{}.{name}` is import machinery: it imports modules by name, bypassing the import allowlist", m.path),
+                None,
+            );
+        }
+        if m.real == "sys" && name == "modules" {
+            self.report(
+                &DYNAMIC_IMPORT,
+                range,
+                format!(
+                    "`{}.modules` hands out every loaded module (`sys.modules[\"os\"]`)",
+                    m.path
+                ),
+                None,
+            );
+        }
+        if frame_function(&m.real, name) {
+            self.report(
+                &FRAME_WALK,
+                range,
+                format!(
+                    "`{}.{name}` gives access to execution frames and their globals",
+                    m.path
+                ),
+                None,
+            );
+        }
+        for r in res.iter() {
+            match r {
+                Val::Member(p) => {
+                    self.deny_check(p, range);
+                }
+                Val::Module(rm) if !self.deny_check(&rm.real, range) => {
+                    self.deny_check(&rm.path, range);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn escape_message(&self, e: &Escape) -> (String, Option<String>) {
+        let table = self.it.cfg.table;
+        match e {
+            Escape::Private { module, name } => {
+                let target = table
+                    .module_attr(module, name)
+                    .map(|t| format!(" (it is module `{t}`)"))
+                    .unwrap_or_default();
+                (
+                    format!("`{module}.{name}` is a private attribute of module `{module}`{target}"),
+                    Some("Private module attributes hold what a module imported for itself (`collections._sys` is `sys`); use the public API".into()),
+                )
+            }
+            Escape::Outside { path, target, leads } => {
+                let msg = match table.family(target) {
+                    Some(f) => format!("`{path}` is module `{target}`, which reaches the host (`{f}`)"),
+                    None => format!("`{path}` is module `{target}`, outside the import allowlist"),
+                };
+                let help = match leads {
+                    Some((p, t)) if p != path => Some(format!("From there `{p}` reaches `{t}`")),
+                    _ => Some("An allowed module's attributes include the modules it imported; they are not allowed by allowing it".into()),
+                };
+                (msg, help)
+            }
+            Escape::Parent { module, name } => (
+                format!("`{module}.{name}` uses module `{module}`, which is not allowed: only some of its submodules are"),
+                Some(format!("`import {module}.x` binds the parent `{module}`; allowing a submodule never allows its parent")),
+            ),
+            Escape::Heuristic { path } => (
+                format!("`{path}` reaches a host module through an allowed module"),
+                Some("This module is not in cellguard's reachability table; the attribute name is that of a host-reaching module".into()),
+            ),
+        }
+    }
+
+    /// Reports `path` when a deny-members entry matches it; true when it did.
+    fn deny_check(&mut self, path: &str, range: TextRange) -> bool {
+        let alias = self.it.cfg.table.deny_alias(path);
+        let hit = self
+            .deny
+            .iter()
+            .find(|d| glob_match(d, path) || alias == Some(d.as_str()))
+            .cloned();
+        match hit {
+            Some(entry) => {
+                let shown = path.replace("asyncio.AbstractEventLoop", "asyncio event loop");
+                self.report(
+                    &DANGEROUS_MEMBER,
+                    range,
+                    format!("`{shown}` is a denied member of an allowed module (`{entry}`)"),
+                    Some("It reaches processes, files or the network; see `[lint.imports] deny-members`".into()),
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    // ---- subscripts -------------------------------------------------------------------------
+
+    fn check_subscript(&mut self, node: Node<'t>, env: &Env) {
+        let Some(value) = node.child_by_field_name("value") else {
+            return;
+        };
+        let mut cursor = node.walk();
+        let subs: Vec<Node> = node
+            .children_by_field_name("subscript", &mut cursor)
+            .filter(|c| c.kind() != "comment")
+            .collect();
+        if subs.len() != 1 || subs[0].kind() == "slice" {
+            return;
+        }
+        let sub = subs[0];
+        let ctx = target_ctx(node);
+        let vals = self.it.eval(value, env, 0);
+        let keys = self.it.eval(sub, env, 0);
+        self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
+        if ctx == Ctx::Load {
+            let v = self.it.eval(node, env, 0);
+            self.builtin_refs(node, &v, self.text(node));
+        }
+    }
+
+    /// Keys read from (or written to) namespace dicts and dict-form modules (`vars(m)["_os"]`,
+    /// `m.__dict__.get(k)`, `__builtins__["eval"]`): the same checks as attributes.
+    fn check_namespace_keys(
+        &mut self,
+        vals: &VSet,
+        keys: &VSet,
+        srange: TextRange,
+        ctx: Ctx,
+        value: Node<'t>,
+    ) {
+        let mut namespace = false;
+        for v in vals.iter() {
+            let inner = match v {
+                Val::Ns(inner) => inner.as_ref().clone(),
+                Val::Module(_) => v.clone(),
+                _ => continue,
+            };
+            namespace = true;
+            for k in keys.strs().map(str::to_string).collect::<Vec<_>>() {
+                if is_dunder(&k) && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&k.as_str()))
+                {
+                    self.report(
+                        &DUNDER_ACCESS,
+                        srange,
+                        format!("Namespace dict lookup of dunder `{k}`"),
+                        dunder_help(&k),
+                    );
+                }
+                if let Val::Module(m) = &inner {
+                    let (res, esc) = self.it.module_step(m, &k);
+                    self.module_findings(m, &k, &res, esc, srange);
+                }
+            }
+        }
+        if namespace && keys.has_unknown() {
+            self.report(
+                &DYNAMIC_ATTRIBUTE_ACCESS,
+                srange,
+                format!(
+                    "Namespace dict `{}` read with a computed key",
+                    short(self.text(value))
+                ),
+                Some("The name it reads cannot be checked; write the attribute out".into()),
+            );
+        }
+    }
+
+    // ---- calls ------------------------------------------------------------------------------
+
+    fn check_call(&mut self, node: Node<'t>, env: &Env) {
+        let Some(callee) = node.child_by_field_name("function") else {
+            return;
+        };
+        let (pos, kws, splat) = call_args(node.child_by_field_name("arguments"), self.it.src);
+        let cv = self.it.eval(callee, env, 0);
+        let crange = parse::range(callee);
+        for b in cv.builtins().collect::<Vec<_>>() {
+            match b {
+                "getattr" | "hasattr" | "setattr" | "delattr" => {
+                    self.check_reflective(node, b, &pos, splat, env)
+                }
+                "__import__" => {
+                    let arg = pos
+                        .first()
+                        .copied()
+                        .or_else(|| kws.iter().find(|(k, _)| k == "name").map(|(_, v)| *v));
+                    let names: Vec<String> = arg
+                        .map(|a| self.it.eval(a, env, 0))
+                        .map(|v| v.strs().map(str::to_string).collect())
+                        .unwrap_or_default();
+                    let msg = if names.is_empty() {
+                        "`__import__` with a computed module name imports any module, bypassing the import allowlist".to_string()
+                    } else {
+                        format!(
+                            "`__import__` imports `{}` by name, bypassing the import allowlist",
+                            names.join("`, `")
+                        )
+                    };
+                    self.report(&DYNAMIC_IMPORT, crange, msg, None);
+                }
+                "type" if pos.len() == 3 => self.check_type_dict(pos[2], env),
+                _ => {}
+            }
+        }
+        let inner_callee = unparen(callee);
+        if inner_callee.kind() == "attribute" {
+            if let (Some(obj), Some(attr)) = (
+                inner_callee.child_by_field_name("object"),
+                inner_callee.child_by_field_name("attribute"),
+            ) {
+                if matches!(
+                    self.text(attr),
+                    "get" | "pop" | "setdefault" | "__getitem__" | "__setitem__"
+                ) {
+                    if let Some(first) = pos.first() {
+                        let vals = self.it.eval(obj, env, 0);
+                        let keys = self.it.eval(*first, env, 0);
+                        self.check_namespace_keys(
+                            &vals,
+                            &keys,
+                            parse::range(*first),
+                            Ctx::Load,
+                            obj,
+                        );
+                    }
+                }
+            }
+        }
+        for v in cv.iter() {
+            if let Val::Member(p) = v {
+                let last = p.rsplit('.').next().unwrap_or("");
+                if importlib_family(p) && inner_callee.kind() != "attribute" {
+                    self.report(
+                        &DYNAMIC_IMPORT,
+                        crange,
+                        format!("`{}` is `{p}`: it imports modules by name, bypassing the import allowlist", short(self.text(callee))),
+                        None,
+                    );
+                }
+                if p.starts_with("operator.") && matches!(last, "attrgetter" | "methodcaller") {
+                    for a in &pos {
+                        let names: Vec<String> = self
+                            .it
+                            .eval(*a, env, 0)
+                            .strs()
+                            .map(str::to_string)
+                            .collect();
+                        for n in names {
+                            if let Some(d) = n
+                                .split('.')
+                                .find(|s| is_dunder(s) && !BENIGN_DUNDER_READS.contains(s))
+                            {
+                                self.report(
+                                    &DUNDER_ACCESS,
+                                    parse::range(*a),
+                                    format!("`{last}` reads dunder attribute `{d}`"),
+                                    None,
+                                );
+                            }
+                        }
+                    }
+                }
+                if inner_callee.kind() != "attribute" && !self.deny.is_empty() {
+                    self.deny_check(p, crange);
+                }
+            }
+        }
+        // str.format / format_map / Formatter().format / vformat.
+        if inner_callee.kind() == "attribute" {
+            if let (Some(obj), Some(attr)) = (
+                inner_callee.child_by_field_name("object"),
+                inner_callee.child_by_field_name("attribute"),
+            ) {
+                let m = self.text(attr);
+                if matches!(m, "format" | "format_map" | "vformat") {
+                    let ov = self.it.eval(obj, env, 0);
+                    if ov.strs().next().is_none() {
+                        if let Some(first) = pos.first() {
+                            let fv = self.it.eval(*first, env, 0);
+                            if fv.strs().next().is_some() {
+                                self.check_format(*first, &fv);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // A dunder name handed to a callable cellguard cannot resolve.
+        if cv.only_unknown() && !self.is_namespace_callee(inner_callee) {
+            let args: Vec<Node> = pos
+                .iter()
+                .copied()
+                .chain(kws.iter().map(|(_, v)| *v))
+                .collect();
+            for a in args {
+                let strs: Vec<String> =
+                    self.it.eval(a, env, 0).strs().map(str::to_string).collect();
+                for s in strs {
+                    if is_dunder(&s) && !BENIGN_DUNDER_READS.contains(&s.as_str()) {
+                        self.report(
+                            &DUNDER_ACCESS,
+                            parse::range(a),
+                            format!("Dunder name `{s}` passed to `{}`, which cellguard cannot resolve", short(self.text(callee))),
+                            Some("If this calls `getattr` under another name (an alias from an earlier cell, a tool), it reads a dunder attribute".into()),
+                        );
+                    }
+                }
+            }
+        }
+        // Reflective builtins passed as values.
+        let args: Vec<Node> = pos
+            .iter()
+            .copied()
+            .chain(kws.iter().map(|(_, v)| *v))
+            .collect();
+        for a in args {
+            self.check_escape(a, env, "passed as an argument");
+        }
+        if let Some(al) = node.child_by_field_name("arguments") {
+            for c in named(al) {
+                if matches!(c.kind(), "list_splat" | "dictionary_splat") {
+                    if let Some(inner) = first_named(c) {
+                        self.check_escape(inner, env, "passed as an argument");
+                    }
+                }
+            }
+        }
+        // What the call returns (`getattr(__builtins__, "open")`, `vars(m).get("eval")`).
+        if !cv.only_unknown() || inner_callee.kind() == "attribute" {
+            let v = self.it.eval(node, env, 0);
+            self.builtin_refs(node, &v, self.text(node));
+        }
+    }
+
+    fn is_namespace_callee(&self, callee: Node) -> bool {
+        callee.kind() == "identifier" && self.namespace_names.contains(self.text(callee))
+    }
+
+    fn check_reflective(
+        &mut self,
+        node: Node<'t>,
+        b: &str,
+        pos: &[Node<'t>],
+        splat: bool,
+        env: &Env,
+    ) {
+        let range = parse::range(node);
+        if pos.len() < 2 {
+            if splat {
+                self.report(
+                    &DYNAMIC_ATTRIBUTE_ACCESS,
+                    range,
+                    format!("`{b}` with unpacked arguments: the attribute name cannot be checked"),
+                    None,
+                );
+            }
+            return;
+        }
+        let store = matches!(b, "setattr" | "delattr");
+        let names = self.it.eval(pos[1], env, 0);
+        let objs = self.it.eval(pos[0], env, 0);
+        let mut any_dunder = false;
+        for s in names.strs().map(str::to_string).collect::<Vec<_>>() {
+            if is_dunder(&s) && (store || !BENIGN_DUNDER_READS.contains(&s.as_str())) {
+                any_dunder = true;
+                let verb = match b {
+                    "setattr" => "writes",
+                    "delattr" => "deletes",
+                    "hasattr" => "probes",
+                    _ => "reads",
+                };
+                self.report(
+                    &DUNDER_ACCESS,
+                    range,
+                    format!("`{b}` {verb} dunder attribute `{s}`"),
+                    dunder_help(&s),
+                );
+                continue;
+            }
+            if FRAME_ATTRS.contains(&s.as_str()) {
+                self.report(
+                    &FRAME_WALK,
+                    range,
+                    format!(
+                        "`{b}` reads frame attribute `{s}`: frames expose globals and builtins"
+                    ),
+                    None,
+                );
+            }
+            for o in objs.iter() {
+                match o {
+                    Val::Module(m) => {
+                        let (res, esc) = self.it.module_step(m, &s);
+                        self.module_findings(m, &s, &res, esc, range);
+                    }
+                    Val::Member(p) => {
+                        let path = format!("{p}.{s}");
+                        self.deny_check(&path, range);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if names.has_unknown() && !any_dunder {
+            self.report(
+                &DYNAMIC_ATTRIBUTE_ACCESS,
+                range,
+                format!("`{b}` with a computed attribute name: cellguard cannot tell which attribute it reaches"),
+                Some("Write the attribute out (`obj.name`) so it can be checked".into()),
+            );
+        }
+    }
+
+    fn check_type_dict(&mut self, dict: Node<'t>, env: &Env) {
+        let v = self.it.eval(dict, env, 0);
+        for d in v.iter() {
+            if let Val::Dict(pairs) = d {
+                for (k, _) in pairs {
+                    for s in k.strs() {
+                        if is_dunder(s) && !ALLOWED_DUNDER_METHODS.contains(&s) {
+                            let s = s.to_string();
+                            self.report(
+                                &DUNDER_METHOD_DEFINITION,
+                                parse::range(dict),
+                                format!("`type(...)` defines dunder method `{s}` on a new class"),
+                                Some(dunder_method_help()),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_format(&mut self, node: Node<'t>, v: &VSet) {
+        for s in v.strs().map(str::to_string).collect::<Vec<_>>() {
+            let Some(pieces) = parse_format(&s) else {
+                continue;
+            };
+            for p in pieces {
+                let FormatPiece::Field(f) = p else { continue };
+                let attrs: Vec<&str> = f
+                    .steps
+                    .iter()
+                    .filter_map(|st| match st {
+                        FormatStep::Attr(a) => Some(a.as_str()),
+                        FormatStep::Index(_) => None,
+                    })
+                    .collect();
+                let dunders: Vec<&str> = attrs
+                    .iter()
+                    .copied()
+                    .filter(|a| is_dunder(a) && !BENIGN_DUNDER_READS.contains(a))
+                    .collect();
+                if !dunders.is_empty() {
+                    self.report(
+                        &DUNDER_ACCESS,
+                        parse::range(node),
+                        format!(
+                            "Format field `{{{}}}` reads dunder attribute{} `{}`",
+                            short(&f.text),
+                            if dunders.len() > 1 { "s" } else { "" },
+                            dunders.join("`, `")
+                        ),
+                        Some("`str.format` walks attributes in C: `\"{0.__class__}\".format(x)` reads `x.__class__`".into()),
+                    );
+                }
+                if let Some(a) = attrs.iter().find(|a| FRAME_ATTRS.contains(a)) {
+                    self.report(
+                        &FRAME_WALK,
+                        parse::range(node),
+                        format!(
+                            "Format field `{{{}}}` reads frame attribute `{a}`",
+                            short(&f.text)
+                        ),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+
+    fn check_escape(&mut self, node: Node<'t>, env: &Env, how: &str) {
+        let mut v = self.it.eval(node, env, 0);
+        // A function or lambda that hands out a reflective builtin smuggles it just the same.
+        let returned: Vec<VSet> = v
+            .iter()
+            .filter_map(|x| match x {
+                Val::Func(id) => self.it.funcs.get(*id as usize).map(|f| f.returns.clone()),
+                _ => None,
+            })
+            .collect();
+        for r in &returned {
+            v.join(r);
+        }
+        for b in v.builtins().collect::<Vec<_>>() {
+            if REFLECTIVE.contains(&b) {
+                self.report(
+                    &DYNAMIC_ATTRIBUTE_ACCESS,
+                    parse::range(node),
+                    format!("`{b}` {how}: the attribute names it will be called with cannot be checked"),
+                    Some("Higher-order use of `getattr` (`map(getattr, [m], [\"_os\"])`) was CVE-2025-5120".into()),
+                );
+            }
+        }
+    }
+
+    // ---- definitions ------------------------------------------------------------------------
+
+    fn check_def_name(&mut self, def: Node<'t>) {
+        if let Some(name) = def.child_by_field_name("name") {
+            let n = self.text(name);
+            if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(name),
+                    format!("Definition of dunder method `{n}`"),
+                    Some(dunder_method_help()),
+                );
+            }
+        }
+    }
+
+    fn check_assignment(&mut self, node: Node<'t>, env: &Env) {
+        let (Some(left), right) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ) else {
+            return;
+        };
+        // `__eq__ = lambda s, o: True` in a class body.
+        let in_class = node
+            .parent()
+            .filter(|p| p.kind() == "expression_statement")
+            .and_then(|p| p.parent())
+            .filter(|b| b.kind() == "block")
+            .and_then(|b| b.parent())
+            .is_some_and(|c| c.kind() == "class_definition");
+        if in_class && left.kind() == "identifier" {
+            let n = self.text(left);
+            let constant = right.is_none_or(|r| {
+                matches!(
+                    unparen(r).kind(),
+                    "string"
+                        | "concatenated_string"
+                        | "integer"
+                        | "float"
+                        | "none"
+                        | "true"
+                        | "false"
+                        | "tuple"
+                        | "list"
+                ) && !parse::walk(r).any(|x| matches!(x.kind(), "lambda" | "identifier" | "call"))
+            });
+            if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) && !constant {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(left),
+                    format!("Class attribute `{n}` defines a dunder method"),
+                    Some(dunder_method_help()),
+                );
+            }
+        }
+        // Reflective builtins stored through attributes or subscripts.
+        if let Some(r) = right {
+            if matches!(unparen(left).kind(), "attribute" | "subscript") {
+                self.check_escape(r, env, "stored in an attribute or item");
+            }
+        }
+    }
+
+    // ---- imports ----------------------------------------------------------------------------
+
+    fn check_import(&mut self, node: Node<'t>) {
+        let allow = self.it.cfg.allow;
+        let private_segment = |m: &str| {
+            m.split('.')
+                .skip(1)
+                .find(|s| is_private(s))
+                .map(str::to_string)
+        };
+        match node.kind() {
+            "import_statement" => {
+                for child in named(node) {
+                    let dotted = match child.kind() {
+                        "aliased_import" => child.child_by_field_name("name"),
+                        "dotted_name" => Some(child),
+                        _ => None,
+                    };
+                    let Some(dotted) = dotted else { continue };
+                    let module: String = self.text(dotted).split_whitespace().collect();
+                    let range = parse::range(dotted);
+                    if let Some(seg) = private_segment(&module) {
+                        self.report(
+                            &MODULE_ESCAPE,
+                            range,
+                            format!("`import {module}` imports private module `{seg}`"),
+                            Some("Private submodules hold what a package imported for itself; import the public module".into()),
+                        );
+                    }
+                    self.unsafe_allowed(&module, child.kind() == "dotted_name", range, allow);
+                }
+            }
+            "import_from_statement" => {
+                let Some(m) = node.child_by_field_name("module_name") else {
+                    return;
+                };
+                if m.kind() == "relative_import" {
+                    return;
+                }
+                let module: String = self.text(m).split_whitespace().collect();
+                if let Some(seg) = private_segment(&module) {
+                    self.report(
+                        &MODULE_ESCAPE,
+                        parse::range(m),
+                        format!("`from {module} import ...` imports from private module `{seg}`"),
+                        None,
+                    );
+                }
+                self.unsafe_allowed(&module, false, parse::range(m), allow);
+                let bindings = self.it.import_bindings(node);
+                let base = ModVal {
+                    path: module.clone(),
+                    real: self.it.cfg.table.real_name(&module),
+                    state: if is_allowed(&module, allow) {
+                        ModState::Ok
+                    } else {
+                        ModState::Quiet
+                    },
+                };
+                for (_, _, name_node) in bindings {
+                    let name: String = self.text(name_node).split_whitespace().collect();
+                    let (res, esc) = self.it.module_step(&base, &name);
+                    let range = parse::range(name_node);
+                    if is_dunder(&name) && !BENIGN_DUNDER_READS.contains(&name.as_str()) {
+                        self.report(
+                            &DUNDER_ACCESS,
+                            range,
+                            format!(
+                                "`from {module} import {name}` reads dunder attribute `{name}`"
+                            ),
+                            dunder_help(&name),
+                        );
+                    }
+                    self.module_findings(&base, &name, &res, esc, range);
+                    self.builtin_refs(name_node, &res, &name);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// SBX006 for an import of `module` that the allowlist lets in. `binds_root` is true for a
+    /// plain `import a.b`, which binds (and so hands out) the root package `a`.
+    fn unsafe_allowed(
+        &mut self,
+        module: &str,
+        binds_root: bool,
+        range: TextRange,
+        allow: &[String],
+    ) {
+        if !is_allowed(module, allow) {
+            return;
+        }
+        let real = self.it.cfg.table.real_name(module);
+        let mut candidates = vec![real.clone()];
+        if real == module {
+            candidates.push(module.split('.').next().unwrap_or(module).to_string());
+        }
+        let root = module.split('.').next().unwrap_or(module);
+        if binds_root && is_allowed(root, allow) {
+            candidates.push(root.to_string());
+        }
+        let Some((hit, why)) = candidates
+            .iter()
+            .find_map(|c| host_module(c).map(|w| (c.clone(), w)))
+        else {
+            return;
+        };
+        let entry = allow
+            .iter()
+            .find(|a| is_allowed(&hit, std::slice::from_ref(a)))
+            .cloned()
+            .unwrap_or_default();
+        self.report(
+            &UNSAFE_MODULE_ALLOWED,
+            range,
+            format!("`{hit}` is allowed by the allowlist entry `{entry}`, but it reaches the host: {why}"),
+            Some("Remove the entry, or allow only the members you need and deny the rest (`[lint.imports] deny-members`)".into()),
+        );
+    }
+}
+
+fn exec_reason(b: &str) -> &'static str {
+    match b {
+        "eval" | "exec" => "executes arbitrary code",
+        "compile" => "compiles arbitrary code into code objects",
+        "open" => "reads and writes the host's files",
+        "breakpoint" => "starts a debugger that runs arbitrary code",
+        "globals" | "locals" => "exposes the namespace, including `__builtins__`",
+        "vars" => "exposes an object's namespace (`vars(m)[\"_os\"]`)",
+        "help" => "runs the pager, which can start a shell",
+        "get_ipython" => "hands out IPython's shell (`get_ipython().system(...)`)",
+        _ => "reaches the host",
+    }
+}
+
+fn exec_help(b: &str) -> Option<String> {
+    match b {
+        "open" | "get_ipython" => Some("IPython puts `open` and `get_ipython` in the REPL namespace; they pass every Colony validator (colony-reference §2.7)".into()),
+        "eval" | "exec" | "compile" => Some("Aliases (`f = eval`), attribute forms (`__builtins__.eval`) and decorators (`@exec`) are the same call".into()),
+        _ => None,
+    }
+}
+
+fn dunder_help(name: &str) -> Option<String> {
+    let h = match name {
+        "__class__" | "__base__" | "__bases__" | "__mro__" | "__subclasses__" => {
+            "Walking the class hierarchy reaches every loaded class, `subprocess.Popen` included (CVE-2025-9959)"
+        }
+        "__globals__" | "__builtins__" | "__dict__" | "__code__" | "__closure__" => {
+            "Function and module namespaces hold `__builtins__` and every imported module"
+        }
+        "__self__" => "A builtin's `__self__` is the builtins module (`callable.__self__.exec`)",
+        "__getattribute__" | "__getattr__" => {
+            "Calling `__getattribute__` directly skips the checks on attribute names (CVE-2025-9959)"
+        }
+        "__traceback__" => "Tracebacks lead to frames and their globals",
+        "__import__" => "`__import__` imports any module by name",
+        _ => "Dunder attributes expose interpreter internals; stores to them change how objects behave (CVE-2026-4963)",
+    };
+    Some(h.to_string())
+}
+
+fn dunder_method_help() -> String {
+    "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
+}

@@ -1,0 +1,2007 @@
+//! A small abstract interpreter over one cell: what each name and expression may evaluate to,
+//! as far as sandbox escapes are concerned.
+//!
+//! Two views of the bindings exist:
+//! - `globals`: every value ever bound to each name anywhere in the cell (all scopes merged),
+//!   computed as a fixpoint over every binding site (assignments, augmented assignments, walrus,
+//!   `for` targets, comprehension variables, tuple unpacking, parameters from defaults and from
+//!   the arguments of in-cell calls, function and lambda return values, imports). It is used
+//!   inside function bodies, lambdas, comprehensions and class bodies, where order is unknown.
+//! - a flow-sensitive map for the cell's top level, owned by the checker (`check.rs`): straight-
+//!   line statements update it strongly, compound statements weakly.
+//!
+//! Names that are never bound resolve to the namespace's pre-bound modules, to Python builtins,
+//! or to [`Val::Unknown`].
+
+use super::reach::Reach;
+use super::value::*;
+use crate::parse;
+use crate::rules::imports::is_allowed;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use tree_sitter::Node;
+
+/// Deepest expression nesting evaluated; deeper expressions are [`Val::Unknown`].
+const MAX_DEPTH: u32 = 200;
+/// Fixpoint rounds over the binding sites.
+const MAX_ROUNDS: usize = 8;
+
+/// Python 3.11 builtins (plus IPython's `get_ipython`), interned for [`Val::Builtin`].
+pub const BUILTINS: &[&str] = &[
+    "__build_class__",
+    "__import__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "get_ipython",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
+
+/// The interned builtin called `name`.
+pub fn builtin(name: &str) -> Option<&'static str> {
+    BUILTINS.iter().copied().find(|b| *b == name)
+}
+
+/// Configuration the interpreter needs.
+pub struct Config<'a> {
+    /// Import allowlist entries (`[lint.imports] allow`).
+    pub allow: &'a [String],
+    /// Modules the namespace pre-binds (`json`, `re`, ...).
+    pub prebound: &'a BTreeSet<String>,
+    /// The reachability table.
+    pub table: &'static Reach,
+}
+
+/// Kind of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Positional-or-keyword (or positional-only).
+    Positional,
+    /// Keyword-only.
+    KwOnly,
+    /// `*args`.
+    Star,
+    /// `**kwargs`.
+    DStar,
+}
+
+/// A parameter of a function or lambda defined in the cell.
+#[derive(Debug, Clone)]
+pub struct Param<'t> {
+    /// Its name.
+    pub name: String,
+    /// Its kind.
+    pub kind: ParamKind,
+    /// Its default value.
+    pub default: Option<Node<'t>>,
+}
+
+/// A function or lambda defined in the cell.
+#[derive(Debug, Clone)]
+pub struct FuncInfo<'t> {
+    /// The `function_definition` or `lambda` node.
+    pub node: Node<'t>,
+    /// Its parameters.
+    pub params: Vec<Param<'t>>,
+    /// What it may return.
+    pub returns: VSet,
+}
+
+/// Where names are looked up.
+pub enum Env<'e> {
+    /// The merged bindings of the whole cell.
+    Global,
+    /// The flow-sensitive top-level bindings at one point of the cell.
+    Flow(&'e HashMap<String, VSet>),
+    /// One extra binding on top of another environment (comprehension folding).
+    Bind(&'e Env<'e>, &'e str, &'e VSet),
+}
+
+/// Why an attribute of a module leaves the sandbox (SBX005).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Escape {
+    /// `m._x`: a private attribute of a module.
+    Private {
+        /// The module path.
+        module: String,
+        /// The attribute.
+        name: String,
+    },
+    /// `m.a` is a module outside the allowlist (or a host-reaching one).
+    Outside {
+        /// `m.a`.
+        path: String,
+        /// Its real name.
+        target: String,
+        /// A recorded path from `m.a` to a host-reaching module, with that module.
+        leads: Option<(String, String)>,
+    },
+    /// `m.a` where `m` was bound by `import m.sub` and only `m.sub` is allowed.
+    Parent {
+        /// `m`.
+        module: String,
+        /// `a`.
+        name: String,
+    },
+    /// `m.a` on a module the table does not know, where `a` names a host-reaching module.
+    Heuristic {
+        /// `m.a`.
+        path: String,
+    },
+}
+
+/// Attribute names that name a host-reaching module, used for modules the table does not know
+/// (third-party allowlisted packages): `numpy.ma.core.inspect`.
+pub const HOST_MODULE_NAMES: &[&str] = &[
+    "os",
+    "posix",
+    "nt",
+    "sys",
+    "subprocess",
+    "socket",
+    "builtins",
+    "bltns",
+    "importlib",
+    "inspect",
+    "ctypes",
+    "shutil",
+    "pty",
+    "multiprocessing",
+];
+
+/// The interpreter state for one cell.
+pub struct Interp<'t, 'a> {
+    /// The cell text.
+    pub src: &'a str,
+    /// Configuration.
+    pub cfg: Config<'a>,
+    /// Every value bound to each name anywhere in the cell.
+    pub globals: HashMap<String, VSet>,
+    /// Functions and lambdas of the cell.
+    pub funcs: Vec<FuncInfo<'t>>,
+    /// `node.id()` of a function or lambda -> index in `funcs`.
+    pub func_ids: HashMap<usize, u32>,
+    /// Names declared `global` or `nonlocal` inside functions.
+    pub global_decls: HashSet<String>,
+}
+
+fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .filter(|c| c.kind() != "comment")
+        .collect()
+}
+
+/// The first named, non-comment child.
+pub fn first_named(node: Node) -> Option<Node> {
+    named_children(node).into_iter().next()
+}
+
+/// Skips parentheses (and comments inside them).
+pub fn unparen(mut node: Node) -> Node {
+    while node.kind() == "parenthesized_expression" {
+        match first_named(node) {
+            Some(inner) => node = inner,
+            None => break,
+        }
+    }
+    node
+}
+
+/// Positional arguments, keyword arguments and whether `*`/`**` unpacking occurs.
+pub fn call_args<'t>(
+    args: Option<Node<'t>>,
+    src: &str,
+) -> (Vec<Node<'t>>, Vec<(String, Node<'t>)>, bool) {
+    let mut pos = Vec::new();
+    let mut kws = Vec::new();
+    let mut splat = false;
+    let Some(args) = args else {
+        return (pos, kws, splat);
+    };
+    if args.kind() == "generator_expression" {
+        return (vec![args], kws, splat);
+    }
+    for child in named_children(args) {
+        match child.kind() {
+            "keyword_argument" => {
+                if let (Some(n), Some(v)) = (
+                    child.child_by_field_name("name"),
+                    child.child_by_field_name("value"),
+                ) {
+                    kws.push((parse::text(n, src).to_string(), v));
+                }
+            }
+            "list_splat" | "dictionary_splat" => splat = true,
+            _ => pos.push(child),
+        }
+    }
+    (pos, kws, splat)
+}
+
+fn parse_int(text: &str) -> Option<i64> {
+    let t: String = text.chars().filter(|c| *c != '_').collect();
+    let lower = t.to_ascii_lowercase();
+    if let Some(h) = lower.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()
+    } else {
+        lower.parse().ok()
+    }
+}
+
+fn py_floordiv(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let q = a.checked_div(b)?;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q.checked_sub(1)
+    } else {
+        Some(q)
+    }
+}
+
+fn py_mod(a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
+}
+
+/// Binds `v` to the names of an assignment target in `map` (weakly: joined; strongly:
+/// replaced). Returns true when `map` changed.
+pub fn bind_into(
+    map: &mut HashMap<String, VSet>,
+    target: Node,
+    v: &VSet,
+    strong: bool,
+    src: &str,
+) -> bool {
+    match target.kind() {
+        "identifier" => {
+            let name = parse::text(target, src).to_string();
+            if strong {
+                let changed = map.get(&name) != Some(v);
+                map.insert(name, v.clone().or_unknown());
+                changed
+            } else {
+                map.entry(name).or_default().join(v)
+            }
+        }
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple"
+        | "list" => {
+            let items = named_children(target);
+            let starred = items
+                .iter()
+                .any(|i| matches!(i.kind(), "list_splat_pattern" | "list_splat"));
+            let n = items.len();
+            let mut changed = false;
+            for (i, item) in items.iter().enumerate() {
+                let part = if starred {
+                    VSet::unknown()
+                } else {
+                    component(v, i, n)
+                };
+                changed |= bind_into(map, *item, &part, strong, src);
+            }
+            changed
+        }
+        "parenthesized_expression" | "as_pattern_target" | "list_splat_pattern" | "list_splat" => {
+            match first_named(target) {
+                Some(inner) => {
+                    let val = if target.kind().contains("splat") {
+                        VSet::unknown()
+                    } else {
+                        v.clone()
+                    };
+                    bind_into(map, inner, &val, strong, src)
+                }
+                None => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Element `i` of an `n`-element unpacking of `v`.
+fn component(v: &VSet, i: usize, n: usize) -> VSet {
+    let mut out = VSet::default();
+    for val in v.iter() {
+        match as_sequence(val) {
+            Some(items) if items.len() == n => {
+                out.join(&items[i]);
+            }
+            _ => {
+                out.push(Val::Unknown);
+            }
+        }
+    }
+    out.or_unknown()
+}
+
+impl<'t, 'a> Interp<'t, 'a> {
+    /// Builds the interpreter for a cell and computes the merged bindings.
+    pub fn new(root: Node<'t>, src: &'a str, cfg: Config<'a>) -> Self {
+        let mut me = Interp {
+            src,
+            cfg,
+            globals: HashMap::new(),
+            funcs: Vec::new(),
+            func_ids: HashMap::new(),
+            global_decls: HashSet::new(),
+        };
+        me.register_functions(root);
+        for _ in 0..MAX_ROUNDS {
+            if !me.bind_pass(root) {
+                break;
+            }
+        }
+        me
+    }
+
+    /// The text of a node.
+    pub fn text(&self, node: Node) -> &'a str {
+        parse::text(node, self.src)
+    }
+
+    fn register_functions(&mut self, root: Node<'t>) {
+        for node in parse::walk(root) {
+            let kind = node.kind();
+            if kind != "function_definition" && kind != "lambda" {
+                continue;
+            }
+            let mut params = Vec::new();
+            if let Some(ps) = node.child_by_field_name("parameters") {
+                let mut kw_only = false;
+                for p in named_children(ps) {
+                    let (name_node, default, kind) = match p.kind() {
+                        "identifier" => (Some(p), None, None),
+                        "default_parameter" | "typed_default_parameter" => (
+                            p.child_by_field_name("name"),
+                            p.child_by_field_name("value"),
+                            None,
+                        ),
+                        "typed_parameter" => {
+                            let inner = first_named(p);
+                            match inner.map(|i| i.kind()) {
+                                Some("list_splat_pattern") => {
+                                    (inner.and_then(first_named), None, Some(ParamKind::Star))
+                                }
+                                Some("dictionary_splat_pattern") => {
+                                    (inner.and_then(first_named), None, Some(ParamKind::DStar))
+                                }
+                                _ => (inner, None, None),
+                            }
+                        }
+                        "list_splat_pattern" => (first_named(p), None, Some(ParamKind::Star)),
+                        "dictionary_splat_pattern" => {
+                            (first_named(p), None, Some(ParamKind::DStar))
+                        }
+                        "keyword_separator" => {
+                            kw_only = true;
+                            continue;
+                        }
+                        _ => continue,
+                    };
+                    let Some(name_node) = name_node else { continue };
+                    let kind = match kind {
+                        Some(ParamKind::Star) => {
+                            kw_only = true;
+                            ParamKind::Star
+                        }
+                        Some(k) => k,
+                        None if kw_only => ParamKind::KwOnly,
+                        None => ParamKind::Positional,
+                    };
+                    params.push(Param {
+                        name: parse::text(name_node, self.src).to_string(),
+                        kind,
+                        default,
+                    });
+                }
+            }
+            let id = self.funcs.len() as u32;
+            self.func_ids.insert(node.id(), id);
+            // A parameter may receive anything from callers cellguard cannot see.
+            for p in &params {
+                self.globals
+                    .entry(p.name.clone())
+                    .or_default()
+                    .push(Val::Unknown);
+            }
+            self.funcs.push(FuncInfo {
+                node,
+                params,
+                returns: VSet::default(),
+            });
+        }
+    }
+
+    /// The function or lambda a node belongs to (not crossing class bodies).
+    fn enclosing_function(&self, node: Node<'t>) -> Option<u32> {
+        let mut cur = node.parent();
+        while let Some(n) = cur {
+            match n.kind() {
+                "function_definition" | "lambda" => return self.func_ids.get(&n.id()).copied(),
+                "class_definition" | "module" => return None,
+                _ => cur = n.parent(),
+            }
+        }
+        None
+    }
+
+    fn bind_global(&mut self, target: Node, v: &VSet) -> bool {
+        bind_into(&mut self.globals, target, v, false, self.src)
+    }
+
+    /// One pass over every binding site; true when some binding grew.
+    fn bind_pass(&mut self, root: Node<'t>) -> bool {
+        let mut changed = false;
+        for node in parse::walk(root) {
+            match node.kind() {
+                "assignment" => {
+                    if let Some(left) = node.child_by_field_name("left") {
+                        let v = match node.child_by_field_name("right") {
+                            Some(r) => self.eval(r, &Env::Global, 0),
+                            None => continue,
+                        };
+                        changed |= self.bind_global(left, &v);
+                    }
+                }
+                "augmented_assignment" => {
+                    if let (Some(l), Some(r)) = (
+                        node.child_by_field_name("left"),
+                        node.child_by_field_name("right"),
+                    ) {
+                        if l.kind() == "identifier" {
+                            let v = self.eval_augmented(node, l, r, &Env::Global, 0);
+                            changed |= self.bind_global(l, &v);
+                        }
+                    }
+                }
+                "named_expression" => {
+                    if let (Some(n), Some(v)) = (
+                        node.child_by_field_name("name"),
+                        node.child_by_field_name("value"),
+                    ) {
+                        let v = self.eval(v, &Env::Global, 0);
+                        changed |= self.bind_global(n, &v);
+                    }
+                }
+                "for_statement" | "for_in_clause" => {
+                    if let (Some(l), Some(r)) = (
+                        node.child_by_field_name("left"),
+                        node.child_by_field_name("right"),
+                    ) {
+                        let v = elements(&self.eval(r, &Env::Global, 0));
+                        changed |= self.bind_global(l, &v);
+                    }
+                }
+                "as_pattern" => {
+                    if let Some(alias) = node.child_by_field_name("alias") {
+                        changed |= self.bind_global(alias, &VSet::unknown());
+                    }
+                }
+                "function_definition" => {
+                    if let (Some(name), Some(id)) = (
+                        node.child_by_field_name("name"),
+                        self.func_ids.get(&node.id()).copied(),
+                    ) {
+                        let mut v = VSet::one(Val::Func(id));
+                        if node.parent().map(|p| p.kind()) == Some("decorated_definition") {
+                            v.push(Val::Unknown);
+                        }
+                        changed |= self.bind_global(name, &v);
+                        changed |= self.bind_defaults(id);
+                    }
+                }
+                "lambda" => {
+                    if let Some(id) = self.func_ids.get(&node.id()).copied() {
+                        changed |= self.bind_defaults(id);
+                        if let Some(body) = node.child_by_field_name("body") {
+                            let v = self.eval(body, &Env::Global, 0);
+                            changed |= self.funcs[id as usize].returns.join(&v);
+                        }
+                    }
+                }
+                "return_statement" => {
+                    if let Some(id) = self.enclosing_function(node) {
+                        let v = match first_named(node) {
+                            Some(e) => self.eval(e, &Env::Global, 0),
+                            None => VSet::unknown(),
+                        };
+                        changed |= self.funcs[id as usize].returns.join(&v);
+                    }
+                }
+                "yield" => {
+                    if let Some(id) = self.enclosing_function(node) {
+                        changed |= self.funcs[id as usize].returns.push(Val::Unknown);
+                    }
+                }
+                "call" => changed |= self.bind_call_args(node),
+                "import_statement" | "import_from_statement" => {
+                    for (name, v, _) in self.import_bindings(node) {
+                        changed |= self.globals.entry(name).or_default().join(&v);
+                    }
+                }
+                "class_definition" => {
+                    if let Some(name) = node.child_by_field_name("name") {
+                        changed |= self.bind_global(name, &VSet::unknown());
+                    }
+                }
+                "global_statement" | "nonlocal_statement" => {
+                    for n in named_children(node) {
+                        self.global_decls.insert(self.text(n).to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        changed
+    }
+
+    fn bind_defaults(&mut self, id: u32) -> bool {
+        let mut changed = false;
+        let params = self.funcs[id as usize].params.clone();
+        for p in params {
+            if let Some(d) = p.default {
+                let v = self.eval(d, &Env::Global, 0);
+                changed |= self.globals.entry(p.name.clone()).or_default().join(&v);
+            }
+        }
+        changed
+    }
+
+    /// Binds the arguments of a call to a cell function's parameters.
+    fn bind_call_args(&mut self, call: Node<'t>) -> bool {
+        let Some(callee) = call.child_by_field_name("function") else {
+            return false;
+        };
+        let ids: Vec<u32> = self
+            .eval(callee, &Env::Global, 0)
+            .iter()
+            .filter_map(|v| match v {
+                Val::Func(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        if ids.is_empty() {
+            return false;
+        }
+        let (pos, kws, _) = call_args(call.child_by_field_name("arguments"), self.src);
+        let pos_vals: Vec<VSet> = pos.iter().map(|p| self.eval(*p, &Env::Global, 0)).collect();
+        let kw_vals: Vec<(String, VSet)> = kws
+            .iter()
+            .map(|(k, v)| (k.clone(), self.eval(*v, &Env::Global, 0)))
+            .collect();
+        let mut changed = false;
+        for id in ids {
+            let params = self.funcs[id as usize].params.clone();
+            let positional: Vec<&Param> = params
+                .iter()
+                .filter(|p| p.kind == ParamKind::Positional)
+                .collect();
+            for (i, v) in pos_vals.iter().enumerate() {
+                let target = positional
+                    .get(i)
+                    .copied()
+                    .or_else(|| params.iter().find(|p| p.kind == ParamKind::Star));
+                if let Some(p) = target {
+                    let v = if p.kind == ParamKind::Star {
+                        VSet::one(Val::Seq(vec![v.clone()]))
+                    } else {
+                        v.clone()
+                    };
+                    changed |= self.globals.entry(p.name.clone()).or_default().join(&v);
+                }
+            }
+            for (k, v) in &kw_vals {
+                if let Some(p) = params.iter().find(|p| {
+                    p.name == *k && matches!(p.kind, ParamKind::Positional | ParamKind::KwOnly)
+                }) {
+                    changed |= self.globals.entry(p.name.clone()).or_default().join(v);
+                }
+            }
+        }
+        changed
+    }
+
+    /// Names bound by an import statement, with their values and the node naming each.
+    pub fn import_bindings(&self, node: Node<'t>) -> Vec<(String, VSet, Node<'t>)> {
+        let mut out = Vec::new();
+        let table = self.cfg.table;
+        match node.kind() {
+            "import_statement" => {
+                for child in named_children(node) {
+                    let (dotted, alias) = match child.kind() {
+                        "aliased_import" => (
+                            child.child_by_field_name("name"),
+                            child.child_by_field_name("alias"),
+                        ),
+                        "dotted_name" => (Some(child), None),
+                        _ => continue,
+                    };
+                    let Some(dotted) = dotted else { continue };
+                    let module: String = self.text(dotted).split_whitespace().collect();
+                    let allowed = is_allowed(&module, self.cfg.allow);
+                    match alias {
+                        Some(a) => {
+                            let v = Val::Module(ModVal {
+                                path: module.clone(),
+                                real: table.real_name(&module),
+                                state: if allowed {
+                                    ModState::Ok
+                                } else {
+                                    ModState::Quiet
+                                },
+                            });
+                            out.push((self.text(a).to_string(), VSet::one(v), dotted));
+                        }
+                        None => {
+                            let root = module.split('.').next().unwrap_or("").to_string();
+                            let state = if !allowed {
+                                ModState::Quiet
+                            } else if is_allowed(&root, self.cfg.allow) {
+                                ModState::Ok
+                            } else {
+                                ModState::Parent
+                            };
+                            let v = Val::Module(ModVal {
+                                path: root.clone(),
+                                real: table.real_name(&root),
+                                state,
+                            });
+                            out.push((root, VSet::one(v), dotted));
+                        }
+                    }
+                }
+            }
+            "import_from_statement" => {
+                let Some(m) = node.child_by_field_name("module_name") else {
+                    return out;
+                };
+                let relative = m.kind() == "relative_import";
+                let module: String = self.text(m).split_whitespace().collect();
+                let base = ModVal {
+                    path: module.clone(),
+                    real: table.real_name(&module),
+                    state: if is_allowed(&module, self.cfg.allow) {
+                        ModState::Ok
+                    } else {
+                        ModState::Quiet
+                    },
+                };
+                let mut cursor = node.walk();
+                for child in node.children_by_field_name("name", &mut cursor) {
+                    let (name_node, alias) = match child.kind() {
+                        "aliased_import" => (
+                            child.child_by_field_name("name"),
+                            child.child_by_field_name("alias"),
+                        ),
+                        _ => (Some(child), None),
+                    };
+                    let Some(name_node) = name_node else { continue };
+                    let name: String = self.text(name_node).split_whitespace().collect();
+                    let bound = alias
+                        .map(|a| self.text(a).to_string())
+                        .unwrap_or_else(|| name.clone());
+                    let v = if relative {
+                        VSet::unknown()
+                    } else {
+                        self.module_step(&base, &name).0
+                    };
+                    out.push((bound, v, name_node));
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// The value of a name never bound in the cell (or not yet, at the top level).
+    pub fn default_value(&self, name: &str) -> VSet {
+        if name == "__builtins__" || name == "__builtin__" {
+            return VSet::one(Val::Module(ModVal {
+                path: "builtins".into(),
+                real: "builtins".into(),
+                state: ModState::Quiet,
+            }));
+        }
+        if self.cfg.prebound.contains(name) {
+            return VSet::one(Val::Module(ModVal {
+                path: name.to_string(),
+                real: self.cfg.table.real_name(name),
+                state: ModState::Ok,
+            }));
+        }
+        if let Some(b) = builtin(name) {
+            return VSet::one(Val::Builtin(b));
+        }
+        // REPL state persists across cells: an unbound name that is an allowlisted module was
+        // most likely imported by an earlier cell; a host module name is reported quietly.
+        if is_allowed(name, self.cfg.allow) {
+            return VSet::one(Val::Module(ModVal {
+                path: name.to_string(),
+                real: self.cfg.table.real_name(name),
+                state: ModState::Ok,
+            }));
+        }
+        if self.cfg.table.family(name).is_some() {
+            return VSet::one(Val::Module(ModVal {
+                path: name.to_string(),
+                real: name.to_string(),
+                state: ModState::Quiet,
+            }));
+        }
+        VSet::unknown()
+    }
+
+    /// What `name` may be in `env`.
+    pub fn lookup(&self, name: &str, env: &Env) -> VSet {
+        match env {
+            Env::Bind(parent, n, v) => {
+                if *n == name {
+                    (*v).clone()
+                } else {
+                    self.lookup(name, parent)
+                }
+            }
+            Env::Flow(map) => match map.get(name) {
+                Some(v) if !v.is_empty() => v.clone(),
+                _ => self.default_value(name),
+            },
+            Env::Global => match self.globals.get(name) {
+                Some(v) if !v.is_empty() => v.clone(),
+                _ => self.default_value(name),
+            },
+        }
+    }
+
+    /// One attribute step from module `m`: the value of `m.name`, and the escape it is, if any.
+    pub fn module_step(&self, m: &ModVal, name: &str) -> (VSet, Option<Escape>) {
+        let table = self.cfg.table;
+        if m.real == "builtins" {
+            if let Some(b) = builtin(name) {
+                return (VSet::one(Val::Builtin(b)), None);
+            }
+        }
+        if name == "__import__" && m.real.starts_with("importlib") {
+            // `importlib.__import__` is an `__import__` work-alike.
+            return (VSet::one(Val::Builtin("__import__")), None);
+        }
+        if is_dunder(name) {
+            return (
+                self.dunder_value(&Val::Module(m.clone()), name)
+                    .unwrap_or_else(VSet::unknown),
+                None,
+            );
+        }
+        if m.real == "builtins" {
+            return (VSet::unknown(), None);
+        }
+        if m.real == "sys" && name == "modules" {
+            return (VSet::one(Val::Member("sys.modules".into())), None);
+        }
+        let path = format!("{}.{}", m.path, name);
+        let real_sub = format!("{}.{}", m.real, name);
+        let quiet = m.state == ModState::Quiet;
+        if let Some(t) = table.module_attr(&m.real, name) {
+            let is_sub = t == real_sub
+                || table.submodule_aliases.get(&real_sub).map(String::as_str) == Some(t)
+                || table.submodule_aliases.get(&path).map(String::as_str) == Some(t);
+            let allowed = if is_sub {
+                is_allowed(&real_sub, self.cfg.allow) || is_allowed(&path, self.cfg.allow)
+            } else {
+                is_allowed(t, self.cfg.allow)
+            };
+            let unsafe_target = table.family(t).is_some();
+            let escape = if quiet {
+                None
+            } else if is_private(name) {
+                Some(Escape::Private {
+                    module: m.path.clone(),
+                    name: name.to_string(),
+                })
+            } else if m.state == ModState::Parent && !(is_sub && allowed) {
+                Some(Escape::Parent {
+                    module: m.path.clone(),
+                    name: name.to_string(),
+                })
+            } else if unsafe_target || !allowed {
+                Some(Escape::Outside {
+                    path: path.clone(),
+                    target: t.to_string(),
+                    leads: table
+                        .leads_to(&path)
+                        .map(|(p, t)| (p.to_string(), t.to_string())),
+                })
+            } else {
+                None
+            };
+            let state = if quiet || escape.is_some() {
+                ModState::Quiet
+            } else {
+                ModState::Ok
+            };
+            let v = Val::Module(ModVal {
+                path,
+                real: t.to_string(),
+                state,
+            });
+            return (VSet::one(v), escape);
+        }
+        let escape = if quiet {
+            None
+        } else if is_private(name) {
+            Some(Escape::Private {
+                module: m.path.clone(),
+                name: name.to_string(),
+            })
+        } else if m.state == ModState::Parent && !is_allowed(&real_sub, self.cfg.allow) {
+            Some(Escape::Parent {
+                module: m.path.clone(),
+                name: name.to_string(),
+            })
+        } else if !table.knows(&m.real) && HOST_MODULE_NAMES.contains(&name) {
+            Some(Escape::Heuristic { path: path.clone() })
+        } else {
+            None
+        };
+        let state = if quiet || escape.is_some() {
+            ModState::Quiet
+        } else {
+            m.state
+        };
+        if !table.knows(&m.real) {
+            // A module the table never walked: the attribute may be a submodule.
+            let v = Val::Module(ModVal {
+                path,
+                real: real_sub,
+                state,
+            });
+            return (VSet::one(v), escape);
+        }
+        (VSet::one(Val::Member(real_sub)), escape)
+    }
+
+    /// Values that dunder and frame attributes produce on any object.
+    fn dunder_value(&self, v: &Val, name: &str) -> Option<VSet> {
+        let builtins_mod = || {
+            Val::Module(ModVal {
+                path: "builtins".into(),
+                real: "builtins".into(),
+                state: ModState::Quiet,
+            })
+        };
+        Some(VSet::one(match name {
+            "__builtins__" => builtins_mod(),
+            "__globals__" | "f_globals" | "f_locals" => Val::Ns(Box::new(Val::Main)),
+            "f_builtins" => Val::Ns(Box::new(builtins_mod())),
+            "__dict__" => Val::Ns(Box::new(v.clone())),
+            "__self__" if matches!(v, Val::Builtin(_)) => builtins_mod(),
+            "__call__" if matches!(v, Val::Builtin(_) | Val::Func(_)) => v.clone(),
+            _ => return None,
+        }))
+    }
+
+    /// What attribute `name` of a value may be.
+    pub fn attr_value(&self, v: &Val, name: &str) -> VSet {
+        if let Val::Module(m) = v {
+            return self.module_step(m, name).0;
+        }
+        if let Some(special) = self.dunder_value(v, name) {
+            return special;
+        }
+        match v {
+            Val::Member(p) if !is_dunder(name) && p.len() < 512 => {
+                VSet::one(Val::Member(format!("{p}.{name}")))
+            }
+            Val::Main if !is_dunder(name) => self.lookup(name, &Env::Global),
+            _ => VSet::unknown(),
+        }
+    }
+
+    /// What `v[key]` may be.
+    fn index_value(&self, v: &Val, key: &Val) -> VSet {
+        match (v, key) {
+            (Val::Str(s), Val::Int(i)) => {
+                let n = s.chars().count() as i64;
+                let i = if *i < 0 { i + n } else { *i };
+                match s.chars().nth(usize::try_from(i).unwrap_or(usize::MAX)) {
+                    Some(c) => VSet::one(Val::Str(c.to_string())),
+                    None => VSet::unknown(),
+                }
+            }
+            (Val::Seq(items), Val::Int(i)) => {
+                let n = items.len() as i64;
+                let i = if *i < 0 { i + n } else { *i };
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| items.get(i))
+                    .cloned()
+                    .unwrap_or_else(VSet::unknown)
+                    .or_unknown()
+            }
+            (Val::Bytes(b), Val::Int(i)) => {
+                let n = b.len() as i64;
+                let i = if *i < 0 { i + n } else { *i };
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| b.get(i))
+                    .map(|x| VSet::one(Val::Int(*x as i64)))
+                    .unwrap_or_else(VSet::unknown)
+            }
+            (Val::Dict(pairs), k) => {
+                let mut out = VSet::default();
+                for (ks, vs) in pairs {
+                    if ks.iter().any(|x| x == k) || ks.has_unknown() {
+                        out.join(vs);
+                    }
+                }
+                out.or_unknown()
+            }
+            (Val::Ns(inner), Val::Str(k)) => match inner.as_ref() {
+                Val::Main => self.lookup(k, &Env::Global),
+                other => self.attr_value(other, k),
+            },
+            (Val::Module(m), Val::Str(k)) => self.module_step(m, k).0,
+            (Val::Member(p), Val::Str(k)) if p == "sys.modules" => VSet::one(Val::Module(ModVal {
+                path: k.clone(),
+                real: self.cfg.table.real_name(k),
+                state: ModState::Quiet,
+            })),
+            _ => VSet::unknown(),
+        }
+    }
+
+    /// Evaluates an expression.
+    pub fn eval(&self, node: Node<'t>, env: &Env, depth: u32) -> VSet {
+        if depth > MAX_DEPTH {
+            return VSet::unknown();
+        }
+        let d = depth + 1;
+        match node.kind() {
+            "parenthesized_expression" => match first_named(node) {
+                Some(inner) => self.eval(inner, env, d),
+                None => VSet::unknown(),
+            },
+            "identifier" => self.lookup(self.text(node), env),
+            "string" => self.fold_string(node, env, d),
+            "concatenated_string" => {
+                let parts: Vec<VSet> = named_children(node)
+                    .into_iter()
+                    .map(|c| self.fold_string(c, env, d))
+                    .collect();
+                if parts
+                    .iter()
+                    .all(|p| p.iter().all(|v| matches!(v, Val::Bytes(_))))
+                {
+                    let mut out = Vec::new();
+                    for p in &parts {
+                        if let Some(Val::Bytes(b)) = p.0.first() {
+                            out.extend_from_slice(b);
+                        }
+                    }
+                    return VSet::one(Val::Bytes(out));
+                }
+                match concat_product(&parts) {
+                    Some(v) => v.into_iter().map(Val::Str).collect(),
+                    None => VSet::unknown(),
+                }
+            }
+            "integer" => match parse_int(self.text(node)) {
+                Some(i) => VSet::one(Val::Int(i)),
+                None => VSet::unknown(),
+            },
+            "true" => VSet::one(Val::Int(1)),
+            "false" => VSet::one(Val::Int(0)),
+            "attribute" => {
+                let (Some(obj), Some(attr)) = (
+                    node.child_by_field_name("object"),
+                    node.child_by_field_name("attribute"),
+                ) else {
+                    return VSet::unknown();
+                };
+                let name = self.text(attr);
+                let mut out = VSet::default();
+                for v in self.eval(obj, env, d).iter() {
+                    out.join(&self.attr_value(v, name));
+                }
+                out.or_unknown()
+            }
+            "subscript" => self.eval_subscript(node, env, d),
+            "call" => self.eval_call(node, env, d),
+            "binary_operator" => {
+                let (Some(l), Some(r), Some(op)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                    node.child_by_field_name("operator"),
+                ) else {
+                    return VSet::unknown();
+                };
+                let lv = self.eval(l, env, d);
+                let rv = self.eval(r, env, d);
+                binop(self.text(op), &lv, &rv)
+            }
+            "unary_operator" => {
+                let (Some(arg), Some(op)) = (
+                    node.child_by_field_name("argument"),
+                    node.child_by_field_name("operator"),
+                ) else {
+                    return VSet::unknown();
+                };
+                let op = self.text(op);
+                self.eval(arg, env, d)
+                    .iter()
+                    .map(|v| match (op, v) {
+                        ("-", Val::Int(i)) => i.checked_neg().map(Val::Int).unwrap_or(Val::Unknown),
+                        ("+", Val::Int(i)) => Val::Int(*i),
+                        ("~", Val::Int(i)) => Val::Int(!i),
+                        _ => Val::Unknown,
+                    })
+                    .collect()
+            }
+            "boolean_operator" => {
+                let mut out = VSet::default();
+                for f in ["left", "right"] {
+                    if let Some(c) = node.child_by_field_name(f) {
+                        out.join(&self.eval(c, env, d));
+                    }
+                }
+                out.or_unknown()
+            }
+            "conditional_expression" => {
+                let kids = named_children(node);
+                let mut out = VSet::default();
+                for i in [0, 2] {
+                    if let Some(c) = kids.get(i) {
+                        out.join(&self.eval(*c, env, d));
+                    }
+                }
+                out.or_unknown()
+            }
+            "named_expression" => match node.child_by_field_name("value") {
+                Some(v) => self.eval(v, env, d),
+                None => VSet::unknown(),
+            },
+            "assignment" => match node.child_by_field_name("right") {
+                Some(v) => self.eval(v, env, d),
+                None => VSet::unknown(),
+            },
+            "keyword_argument" => match node.child_by_field_name("value") {
+                Some(v) => self.eval(v, env, d),
+                None => VSet::unknown(),
+            },
+            "lambda" => match self.func_ids.get(&node.id()) {
+                Some(id) => VSet::one(Val::Func(*id)),
+                None => VSet::unknown(),
+            },
+            "list" | "tuple" | "set" | "expression_list" => {
+                let items = named_children(node);
+                if items.len() > MAX_SEQ || items.iter().any(|i| i.kind() == "list_splat") {
+                    return VSet::unknown();
+                }
+                VSet::one(Val::Seq(
+                    items.into_iter().map(|i| self.eval(i, env, d)).collect(),
+                ))
+            }
+            "dictionary" => {
+                let items = named_children(node);
+                if items.len() > MAX_SEQ {
+                    return VSet::unknown();
+                }
+                let mut pairs = Vec::new();
+                for p in items {
+                    match (p.child_by_field_name("key"), p.child_by_field_name("value")) {
+                        (Some(k), Some(v)) if p.kind() == "pair" => {
+                            pairs.push((self.eval(k, env, d), self.eval(v, env, d)))
+                        }
+                        _ => pairs.push((VSet::unknown(), VSet::unknown())),
+                    }
+                }
+                VSet::one(Val::Dict(pairs))
+            }
+            "list_comprehension" | "generator_expression" | "set_comprehension" => {
+                self.eval_comprehension(node, env, d)
+            }
+            _ => VSet::unknown(),
+        }
+    }
+
+    /// The value of `left op= right`.
+    pub fn eval_augmented(
+        &self,
+        node: Node<'t>,
+        l: Node<'t>,
+        r: Node<'t>,
+        env: &Env,
+        depth: u32,
+    ) -> VSet {
+        let op = node
+            .child_by_field_name("operator")
+            .map(|o| self.text(o).trim_end_matches('='))
+            .unwrap_or("");
+        let lv = self.eval(l, env, depth + 1);
+        let rv = self.eval(r, env, depth + 1);
+        binop(op, &lv, &rv)
+    }
+
+    fn eval_comprehension(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
+        let kids = named_children(node);
+        let fors: Vec<Node> = kids
+            .iter()
+            .copied()
+            .filter(|k| k.kind() == "for_in_clause")
+            .collect();
+        let has_if = kids.iter().any(|k| k.kind() == "if_clause");
+        let Some(body) = node.child_by_field_name("body") else {
+            return VSet::unknown();
+        };
+        if fors.len() != 1 || has_if {
+            return VSet::unknown();
+        }
+        let (Some(left), Some(right)) = (
+            fors[0].child_by_field_name("left"),
+            fors[0].child_by_field_name("right"),
+        ) else {
+            return VSet::unknown();
+        };
+        if left.kind() != "identifier" {
+            return VSet::unknown();
+        }
+        let var = self.text(left);
+        let mut out = VSet::default();
+        for it in self.eval(right, env, d).iter().take(4) {
+            let Some(items) = as_sequence(it) else {
+                out.push(Val::Unknown);
+                continue;
+            };
+            let mut elems = Vec::new();
+            for item in &items {
+                let inner = Env::Bind(env, var, item);
+                elems.push(self.eval(body, &inner, d));
+            }
+            out.push(Val::Seq(elems));
+        }
+        out.or_unknown()
+    }
+
+    fn eval_subscript(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
+        let Some(value) = node.child_by_field_name("value") else {
+            return VSet::unknown();
+        };
+        let mut cursor = node.walk();
+        let subs: Vec<Node> = node
+            .children_by_field_name("subscript", &mut cursor)
+            .filter(|c| c.kind() != "comment")
+            .collect();
+        if subs.len() != 1 {
+            return VSet::unknown();
+        }
+        let values = self.eval(value, env, d);
+        let sub = subs[0];
+        let mut out = VSet::default();
+        if sub.kind() == "slice" {
+            let Some((start, stop, step)) = self.slice_bounds(sub, env, d) else {
+                return VSet::unknown();
+            };
+            for v in values.iter() {
+                let r = match v {
+                    Val::Str(s) => {
+                        let chars: Vec<char> = s.chars().collect();
+                        slice_indices(chars.len(), start, stop, step)
+                            .map(|ix| Val::Str(ix.into_iter().map(|i| chars[i]).collect()))
+                    }
+                    Val::Bytes(b) => slice_indices(b.len(), start, stop, step)
+                        .map(|ix| Val::Bytes(ix.into_iter().map(|i| b[i]).collect())),
+                    Val::Seq(items) => slice_indices(items.len(), start, stop, step)
+                        .map(|ix| Val::Seq(ix.into_iter().map(|i| items[i].clone()).collect())),
+                    _ => None,
+                };
+                out.push(r.unwrap_or(Val::Unknown));
+            }
+            return out.or_unknown();
+        }
+        let keys = self.eval(sub, env, d);
+        for v in values.iter() {
+            for k in keys.iter() {
+                out.join(&self.index_value(v, k));
+            }
+        }
+        out.or_unknown()
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn slice_bounds(
+        &self,
+        slice: Node<'t>,
+        env: &Env,
+        d: u32,
+    ) -> Option<(Option<i64>, Option<i64>, Option<i64>)> {
+        let mut parts: [Option<i64>; 3] = [None, None, None];
+        let mut idx = 0usize;
+        let mut cursor = slice.walk();
+        for child in slice.children(&mut cursor) {
+            if child.kind() == ":" {
+                idx += 1;
+                if idx > 2 {
+                    return None;
+                }
+                continue;
+            }
+            if !child.is_named() || child.kind() == "comment" {
+                continue;
+            }
+            let v = self.eval(child, env, d);
+            match v.0.as_slice() {
+                [Val::Int(i)] => parts[idx] = Some(*i),
+                _ => return None,
+            }
+        }
+        Some((parts[0], parts[1], parts[2]))
+    }
+
+    fn eval_call(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
+        let Some(callee) = node.child_by_field_name("function") else {
+            return VSet::unknown();
+        };
+        let (pos, kws, _) = call_args(node.child_by_field_name("arguments"), self.src);
+        let mut callee_vals = VSet::default();
+        let mut out = VSet::default();
+        let callee_inner = unparen(callee);
+        if callee_inner.kind() == "attribute" {
+            if let (Some(obj), Some(attr)) = (
+                callee_inner.child_by_field_name("object"),
+                callee_inner.child_by_field_name("attribute"),
+            ) {
+                let method = self.text(attr);
+                for rv in self.eval(obj, env, d).iter() {
+                    match self.method_call(rv, method, &pos, &kws, env, d) {
+                        Some(v) => {
+                            out.join(&v);
+                        }
+                        None => {
+                            callee_vals.join(&self.attr_value(rv, method));
+                        }
+                    }
+                }
+            }
+        } else {
+            callee_vals = self.eval(callee, env, d);
+        }
+        for cv in callee_vals.iter() {
+            let v = match cv {
+                Val::Builtin(b) => self.builtin_call(b, &pos, &kws, env, d),
+                Val::Member(p) => self.member_call(p, &pos, &kws, env, d),
+                Val::Func(id) => self
+                    .funcs
+                    .get(*id as usize)
+                    .map(|f| f.returns.clone())
+                    .unwrap_or_default()
+                    .or_unknown(),
+                _ => VSet::unknown(),
+            };
+            out.join(&v);
+        }
+        out.or_unknown()
+    }
+
+    fn member_call(
+        &self,
+        path: &str,
+        pos: &[Node<'t>],
+        kws: &[(String, Node<'t>)],
+        env: &Env,
+        d: u32,
+    ) -> VSet {
+        let last = path.rsplit('.').next().unwrap_or(path);
+        if (path.starts_with("importlib") || path.starts_with("_frozen_importlib"))
+            && last == "import_module"
+        {
+            let arg = pos
+                .first()
+                .copied()
+                .or_else(|| kws.iter().find(|(k, _)| k == "name").map(|(_, v)| *v));
+            return match arg {
+                Some(a) => self
+                    .eval(a, env, d)
+                    .iter()
+                    .map(|v| match v {
+                        Val::Str(s) => Val::Module(ModVal {
+                            path: s.clone(),
+                            real: self.cfg.table.real_name(s),
+                            state: ModState::Quiet,
+                        }),
+                        _ => Val::Unknown,
+                    })
+                    .collect(),
+                None => VSet::unknown(),
+            };
+        }
+        if path.starts_with("asyncio")
+            && matches!(
+                last,
+                "get_running_loop" | "get_event_loop" | "new_event_loop"
+            )
+        {
+            return VSet::one(Val::Member("asyncio.AbstractEventLoop".into()));
+        }
+        VSet::unknown()
+    }
+
+    fn builtin_call(
+        &self,
+        b: &str,
+        pos: &[Node<'t>],
+        kws: &[(String, Node<'t>)],
+        env: &Env,
+        d: u32,
+    ) -> VSet {
+        let arg = |i: usize| pos.get(i).map(|p| self.eval(*p, env, d));
+        let kw = |name: &str| {
+            kws.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| self.eval(*v, env, d))
+        };
+        let map1 = |f: &dyn Fn(&Val) -> Option<Val>| -> VSet {
+            match arg(0) {
+                Some(v) => v.iter().map(|x| f(x).unwrap_or(Val::Unknown)).collect(),
+                None => VSet::unknown(),
+            }
+        };
+        match b {
+            "getattr" => {
+                let (Some(objs), Some(names)) = (arg(0), arg(1)) else {
+                    return VSet::unknown();
+                };
+                let mut out = VSet::default();
+                for o in objs.iter() {
+                    for n in names.iter() {
+                        match n {
+                            Val::Str(s) => out.join(&self.attr_value(o, s)),
+                            _ => out.push(Val::Unknown),
+                        };
+                    }
+                }
+                if let Some(default) = arg(2) {
+                    out.join(&default);
+                }
+                out.or_unknown()
+            }
+            "vars" => match arg(0) {
+                None => VSet::one(Val::Ns(Box::new(Val::Main))),
+                Some(v) => v.iter().map(|x| Val::Ns(Box::new(x.clone()))).collect(),
+            },
+            "globals" | "locals" => VSet::one(Val::Ns(Box::new(Val::Main))),
+            "__import__" => {
+                let Some(names) = arg(0).or_else(|| kw("name")) else {
+                    return VSet::unknown();
+                };
+                let full = pos.len() >= 4 || kw("fromlist").is_some();
+                names
+                    .iter()
+                    .map(|n| match n {
+                        Val::Str(s) => {
+                            let path = if full {
+                                s.clone()
+                            } else {
+                                s.split('.').next().unwrap_or("").to_string()
+                            };
+                            Val::Module(ModVal {
+                                real: self.cfg.table.real_name(&path),
+                                path,
+                                state: ModState::Quiet,
+                            })
+                        }
+                        _ => Val::Unknown,
+                    })
+                    .collect()
+            }
+            "chr" => map1(&|v| match v {
+                Val::Int(i) => u32::try_from(*i)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .map(|c| Val::Str(c.to_string())),
+                _ => None,
+            }),
+            "ord" => map1(&|v| match v {
+                Val::Str(s) if s.chars().count() == 1 => {
+                    s.chars().next().map(|c| Val::Int(c as i64))
+                }
+                _ => None,
+            }),
+            "str" => {
+                if pos.is_empty() {
+                    return VSet::one(Val::Str(String::new()));
+                }
+                map1(&|v| display(v).map(Val::Str))
+            }
+            "int" => {
+                let base = match arg(1) {
+                    Some(b) => match b.0.as_slice() {
+                        [Val::Int(b)] if (2..=36).contains(b) => *b as u32,
+                        _ => return VSet::unknown(),
+                    },
+                    None => 10,
+                };
+                map1(&|v| match v {
+                    Val::Int(i) => Some(Val::Int(*i)),
+                    Val::Str(s) => i64::from_str_radix(s.trim(), base).ok().map(Val::Int),
+                    _ => None,
+                })
+            }
+            "list" | "tuple" => {
+                if pos.is_empty() {
+                    return VSet::one(Val::Seq(Vec::new()));
+                }
+                map1(&|v| as_sequence(v).map(Val::Seq))
+            }
+            "reversed" => map1(&|v| {
+                as_sequence(v).map(|mut items| {
+                    items.reverse();
+                    Val::Seq(items)
+                })
+            }),
+            "bytes" | "bytearray" => map1(&|v| match v {
+                Val::Seq(items) => {
+                    let mut out = Vec::new();
+                    for i in items {
+                        match i.0.as_slice() {
+                            [Val::Int(x)] if (0..256).contains(x) => out.push(*x as u8),
+                            _ => return None,
+                        }
+                    }
+                    Some(Val::Bytes(out))
+                }
+                Val::Str(s) => Some(Val::Bytes(s.as_bytes().to_vec())),
+                Val::Bytes(b) => Some(Val::Bytes(b.clone())),
+                _ => None,
+            }),
+            _ => VSet::unknown(),
+        }
+    }
+
+    /// Methods of constant receivers (`"".join`, `"{}".format`, `b"".decode`, `vars(m).get`).
+    /// `None` when the receiver or the method is not modelled.
+    fn method_call(
+        &self,
+        recv: &Val,
+        method: &str,
+        pos: &[Node<'t>],
+        kws: &[(String, Node<'t>)],
+        env: &Env,
+        d: u32,
+    ) -> Option<VSet> {
+        match recv {
+            Val::Str(s) => self.str_method(s, method, pos, kws, env, d),
+            Val::Bytes(b) => match method {
+                "decode" => Some(match String::from_utf8(b.clone()) {
+                    Ok(s) => VSet::str(s),
+                    Err(_) => VSet::unknown(),
+                }),
+                _ => None,
+            },
+            Val::Builtin("str") if !pos.is_empty() && !is_dunder(method) => {
+                let mut out = VSet::default();
+                for r in self.eval(pos[0], env, d).iter() {
+                    match r {
+                        Val::Str(s) => out.join(
+                            &self
+                                .str_method(s, method, &pos[1..], kws, env, d)
+                                .unwrap_or_else(VSet::unknown),
+                        ),
+                        _ => out.push(Val::Unknown),
+                    };
+                }
+                Some(out.or_unknown())
+            }
+            Val::Builtin("bytes") if method == "fromhex" => {
+                let v = self.eval(*pos.first()?, env, d);
+                Some(
+                    v.iter()
+                        .map(|x| match x {
+                            Val::Str(s) => decode_hex(s).map(Val::Bytes).unwrap_or(Val::Unknown),
+                            _ => Val::Unknown,
+                        })
+                        .collect(),
+                )
+            }
+            Val::Ns(inner) if matches!(method, "get" | "pop" | "setdefault") => {
+                let keys = self.eval(*pos.first()?, env, d);
+                let mut out = VSet::default();
+                for k in keys.iter() {
+                    out.join(&self.index_value(&Val::Ns(inner.clone()), k));
+                }
+                if let Some(default) = pos.get(1) {
+                    out.join(&self.eval(*default, env, d));
+                }
+                Some(out.or_unknown())
+            }
+            Val::Dict(pairs) => match method {
+                "get" | "pop" | "setdefault" => {
+                    let keys = self.eval(*pos.first()?, env, d);
+                    let mut out = VSet::default();
+                    for k in keys.iter() {
+                        out.join(&self.index_value(recv, k));
+                    }
+                    if let Some(default) = pos.get(1) {
+                        out.join(&self.eval(*default, env, d));
+                    }
+                    Some(out.or_unknown())
+                }
+                "keys" => Some(VSet::one(Val::Seq(
+                    pairs.iter().map(|(k, _)| k.clone()).collect(),
+                ))),
+                "values" => Some(VSet::one(Val::Seq(
+                    pairs.iter().map(|(_, v)| v.clone()).collect(),
+                ))),
+                "copy" => Some(VSet::one(recv.clone())),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn str_method(
+        &self,
+        s: &str,
+        method: &str,
+        pos: &[Node<'t>],
+        kws: &[(String, Node<'t>)],
+        env: &Env,
+        d: u32,
+    ) -> Option<VSet> {
+        let args: Vec<VSet> = pos.iter().map(|p| self.eval(*p, env, d)).collect();
+        let single_str = |i: usize| -> Option<Vec<String>> {
+            let v = args.get(i)?;
+            let strs: Vec<String> = v.strs().map(str::to_string).collect();
+            (strs.len() == v.0.len() && !strs.is_empty()).then_some(strs)
+        };
+        let one = |r: String| Some(VSet::str(r));
+        match method {
+            "join" => {
+                let it = args.first()?;
+                let mut out = VSet::default();
+                for itv in it.iter() {
+                    let Some(items) = as_sequence(itv) else {
+                        out.push(Val::Unknown);
+                        continue;
+                    };
+                    let mut parts = Vec::new();
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            parts.push(VSet::one(Val::Str(s.to_string())));
+                        }
+                        parts.push(item.clone());
+                    }
+                    match concat_product(&parts) {
+                        Some(v) => {
+                            for x in v {
+                                out.push(Val::Str(x));
+                            }
+                        }
+                        None => {
+                            out.push(Val::Unknown);
+                        }
+                    }
+                }
+                Some(out.or_unknown())
+            }
+            "format" => {
+                let kw_vals: Vec<(String, VSet)> = kws
+                    .iter()
+                    .map(|(k, v)| (k.clone(), self.eval(*v, env, d)))
+                    .collect();
+                Some(fold_format(s, &args, &kw_vals).unwrap_or_else(VSet::unknown))
+            }
+            "format_map" => {
+                let mapping = args.first()?;
+                let mut out = VSet::default();
+                for m in mapping.iter() {
+                    let Val::Dict(pairs) = m else {
+                        out.push(Val::Unknown);
+                        continue;
+                    };
+                    let kw_vals: Option<Vec<(String, VSet)>> = pairs
+                        .iter()
+                        .map(|(k, v)| match k.0.as_slice() {
+                            [Val::Str(k)] => Some((k.clone(), v.clone())),
+                            _ => None,
+                        })
+                        .collect();
+                    match kw_vals.and_then(|kv| fold_format(s, &[], &kv)) {
+                        Some(v) => out.join(&v),
+                        None => out.push(Val::Unknown),
+                    };
+                }
+                Some(out.or_unknown())
+            }
+            "replace" => {
+                let (olds, news) = (single_str(0)?, single_str(1)?);
+                let count = match args.get(2).map(|c| c.0.as_slice()) {
+                    None => None,
+                    Some([Val::Int(n)]) => Some(*n),
+                    Some(_) => return Some(VSet::unknown()),
+                };
+                let mut out = VSet::default();
+                for o in &olds {
+                    for n in &news {
+                        let r = match count {
+                            Some(c) if c >= 0 => s.replacen(o.as_str(), n, c as usize),
+                            _ => {
+                                if o.is_empty() && s.len() * (n.len() + 1) > MAX_STR {
+                                    out.push(Val::Unknown);
+                                    continue;
+                                }
+                                s.replace(o.as_str(), n)
+                            }
+                        };
+                        out.join(&VSet::str(r));
+                    }
+                }
+                Some(out.or_unknown())
+            }
+            "upper" => one(s.to_uppercase()),
+            "lower" | "casefold" => one(s.to_lowercase()),
+            "swapcase" => one(s
+                .chars()
+                .flat_map(|c| {
+                    if c.is_uppercase() {
+                        c.to_lowercase().collect::<Vec<_>>()
+                    } else {
+                        c.to_uppercase().collect::<Vec<_>>()
+                    }
+                })
+                .collect()),
+            "title" => one(title_case(s)),
+            "capitalize" => {
+                let mut cs = s.chars();
+                one(match cs.next() {
+                    Some(f) => f
+                        .to_uppercase()
+                        .chain(cs.as_str().to_lowercase().chars())
+                        .collect(),
+                    None => String::new(),
+                })
+            }
+            "strip" | "lstrip" | "rstrip" => {
+                let chars: Vec<char> = match args.first() {
+                    None => Vec::new(),
+                    Some(_) => single_str(0)?.first()?.chars().collect(),
+                };
+                let pred = |c: char| {
+                    if chars.is_empty() {
+                        c.is_whitespace()
+                    } else {
+                        chars.contains(&c)
+                    }
+                };
+                one(match method {
+                    "strip" => s.trim_matches(pred).to_string(),
+                    "lstrip" => s.trim_start_matches(pred).to_string(),
+                    _ => s.trim_end_matches(pred).to_string(),
+                })
+            }
+            "removeprefix" | "removesuffix" => {
+                let a = single_str(0)?;
+                Some(
+                    a.iter()
+                        .map(|x| {
+                            let r = if method == "removeprefix" {
+                                s.strip_prefix(x.as_str())
+                            } else {
+                                s.strip_suffix(x.as_str())
+                            };
+                            Val::Str(r.unwrap_or(s).to_string())
+                        })
+                        .collect(),
+                )
+            }
+            "encode" => Some(VSet::one(Val::Bytes(s.as_bytes().to_vec()))),
+            "split" => {
+                if args.len() > 1 || !kws.is_empty() {
+                    return Some(VSet::unknown());
+                }
+                let parts: Vec<String> = match args.first() {
+                    None => s.split_whitespace().map(str::to_string).collect(),
+                    Some(_) => {
+                        let sep = single_str(0)?;
+                        if sep.len() != 1 || sep[0].is_empty() {
+                            return Some(VSet::unknown());
+                        }
+                        s.split(sep[0].as_str()).map(str::to_string).collect()
+                    }
+                };
+                if parts.len() > MAX_SEQ {
+                    return Some(VSet::unknown());
+                }
+                Some(VSet::one(Val::Seq(
+                    parts.into_iter().map(|p| VSet::one(Val::Str(p))).collect(),
+                )))
+            }
+            _ => None,
+        }
+    }
+
+    /// Folds a string literal, including f-strings whose interpolations fold.
+    fn fold_string(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
+        if node.kind() != "string" {
+            return self.eval(node, env, d);
+        }
+        let prefix = parse::string_prefix(node, self.src);
+        let raw = prefix.contains('r');
+        if prefix.contains('b') {
+            let mut out = Vec::new();
+            let mut cursor = node.walk();
+            for child in node.children(&mut cursor) {
+                match child.kind() {
+                    "string_content" => {
+                        let mut inner = child.walk();
+                        let mut last = child.start_byte();
+                        for esc in child.children(&mut inner) {
+                            out.extend_from_slice(
+                                self.src
+                                    .get(last..esc.start_byte())
+                                    .unwrap_or("")
+                                    .as_bytes(),
+                            );
+                            push_bytes_escape(&mut out, self.text(esc), raw);
+                            last = esc.end_byte();
+                        }
+                        out.extend_from_slice(
+                            self.src
+                                .get(last..child.end_byte())
+                                .unwrap_or("")
+                                .as_bytes(),
+                        );
+                    }
+                    "escape_sequence" => push_bytes_escape(&mut out, self.text(child), raw),
+                    _ => {}
+                }
+            }
+            return VSet::one(Val::Bytes(out));
+        }
+        let mut parts: Vec<VSet> = Vec::new();
+        let mut lit = String::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "string_content" => {
+                    let mut inner = child.walk();
+                    let mut last = child.start_byte();
+                    for esc in child.children(&mut inner) {
+                        lit.push_str(self.src.get(last..esc.start_byte()).unwrap_or(""));
+                        lit.push_str(&decode_escape(self.text(esc), esc.kind(), raw));
+                        last = esc.end_byte();
+                    }
+                    lit.push_str(self.src.get(last..child.end_byte()).unwrap_or(""));
+                }
+                "escape_sequence" | "escape_interpolation" => {
+                    lit.push_str(&decode_escape(self.text(child), child.kind(), raw))
+                }
+                "interpolation" => {
+                    if child.child_by_field_name("format_specifier").is_some() {
+                        return VSet::unknown();
+                    }
+                    if let Some(conv) = child.child_by_field_name("type_conversion") {
+                        if self.text(conv) != "!s" {
+                            return VSet::unknown();
+                        }
+                    }
+                    let Some(expr) = child.child_by_field_name("expression") else {
+                        return VSet::unknown();
+                    };
+                    let v = self.eval(expr, env, d);
+                    let strs: Option<Vec<Val>> =
+                        v.iter().map(|x| display(x).map(Val::Str)).collect();
+                    let Some(strs) = strs else {
+                        return VSet::unknown();
+                    };
+                    parts.push(VSet::one(Val::Str(std::mem::take(&mut lit))));
+                    parts.push(strs.into_iter().collect());
+                }
+                _ => {}
+            }
+        }
+        parts.push(VSet::one(Val::Str(lit)));
+        match concat_product(&parts) {
+            Some(v) => v.into_iter().map(Val::Str).collect(),
+            None => VSet::unknown(),
+        }
+    }
+}
+
+fn decode_escape(text: &str, kind: &str, raw: bool) -> String {
+    if kind == "escape_interpolation" {
+        return text.chars().next().map(String::from).unwrap_or_default();
+    }
+    if raw {
+        text.to_string()
+    } else {
+        parse::unescape(text)
+    }
+}
+
+fn push_bytes_escape(out: &mut Vec<u8>, esc: &str, raw: bool) {
+    if raw {
+        out.extend_from_slice(esc.as_bytes());
+        return;
+    }
+    if let Some(h) = esc.strip_prefix("\\x") {
+        if let Ok(b) = u8::from_str_radix(h, 16) {
+            out.push(b);
+            return;
+        }
+    }
+    let s = parse::unescape(esc);
+    let mut chars = s.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) if (c as u32) < 256 => out.push(c as u32 as u8),
+        _ => out.extend_from_slice(s.as_bytes()),
+    }
+}
+
+fn decode_hex(s: &str) -> Option<Vec<u8>> {
+    let digits: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    digits
+        .chunks(2)
+        .map(|p| u8::from_str_radix(&p.iter().collect::<String>(), 16).ok())
+        .collect()
+}
+
+/// `l op r` over every pair of values (bounded).
+pub fn binop(op: &str, l: &VSet, r: &VSet) -> VSet {
+    let mut out = VSet::default();
+    for a in l.iter() {
+        for b in r.iter() {
+            out.push(binop1(op, a, b).unwrap_or(Val::Unknown));
+            if out.0.len() >= MAX_SET {
+                out.push(Val::Unknown);
+                return out;
+            }
+        }
+    }
+    out.or_unknown()
+}
+
+fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
+    use Val::*;
+    Some(match (op, a, b) {
+        ("+", Str(x), Str(y)) => {
+            if x.len() + y.len() > MAX_STR {
+                return None;
+            }
+            Str(format!("{x}{y}"))
+        }
+        ("+", Bytes(x), Bytes(y)) => {
+            if x.len() + y.len() > MAX_STR {
+                return None;
+            }
+            Bytes([x.as_slice(), y.as_slice()].concat())
+        }
+        ("+", Seq(x), Seq(y)) => {
+            if x.len() + y.len() > MAX_SEQ {
+                return None;
+            }
+            Seq([x.as_slice(), y.as_slice()].concat())
+        }
+        ("*", Str(s), Int(n)) | ("*", Int(n), Str(s)) => {
+            let n = usize::try_from(*n).unwrap_or(0);
+            if s.len().checked_mul(n)? > MAX_STR {
+                return None;
+            }
+            Str(s.repeat(n))
+        }
+        ("*", Seq(s), Int(n)) | ("*", Int(n), Seq(s)) => {
+            let n = usize::try_from(*n).unwrap_or(0);
+            if s.len().checked_mul(n)? > MAX_SEQ {
+                return None;
+            }
+            Seq((0..n).flat_map(|_| s.iter().cloned()).collect())
+        }
+        ("%", Str(t), args) => {
+            let v = fold_percent(t, args)?;
+            match v.0.as_slice() {
+                [one] => one.clone(),
+                _ => return None,
+            }
+        }
+        (op, Int(x), Int(y)) => Int(match op {
+            "+" => x.checked_add(*y)?,
+            "-" => x.checked_sub(*y)?,
+            "*" => x.checked_mul(*y)?,
+            "//" => py_floordiv(*x, *y)?,
+            "%" => py_mod(*x, *y)?,
+            "**" => x.checked_pow(u32::try_from(*y).ok()?)?,
+            "<<" => x.checked_shl(u32::try_from(*y).ok()?)?,
+            ">>" => x.checked_shr(u32::try_from(*y).ok()?)?,
+            "&" => x & y,
+            "|" => x | y,
+            "^" => x ^ y,
+            _ => return None,
+        }),
+        _ => return None,
+    })
+}

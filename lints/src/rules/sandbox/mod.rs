@@ -1,0 +1,244 @@
+//! `SBX`: sandbox escapes, beyond what Colony checks (spec §2). Colony's validators look at
+//! `import` statements only (colony-reference §2.7, §3.3); smolagents' executor checks much more
+//! and has been bypassed again and again (guardrail-anchors §2.2–2.4). These rules flag every
+//! public class of those bypasses statically.
+//!
+//! The rules share one analysis ([`interp`]): a small abstract interpretation of the cell that
+//! folds constant strings (concatenation, `join`, `%`, `format`, f-strings, slicing, `chr`,
+//! case methods, bytes decoding), tracks aliases (`f = getattr`, `b = __builtins__`, walrus,
+//! default arguments, lambdas, comprehensions, tuple unpacking, function returns and arguments),
+//! and resolves module attributes through a reachability table generated on CPython
+//! ([`reach`], `tools/gen_sandbox_reach.py`). A name it cannot fold that reaches `getattr`,
+//! `__import__` or `importlib` is reported as a computed access.
+//!
+//! | code | name | class |
+//! |---|---|---|
+//! | SBX001 | dynamic-import | `__import__`, `importlib.*`, `sys.modules[...]`, computed module names |
+//! | SBX002 | dunder-access | dunder attributes in any context, through `getattr`-like builtins, namespace dicts and `str.format` fields |
+//! | SBX003 | code-execution-builtin | `eval exec compile open input breakpoint globals locals vars help get_ipython __builtin__ __builtins__` |
+//! | SBX004 | dynamic-attribute-access | `getattr`-like builtins with computed names or passed as values |
+//! | SBX005 | module-escape | a module outside the allowlist reached through an allowed one; any `_private` module attribute |
+//! | SBX006 | unsafe-module-allowed | an allowlist that lets in a host-reaching module (`ctypes`, `os`, `*`) |
+//! | SBX007 | dangerous-member | a denied member of an allowed module (`asyncio.create_subprocess_shell`) |
+//! | SBX008 | frame-walk | frames and tracebacks (`tb_frame`, `f_globals`, `f_back`, `sys._getframe`) |
+//! | SBX009 | dunder-method-definition | dunder methods other than `__init__ __repr__ __str__` |
+
+pub mod check;
+pub mod interp;
+pub mod reach;
+pub mod value;
+
+use super::Checker;
+use crate::diagnostic::{Diagnostic, FixAvailability, Rule, RuleDoc, Severity};
+
+/// SBX001 dynamic-import.
+pub static DYNAMIC_IMPORT: Rule = Rule {
+    code: "SBX001",
+    name: "dynamic-import",
+    severity: Severity::Error,
+    summary: "Import by name at runtime, bypassing the import allowlist",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports imports that happen at runtime by name: calls to `__import__` (directly, through an alias, `builtins.__import__`, `__builtins__[\"__import__\"]`, or a frame's `f_builtins`), any use of the `importlib` machinery (`importlib.import_module`, `from importlib import import_module`, `importlib.util`), `sys.modules` (`sys.modules[\"os\"]`), `__loader__` and `__spec__`. The module name is folded when it is built from constants (`__import__(\"o\" + \"s\")` reports `os`); a name that cannot be folded is reported as a computed import.",
+        why: "An import whitelist only sees `import` statements. `__import__('o'+'s')` (smolagents issue #2203), `importlib.import_module(\"os\")` (smolagents PR #861) and `sys.modules['o'+'s']` reach any module while every `import` statement of the cell is allowed; LangChain's PALChain fix was bypassed through `__import__` (CVE-2023-44467).",
+        example: "os_module = __import__(\"o\" + \"s\")\n",
+        fixed_example: "data = json.loads(\"{}\")\n",
+        fix_safety: "No fix: the cell has to do without the module.",
+        options: "`[lint.imports] allow` decides which modules `import` may name; a dynamic import is reported whatever the allowlist says.",
+        source: "smolagents `LocalPythonExecutor` bypasses (guardrail-anchors §2.4 #4, #5, #20; PRs #848, #861, issue #2203); LangChain CVE-2023-44467; VulnClaw issue #111.",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX002 dunder-access.
+pub static DUNDER_ACCESS: Rule = Rule {
+    code: "SBX002",
+    name: "dunder-access",
+    severity: Severity::Error,
+    summary: "Access to a dunder attribute (class, globals, builtins, subclasses...)",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports dunder attributes (`__class__`, `__subclasses__`, `__globals__`, `__dict__`, `__self__`, `__getattribute__`, ...) in every context: reads, assignments, augmented assignments (`f.__dict__ |= {...}`) and deletions; through `getattr`, `setattr`, `hasattr`, `delattr` (also via aliases, `operator.attrgetter`, and names folded from constants such as `\"__cla\" + \"ss__\"`); as keys of namespace dicts (`vars(x)[\"__builtins__\"]`, `globals()[...]`); as keyword patterns in `match`; inside `str.format`/`format_map`/`Formatter` fields (`\"{0.__class__}\".format(x)`), and as dunder names passed to callables cellguard cannot resolve. Reading `__name__`, `__qualname__`, `__doc__`, `__version__` and the iteration protocol (`__iter__`, `__next__`, `__len__`, `__contains__`, `__aiter__`, `__anext__`) is ordinary code and is not reported; writing them is.",
+        why: "Class-hierarchy walks (`().__class__.__base__.__subclasses__()`) reach `subprocess.Popen` without importing anything (CVE-2025-9959); smolagents' fix checked attribute reads only, and stores, augmented assignments and `setattr`/`hasattr` kept passing (CVE-2026-4963). Format fields walk attributes in C, where no AST check sees them.",
+        example: "base = ().__class__.__base__\n",
+        fixed_example: "kind = type(()).__name__\n",
+        fix_safety: "No fix.",
+        options: "",
+        source: "CVE-2025-9959 (smolagents PR #1551), CVE-2026-4963 / GHSA-54fq-v6x8-244g (PR #2281), smolagents PR #979; LangChain CVE-2024-27444; guardrail-anchors §2.4 #8, #9, #11, #12.",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX003 code-execution-builtin.
+pub static CODE_EXECUTION_BUILTIN: Rule = Rule {
+    code: "SBX003",
+    name: "code-execution-builtin",
+    severity: Severity::Error,
+    summary: "Builtin that executes code, touches the host or exposes namespaces",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports every reference to `eval`, `exec`, `compile`, `open`, `breakpoint`, `globals`, `locals`, `vars`, `help`, `get_ipython`, `__builtin__` and `__builtins__` that resolves to the builtin, whether called, aliased (`g = eval`), passed as a value (`map(eval, xs)`), used as a decorator (`@exec`) or reached as an attribute (`__builtins__.open`, `callable.__self__.exec`, `getattr(__builtins__, \"open\")`). `input` is reported only where the builtin is called (directly or through an alias): saving and restoring it around a mock, as MINT's APPS few-shot does, is ordinary code. A name the cell rebinds (`def open(...)`) is not the builtin.",
+        why: "Colony's REPL rejects only direct calls of the bare names `eval`, `exec`, `compile`, `open` and `__import__`; aliases and attribute forms pass, and IPython puts the real `open`, `get_ipython` and `__builtin__` in the namespace (colony-reference §2.7). Under smolagents, registering `eval`/`exec` as tools re-enables everything (PR #274).",
+        example: "result = eval(\"1 + 1\")\n",
+        fixed_example: "result = 1 + 1\n",
+        fix_safety: "No fix.",
+        options: "",
+        source: "Colony `PolicyPythonREPL._validate_code` and IPython namespace (colony-reference §2.7); smolagents `DANGEROUS_FUNCTIONS`, PR #274; LangChain issue #21592 (`@exec`); pytaskforce issue #276.",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX004 dynamic-attribute-access.
+pub static DYNAMIC_ATTRIBUTE_ACCESS: Rule = Rule {
+    code: "SBX004",
+    name: "dynamic-attribute-access",
+    severity: Severity::Warning,
+    summary: "getattr-like access with a computed name, or getattr passed as a value",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports `getattr`, `setattr`, `hasattr` and `delattr` (or aliases of them) called with an attribute name cellguard cannot fold to a constant, namespace dicts (`vars(m)[key]`, `m.__dict__[key]`) subscripted with a computed key, and these builtins passed as values: to `map`, `filter`, `functools.partial` or any other call, stored in containers or attributes.",
+        why: "The attribute such an access reaches is decided at runtime, so no static check (cellguard's or an executor's) can tell whether it is `_os` or `__class__`. CVE-2025-5120 was exactly this: `list(map(getattr, [warnings], ['sys']))` and `filter(functools.partial(getattr, m), ...)` pulled `sys` out of an allowed module.",
+        example: "field = params[\"field\"]\nvalue = getattr(results, field)\n",
+        fixed_example: "value = results.get(\"field\")\n",
+        fix_safety: "No fix.",
+        options: "",
+        source: "CVE-2025-5120 / GHSA-6v92-r5mx-h5fx (smolagents PR #1375); guardrail-anchors §2.4 #9, #10.",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX005 module-escape.
+pub static MODULE_ESCAPE: Rule = Rule {
+    code: "SBX005",
+    name: "module-escape",
+    severity: Severity::Error,
+    summary: "A module outside the allowlist reached through an attribute of an allowed one",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Follows attribute chains from allowed or pre-bound modules (also through aliases such as `import collections as c`, `from dataclasses import inspect`, `getattr(m, \"_\" + \"os\")`, `vars(m)[\"_os\"]`) and reports the first step that lands on a module outside the allowlist or on a host-reaching module (`collections._sys`, `typing.contextlib`, `dataclasses.inspect`, `asyncio.base_events.subprocess`), any `_private` attribute of a module, and any attribute of a parent module that only a submodule of was allowed (`import os.path` binds `os`). Module attributes come from a table generated on CPython (`tools/gen_sandbox_reach.py`); for modules outside the table (third-party allowlisted packages) attributes named after host modules (`numpy.ma.core.inspect`) and private ones are reported.",
+        why: "Allowing a module allows everything it imported for itself: `random._os`, `statistics.random._os`, `queue.threading._sys.modules['os']` and `numpy.ma.core.inspect` all reach `os` while every `import` statement of the cell is allowed (smolagents PRs #238, #877, #935; CVE-2026-27952).",
+        example: "sys_module = re.enum.sys\n",
+        fixed_example: "pattern = re.compile(\"a+\")\n",
+        fix_safety: "No fix.",
+        options: "`[lint.imports] allow`: a module that is itself allowed is not an escape (except host-reaching ones and private attributes).",
+        source: "smolagents PRs #238, #877, #935, #1103; CVE-2026-27952 (Agenta, `numpy.ma.core.inspect`); modelscan issue #89; guardrail-anchors §2.4 #1, #2, #3, #10, #13, #19.",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX006 unsafe-module-allowed.
+pub static UNSAFE_MODULE_ALLOWED: Rule = Rule {
+    code: "SBX006",
+    name: "unsafe-module-allowed",
+    severity: Severity::Error,
+    summary: "Import of a host-reaching module that the allowlist lets through",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports `import m` and `from m import x` when the allowlist allows `m` (through an explicit entry, `m.*`, a parent entry or `*`) but `m` reaches the host: `os`, `sys`, `subprocess`, `socket`, `builtins`, `importlib`, `inspect`, `ctypes`, `shutil`, `pathlib`, `io`, `pty`, `multiprocessing`, `pickle`, `marshal`, `code`, `runpy`, `gc`, network clients and the like.",
+        why: "A denylist is never complete and an allowlist entry is easy to over-grant: `ctypes` lets a cell call `libc.system` (smolagents issue #2094), `\"*\"` turns the whitelist off (PR #129), and `requests` gives server-side request forgery (CVE-2026-2654).",
+        example: "import ctypes\n",
+        fixed_example: "import json\n",
+        fix_safety: "No fix.",
+        options: "`[lint.imports] allow`, `extend-allow`. `*` in the allowlist is also a configuration warning.",
+        source: "smolagents issue #2094, PRs #129, #929, #935; CVE-2026-2654; guardrail-anchors §2.4 #14, #16.",
+        example_config: "dialect = \"functions\"\n[lint.imports]\nallow = [\"json\", \"ctypes\"]\n",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX007 dangerous-member.
+pub static DANGEROUS_MEMBER: Rule = Rule {
+    code: "SBX007",
+    name: "dangerous-member",
+    severity: Severity::Error,
+    summary: "A denied member of an allowed module (subprocess, network, file I/O)",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports uses of members of allowed modules listed in `[lint.imports] deny-members` (globs allowed: `requests.*`), whether reached as `m.name`, imported with `from m import name`, through another module that re-exports the same object (`asyncio.subprocess.create_subprocess_exec`), through `getattr` with a folded name, or on an event loop (`asyncio.get_running_loop().subprocess_shell`). The defaults deny `asyncio`'s subprocess, connection and server functions and event-loop methods, and `numpy`'s file I/O.",
+        why: "Allowlisting works per module, but the danger is per function: `asyncio` is in Colony's default allowlist and offers `create_subprocess_shell` and `open_connection`; `numpy.load(..., allow_pickle=True)` runs pickles and `numpy.genfromtxt` reads any file.",
+        example: "import asyncio\nproc = asyncio.create_subprocess_shell(\"ls\")\n",
+        fixed_example: "import asyncio\npause = asyncio.sleep(0)\n",
+        fix_safety: "No fix.",
+        options: "`[lint.imports] deny-members` replaces the default list.",
+        source: "guardrail-anchors §2.4 #15 (Colony's `asyncio` allowlist entry; Cogtrix issue #1246 for `numpy` I/O); CVE-2026-2654.",
+        example_config: "dialect = \"functions\"\n[lint.imports]\nallow = [\"asyncio\"]\n",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX008 frame-walk.
+pub static FRAME_WALK: Rule = Rule {
+    code: "SBX008",
+    name: "frame-walk",
+    severity: Severity::Error,
+    summary: "Walk of execution frames or tracebacks",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports frame, traceback, generator and coroutine attributes that lead to frames (`tb_frame`, `tb_next`, `f_back`, `f_globals`, `f_locals`, `f_builtins`, `gi_frame`, `cr_frame`, `ag_frame`, ...), whether written out, read with `getattr` or walked inside a format field, and the functions that hand out frames (`sys._getframe`, `inspect.currentframe`, `inspect.stack`, `traceback.walk_stack`, `sys.settrace`).",
+        why: "A frame's `f_globals` and `f_builtins` belong to the code that runs the cell, not to the sandbox: `e.__traceback__.tb_frame.f_back.f_globals[\"__builtins__\"][\"__import__\"](\"os\")` escapes from any `except` block (smolagents PR #848), and `sys._getframe().f_builtins` does the same (PR #869).",
+        example: "gen = (x for x in [1])\nframe = gen.gi_frame\n",
+        fixed_example: "gen = (x for x in [1])\nfirst = next(gen)\n",
+        fix_safety: "No fix.",
+        options: "",
+        source: "smolagents PRs #848, #869; guardrail-anchors §2.4 #4, #7.",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// SBX009 dunder-method-definition.
+pub static DUNDER_METHOD_DEFINITION: Rule = Rule {
+    code: "SBX009",
+    name: "dunder-method-definition",
+    severity: Severity::Error,
+    summary: "Definition of a dunder method other than __init__, __repr__ and __str__",
+    fix: FixAvailability::None,
+    doc: RuleDoc {
+        what: "Reports `def __x__` for every dunder name except `__init__`, `__repr__` and `__str__`, class attributes bound to a dunder name that are not plain constants (`__eq__ = lambda s, o: True`), and dunder keys in the namespace dict of a three-argument `type(...)` call.",
+        why: "The interpreter calls dunder methods later and on its own: `__del__` runs during garbage collection, `__eq__` during a comparison in the host, `__enter__` in a `with`, all outside the executor's operation and time limits (smolagents issue #2395).",
+        example: "class Tracker:\n    def __del__(self):\n        print(\"gone\")\n",
+        fixed_example: "class Tracker:\n    def close(self):\n        print(\"gone\")\n",
+        fix_safety: "No fix.",
+        options: "",
+        source: "smolagents issue #2395 and `ALLOWED_DUNDER_METHODS` (PR #1551); CVE-2026-4963 write-ups (`__enter__`); guardrail-anchors §2.4 #18.",
+        example_config: "dialect = \"functions\"\n",
+        ..RuleDoc::EMPTY
+    },
+};
+
+/// The family's rules, in code order.
+pub static RULES: &[&Rule] = &[
+    &DYNAMIC_IMPORT,
+    &DUNDER_ACCESS,
+    &CODE_EXECUTION_BUILTIN,
+    &DYNAMIC_ATTRIBUTE_ACCESS,
+    &MODULE_ESCAPE,
+    &UNSAFE_MODULE_ALLOWED,
+    &DANGEROUS_MEMBER,
+    &FRAME_WALK,
+    &DUNDER_METHOD_DEFINITION,
+];
+
+/// Runs the sandbox analysis on one cell and reports its findings.
+pub fn check(checker: &mut Checker) {
+    if !RULES.iter().any(|r| checker.enabled(r)) {
+        return;
+    }
+    let settings = checker.settings;
+    let tree = checker.tree;
+    let src = checker.src;
+    let root = tree.root_node();
+    let cfg = interp::Config {
+        allow: &settings.allowed_imports,
+        prebound: &settings.namespace.modules,
+        table: reach::table(),
+    };
+    let it = interp::Interp::new(root, src, cfg);
+    let findings = check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root);
+    for f in findings {
+        let mut d = Diagnostic::new(f.rule, f.range, f.message);
+        if let Some(h) = f.help {
+            d = d.with_help(h);
+        }
+        checker.report(d);
+    }
+}

@@ -1,0 +1,176 @@
+//! The reachability table: which attributes of the default allowed modules are modules, and which
+//! attribute paths of at most three steps reach a host-reaching module (`os`, `sys`, `subprocess`,
+//! `socket`, `builtins`, `importlib`, `inspect`, `ctypes`, `shutil`, `pathlib`, `io`, `pty`,
+//! `multiprocessing`, and their C-level twins such as `posix` or `_io`).
+//!
+//! The data is generated on a real CPython by `tools/gen_sandbox_reach.py` (see
+//! `tools/README.md`) and committed as `reach.json` next to this file; it is compiled into the
+//! binary with `include_str!` and parsed once on first use.
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
+
+/// The generated table as stored in `reach.json` (format `cellguard-sandbox-reach/1`).
+#[derive(Debug, Default, Deserialize)]
+pub struct Reach {
+    /// Format tag, `cellguard-sandbox-reach/1`.
+    #[serde(default)]
+    pub format: String,
+    /// CPython version the table was generated on (`3.11.7`).
+    #[serde(default)]
+    pub python: String,
+    /// Maximum number of attribute steps walked from each root.
+    #[serde(default)]
+    pub max_steps: u32,
+    /// The allowlisted modules walked (Colony's 11 and smolagents' `BASE_BUILTIN_MODULES`).
+    #[serde(default)]
+    pub roots: Vec<String>,
+    /// Host-reaching module name -> family (`posix` -> `os`, `_io` -> `io`).
+    #[serde(default)]
+    pub targets: HashMap<String, String>,
+    /// Attribute path from a root (`typing.contextlib.os`) -> the real name of the host-reaching
+    /// module it ends on (`os`).
+    #[serde(default)]
+    pub paths: BTreeMap<String, String>,
+    /// Real module name -> its module-valued attributes (attribute -> real module name).
+    #[serde(default)]
+    pub modules: HashMap<String, HashMap<String, String>>,
+    /// Dotted import names whose module has another `__name__` (`os.path` -> `posixpath`).
+    #[serde(default)]
+    pub submodule_aliases: HashMap<String, String>,
+    /// Other paths to a default denied member (`asyncio.subprocess.create_subprocess_exec` ->
+    /// `asyncio.create_subprocess_exec`).
+    #[serde(default)]
+    pub deny_aliases: HashMap<String, String>,
+    #[serde(skip)]
+    known: HashSet<String>,
+}
+
+const REACH_JSON: &str = include_str!("reach.json");
+
+/// The table compiled into cellguard. Parsed once; an unparsable table (a broken
+/// regeneration, caught by the tests) degrades to an empty table rather than a panic.
+pub fn table() -> &'static Reach {
+    static TABLE: OnceLock<Reach> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut reach: Reach = serde_json::from_str(REACH_JSON).unwrap_or_default();
+        let mut known: HashSet<String> = reach.roots.iter().cloned().collect();
+        for (name, attrs) in &reach.modules {
+            known.insert(name.clone());
+            known.extend(attrs.values().cloned());
+        }
+        known.extend(reach.targets.keys().cloned());
+        reach.known = known;
+        reach
+    })
+}
+
+impl Reach {
+    /// The real name of the module that attribute `attr` of module `real` is, when the table
+    /// records it.
+    pub fn module_attr(&self, real: &str, attr: &str) -> Option<&str> {
+        self.modules
+            .get(real)
+            .and_then(|m| m.get(attr))
+            .map(String::as_str)
+    }
+
+    /// True when the table walked `real` (or its root is a walked root): its non-module
+    /// attributes are then known to be plain members.
+    pub fn knows(&self, real: &str) -> bool {
+        self.known.contains(real)
+            || self
+                .roots
+                .iter()
+                .any(|r| real.split('.').next() == Some(r.as_str()))
+    }
+
+    /// The real name of an imported dotted module (`os.path` -> `posixpath`).
+    pub fn real_name(&self, dotted: &str) -> String {
+        self.submodule_aliases
+            .get(dotted)
+            .cloned()
+            .unwrap_or_else(|| dotted.to_string())
+    }
+
+    /// The host-reaching family of module `real` (`posix` -> `os`, `importlib.util` ->
+    /// `importlib`), when it is one.
+    pub fn family(&self, real: &str) -> Option<&str> {
+        if let Some(f) = self.targets.get(real) {
+            return Some(f);
+        }
+        let root = real.split('.').next().unwrap_or(real);
+        self.targets.get(root).map(String::as_str)
+    }
+
+    /// A recorded path that starts at `path` and reaches a host-reaching module
+    /// (`typing.contextlib` -> `("typing.contextlib.os", "os")`), shortest first.
+    pub fn leads_to<'s>(&'s self, path: &'s str) -> Option<(&'s str, &'s str)> {
+        if let Some(t) = self.paths.get(path) {
+            return Some((path, t));
+        }
+        let prefix = format!("{path}.");
+        self.paths
+            .range(prefix.clone()..)
+            .take_while(|(p, _)| p.starts_with(&prefix))
+            .min_by_key(|(p, _)| (p.matches('.').count(), p.len()))
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+    }
+
+    /// The default denied member that `path` is another name for.
+    pub fn deny_alias(&self, path: &str) -> Option<&str> {
+        self.deny_aliases.get(path).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_parses_and_holds_the_documented_paths() {
+        let t = table();
+        assert_eq!(t.format, "cellguard-sandbox-reach/1");
+        assert_eq!(t.max_steps, 3);
+        for (path, target) in [
+            ("collections._sys", "sys"),
+            ("statistics.sys", "sys"),
+            ("datetime.sys", "sys"),
+            ("typing.sys", "sys"),
+            ("typing.contextlib.os", "os"),
+            ("dataclasses.inspect.os", "os"),
+            ("dataclasses.builtins", "builtins"),
+            ("json.codecs.sys", "sys"),
+            ("re.enum.sys", "sys"),
+            ("asyncio.base_events.subprocess", "subprocess"),
+            ("asyncio.base_events.socket", "socket"),
+            ("statistics.random._os", "os"),
+            ("asyncio.base_events.events.subprocess", "subprocess"),
+            ("random._os", "os"),
+            ("queue.threading._os", "os"),
+            ("pydantic.dataclasses.sys", "sys"),
+        ] {
+            assert_eq!(
+                t.paths.get(path).map(String::as_str),
+                Some(target),
+                "{path}"
+            );
+        }
+        assert_eq!(t.module_attr("collections", "_sys"), Some("sys"));
+        assert_eq!(t.module_attr("typing", "contextlib"), Some("contextlib"));
+        assert_eq!(t.real_name("os.path"), "posixpath");
+        assert_eq!(t.family("posix"), Some("os"));
+        assert_eq!(t.family("importlib.util"), Some("importlib"));
+        assert_eq!(
+            t.leads_to("typing.contextlib"),
+            Some(("typing.contextlib.os", "os"))
+        );
+        assert_eq!(
+            t.deny_alias("asyncio.subprocess.create_subprocess_exec"),
+            Some("asyncio.create_subprocess_exec")
+        );
+        assert!(t.knows("json.decoder"));
+        assert!(!t.knows("numpy"));
+    }
+}

@@ -1,0 +1,514 @@
+//! OpenAI chat-completions message lists with `tool_calls` (tau-bench, Invariant; guardrail-anchors
+//! §1.1, §3.7).
+//!
+//! Accepted shapes: a list of messages (one conversation, named after the file); a list of
+//! conversations, each a list of messages or an object holding one under `traj` (tau-bench),
+//! `messages` or `conversation` (traces named `FILE#N`, N from 0); an object holding one
+//! conversation; JSON Lines of messages.
+//!
+//! Per message (the source record; a malformed message is skipped whole):
+//! - `system`/`user`: a `message` record;
+//! - `assistant`: an inferred `inference` record (each assistant turn is one inference), an
+//!   `assistant` message when it has text, and, when it has tool calls, a `cell` record (the
+//!   turn's calls form one cell) followed per tool call by a `tool_call` message and a `call`
+//!   record (raw key = function name, params = parsed `arguments`);
+//! - `tool`: a `tool_result` message.
+//!
+//! A call's recorded status comes from its result message: linked by `tool_call_id` to the most
+//! recent unanswered call with that id, or, without an id, to the most recent unanswered call
+//! (Invariant's rule). Content starting with `Error:` means `error` (tau-bench's convention),
+//! other content `ok`, no result `unknown`. Legacy `function_call` assistant messages count as
+//! one tool call.
+
+use super::convert::{content_text, opt_str};
+use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
+use super::model::*;
+use super::TraceError;
+use serde_json::{Map, Value};
+
+/// Converts a chat document.
+///
+/// Errors: a document that holds no message list.
+pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
+    if let Some(items) = root_items(ctx, root) {
+        // A list of messages, or a list of conversations?
+        let conversations = items.iter().any(|(_, r)| {
+            r.as_ref().is_ok_and(|v| {
+                arr(v).is_some()
+                    || obj(v).is_some_and(|o| {
+                        ["traj", "messages", "conversation"]
+                            .iter()
+                            .any(|k| o.contains_key(*k))
+                    })
+            })
+        });
+        if conversations {
+            for (n, (line, item)) in items.iter().enumerate() {
+                ctx.start_trace(Some(n), Format::OpenaiChat);
+                match item {
+                    Ok(v) => conversation_value(ctx, v, *line)?,
+                    Err(e) => ctx.skip(*line, format!("conversation {n}: {e}")),
+                }
+            }
+        } else {
+            ctx.start_trace(None, Format::OpenaiChat);
+            header(ctx, items.first().map_or(1, |i| i.0), &Map::new());
+            conversation(ctx, &items);
+        }
+        return Ok(());
+    }
+    if let Root::Value(v) = root {
+        ctx.start_trace(None, Format::OpenaiChat);
+        conversation_value(ctx, v, ctx.line_of(v))?;
+    }
+    Ok(())
+}
+
+fn header(ctx: &mut DocCtx, line: u64, wrapper: &Map<String, Value>) {
+    let mut extra = Map::new();
+    for k in ["task_id", "reward", "trial"] {
+        if let Some(v) = wrapper.get(k) {
+            extra.insert(k.to_string(), v.clone());
+        }
+    }
+    let source = if wrapper.contains_key("traj") && wrapper.contains_key("info") {
+        Some("tau-bench".to_string())
+    } else {
+        None
+    };
+    ctx.record(
+        line,
+        Record::Header(Box::new(Header {
+            format: "openai-chat".into(),
+            version: None,
+            source,
+            extra,
+            ..Default::default()
+        })),
+    );
+}
+
+/// One conversation given as a value: a message list, or an object holding one.
+fn conversation_value(
+    ctx: &mut DocCtx,
+    v: &serde_json::value::RawValue,
+    line: u64,
+) -> Result<(), TraceError> {
+    if let Some(items) = arr(v) {
+        header(ctx, line, &Map::new());
+        let items: Vec<Item> = items.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
+        conversation(ctx, &items);
+        return Ok(());
+    }
+    let Some(o) = obj(v) else {
+        ctx.skip(
+            line,
+            "a conversation must be a list of messages or an object holding one",
+        );
+        return Ok(());
+    };
+    let list = ["traj", "messages", "conversation", "history"]
+        .iter()
+        .find_map(|k| o.get(*k).copied());
+    match list.and_then(arr) {
+        Some(items) => {
+            let wrapper = map(v).unwrap_or_default();
+            header(ctx, line, &wrapper);
+            let items: Vec<Item> = items.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
+            conversation(ctx, &items);
+            Ok(())
+        }
+        None if o.contains_key("role") => {
+            header(ctx, line, &Map::new());
+            conversation(ctx, &[(line, Ok(v))]);
+            Ok(())
+        }
+        None => Err(ctx.error_at(
+            v,
+            "no message list found (expected `traj`, `messages` or `conversation`)",
+        )),
+    }
+}
+
+/// A tool call as parsed from an assistant message.
+pub(crate) struct ToolCall {
+    pub id: Option<String>,
+    pub name: String,
+    /// The arguments as recorded (JSON text).
+    pub arguments: String,
+    /// Parsed arguments (an object), or `None` when they are not a JSON object.
+    pub params: Option<Value>,
+}
+
+/// A parsed message with its calls, before records are emitted.
+pub(crate) struct Parsed {
+    pub line: u64,
+    pub role: String,
+    pub content: Option<String>,
+    pub name: Option<String>,
+    pub tool_call_id: Option<String>,
+    /// SWE-agent links a result to several calls.
+    pub tool_call_ids: Vec<String>,
+    pub calls: Vec<ToolCall>,
+    pub extra: Map<String, Value>,
+}
+
+/// Parses one chat message object.
+///
+/// Errors: the reason the message is malformed.
+pub(crate) fn parse_message(m: &Map<String, Value>, line: u64) -> Result<Parsed, String> {
+    let role = opt_str(m, "role")?.ok_or_else(|| "a message needs a `role`".to_string())?;
+    let mut calls = Vec::new();
+    match m.get("tool_calls") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(list)) => {
+            for (i, tc) in list.iter().enumerate() {
+                calls.push(tool_call(tc).map_err(|e| format!("tool call {i}: {e}"))?);
+            }
+        }
+        Some(_) => return Err("field `tool_calls` must be a list".into()),
+    }
+    if let Some(fc) = m.get("function_call").filter(|v| !v.is_null()) {
+        let mut wrapped = Map::new();
+        wrapped.insert("function".into(), fc.clone());
+        calls.push(tool_call(&Value::Object(wrapped)).map_err(|e| format!("function_call: {e}"))?);
+    }
+    let tool_call_ids = match m.get("tool_call_ids") {
+        Some(Value::Array(ids)) => ids
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let known = [
+        "role",
+        "content",
+        "name",
+        "tool_call_id",
+        "tool_calls",
+        "function_call",
+        "tool_call_ids",
+    ];
+    Ok(Parsed {
+        line,
+        role,
+        content: m.get("content").and_then(content_text),
+        name: opt_str(m, "name")?,
+        tool_call_id: opt_str(m, "tool_call_id")?,
+        tool_call_ids,
+        calls,
+        extra: m
+            .iter()
+            .filter(|(k, _)| !known.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    })
+}
+
+fn tool_call(tc: &Value) -> Result<ToolCall, String> {
+    let Value::Object(tc) = tc else {
+        return Err("must be an object".into());
+    };
+    let f = match tc.get("function") {
+        Some(Value::Object(f)) => f,
+        Some(_) => return Err("`function` must be an object".into()),
+        // Invariant also accepts a bare `{name, arguments}`.
+        None => tc,
+    };
+    let name = match f.get("name") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => return Err("`function.name` must be a non-empty string".into()),
+    };
+    let (arguments, params) = match f.get("arguments") {
+        None | Some(Value::Null) => ("{}".to_string(), Some(Value::Object(Map::new()))),
+        Some(Value::String(s)) => {
+            let parsed = if s.trim().is_empty() {
+                Some(Value::Object(Map::new()))
+            } else {
+                match serde_json::from_str::<Value>(s) {
+                    Ok(v @ Value::Object(_)) => Some(v),
+                    _ => None,
+                }
+            };
+            (s.clone(), parsed)
+        }
+        Some(v @ Value::Object(_)) => (v.to_string(), Some(v.clone())),
+        Some(v) => (v.to_string(), None),
+    };
+    Ok(ToolCall {
+        id: match tc.get("id") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        },
+        name,
+        arguments,
+        params,
+    })
+}
+
+/// Links each tool result to the call it answers. Returns, per message index with calls, the
+/// index of the result message for each of its calls.
+pub(crate) fn link_results(msgs: &[Option<Parsed>]) -> Vec<Vec<Option<usize>>> {
+    let mut links: Vec<Vec<Option<usize>>> = msgs
+        .iter()
+        .map(|m| m.as_ref().map_or(Vec::new(), |m| vec![None; m.calls.len()]))
+        .collect();
+    // Unanswered calls, oldest first: (message index, call index).
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        let Some(m) = m else { continue };
+        for c in 0..m.calls.len() {
+            open.push((i, c));
+        }
+        if m.role != "tool" && m.role != "function" {
+            continue;
+        }
+        let ids: Vec<&str> = match (&m.tool_call_id, m.tool_call_ids.is_empty()) {
+            (Some(id), _) => vec![id.as_str()],
+            (None, false) => m.tool_call_ids.iter().map(String::as_str).collect(),
+            (None, true) => Vec::new(),
+        };
+        if ids.is_empty() {
+            if let Some((mi, ci)) = open.pop() {
+                links[mi][ci] = Some(i);
+            }
+            continue;
+        }
+        for id in ids {
+            let pos = open.iter().rposition(|&(mi, ci)| {
+                msgs[mi].as_ref().and_then(|p| p.calls[ci].id.as_deref()) == Some(id)
+            });
+            if let Some(pos) = pos {
+                let (mi, ci) = open.remove(pos);
+                links[mi][ci] = Some(i);
+            }
+        }
+    }
+    links
+}
+
+/// The recorded status of a call from its result text: tau-bench marks failures with a leading
+/// `Error:`; pyAgentic with ``Tool `name` failed:``.
+pub(crate) fn status_from_result(content: Option<&str>) -> CallStatus {
+    match content {
+        None => CallStatus::Ok,
+        Some(c) => {
+            let c = c.trim_start();
+            if c.starts_with("Error:") || (c.starts_with("Tool `") && c.contains("` failed:")) {
+                CallStatus::Error
+            } else {
+                CallStatus::Ok
+            }
+        }
+    }
+}
+
+/// Emits the records of one conversation.
+pub(crate) fn conversation(ctx: &mut DocCtx, items: &[Item]) {
+    let mut msgs: Vec<Option<Parsed>> = Vec::with_capacity(items.len());
+    for (line, item) in items {
+        let parsed = match item {
+            Ok(r) => match map(r) {
+                Some(m) => parse_message(&m, *line),
+                None => Err("a message must be a JSON object".into()),
+            },
+            Err(e) => Err(e.clone()),
+        };
+        match parsed {
+            Ok(p) => msgs.push(Some(p)),
+            Err(e) => {
+                ctx.skip(*line, format!("malformed message: {e}"));
+                msgs.push(None);
+            }
+        }
+    }
+    emit(ctx, &msgs);
+}
+
+/// Emits records for parsed messages (shared with SWE-agent).
+pub(crate) fn emit(ctx: &mut DocCtx, msgs: &[Option<Parsed>]) {
+    let links = link_results(msgs);
+    let mut cell = 0u64;
+    for (i, m) in msgs.iter().enumerate() {
+        let Some(m) = m else { continue };
+        ctx.accept();
+        let line = m.line;
+        let msg = |kind: MessageKind| {
+            let mut r = MessageRecord::new(kind);
+            r.role = Some(m.role.clone());
+            r.content = m.content.clone();
+            r.extra = m.extra.clone();
+            r
+        };
+        match m.role.as_str() {
+            "assistant" => {
+                ctx.record(
+                    line,
+                    Record::Inference(InferenceRecord {
+                        inferred: true,
+                        ..Default::default()
+                    }),
+                );
+                if m.content.as_deref().is_some_and(|c| !c.is_empty()) || m.calls.is_empty() {
+                    ctx.record(line, Record::Message(Box::new(msg(MessageKind::Assistant))));
+                }
+                if m.calls.is_empty() {
+                    continue;
+                }
+                ctx.record(
+                    line,
+                    Record::Cell(CellRecord {
+                        index: Some(cell),
+                        ..Default::default()
+                    }),
+                );
+                for (ci, c) in m.calls.iter().enumerate() {
+                    let mut tm = MessageRecord::new(MessageKind::ToolCall);
+                    tm.role = Some("assistant".into());
+                    tm.id = c.id.clone();
+                    tm.name = Some(c.name.clone());
+                    tm.arguments = Some(c.arguments.clone());
+                    ctx.record(line, Record::Message(Box::new(tm)));
+                    if c.params.is_none() {
+                        ctx.warn(
+                            line,
+                            format!(
+                                "arguments of tool call `{}` are not a JSON object; replayed with no params",
+                                c.name
+                            ),
+                        );
+                    }
+                    let result = links[i][ci].and_then(|r| msgs[r].as_ref());
+                    let status = match result {
+                        Some(r) => status_from_result(r.content.as_deref()),
+                        None => CallStatus::Unknown,
+                    };
+                    ctx.record(
+                        line,
+                        Record::Call(CallRecord {
+                            cell: Some(cell),
+                            index: Some(ci as u64),
+                            raw_key: Some(c.name.as_str().into()),
+                            action_key: None,
+                            params: c.params.as_ref().map_or(Params::none(), Params::from_value),
+                            status,
+                            error: match status {
+                                CallStatus::Error => result.and_then(|r| r.content.clone()),
+                                _ => None,
+                            },
+                            result: result
+                                .and_then(|r| r.content.as_ref())
+                                .map_or(RawJson::none(), |c| {
+                                    RawJson::from_value(&Value::String(c.clone()))
+                                }),
+                            start: None,
+                            end: None,
+                            call_id: c.id.clone(),
+                        }),
+                    );
+                }
+                cell += 1;
+            }
+            "tool" | "function" => {
+                let mut r = msg(MessageKind::ToolResult);
+                r.name = m.name.clone();
+                r.tool_call_id = m
+                    .tool_call_id
+                    .clone()
+                    .or_else(|| m.tool_call_ids.first().cloned());
+                ctx.record(line, Record::Message(Box::new(r)));
+            }
+            role => {
+                let mut r = msg(MessageKind::from_role(role));
+                r.name = m.name.clone();
+                ctx.record(line, Record::Message(Box::new(r)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::trace::{read_str, Event, Format, Record};
+
+    fn records(text: &str) -> Vec<(String, u64, Record)> {
+        let mut trace = String::new();
+        read_str("c.json", text, None)
+            .unwrap()
+            .filter_map(|e| match e {
+                Event::TraceStart(t) => {
+                    trace = t.name;
+                    None
+                }
+                Event::Record { line, record } => Some((trace.clone(), line, record)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tau_bench_shape_yields_numbered_traces_and_statuses() {
+        let text = r#"[
+{"task_id": 1, "reward": 1.0, "info": {}, "traj": [
+  {"role": "user", "content": "hi"},
+  {"role": "assistant", "content": null, "tool_calls": [
+     {"id": "c1", "type": "function", "function": {"name": "get_user_details", "arguments": "{\"user_id\":\"u1\"}"}}]},
+  {"role": "tool", "tool_call_id": "c1", "name": "get_user_details", "content": "Error: user not found"}
+]},
+{"traj": [
+  {"role": "assistant", "content": "ok", "tool_calls": [
+     {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}},
+     {"id": "c2", "type": "function", "function": {"name": "b", "arguments": "{}"}}]},
+  {"role": "tool", "tool_call_id": "c2", "content": "fine"}
+]}
+]"#;
+        let recs = records(text);
+        let calls: Vec<(String, u64, String, &str)> = recs
+            .iter()
+            .filter_map(|(t, l, r)| match r {
+                Record::Call(c) => Some((t.clone(), *l, c.raw().to_string(), c.status.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                (
+                    "c.json#0".to_string(),
+                    4,
+                    "get_user_details".to_string(),
+                    "error"
+                ),
+                ("c.json#1".to_string(), 9, "a".to_string(), "unknown"),
+                ("c.json#1".to_string(), 9, "b".to_string(), "ok"),
+            ]
+        );
+        let Record::Header(h) = &recs[0].2 else {
+            panic!()
+        };
+        assert_eq!(h.source.as_deref(), Some("tau-bench"));
+        assert_eq!(h.extra.get("task_id"), Some(&serde_json::json!(1)));
+    }
+
+    #[test]
+    fn malformed_message_is_skipped_and_counted() {
+        let text = r#"[{"role": "user", "content": "hi"}, {"content": "no role"}, {"role": "assistant", "tool_calls": [{"function": {}}]}]"#;
+        let mut r = read_str("c.json", text, Some(Format::OpenaiChat)).unwrap();
+        let skipped: Vec<String> = r
+            .by_ref()
+            .filter_map(|e| match e {
+                Event::Skipped(s) => Some(s.message),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            skipped,
+            vec![
+                "malformed message: a message needs a `role`",
+                "malformed message: tool call 0: `function.name` must be a non-empty string"
+            ]
+        );
+        let s = r.stats();
+        assert_eq!((s.read, s.accepted, s.skipped), (3, 1, 2));
+    }
+}

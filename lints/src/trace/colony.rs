@@ -1,0 +1,599 @@
+//! Colony recordings (colony-reference §5.3, §5.7–5.9):
+//!
+//! - `colony-replay/1` objects (`{format, agent_id, semantics_epoch, cells: [...]}`, §5.8);
+//! - the codegen-iterations endpoint output (a list of iterations with `step_index`,
+//!   `generated_code`, `success`, `error`, `start_wall`, `run_call_trace`; or
+//!   `{iterations: [...]}`), also as JSON Lines;
+//! - a bare `run_call_trace` list (one cell);
+//! - span exports (a list of span rows, or `{spans: [...]}`): the `EXECUTE_CODE` action spans
+//!   carrying `metadata.run_call_trace` are the cells, ordered by `start_wall`; their child action
+//!   spans give call times. One trace per agent (`FILE#N` when there are several).
+//!
+//! Replay reconstruction follows §5.9: `signal_completion` entries become `completion` records;
+//! `blocked: true` entries are calls with status `blocked` whose `action_key` is the raw key the
+//! guardrail saw; every other entry is a dispatched call whose `action_key` is the resolved key.
+//! The raw key of a dispatched call is recovered from the cell code: the string literal of a
+//! `run(...)` call (first argument or `action_key=`) that the dispatcher would resolve to the
+//! recorded key (equal, a dot-suffix of it, or it with leading segments added), taken in source
+//! order; when none matches, the raw key is the resolved key. The semantics epoch comes from the
+//! recording (`semantics_epoch`) or, failing that, from the date of the first cell.
+
+use super::convert::{self, opt_str};
+use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
+use super::model::*;
+use super::TraceError;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// Converts a Colony document.
+///
+/// Errors: a document with none of the shapes above.
+pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
+    if let Root::Value(v) = root {
+        if let Some(o) = obj(v) {
+            if let Some(cells) = o.get("cells").or(o.get("iterations")).copied() {
+                let m = map(v).unwrap_or_default();
+                let Some(list) = arr(cells) else {
+                    return Err(ctx.error_at(cells, "`cells` must be a list"));
+                };
+                let items: Vec<Item> = list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
+                ctx.start_trace(None, Format::Colony);
+                cells_trace(ctx, &items, &m, ctx.line_of(v));
+                return Ok(());
+            }
+            if let Some(spans) = o.get("spans").copied() {
+                let Some(list) = arr(spans) else {
+                    return Err(ctx.error_at(spans, "`spans` must be a list"));
+                };
+                let items: Vec<Item> = list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
+                span_traces(ctx, &items);
+                return Ok(());
+            }
+            if o.contains_key("run_call_trace") || o.contains_key("step_index") {
+                ctx.start_trace(None, Format::Colony);
+                let line = ctx.line_of(v);
+                cells_trace(ctx, &[(line, Ok(*v))], &Map::new(), line);
+                return Ok(());
+            }
+            return Err(ctx.error_at(
+                v,
+                "not a Colony recording (expected `cells`, `iterations`, `spans` or `run_call_trace`)",
+            ));
+        }
+    }
+    let items = root_items(ctx, root).unwrap_or_default();
+    let first = items
+        .iter()
+        .find_map(|(_, r)| r.as_ref().ok().and_then(|v| obj(v)));
+    let Some(first) = first else {
+        ctx.start_trace(None, Format::Colony);
+        for (line, item) in &items {
+            if let Err(e) = item {
+                ctx.skip(*line, e.clone());
+            } else {
+                ctx.skip(*line, "a Colony record must be a JSON object");
+            }
+        }
+        return Ok(());
+    };
+    if first.contains_key("span_id") {
+        span_traces(ctx, &items);
+    } else if first.contains_key("call_index") && !first.contains_key("run_call_trace") {
+        // A bare run-call-trace: one cell.
+        ctx.start_trace(None, Format::Colony);
+        let line = items.first().map_or(1, |i| i.0);
+        header(ctx, line, &Map::new(), None);
+        ctx.record(line, Record::Cell(CellRecord::default()));
+        entries(ctx, &items, None, None, &[]);
+    } else {
+        ctx.start_trace(None, Format::Colony);
+        let line = items.first().map_or(1, |i| i.0);
+        cells_trace(ctx, &items, &Map::new(), line);
+    }
+    Ok(())
+}
+
+/// The epoch of a recording that started at `wall` (Unix seconds).
+fn epoch_of_time(wall: f64) -> Epoch {
+    let t0620 = convert::parse_rfc3339("2026-06-20T00:00:00Z").unwrap_or(f64::MAX);
+    let t0624 = convert::parse_rfc3339("2026-06-24T00:00:00Z").unwrap_or(f64::MAX);
+    if wall < t0620 {
+        Epoch::Pre0620
+    } else if wall < t0624 {
+        Epoch::Mid0620
+    } else {
+        Epoch::Current
+    }
+}
+
+fn header(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>, first_wall: Option<f64>) {
+    let epoch = root
+        .get("semantics_epoch")
+        .or(root.get("epoch"))
+        .and_then(Value::as_str)
+        .and_then(|s| Epoch::parse(s).ok())
+        .or(first_wall.map(epoch_of_time));
+    ctx.record(
+        line,
+        Record::Header(Box::new(Header {
+            format: root
+                .get("format")
+                .and_then(Value::as_str)
+                .unwrap_or("colony")
+                .to_string(),
+            version: None,
+            source: Some("colony".into()),
+            agent_id: root
+                .get("agent_id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            epoch,
+            goals: root.get("goals").and_then(Value::as_array).map(|g| {
+                g.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            }),
+            system_prompt: None,
+            extra: Map::new(),
+        })),
+    );
+}
+
+/// Cell objects (colony-replay `cells` or codegen iterations), in order.
+fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line: u64) {
+    let first_wall = items.iter().find_map(|(_, r)| {
+        let m = map(r.as_ref().ok()?)?;
+        m.get("start_wall").and_then(Value::as_f64)
+    });
+    let mut root = root.clone();
+    if !root.contains_key("agent_id") {
+        if let Some(a) = items.iter().find_map(|(_, r)| {
+            map(r.as_ref().ok()?)?
+                .get("agent_id")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }) {
+            root.insert("agent_id".into(), Value::String(a));
+        }
+    }
+    header(ctx, line, &root, first_wall);
+    for (n, (line, item)) in items.iter().enumerate() {
+        let (v, o) = match item {
+            Ok(v) => match (obj(v), map(v)) {
+                (Some(o), Some(_)) => (*v, o),
+                _ => {
+                    ctx.skip(*line, "a cell must be a JSON object");
+                    continue;
+                }
+            },
+            Err(e) => {
+                ctx.skip(*line, e.clone());
+                continue;
+            }
+        };
+        let m = map(v).unwrap_or_default();
+        let index = m
+            .get("iteration")
+            .or(m.get("step_index"))
+            .and_then(Value::as_u64)
+            .unwrap_or(n as u64);
+        let code = match m.get("code").or(m.get("generated_code")) {
+            Some(Value::String(s)) => Some(unwrap_code(s)),
+            _ => None,
+        };
+        let success = m
+            .get("cell_success")
+            .or(m.get("success"))
+            .and_then(Value::as_bool);
+        let error = m
+            .get("cell_error")
+            .or(m.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        ctx.accept();
+        ctx.record(
+            *line,
+            Record::Cell(CellRecord {
+                index: Some(index),
+                code: code.clone(),
+                success,
+                error,
+            }),
+        );
+        let trace = o.get("run_call_trace").copied().or_else(|| {
+            o.get("metadata")
+                .and_then(|md| obj(md))
+                .and_then(|md| md.get("run_call_trace").copied())
+        });
+        let spans: Vec<(f64, Option<f64>)> = o
+            .get("child_action_spans")
+            .and_then(|s| arr(s))
+            .map(|list| {
+                let mut t: Vec<(f64, Option<f64>)> = list
+                    .iter()
+                    .filter_map(|s| map(s))
+                    .filter_map(|s| {
+                        Some((
+                            s.get("start_wall")?.as_f64()?,
+                            s.get("end_wall").and_then(Value::as_f64),
+                        ))
+                    })
+                    .collect();
+                t.sort_by(|a, b| a.0.total_cmp(&b.0));
+                t
+            })
+            .unwrap_or_default();
+        if let Some(t) = trace {
+            match arr(t) {
+                Some(list) => {
+                    let list: Vec<Item> =
+                        list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
+                    entries(ctx, &list, Some(index), code.as_deref(), &spans);
+                }
+                None => ctx.warn(
+                    *line,
+                    "`run_call_trace` is not a list; cell replayed without calls",
+                ),
+            }
+        }
+    }
+}
+
+/// Unwraps Colony's schema-constrained `{"code": "..."}` envelope (colony-reference §2.9).
+fn unwrap_code(s: &str) -> String {
+    let t = s.trim();
+    if t.starts_with('{') {
+        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(t) {
+            if let Some(c) = o.get("code") {
+                return match c {
+                    Value::String(c) => c.clone(),
+                    other => other.to_string(),
+                };
+            }
+        }
+    }
+    s.to_string()
+}
+
+/// The action-key literals of the `run(...)` calls of a cell, in source order. Fenced code is
+/// taken from its python (or untagged) blocks.
+pub fn run_literals(code: &str) -> Vec<String> {
+    let mut texts = Vec::new();
+    if code.contains("```") {
+        for f in crate::extract::markdown::fences(code) {
+            if f.lang.is_empty() || crate::extract::markdown::is_python_lang(&f.lang) {
+                texts.push(code.get(f.body.as_range()).unwrap_or("").to_string());
+            }
+        }
+    }
+    if texts.is_empty() {
+        texts.push(code.to_string());
+    }
+    let mut out = Vec::new();
+    for text in &texts {
+        let tree = crate::parse::parse(text, None);
+        for node in crate::parse::walk(tree.root_node()) {
+            if node.kind() != "call" {
+                continue;
+            }
+            let Some(func) = node.child_by_field_name("function") else {
+                continue;
+            };
+            if func.kind() != "identifier" || crate::parse::text(func, text) != "run" {
+                continue;
+            }
+            let Some(args) = node.child_by_field_name("arguments") else {
+                continue;
+            };
+            let mut cursor = args.walk();
+            let mut key = None;
+            for (i, a) in args.named_children(&mut cursor).enumerate() {
+                if a.kind() == "keyword_argument" {
+                    let name = a.child_by_field_name("name");
+                    if name.map(|n| crate::parse::text(n, text)) == Some("action_key") {
+                        key = a
+                            .child_by_field_name("value")
+                            .and_then(|v| crate::parse::literal_str(v, text));
+                    }
+                } else if i == 0 {
+                    key = crate::parse::literal_str(a, text);
+                }
+            }
+            if let Some(k) = key {
+                out.push(k);
+            }
+        }
+    }
+    out
+}
+
+/// True when the dispatcher could resolve the literal `raw` to `resolved` (exact, unique
+/// suffix, or prefix strip; colony-reference §2.3).
+fn resolves_to(raw: &str, resolved: &str) -> bool {
+    raw == resolved
+        || (resolved.len() > raw.len()
+            && resolved.ends_with(raw)
+            && resolved.as_bytes()[resolved.len() - raw.len() - 1] == b'.')
+        || (raw.len() > resolved.len()
+            && raw.ends_with(resolved)
+            && raw.as_bytes()[raw.len() - resolved.len() - 1] == b'.')
+}
+
+/// Converts one cell's run-call-trace entries.
+fn entries(
+    ctx: &mut DocCtx,
+    items: &[Item],
+    cell: Option<u64>,
+    code: Option<&str>,
+    spans: &[(f64, Option<f64>)],
+) {
+    let literals = code.map(run_literals).unwrap_or_default();
+    let mut cursor = 0usize;
+    let mut dispatched = 0usize;
+    for (line, item) in items {
+        let Some(m) = item.as_ref().ok().and_then(|r: &&RawValue| map(r)) else {
+            ctx.skip(
+                *line,
+                match item {
+                    Err(e) => e.clone(),
+                    Ok(_) => "a run-call-trace entry must be a JSON object".into(),
+                },
+            );
+            continue;
+        };
+        let key = opt_str(&m, "action_key").ok().flatten();
+        if key.as_deref() == Some("signal_completion") {
+            let success = m.get("success").and_then(Value::as_bool);
+            let preview = m
+                .get("output_preview")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let error = m.get("error").and_then(Value::as_str).unwrap_or("");
+            let (reason, suggestions) = match success {
+                Some(true) => (
+                    preview
+                        .strip_prefix("Completion accepted: ")
+                        .map(str::to_string),
+                    Vec::new(),
+                ),
+                _ => (
+                    error.strip_prefix("Rejected: ").map(str::to_string),
+                    preview
+                        .split("; ")
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                ),
+            };
+            ctx.accept();
+            ctx.record(
+                *line,
+                Record::Completion(CompletionRecord {
+                    cell,
+                    allowed: success,
+                    reason,
+                    suggestions,
+                    goals: None,
+                    results: None,
+                }),
+            );
+            continue;
+        }
+        let mut call = match convert::call(&m) {
+            Ok(c) => c,
+            Err(e) => {
+                ctx.skip(*line, format!("malformed run-call-trace entry: {e}"));
+                continue;
+            }
+        };
+        call.cell = cell;
+        if call.status == CallStatus::Blocked {
+            // The key of a blocked entry is the raw key the guardrail saw.
+            if call.raw_key.is_none() {
+                call.raw_key = call.action_key.take();
+            }
+        } else {
+            if call.raw_key.is_none() {
+                if let Some(resolved) = call.action_key.as_deref() {
+                    let found = (cursor..literals.len())
+                        .chain(0..cursor.min(literals.len()))
+                        .find(|&i| resolves_to(&literals[i], resolved));
+                    if let Some(i) = found {
+                        call.raw_key = Some(literals[i].as_str().into());
+                        if i >= cursor {
+                            cursor = i + 1;
+                        }
+                    }
+                }
+            }
+            if let Some(&(start, end)) = spans.get(dispatched) {
+                call.start = call.start.or(Some(start));
+                call.end = call.end.or(end);
+            }
+            dispatched += 1;
+        }
+        ctx.accept();
+        ctx.record(*line, Record::Call(call));
+    }
+}
+
+/// Span exports: one trace per agent, cells from `EXECUTE_CODE` action spans.
+fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
+    struct Span {
+        line: u64,
+        id: String,
+        parent: Option<String>,
+        agent: String,
+        start: f64,
+        end: Option<f64>,
+        m: Map<String, Value>,
+    }
+    let mut spans = Vec::new();
+    for (line, item) in items {
+        let Some(m) = item.as_ref().ok().and_then(|r| map(r)) else {
+            ctx.skip(
+                *line,
+                match item {
+                    Err(e) => e.clone(),
+                    Ok(_) => "a span must be a JSON object".into(),
+                },
+            );
+            continue;
+        };
+        let id = m
+            .get("span_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        spans.push(Span {
+            line: *line,
+            id,
+            parent: m
+                .get("parent_span_id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            agent: m
+                .get("agent_id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            start: m
+                .get("start_wall")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::MAX),
+            end: m.get("end_wall").and_then(Value::as_f64),
+            m,
+        });
+    }
+    let is_cell = |s: &Span| {
+        s.m.get("metadata")
+            .and_then(|md| md.get("run_call_trace"))
+            .is_some()
+            || s.m
+                .get("input_summary")
+                .and_then(|i| i.get("action_type"))
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.to_ascii_lowercase().contains("execute_code"))
+    };
+    let mut agents: Vec<String> = Vec::new();
+    for s in &spans {
+        if is_cell(s) && !agents.contains(&s.agent) {
+            agents.push(s.agent.clone());
+        }
+    }
+    // Spans that are neither cells nor children of a cell are read and accepted (they carry no
+    // replayable call); children give call times.
+    for s in &spans {
+        if !is_cell(s) {
+            ctx.accept();
+        }
+    }
+    let several = agents.len() > 1;
+    for (n, agent) in agents.iter().enumerate() {
+        ctx.start_trace(several.then_some(n), Format::Colony);
+        let mut cells: Vec<&Span> = spans
+            .iter()
+            .filter(|s| is_cell(s) && &s.agent == agent)
+            .collect();
+        cells.sort_by(|a, b| a.start.total_cmp(&b.start));
+        let mut root = Map::new();
+        if !agent.is_empty() {
+            root.insert("agent_id".into(), Value::String(agent.clone()));
+        }
+        let first_wall = cells.first().map(|c| c.start).filter(|t| *t < f64::MAX);
+        header(ctx, cells.first().map_or(1, |c| c.line), &root, first_wall);
+        for (i, c) in cells.iter().enumerate() {
+            ctx.accept();
+            let code =
+                c.m.get("input_summary")
+                    .and_then(|x| x.get("parameters"))
+                    .and_then(|p| p.get("code"))
+                    .and_then(Value::as_str)
+                    .map(unwrap_code);
+            ctx.record(
+                c.line,
+                Record::Cell(CellRecord {
+                    index: Some(i as u64),
+                    code: code.clone(),
+                    success: c.m.get("status").and_then(Value::as_str).map(|s| s == "ok"),
+                    error: c.m.get("error").and_then(Value::as_str).map(str::to_string),
+                }),
+            );
+            let mut children: Vec<(f64, Option<f64>)> = spans
+                .iter()
+                .filter(|s| s.parent.as_deref() == Some(c.id.as_str()) && !c.id.is_empty())
+                .map(|s| (s.start, s.end))
+                .collect();
+            children.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let trace =
+                c.m.get("metadata")
+                    .and_then(|md| md.get("run_call_trace"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+            // Entries come from a parsed value: give them the cell span's line.
+            let raws: Vec<Box<RawValue>> = trace
+                .iter()
+                .filter_map(|e| serde_json::value::to_raw_value(e).ok())
+                .collect();
+            let list: Vec<Item> = raws.iter().map(|r| (c.line, Ok(r.as_ref()))).collect();
+            entries(ctx, &list, Some(i as u64), code.as_deref(), &children);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{read_str, Event};
+
+    #[test]
+    fn literals_in_source_order() {
+        let code = "r = await run(\"get_agent_status\", agent_ids=[\"a\"])\nawait run(action_key='X.y.z')\nawait x.run('no')\nk = 'v'\nawait run(k)\n";
+        assert_eq!(run_literals(code), vec!["get_agent_status", "X.y.z"]);
+        let fenced = "Here:\n```python\nawait run('a.b')\n```\n";
+        assert_eq!(run_literals(fenced), vec!["a.b"]);
+    }
+
+    #[test]
+    fn replay_shape_recovers_raw_keys_and_blocks() {
+        let text = r#"{"format": "colony-replay/1", "agent_id": "agent-5d0c9e11", "semantics_epoch": "0620-0624",
+ "cells": [{"iteration": 7, "code": "await run(\"get_agent_status\", agent_ids=[\"agent-1\"])\nawait run(\"respond_to_user\", content=\"x\")",
+   "cell_success": false, "cell_error": "GuardrailBlockedError: Blocked by guardrail: respond_to_user: r.",
+   "run_call_trace": [
+     {"call_index": 0, "action_key": "AgentPoolCapability.AgentPoolCapability.get_agent_status", "parameters": {"agent_ids": ["agent-1"]}, "success": true, "error": null, "output_preview": "{}", "blocked": false},
+     {"call_index": 1, "action_key": "respond_to_user", "parameters": {"content": "x"}, "success": false, "error": "Blocked: r", "output_preview": "", "blocked": true},
+     {"call_index": 2, "action_key": "signal_completion", "success": false, "error": "Rejected: No results have been stored.", "output_preview": "Store action results in the results dict before completing.", "blocked": false}
+   ],
+   "child_action_spans": [{"span_id": "s", "start_wall": 1786500000.12, "end_wall": 1786500000.31}]}]}"#;
+        let events: Vec<Event> = read_str("c.json", text, None).unwrap().collect();
+        let recs: Vec<&Record> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Record { record, .. } => Some(record),
+                _ => None,
+            })
+            .collect();
+        let Record::Header(h) = recs[0] else { panic!() };
+        assert_eq!(h.epoch, Some(Epoch::Mid0620));
+        assert_eq!(h.agent_id.as_deref(), Some("agent-5d0c9e11"));
+        let Record::Call(c0) = recs[2] else { panic!() };
+        assert_eq!(c0.raw(), "get_agent_status");
+        assert_eq!(
+            c0.resolved(),
+            "AgentPoolCapability.AgentPoolCapability.get_agent_status"
+        );
+        assert_eq!(c0.status, CallStatus::Ok);
+        assert_eq!(c0.start, Some(1786500000.12));
+        let Record::Call(c1) = recs[3] else { panic!() };
+        assert_eq!(
+            (c1.raw(), c1.status),
+            ("respond_to_user", CallStatus::Blocked)
+        );
+        let Record::Completion(done) = recs[4] else {
+            panic!()
+        };
+        assert_eq!(done.allowed, Some(false));
+        assert_eq!(done.reason.as_deref(), Some("No results have been stored."));
+    }
+}

@@ -1,0 +1,477 @@
+//! Turning a JSON object into a model [`Record`]: the native record shapes (spec §7,
+//! `docs/trace-format.md`) plus the aliases other writers use. Unknown keys are ignored (kept in
+//! `extra` where the model has one); a key of the wrong type makes the record malformed.
+
+use super::model::*;
+use serde_json::{Map, Value};
+
+type Obj = Map<String, Value>;
+
+/// A field of the wrong type.
+fn bad(key: &str, want: &str, got: &Value) -> String {
+    let kind = match got {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    format!("field `{key}` must be {want}, found {kind}")
+}
+
+/// An optional string field (`null` counts as missing).
+pub(crate) fn opt_str(o: &Obj, key: &str) -> Result<Option<String>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(v) => Err(bad(key, "a string", v)),
+    }
+}
+
+/// An optional non-negative integer field.
+pub(crate) fn opt_u64(o: &Obj, key: &str) -> Result<Option<u64>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| format!("field `{key}` must be a non-negative integer, found {n}")),
+        Some(v) => Err(bad(key, "a non-negative integer", v)),
+    }
+}
+
+/// An optional boolean field.
+pub(crate) fn opt_bool(o: &Obj, key: &str) -> Result<Option<bool>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(v) => Err(bad(key, "a boolean", v)),
+    }
+}
+
+/// An optional timestamp: seconds since the Unix epoch as a number, or an RFC 3339 string.
+pub(crate) fn opt_time(o: &Obj, key: &str) -> Result<Option<f64>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(Value::String(s)) => parse_rfc3339(s)
+            .map(Some)
+            .ok_or_else(|| format!("field `{key}`: `{s}` is not an RFC 3339 time")),
+        Some(v) => Err(bad(key, "a number of seconds or an RFC 3339 string", v)),
+    }
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 / ISO 8601 time (`2026-06-21T10:00:00.5Z`,
+/// `+02:00` offsets, a space instead of `T`; no offset means UTC). `None` when malformed.
+pub fn parse_rfc3339(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        if t.bytes().all(|c| c.is_ascii_digit()) {
+            t.parse().ok()
+        } else {
+            None
+        }
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ') {
+        return None;
+    }
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if b[13] != b':' || b[16] != b':' || !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let mut rest = &s[19..];
+    let mut frac = 0.0;
+    if let Some(r) = rest.strip_prefix('.') {
+        let digits: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+        frac = format!("0.{digits}").parse().unwrap_or(0.0);
+        rest = &r[digits.len()..];
+    }
+    let offset = match rest {
+        "" | "Z" | "z" => 0,
+        r if (r.starts_with('+') || r.starts_with('-')) && r.len() == 6 => {
+            let sign = if r.starts_with('-') { -1 } else { 1 };
+            let oh: i64 = r.get(1..3)?.parse().ok()?;
+            let om: i64 = r.get(4..6)?.parse().ok()?;
+            sign * (oh * 3600 + om * 60)
+        }
+        _ => return None,
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = if y2 >= 0 { y2 } else { y2 - 399 } / 400;
+    let yoe = y2 - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146097 + doe - 719468;
+    Some((days * 86400 + h * 3600 + mi * 60 + se - offset) as f64 + frac)
+}
+
+fn opt_str_list(o: &Obj, key: &str) -> Result<Option<Vec<String>>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(bad(key, "a list of strings", other)),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+        Some(v) => Err(bad(key, "a list of strings", v)),
+    }
+}
+
+/// Error text of a recorded value: a string as is, anything else as compact JSON.
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// Builds a record from one JSON object whose kind is `rec`. `Ok(None)` for an unknown kind.
+///
+/// Errors: a known key with a value of the wrong type (the message names the key).
+pub fn record_from_object(rec: &str, o: &Obj) -> Result<Option<Record>, String> {
+    Ok(Some(match rec {
+        "header" => Record::Header(Box::new(header(o)?)),
+        "cell" => Record::Cell(CellRecord {
+            index: opt_u64(o, "index")?.or(opt_u64(o, "iteration")?),
+            code: opt_str(o, "code")?,
+            success: opt_bool(o, "success")?.or(opt_bool(o, "cell_success")?),
+            error: match o.get("error").or(o.get("cell_error")) {
+                None => None,
+                Some(v) => text_of(v),
+            },
+        }),
+        "call" | "action" => Record::Call(call(o)?),
+        "completion" => Record::Completion(completion(o)?),
+        "approval" => Record::Approval(approval(o)?),
+        "message" => Record::Message(Box::new(message_from_record(o)?)),
+        "inference" => Record::Inference(inference(o)?),
+        "state" => Record::State(state(o)?),
+        _ => return Ok(None),
+    }))
+}
+
+fn header(o: &Obj) -> Result<Header, String> {
+    let epoch = match opt_str(o, "epoch")?.or(opt_str(o, "semantics_epoch")?) {
+        Some(e) => Some(Epoch::parse(&e)?),
+        None => match opt_str(o, "recorded_at")? {
+            // A recording date implies the epoch (colony-reference §0).
+            Some(d) => Epoch::parse(&d).ok(),
+            None => None,
+        },
+    };
+    let known = [
+        "rec",
+        "format",
+        "version",
+        "source",
+        "agent_id",
+        "agent",
+        "epoch",
+        "semantics_epoch",
+        "goals",
+        "system_prompt",
+    ];
+    Ok(Header {
+        format: opt_str(o, "format")?.unwrap_or_else(|| "cellguard-trace".into()),
+        version: opt_u64(o, "version")?,
+        source: opt_str(o, "source")?,
+        agent_id: opt_str(o, "agent_id")?,
+        epoch,
+        goals: opt_str_list(o, "goals")?,
+        system_prompt: opt_str(o, "system_prompt")?,
+        extra: o
+            .iter()
+            .filter(|(k, _)| !known.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    })
+}
+
+/// A call from a native `call` record, a pyAgentic `action` record, or a Colony run-call-trace
+/// entry (`call_index`, `parameters`, `success`, `blocked`).
+pub fn call(o: &Obj) -> Result<CallRecord, String> {
+    let raw_key = opt_str(o, "raw_key")?;
+    let action_key = match opt_str(o, "action_key")? {
+        Some(k) => Some(k),
+        None => opt_str(o, "name")?,
+    };
+    let params = match o.get("params").or(o.get("parameters")).or(o.get("args")) {
+        None | Some(Value::Null) => Params::none(),
+        Some(v @ Value::Object(_)) => Params::from_value(v),
+        Some(v) => return Err(bad("params", "an object", v)),
+    };
+    let mut status = match opt_str(o, "status")? {
+        Some(s) => CallStatus::parse(&s).ok_or_else(|| {
+            format!("field `status`: unknown status `{s}` (expected ok, error, blocked or unknown)")
+        })?,
+        None => CallStatus::Unknown,
+    };
+    if o.get("status").is_none() {
+        if let Some(success) = opt_bool(o, "success")? {
+            status = if success {
+                CallStatus::Ok
+            } else {
+                CallStatus::Error
+            };
+        }
+    }
+    if opt_bool(o, "blocked")? == Some(true) {
+        status = CallStatus::Blocked;
+    }
+    let result = match o
+        .get("result")
+        .or(o.get("output_preview"))
+        .or(o.get("result_text"))
+    {
+        None | Some(Value::Null) => RawJson::none(),
+        Some(v) => RawJson::from_value(v),
+    };
+    let (raw_key, action_key) = match (raw_key, action_key) {
+        (None, None) => return Err("a call needs `raw_key` or `action_key`".into()),
+        (r, a) => (r, a),
+    };
+    if raw_key.as_deref() == Some("") && action_key.as_deref().unwrap_or("").is_empty() {
+        return Err("a call needs a non-empty `raw_key` or `action_key`".into());
+    }
+    Ok(CallRecord {
+        cell: opt_u64(o, "cell")?,
+        index: opt_u64(o, "index")?.or(opt_u64(o, "call_index")?),
+        raw_key: raw_key.map(Into::into),
+        action_key: action_key.map(Into::into),
+        params,
+        status,
+        error: match o.get("error") {
+            None => None,
+            Some(v) => text_of(v),
+        },
+        result,
+        start: opt_time(o, "start")?
+            .or(opt_time(o, "started")?)
+            .or(opt_time(o, "start_wall")?)
+            .or(opt_time(o, "ts")?),
+        end: opt_time(o, "end")?
+            .or(opt_time(o, "ended")?)
+            .or(opt_time(o, "end_wall")?),
+        call_id: opt_str(o, "call_id")?,
+    })
+}
+
+fn completion(o: &Obj) -> Result<CompletionRecord, String> {
+    let allowed = match opt_bool(o, "allowed")? {
+        Some(a) => Some(a),
+        None => opt_bool(o, "success")?,
+    };
+    let results = match o.get("results") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(
+            n.as_u64()
+                .ok_or_else(|| "field `results` must be a count or an object".to_string())?,
+        ),
+        Some(Value::Object(m)) => Some(m.len() as u64),
+        Some(v) => return Err(bad("results", "a count or an object", v)),
+    };
+    Ok(CompletionRecord {
+        cell: opt_u64(o, "cell")?,
+        allowed,
+        reason: opt_str(o, "reason")?,
+        suggestions: opt_str_list(o, "suggestions")?.unwrap_or_default(),
+        goals: opt_str_list(o, "goals")?,
+        results,
+    })
+}
+
+fn approval(o: &Obj) -> Result<ApprovalRecord, String> {
+    let choice = opt_str(o, "choice")?
+        .ok_or_else(|| "an approval needs a `choice` (approve_once, approve_all, reject, abort, or a legacy choice such as approve)".to_string())?;
+    Ok(ApprovalRecord {
+        request_id: opt_str(o, "request_id")?,
+        action_type: opt_str(o, "action_type")?,
+        choice,
+        explanation: opt_str(o, "explanation")?,
+    })
+}
+
+/// Text of a message `content`: a string, or the text parts of a multi-part list joined with
+/// newlines (OpenAI `[{type: text, text}]`, MCP text blocks).
+pub fn content_text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let texts: Vec<String> = parts
+                .iter()
+                .filter_map(|p| match p {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Object(m) => m
+                        .get("text")
+                        .or(m.get("content"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    _ => None,
+                })
+                .collect();
+            Some(texts.join("\n"))
+        }
+        other => Some(other.to_string()),
+    }
+}
+
+/// A message from a pyAgentic dump object (`kind`, `role`, `content`, ...). Without `kind`, the
+/// role decides (an OpenAI-style message).
+pub fn message_from_dump(m: &Obj) -> Result<MessageRecord, String> {
+    let role = opt_str(m, "role")?;
+    let kind = match opt_str(m, "kind")? {
+        Some(k) => MessageKind::parse(&k),
+        None => match &role {
+            Some(r) => MessageKind::from_role(r),
+            None => return Err("a message needs a `kind` or a `role`".into()),
+        },
+    };
+    let arguments = match m.get("arguments") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(v) => Some(v.to_string()),
+    };
+    let known = [
+        "kind",
+        "role",
+        "content",
+        "id",
+        "name",
+        "arguments",
+        "tool_call_id",
+        "compacted_count",
+    ];
+    Ok(MessageRecord {
+        kind,
+        role,
+        content: m.get("content").and_then(content_text),
+        id: opt_str(m, "id")?,
+        name: opt_str(m, "name")?,
+        arguments,
+        tool_call_id: opt_str(m, "tool_call_id")?,
+        compacted_count: opt_u64(m, "compacted_count")?,
+        turn: None,
+        step: None,
+        extra: m
+            .iter()
+            .filter(|(k, _)| !known.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    })
+}
+
+/// A native `message` record: the dump under `msg` (pyAgentic's neutral format), or the
+/// message keys inline.
+fn message_from_record(o: &Obj) -> Result<MessageRecord, String> {
+    let mut m = match o.get("msg") {
+        Some(Value::Object(inner)) => message_from_dump(inner)?,
+        Some(v) => return Err(bad("msg", "an object", v)),
+        None => {
+            let mut inline = o.clone();
+            inline.remove("rec");
+            inline.remove("turn");
+            inline.remove("step");
+            inline.remove("seq");
+            message_from_dump(&inline)?
+        }
+    };
+    m.turn = opt_u64(o, "turn")?;
+    m.step = opt_u64(o, "step")?;
+    Ok(m)
+}
+
+fn inference(o: &Obj) -> Result<InferenceRecord, String> {
+    let usage = match o.get("usage") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(u)) => {
+            let input = opt_u64(u, "input_tokens")?
+                .or(opt_u64(u, "prompt_tokens")?)
+                .unwrap_or(0);
+            let output = opt_u64(u, "output_tokens")?
+                .or(opt_u64(u, "completion_tokens")?)
+                .unwrap_or(0);
+            Some(Usage {
+                input_tokens: input,
+                output_tokens: output,
+                total_tokens: opt_u64(u, "total_tokens")?.unwrap_or(input + output),
+            })
+        }
+        Some(v) => return Err(bad("usage", "an object", v)),
+    };
+    Ok(InferenceRecord {
+        turn: opt_u64(o, "turn")?,
+        step: opt_u64(o, "step")?,
+        usage,
+        status: opt_str(o, "status")?,
+        error: match o.get("error") {
+            None => None,
+            Some(v) => text_of(v),
+        },
+        model: opt_str(o, "model")?,
+        inferred: opt_bool(o, "inferred")?.unwrap_or(false),
+    })
+}
+
+fn state(o: &Obj) -> Result<StateRecord, String> {
+    Ok(StateRecord {
+        field: opt_str(o, "field")?.ok_or_else(|| "a state record needs a `field`".to_string())?,
+        op: StateOp::parse(&opt_str(o, "op")?.unwrap_or_else(|| "set".into())),
+        value: o.get("value").cloned(),
+        previous: o.get("previous").cloned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_times() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(parse_rfc3339("2026-06-21T10:00:00Z"), Some(1_782_036_000.0));
+        assert_eq!(
+            parse_rfc3339("2026-06-21T12:00:00.5+02:00"),
+            Some(1_782_036_000.5)
+        );
+        assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("yesterday"), None);
+    }
+
+    #[test]
+    fn wrong_types_name_the_key() {
+        let o: Obj = serde_json::from_str(r#"{"raw_key": "a", "index": "x"}"#).unwrap();
+        assert_eq!(
+            call(&o).unwrap_err(),
+            "field `index` must be a non-negative integer, found a string"
+        );
+        let o: Obj = serde_json::from_str(r#"{"index": 1}"#).unwrap();
+        assert!(call(&o).unwrap_err().contains("raw_key"));
+    }
+
+    #[test]
+    fn colony_trace_entry_shape() {
+        let o: Obj = serde_json::from_str(
+            r#"{"call_index": 2, "action_key": "A.A.x", "parameters": {"q": 1}, "success": false, "error": "Blocked: r", "blocked": true}"#,
+        )
+        .unwrap();
+        let c = call(&o).unwrap();
+        assert_eq!(c.index, Some(2));
+        assert_eq!(c.status, CallStatus::Blocked);
+        assert_eq!(c.params.json(), Some(r#"{"q":1}"#));
+    }
+}

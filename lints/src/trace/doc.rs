@@ -1,0 +1,390 @@
+//! JSON-document inputs: read whole, classified by shape, converted by the per-format modules
+//! into events that carry the line of each source record.
+//!
+//! Positions come from the document text itself: every nested value is parsed as a borrowed
+//! [`RawValue`] slice of the text, so its byte offset (and line) is known without a
+//! position-tracking parser.
+
+use super::model::*;
+use super::{BoxedReader, TraceError};
+use crate::source::LineIndex;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// An object whose values are borrowed slices of the document.
+pub(crate) type RawObj<'a> = BTreeMap<String, &'a RawValue>;
+
+/// The elements of a JSON array (borrowed), or `None` when `r` is no array.
+pub(crate) fn arr(r: &RawValue) -> Option<Vec<&RawValue>> {
+    serde_json::from_str::<Vec<&RawValue>>(r.get()).ok()
+}
+
+/// The members of a JSON object (borrowed), or `None` when `r` is no object.
+pub(crate) fn obj(r: &RawValue) -> Option<RawObj<'_>> {
+    serde_json::from_str::<RawObj>(r.get()).ok()
+}
+
+/// `r` parsed as a JSON object, or `None`.
+pub(crate) fn map(r: &RawValue) -> Option<Map<String, Value>> {
+    match serde_json::from_str::<Value>(r.get()) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// One source item of a list: a borrowed value, or the reason its line could not be parsed
+/// (JSON Lines input).
+pub(crate) type Item<'a> = (u64, Result<&'a RawValue, String>);
+
+/// Conversion state shared by the format modules: the document, its line index, the events
+/// produced so far and the counters.
+pub(crate) struct DocCtx<'a> {
+    pub path: &'a Path,
+    text: &'a str,
+    index: LineIndex,
+    pub events: Vec<Event>,
+    pub stats: ReadStats,
+    name: String,
+}
+
+impl<'a> DocCtx<'a> {
+    fn new(path: &'a Path, text: &'a str) -> Self {
+        Self {
+            path,
+            text,
+            index: LineIndex::new(text),
+            events: Vec::new(),
+            stats: ReadStats::default(),
+            name: path.display().to_string(),
+        }
+    }
+
+    /// One-based line where `r` starts (1 when `r` is not a slice of the document).
+    pub fn line_of(&self, r: &RawValue) -> u64 {
+        let start = self.text.as_ptr() as usize;
+        let p = r.get().as_ptr() as usize;
+        if p < start || p > start + self.text.len() {
+            return 1;
+        }
+        (self.index.line_of(p - start) + 1) as u64
+    }
+
+    /// Starts a trace: `None` names it after the file, `Some(n)` gives `FILE#n`.
+    pub fn start_trace(&mut self, n: Option<usize>, format: Format) {
+        let name = match n {
+            Some(n) => format!("{}#{n}", self.name),
+            None => self.name.clone(),
+        };
+        self.events.push(Event::TraceStart(TraceInfo {
+            name,
+            path: self.path.to_path_buf(),
+            format,
+        }));
+    }
+
+    /// Emits a record.
+    pub fn record(&mut self, line: u64, record: Record) {
+        self.stats.emitted += 1;
+        self.events.push(Event::Record { line, record });
+    }
+
+    /// Counts one source record as read and accepted.
+    pub fn accept(&mut self) {
+        self.stats.read += 1;
+        self.stats.accepted += 1;
+    }
+
+    /// Counts one source record as read and skipped, with the reason.
+    pub fn skip(&mut self, line: u64, message: impl Into<String>) {
+        self.stats.read += 1;
+        self.stats.skipped += 1;
+        self.events.push(Event::Skipped(Skip {
+            path: self.path.to_path_buf(),
+            line,
+            message: message.into(),
+        }));
+    }
+
+    /// A warning that skips nothing.
+    pub fn warn(&mut self, line: u64, message: impl Into<String>) {
+        self.events.push(Event::Warning(Skip {
+            path: self.path.to_path_buf(),
+            line,
+            message: message.into(),
+        }));
+    }
+
+    /// A fatal error at the position of `r`.
+    pub fn error_at(&self, r: &RawValue, message: impl Into<String>) -> TraceError {
+        TraceError {
+            path: self.path.to_path_buf(),
+            line: Some(self.line_of(r)),
+            column: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// A reader over events produced up front.
+pub(crate) struct DocReader {
+    events: std::vec::IntoIter<Event>,
+    stats: ReadStats,
+    format: Format,
+}
+
+impl Iterator for DocReader {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        self.events.next()
+    }
+}
+
+impl TraceReader for DocReader {
+    fn stats(&self) -> ReadStats {
+        self.stats
+    }
+    fn format(&self) -> Format {
+        self.format
+    }
+}
+
+/// The root of a document: one JSON value, or the lines of a JSON Lines file whose lines are
+/// not native records (chat or pyAgentic messages, Colony iterations or spans).
+pub(crate) enum Root<'a> {
+    /// A single JSON document.
+    Value(&'a RawValue),
+    /// JSON Lines.
+    Lines(Vec<Item<'a>>),
+}
+
+fn has(o: &RawObj, keys: &[&str]) -> bool {
+    keys.iter().any(|k| o.contains_key(*k))
+}
+
+/// Classifies a document by its shape. `None` when no reader recognises it.
+pub(crate) fn classify(root: &Root) -> Option<Format> {
+    fn first_obj<'a>(items: &[&'a RawValue]) -> Option<RawObj<'a>> {
+        items.iter().find_map(|r| obj(r))
+    }
+    match root {
+        Root::Lines(items) => {
+            let vals: Vec<&RawValue> = items
+                .iter()
+                .filter_map(|(_, r)| r.as_ref().ok().copied())
+                .collect();
+            let o = first_obj(&vals)?;
+            classify_item(&o)
+        }
+        Root::Value(v) => {
+            if let Some(items) = arr(v) {
+                let first = items.first()?;
+                if let Some(inner) = arr(first) {
+                    // A list of conversations, each a list of messages.
+                    let o = first_obj(&inner)?;
+                    return if o.contains_key("kind") && !o.contains_key("role") {
+                        Some(Format::Pyagentic)
+                    } else {
+                        Some(Format::OpenaiChat)
+                    };
+                }
+                let o = first_obj(&items)?;
+                if has(&o, &["traj", "messages", "conversation"]) {
+                    return Some(Format::OpenaiChat);
+                }
+                return classify_item(&o);
+            }
+            let o = obj(v)?;
+            if has(&o, &["$schemaVersion", "generated_items"]) {
+                return Some(Format::AgentsRunstate);
+            }
+            if has(&o, &["trajectory", "environment", "replay_config"]) {
+                return Some(Format::SweAgent);
+            }
+            if let Some(h) = o.get("history").and_then(|h| arr(h)) {
+                let swe = h.iter().filter_map(|m| obj(m)).any(|m| {
+                    has(
+                        &m,
+                        &[
+                            "message_type",
+                            "agent",
+                            "action",
+                            "tool_call_ids",
+                            "thought",
+                        ],
+                    )
+                });
+                return Some(if swe {
+                    Format::SweAgent
+                } else {
+                    Format::OpenaiChat
+                });
+            }
+            if has(
+                &o,
+                &[
+                    "cells",
+                    "iterations",
+                    "run_call_trace",
+                    "spans",
+                    "step_index",
+                ],
+            ) {
+                return Some(Format::Colony);
+            }
+            if let Some(f) = o
+                .get("format")
+                .and_then(|f| serde_json::from_str::<String>(f.get()).ok())
+            {
+                if f.starts_with("colony") {
+                    return Some(Format::Colony);
+                }
+            }
+            if has(&o, &["messages", "traj", "conversation"]) {
+                return Some(Format::OpenaiChat);
+            }
+            classify_item(&o)
+        }
+    }
+}
+
+fn classify_item(o: &RawObj) -> Option<Format> {
+    if has(
+        o,
+        &[
+            "span_id",
+            "run_call_trace",
+            "generated_code",
+            "step_index",
+            "call_index",
+        ],
+    ) {
+        return Some(Format::Colony);
+    }
+    if o.contains_key("kind") && !o.contains_key("rec") {
+        return Some(Format::Pyagentic);
+    }
+    if o.contains_key("role") {
+        return Some(Format::OpenaiChat);
+    }
+    if has(o, &["traj", "messages"]) {
+        return Some(Format::OpenaiChat);
+    }
+    None
+}
+
+/// Reads a JSON document (or JSON Lines of non-native items) in `format`, or the detected
+/// format when `None`.
+///
+/// Errors: invalid JSON (with line:column), or a shape no reader recognises.
+pub(crate) fn read_document(
+    path: &Path,
+    bytes: Vec<u8>,
+    format: Option<Format>,
+) -> Result<BoxedReader, TraceError> {
+    let bytes = bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&bytes)
+        .to_vec();
+    let (text, bad_utf8) = match String::from_utf8(bytes) {
+        Ok(t) => (t, None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
+        }
+    };
+    let mut ctx = DocCtx::new(path, &text);
+    if let Some(at) = bad_utf8 {
+        let line = (ctx.index.line_of(at) + 1) as u64;
+        ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
+    }
+    if text.trim().is_empty() {
+        return Err(TraceError::plain(path, "empty trace file"));
+    }
+    let root = match serde_json::from_str::<&RawValue>(&text) {
+        Ok(v) => Root::Value(v),
+        Err(e) => {
+            // JSON Lines of items (chat messages, pyAgentic dumps, Colony iterations)?
+            let mut items = Vec::new();
+            let mut offset = 0usize;
+            for raw_line in text.split_inclusive('\n') {
+                let line_start = offset;
+                offset += raw_line.len();
+                let l = raw_line.trim();
+                if l.is_empty() {
+                    continue;
+                }
+                let ln = (ctx.index.line_of(line_start) + 1) as u64;
+                // Slice of the document so positions stay valid.
+                let start = line_start + (raw_line.len() - raw_line.trim_start().len());
+                let slice = &text[start..start + l.len()];
+                items.push((
+                    ln,
+                    serde_json::from_str::<&RawValue>(slice)
+                        .map_err(|e| format!("invalid JSON at column {}", e.column())),
+                ));
+            }
+            let first_ok = items
+                .first()
+                .is_some_and(|(_, r)| r.as_ref().is_ok_and(|v| v.get().starts_with('{')));
+            if items.len() > 1 && first_ok {
+                Root::Lines(items)
+            } else {
+                return Err(TraceError {
+                    path: path.to_path_buf(),
+                    line: Some(e.line() as u64),
+                    column: Some(e.column() as u64),
+                    message: format!("invalid JSON: {}", strip_position(&e.to_string())),
+                });
+            }
+        }
+    };
+    let format = match format {
+        Some(f) => f,
+        None => classify(&root).ok_or_else(|| {
+            TraceError::plain(
+                path,
+                "cannot tell the trace format from its content; pass --format (native, colony, openai-chat, pyagentic, swe-agent, agents-runstate)",
+            )
+        })?,
+    };
+    match format {
+        Format::Native => {
+            // Only reachable with --format native on a pretty-printed document.
+            return Err(TraceError::plain(
+                path,
+                "native traces are JSON Lines: one record per line",
+            ));
+        }
+        Format::OpenaiChat => super::chat::read(&mut ctx, &root)?,
+        Format::Pyagentic => super::pyagentic::read(&mut ctx, &root)?,
+        Format::Colony => super::colony::read(&mut ctx, &root)?,
+        Format::SweAgent => super::sweagent::read(&mut ctx, &root)?,
+        Format::AgentsRunstate => super::runstate::read(&mut ctx, &root)?,
+    }
+    let stats = ctx.stats;
+    Ok(Box::new(DocReader {
+        events: ctx.events.into_iter(),
+        stats,
+        format,
+    }))
+}
+
+fn strip_position(msg: &str) -> &str {
+    match msg.rfind(" at line ") {
+        Some(i) => &msg[..i],
+        None => msg,
+    }
+}
+
+/// The list items of a root: JSON Lines items, or the elements of a top-level array (each with
+/// its line). `None` for a non-array document.
+pub(crate) fn root_items<'a>(ctx: &DocCtx, root: &Root<'a>) -> Option<Vec<Item<'a>>> {
+    match root {
+        Root::Lines(items) => Some(items.clone()),
+        Root::Value(v) => {
+            arr(v).map(|items| items.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect())
+        }
+    }
+}

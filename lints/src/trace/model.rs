@@ -1,0 +1,736 @@
+//! The one trace model every reader produces and every replayer consumes (spec §7).
+//!
+//! A *trace* is one recorded run of one agent: a sequence of [`Record`]s in the order the
+//! runtime produced them. Readers ([`super::open`]) stream them as [`Event`]s, record by record,
+//! each with the one-based line of the input it came from, so memory stays bounded by what a
+//! replayer keeps (its history window), not by the trace length.
+//!
+//! Record kinds (the native `cellguard-trace` v1 `rec` values, see `docs/trace-format.md`):
+//!
+//! | kind | what it is | source semantics |
+//! |---|---|---|
+//! | [`Header`] | format, version, source, agent id, semantics epoch | |
+//! | [`CellRecord`] | one code cell (iteration): index, code, success, error | Colony `EXECUTE_CODE` (colony-reference §1) |
+//! | [`CallRecord`] | one action call: raw key as written, resolved key, params, status | Colony `run()` / `CallRecord` / run-call-trace entry (§2.2, §5.1, §5.3); a chat tool call |
+//! | [`CompletionRecord`] | one `signal_completion()` and its recorded verdict | colony-reference §2.5, §6 |
+//! | [`ApprovalRecord`] | one human-approval response | Colony `HumanApprovalCapability` (§4.5) |
+//! | [`MessageRecord`] | one conversation message (a pyAgentic dump with `kind`) | pyagentic-reference §3.1 |
+//! | [`InferenceRecord`] | one provider call with its token usage | pyagentic-reference §3.4 |
+//! | [`StateRecord`] | one agent-state write (field, op, value) | pyagentic-reference §1 |
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// One record of a trace.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "rec", rename_all = "snake_case")]
+pub enum Record {
+    /// `header`: what produced the trace and under which semantics.
+    Header(Box<Header>),
+    /// `cell`: a code cell (one iteration of a code-generating agent).
+    Cell(CellRecord),
+    /// `call`: one action call.
+    Call(CallRecord),
+    /// `completion`: one `signal_completion()` attempt.
+    Completion(CompletionRecord),
+    /// `approval`: one human-approval response.
+    Approval(ApprovalRecord),
+    /// `message`: one conversation message.
+    Message(Box<MessageRecord>),
+    /// `inference`: one LLM provider call.
+    Inference(InferenceRecord),
+    /// `state`: one agent-state write.
+    State(StateRecord),
+}
+
+impl Record {
+    /// The native `rec` value of this record.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::Header(_) => "header",
+            Record::Cell(_) => "cell",
+            Record::Call(_) => "call",
+            Record::Completion(_) => "completion",
+            Record::Approval(_) => "approval",
+            Record::Message(_) => "message",
+            Record::Inference(_) => "inference",
+            Record::State(_) => "state",
+        }
+    }
+}
+
+/// Colony's runtime semantics at the time a trace was recorded (colony-reference §0).
+///
+/// - [`Epoch::Pre0620`]: a blocked `run()` returned a failed result and the cell carried on;
+///   the call history was cleared at the start of every cell.
+/// - [`Epoch::Mid0620`]: a block raises `GuardrailBlockedError` and aborts the cell (atomic), but
+///   the history is still per cell.
+/// - [`Epoch::Current`]: atomic blocks, cumulative history across cells with a cell boundary
+///   (10 000-entry FIFO cap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub enum Epoch {
+    /// Before 2026-06-20 (`4b24ae8`): non-atomic blocks, per-cell history.
+    #[serde(rename = "pre-0620")]
+    Pre0620,
+    /// 2026-06-20 to 2026-06-23: atomic blocks, per-cell history.
+    #[serde(rename = "0620-0624")]
+    Mid0620,
+    /// From 2026-06-24 (`fc3180d`, `5b816ac`): atomic blocks, cumulative history.
+    #[default]
+    #[serde(rename = "current")]
+    Current,
+}
+
+impl Epoch {
+    /// Parses an epoch name (`pre-0620`, `0620-0624`, `current`) or an ISO date
+    /// (`2026-06-21`, `2026-06-21T10:00:00Z`): dates before 2026-06-20 give `pre-0620`, dates
+    /// from 2026-06-20 to 2026-06-23 give `0620-0624`, later dates `current`.
+    ///
+    /// Errors: anything else (the message names the accepted values).
+    pub fn parse(s: &str) -> Result<Epoch, String> {
+        let t = s.trim();
+        match t.to_ascii_lowercase().as_str() {
+            "pre-0620" | "pre0620" => return Ok(Epoch::Pre0620),
+            "0620-0624" | "mid-0620" => return Ok(Epoch::Mid0620),
+            "current" | "latest" => return Ok(Epoch::Current),
+            _ => {}
+        }
+        let date = t.get(..10).unwrap_or("");
+        let b = date.as_bytes();
+        let is_date = b.len() == 10
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b.iter()
+                .enumerate()
+                .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+        if is_date {
+            // ISO dates compare correctly as strings.
+            return Ok(if date < "2026-06-20" {
+                Epoch::Pre0620
+            } else if date < "2026-06-24" {
+                Epoch::Mid0620
+            } else {
+                Epoch::Current
+            });
+        }
+        Err(format!(
+            "unknown semantics epoch `{s}` (expected `pre-0620`, `0620-0624`, `current`, or a date such as `2026-06-21`)"
+        ))
+    }
+
+    /// The canonical name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Epoch::Pre0620 => "pre-0620",
+            Epoch::Mid0620 => "0620-0624",
+            Epoch::Current => "current",
+        }
+    }
+
+    /// True when a block aborts the rest of the cell (from 2026-06-20).
+    pub fn atomic_blocks(self) -> bool {
+        !matches!(self, Epoch::Pre0620)
+    }
+
+    /// True when the call history is cumulative across cells (from 2026-06-24).
+    pub fn cumulative_history(self) -> bool {
+        matches!(self, Epoch::Current)
+    }
+}
+
+/// `header`: the first record of a native trace. Readers of other formats synthesise one.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Header {
+    /// `cellguard-trace` for native traces; the reader's format name otherwise.
+    pub format: String,
+    /// Format version (1).
+    pub version: Option<u64>,
+    /// What recorded the run (`colony`, `tau-bench`, `pyagentic`, ...).
+    pub source: Option<String>,
+    /// The recording agent's own id (predicates may exclude it, colony-reference §4.4).
+    pub agent_id: Option<String>,
+    /// Semantics epoch of the recording runtime, when stated.
+    pub epoch: Option<Epoch>,
+    /// The agent's goals (read by the rule-based completion validator, colony-reference §6).
+    pub goals: Option<Vec<String>>,
+    /// The system prompt, when recorded (pyAgentic renders it outside the message log).
+    pub system_prompt: Option<String>,
+    /// Keys this model does not name, kept as written.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+/// `cell`: one code cell, i.e. one iteration of a code-generating agent. Calls that follow
+/// (until the next cell) belong to it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct CellRecord {
+    /// Iteration index, when recorded.
+    pub index: Option<u64>,
+    /// The cell's code (after extraction), when recorded.
+    pub code: Option<String>,
+    /// Whether the cell ran to completion.
+    pub success: Option<bool>,
+    /// The cell's error text (e.g. `GuardrailBlockedError: Blocked by guardrail: ...`).
+    pub error: Option<String>,
+}
+
+/// Recorded outcome of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// Dispatched and succeeded.
+    Ok,
+    /// Dispatched and failed (the error is in [`CallRecord::error`]).
+    Error,
+    /// Refused by a runtime guardrail; never dispatched (no Colony `CallRecord` exists).
+    Blocked,
+    /// Dispatched, outcome not recorded (e.g. a chat tool call without a result message).
+    #[default]
+    Unknown,
+}
+
+impl CallStatus {
+    /// Parses a recorded status (`ok`, `success`, `error`, `failed`, `blocked`, `unknown`,
+    /// `pending`), case-insensitively. `None` for anything else.
+    pub fn parse(s: &str) -> Option<CallStatus> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "ok" | "success" | "succeeded" | "completed" => CallStatus::Ok,
+            "error" | "failed" | "failure" => CallStatus::Error,
+            "blocked" | "denied" | "rejected" => CallStatus::Blocked,
+            "unknown" | "pending" | "" => CallStatus::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// `ok`, `error`, `blocked` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::Error => "error",
+            CallStatus::Blocked => "blocked",
+            CallStatus::Unknown => "unknown",
+        }
+    }
+
+    /// True when the call was dispatched (anything but `blocked`).
+    pub fn dispatched(self) -> bool {
+        !matches!(self, CallStatus::Blocked)
+    }
+}
+
+/// A JSON value kept as the raw text it was recorded as and parsed only when something reads
+/// it (most replays never look at most params or results). Cloning is cheap (shared).
+#[derive(Debug, Clone, Default)]
+pub struct RawJson(Option<Arc<RawValue>>);
+
+/// The keyword parameters of a call (a [`RawJson`] object).
+pub type Params = RawJson;
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.json() == other.json()
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Some(raw) => raw.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+impl RawJson {
+    /// Nothing recorded.
+    pub fn none() -> Self {
+        RawJson(None)
+    }
+
+    /// From raw JSON text (valid JSON: readers only build it from parsed input).
+    pub fn from_raw(raw: Box<RawValue>) -> Self {
+        RawJson(Some(Arc::from(raw)))
+    }
+
+    /// From a JSON value.
+    pub fn from_value(v: &Value) -> Self {
+        match serde_json::value::to_raw_value(v) {
+            Ok(raw) => RawJson::from_raw(raw),
+            Err(_) => RawJson(None),
+        }
+    }
+
+    /// The parsed value (`Value::Null` when nothing was recorded).
+    pub fn value(&self) -> Value {
+        self.json()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// The raw JSON text, when recorded.
+    pub fn json(&self) -> Option<&str> {
+        self.0.as_deref().map(RawValue::get)
+    }
+
+    /// True when no parameters were recorded.
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The parameters as a JSON object. Missing or non-object params give an empty map.
+    pub fn object(&self) -> Map<String, Value> {
+        match self
+            .json()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        }
+    }
+}
+
+/// `call`: one action call as recorded.
+///
+/// `raw_key` is the key exactly as the agent wrote it (what Colony's guardrails see,
+/// colony-reference §2.2 step 1); `action_key` is the key the dispatcher resolved it to (what
+/// Colony's `CallRecord` and trace entries carry, §2.3). Either may be missing; readers fill
+/// `raw_key` from `action_key` when only one is known.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct CallRecord {
+    /// Index of the cell the call belongs to, when recorded.
+    pub cell: Option<u64>,
+    /// Index of the call within its cell (Colony `call_index`), when recorded.
+    pub index: Option<u64>,
+    /// The key as written in the cell.
+    pub raw_key: Option<Box<str>>,
+    /// The key as resolved by the dispatcher.
+    pub action_key: Option<Box<str>>,
+    /// Keyword parameters.
+    pub params: Params,
+    /// Recorded outcome.
+    pub status: CallStatus,
+    /// Error text of a failed or blocked call.
+    pub error: Option<String>,
+    /// Result (or its preview), as recorded.
+    pub result: RawJson,
+    /// Start time, seconds since the Unix epoch.
+    pub start: Option<f64>,
+    /// End time, seconds since the Unix epoch.
+    pub end: Option<f64>,
+    /// Tool-call id linking the call to its result message (chat formats).
+    pub call_id: Option<String>,
+}
+
+impl CallRecord {
+    /// The key the agent wrote (`raw_key`, else `action_key`, else empty).
+    pub fn raw(&self) -> &str {
+        self.raw_key
+            .as_deref()
+            .or(self.action_key.as_deref())
+            .unwrap_or("")
+    }
+
+    /// The resolved key (`action_key`, else `raw_key`, else empty).
+    pub fn resolved(&self) -> &str {
+        self.action_key
+            .as_deref()
+            .or(self.raw_key.as_deref())
+            .unwrap_or("")
+    }
+
+    /// The time the call completed (Colony stamps `CallRecord.start_wall` after dispatch):
+    /// `end`, else `start`.
+    pub fn wall(&self) -> Option<f64> {
+        self.end.or(self.start)
+    }
+}
+
+/// `completion`: one `signal_completion()` and what the recording runtime decided.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct CompletionRecord {
+    /// Cell in which completion was signalled.
+    pub cell: Option<u64>,
+    /// Recorded verdict (accepted or rejected), when known.
+    pub allowed: Option<bool>,
+    /// Recorded reason.
+    pub reason: Option<String>,
+    /// Recorded suggestions of a rejection.
+    pub suggestions: Vec<String>,
+    /// The agent's goals at that point, when recorded (else the header's).
+    pub goals: Option<Vec<String>>,
+    /// Number of entries in the REPL `results` dict at that point, when recorded.
+    pub results: Option<u64>,
+}
+
+/// `approval`: one human-approval response (Colony `HumanApprovalCapability`,
+/// colony-reference §4.5).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ApprovalRecord {
+    /// The request this answers. A later record with the same id replaces the earlier answer.
+    pub request_id: Option<String>,
+    /// The action type the request covers (matched against call keys); empty or missing for a
+    /// legacy untyped request.
+    pub action_type: Option<String>,
+    /// `approve_once`, `approve_all`, `reject`, `abort`, or a legacy untyped choice
+    /// (`approve`, `yes`, ...).
+    pub choice: String,
+    /// The operator's explanation.
+    pub explanation: Option<String>,
+}
+
+/// pyAgentic message kinds (pyagentic-reference §3.1).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    /// `system`.
+    System,
+    /// `user`.
+    User,
+    /// `assistant`.
+    Assistant,
+    /// `tool_call`: the assistant asks for one tool call.
+    ToolCall,
+    /// `tool_result`: the output of one tool call.
+    ToolResult,
+    /// `agent_call`: a call to a linked agent (a tool call subclass).
+    AgentCall,
+    /// `agent_result`: a linked agent's result (a tool result subclass).
+    AgentResult,
+    /// `compaction_summary`: the summary that replaced compacted messages.
+    CompactionSummary,
+    /// A plain `message` or any other kind, kept as written.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl MessageKind {
+    /// Parses a `kind` value; unknown kinds are kept as [`MessageKind::Other`].
+    pub fn parse(s: &str) -> MessageKind {
+        match s {
+            "system" => MessageKind::System,
+            "user" => MessageKind::User,
+            "assistant" => MessageKind::Assistant,
+            "tool_call" => MessageKind::ToolCall,
+            "tool_result" => MessageKind::ToolResult,
+            "agent_call" => MessageKind::AgentCall,
+            "agent_result" => MessageKind::AgentResult,
+            "compaction_summary" => MessageKind::CompactionSummary,
+            other => MessageKind::Other(other.to_string()),
+        }
+    }
+
+    /// The kind a message of this role has when no `kind` is recorded.
+    pub fn from_role(role: &str) -> MessageKind {
+        match role {
+            "system" | "developer" => MessageKind::System,
+            "user" => MessageKind::User,
+            "assistant" => MessageKind::Assistant,
+            "tool" | "function" => MessageKind::ToolResult,
+            other => MessageKind::Other(other.to_string()),
+        }
+    }
+
+    /// The `kind` string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            MessageKind::System => "system",
+            MessageKind::User => "user",
+            MessageKind::Assistant => "assistant",
+            MessageKind::ToolCall => "tool_call",
+            MessageKind::ToolResult => "tool_result",
+            MessageKind::AgentCall => "agent_call",
+            MessageKind::AgentResult => "agent_result",
+            MessageKind::CompactionSummary => "compaction_summary",
+            MessageKind::Other(s) => s,
+        }
+    }
+
+    /// Tool results in pyAgentic's `isinstance` sense (agent results included).
+    pub fn is_tool_result(&self) -> bool {
+        matches!(self, MessageKind::ToolResult | MessageKind::AgentResult)
+    }
+
+    /// Tool calls in pyAgentic's `isinstance` sense (agent calls included).
+    pub fn is_tool_call(&self) -> bool {
+        matches!(self, MessageKind::ToolCall | MessageKind::AgentCall)
+    }
+}
+
+/// `message`: one conversation message in pyAgentic's shape (pyagentic-reference §3.1).
+///
+/// Chat readers split an OpenAI assistant message into an `assistant` message (its text, when
+/// present) and one `tool_call` message per tool call, and turn each `tool` message into a
+/// `tool_result`, as pyAgentic records them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessageRecord {
+    /// The pyAgentic kind.
+    pub kind: MessageKind,
+    /// `system`, `user`, `assistant` or `tool`.
+    pub role: Option<String>,
+    /// Text content (tool output for results). Multi-part content is joined with newlines.
+    pub content: Option<String>,
+    /// Tool-call id (`tool_call` / `agent_call`).
+    pub id: Option<String>,
+    /// Tool name (`tool_call`, `tool_result`).
+    pub name: Option<String>,
+    /// Tool-call arguments as JSON text (`tool_call`).
+    pub arguments: Option<String>,
+    /// The call this result answers (`tool_result`).
+    pub tool_call_id: Option<String>,
+    /// Messages folded into a `compaction_summary`.
+    pub compacted_count: Option<u64>,
+    /// User turn, when recorded.
+    pub turn: Option<u64>,
+    /// Step within the turn, when recorded.
+    pub step: Option<u64>,
+    /// Keys this model does not name, kept as written.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub extra: Map<String, Value>,
+}
+
+impl MessageRecord {
+    /// A message of `kind` with everything else empty.
+    pub fn new(kind: MessageKind) -> Self {
+        Self {
+            kind,
+            role: None,
+            content: None,
+            id: None,
+            name: None,
+            arguments: None,
+            tool_call_id: None,
+            compacted_count: None,
+            turn: None,
+            step: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The role: as recorded, else the kind's default role.
+    pub fn role(&self) -> &str {
+        if let Some(r) = &self.role {
+            return r;
+        }
+        match self.kind {
+            MessageKind::System => "system",
+            MessageKind::User => "user",
+            MessageKind::ToolResult | MessageKind::AgentResult => "tool",
+            _ => "assistant",
+        }
+    }
+
+    /// Number of Unicode scalar values of the content (pyAgentic counts `len(str)`).
+    pub fn chars(&self) -> usize {
+        self.content.as_deref().map_or(0, |c| c.chars().count())
+    }
+}
+
+/// Token usage of one inference (pyAgentic `UsageInfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Total tokens.
+    pub total_tokens: u64,
+}
+
+/// `inference`: one LLM provider call, placed before the messages its response produced.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct InferenceRecord {
+    /// User turn, when recorded.
+    pub turn: Option<u64>,
+    /// Step within the turn, when recorded.
+    pub step: Option<u64>,
+    /// Token usage, when recorded.
+    pub usage: Option<Usage>,
+    /// `ok` or `error`; `None` when not recorded (treated as ok).
+    pub status: Option<String>,
+    /// Provider error text.
+    pub error: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// True when the reader inferred this boundary (no inference was recorded, e.g. each
+    /// assistant turn of an OpenAI chat conversation).
+    pub inferred: bool,
+}
+
+/// State-write operations (pyagentic-reference §1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateOp {
+    /// Assignment of a new value.
+    Set,
+    /// Append to a list field.
+    Append,
+    /// In-place mutation.
+    Mutate,
+    /// Anything else, kept as written.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl StateOp {
+    /// Parses an op; unknown values are kept.
+    pub fn parse(s: &str) -> StateOp {
+        match s {
+            "set" => StateOp::Set,
+            "append" => StateOp::Append,
+            "mutate" => StateOp::Mutate,
+            o => StateOp::Other(o.to_string()),
+        }
+    }
+}
+
+/// `state`: one write to an agent-state field.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateRecord {
+    /// Field name (dotted for nested fields).
+    pub field: String,
+    /// The operation.
+    pub op: StateOp,
+    /// The value written.
+    pub value: Option<Value>,
+    /// The value before the write, when recorded.
+    pub previous: Option<Value>,
+}
+
+/// Input formats the readers understand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Native `cellguard-trace` v1 JSON Lines (streamed line by line).
+    Native,
+    /// Colony: codegen-iterations JSON, `colony-replay/1`, a run-call-trace list, or span
+    /// exports (colony-reference §5.3, §5.7–5.9).
+    Colony,
+    /// OpenAI chat-completions message lists with `tool_calls` (tau-bench, Invariant); a file
+    /// may hold a list of conversations.
+    OpenaiChat,
+    /// A pyAgentic message dump (a list of `model_dump()` messages with `kind`).
+    Pyagentic,
+    /// SWE-agent `.traj` files.
+    SweAgent,
+    /// OpenAI Agents SDK serialized `RunState`.
+    AgentsRunstate,
+}
+
+impl Format {
+    /// Every format, in the order `--format` lists them.
+    pub const ALL: [Format; 6] = [
+        Format::Native,
+        Format::Colony,
+        Format::OpenaiChat,
+        Format::Pyagentic,
+        Format::SweAgent,
+        Format::AgentsRunstate,
+    ];
+
+    /// The `--format` name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Native => "native",
+            Format::Colony => "colony",
+            Format::OpenaiChat => "openai-chat",
+            Format::Pyagentic => "pyagentic",
+            Format::SweAgent => "swe-agent",
+            Format::AgentsRunstate => "agents-runstate",
+        }
+    }
+
+    /// Parses a `--format` name (`cellguard-trace` and `chat` are accepted aliases).
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "native" | "cellguard-trace" | "jsonl" => Format::Native,
+            "colony" => Format::Colony,
+            "openai-chat" | "openai" | "chat" | "tau-bench" => Format::OpenaiChat,
+            "pyagentic" => Format::Pyagentic,
+            "swe-agent" | "traj" => Format::SweAgent,
+            "agents-runstate" | "runstate" => Format::AgentsRunstate,
+            _ => return None,
+        })
+    }
+}
+
+/// Identity of one trace within an input file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceInfo {
+    /// Report name: the file path, or `FILE#N` (N from 0) when the file holds several traces.
+    pub name: String,
+    /// The input file.
+    pub path: PathBuf,
+    /// The format it was read as.
+    pub format: Format,
+}
+
+/// A record that could not be read and was skipped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Skip {
+    /// The input file.
+    pub path: PathBuf,
+    /// One-based line where the record starts.
+    pub line: u64,
+    /// Why it was skipped.
+    pub message: String,
+}
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+    }
+}
+
+/// One step of a reader's output stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A trace begins; records until the next `TraceStart` or the end belong to it.
+    TraceStart(TraceInfo),
+    /// A record, with the one-based line of the input where it starts.
+    Record {
+        /// One-based line.
+        line: u64,
+        /// The record.
+        record: Record,
+    },
+    /// A source record was malformed (or of an unknown kind) and skipped.
+    Skipped(Skip),
+    /// A non-fatal problem that concerns no single record (e.g. invalid UTF-8 replaced).
+    Warning(Skip),
+}
+
+/// Reader counters. `read == accepted + skipped` always holds ("counts in = counts out"):
+/// every source record examined is either turned into records or reported as skipped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ReadStats {
+    /// Source records examined (native: non-blank lines; chat: messages; Colony: trace
+    /// entries and cells; ...).
+    pub read: u64,
+    /// Source records turned into model records.
+    pub accepted: u64,
+    /// Source records skipped (malformed, or of an unknown kind).
+    pub skipped: u64,
+    /// Model records emitted (a chat message can yield several).
+    pub emitted: u64,
+}
+
+impl ReadStats {
+    /// Adds another reader's counts.
+    pub fn add(&mut self, o: &ReadStats) {
+        self.read += o.read;
+        self.accepted += o.accepted;
+        self.skipped += o.skipped;
+        self.emitted += o.emitted;
+    }
+}
+
+/// A streaming trace reader: an iterator of [`Event`]s plus its counters.
+pub trait TraceReader: Iterator<Item = Event> {
+    /// Counters so far (final once the iterator is exhausted).
+    fn stats(&self) -> ReadStats;
+    /// The format being read.
+    fn format(&self) -> Format;
+}

@@ -1,0 +1,203 @@
+//! `cellguard replay TRACE... [--config FILE]`: recorded traces through simulated guardrails
+//! (spec §7–§8).
+//!
+//! Exit codes: 0 when no call would be blocked (with `--expect-recorded`: when every simulated
+//! decision equals the recorded one); 1 otherwise; 2 on usage, config or input errors.
+
+use super::ExitStatus;
+use crate::render::replay::{self as render, ReplayFormat};
+use anyhow::Context;
+use cellguard_lints::config::{self, Overrides, Profile};
+use cellguard_lints::guardrails::config::{self as gconfig, OnBlock, ReplayConfig};
+use cellguard_lints::guardrails::matching::MatchMode;
+use cellguard_lints::replay::{self, Decision, Options};
+use cellguard_lints::trace::{self, Epoch, Format};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `cellguard replay`.
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// Trace files (`-` reads standard input).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Config file with `[[guardrails]]` and `[replay]` (default: the closest cellguard.toml
+    /// to the first trace).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Input format (default: detected from the content).
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<Format>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReplayFormat::Text)]
+    pub output_format: ReplayFormat,
+    /// Write the report to this file instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// What a simulated block does to later evaluation (default: the runtime's own behaviour
+    /// for the trace's epoch: stop-cell from 2026-06-20, drop before).
+    #[arg(long, value_parser = parse_on_block)]
+    pub on_block: Option<OnBlock>,
+    /// Matching mode for every guardrail (overrides the config).
+    #[arg(long = "match", value_parser = parse_match)]
+    pub match_mode: Option<MatchMode>,
+    /// Colony semantics epoch: pre-0620, 0620-0624, current, or a date (overrides the trace).
+    #[arg(long, value_parser = Epoch::parse)]
+    pub epoch: Option<Epoch>,
+    /// List every call, not only blocked, unreached and changed ones.
+    #[arg(long)]
+    pub all_decisions: bool,
+    /// Exit 1 only when a simulated decision differs from the recorded one (golden traces).
+    #[arg(long)]
+    pub expect_recorded: bool,
+    /// Knowledge-base file or directory (repeatable), used to resolve keys.
+    #[arg(long = "kb", value_name = "FILE_OR_DIR")]
+    pub kb: Vec<PathBuf>,
+    /// Rule profile (`colony` makes `substring` the default matching mode).
+    #[arg(long, value_parser = parse_profile)]
+    pub profile: Option<Profile>,
+    /// Exit with 0 even when calls would be blocked.
+    #[arg(long, short = 'e')]
+    pub exit_zero: bool,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::parse(s).ok_or_else(|| {
+        format!("unknown trace format `{s}` (expected native, colony, openai-chat, pyagentic, swe-agent or agents-runstate)")
+    })
+}
+
+fn parse_on_block(s: &str) -> Result<OnBlock, String> {
+    OnBlock::parse(s)
+        .ok_or_else(|| format!("unknown on-block mode `{s}` (expected keep, drop or stop-cell)"))
+}
+
+fn parse_match(s: &str) -> Result<MatchMode, String> {
+    MatchMode::parse(s)
+        .ok_or_else(|| format!("unknown match mode `{s}` (expected key or substring)"))
+}
+
+fn parse_profile(s: &str) -> Result<Profile, String> {
+    match s {
+        "strict" => Ok(Profile::Strict),
+        "colony" => Ok(Profile::Colony),
+        _ => Err(format!(
+            "unknown profile `{s}` (expected `strict` or `colony`)"
+        )),
+    }
+}
+
+/// Skips and warnings shown on standard error.
+const SHOWN_SKIPS: usize = 50;
+
+/// Runs `cellguard replay`.
+pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
+    let loaded = match &args.config {
+        Some(p) => Some(config::load_file(p)?.ok_or_else(|| {
+            anyhow::anyhow!("{}: no `[tool.cellguard]` table in this file", p.display())
+        })?),
+        None => {
+            let first = &args.traces[0];
+            let start = if first.as_os_str() == "-" {
+                std::env::current_dir()?
+            } else {
+                first.clone()
+            };
+            config::discover(&start)?
+        }
+    };
+    let overrides = Overrides {
+        profile: args.profile,
+        knowledge_base: args.kb.clone(),
+        ..Default::default()
+    };
+    let project = config::Project::load(loaded.clone(), &overrides)?;
+    let cfg: ReplayConfig = match &loaded {
+        Some(l) => gconfig::from_loaded(l, project.settings.profile, args.match_mode)?,
+        None => {
+            let mut c = ReplayConfig::default();
+            if let Some(m) = args.match_mode {
+                c.settings.mode = m;
+            }
+            c
+        }
+    };
+    if cfg.guardrails.is_empty() {
+        eprintln!(
+            "cellguard: warning: no guardrails configured{}; every call is allowed",
+            loaded
+                .as_ref()
+                .map(|l| format!(" in {}", l.path.display()))
+                .unwrap_or_else(|| " (no config found; pass --config)".into())
+        );
+    }
+    let mut readers = Vec::new();
+    for t in &args.traces {
+        readers.push(trace::open(t, args.format)?);
+    }
+
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .with_context(|| format!("{}: cannot write the report", p.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+    };
+    let streaming = args.output_format == ReplayFormat::JsonLines;
+    let html = args.output_format == ReplayFormat::Html;
+    let opts = Options {
+        on_block: args.on_block,
+        epoch: args.epoch,
+        // The HTML timelines need every call; json-lines streams instead of keeping.
+        all_decisions: args.all_decisions || html,
+        keep_decisions: !streaming,
+    };
+    let all = args.all_decisions;
+    let mut io_error: Option<std::io::Error> = None;
+    let report = {
+        let out_ref = &mut out;
+        let err_ref = &mut io_error;
+        let mut sink = |d: &Decision| {
+            if streaming && (all || d.notable()) && err_ref.is_none() {
+                if let Err(e) = writeln!(out_ref, "{}", d.to_json()) {
+                    *err_ref = Some(e);
+                }
+            }
+        };
+        replay::run(&cfg, &project.kb, opts, &mut readers, Vec::new(), &mut sink)
+    };
+    if let Some(e) = io_error {
+        return Err(e.into());
+    }
+    let mut shown = 0;
+    for s in report.skipped.iter().chain(report.warnings.iter()) {
+        if shown == SHOWN_SKIPS {
+            break;
+        }
+        eprintln!("cellguard: warning: {s}");
+        shown += 1;
+    }
+    let total_notes = report.summary.records_skipped as usize + report.warnings.len();
+    if total_notes > shown {
+        eprintln!("cellguard: warning: ... and {} more", total_notes - shown);
+    }
+    match args.output_format {
+        ReplayFormat::Text => render::text(&report, &mut out)?,
+        ReplayFormat::Json => render::json(&report, &mut out)?,
+        ReplayFormat::JsonLines => render::json_lines_tail(&report, &mut out)?,
+        ReplayFormat::Sarif => render::sarif(&report, &mut out)?,
+        ReplayFormat::Html => render::html(&report, &mut out)?,
+    }
+    out.flush()?;
+    let s = &report.summary;
+    let findings = if args.expect_recorded {
+        s.changed > 0 || s.completions_changed > 0
+    } else {
+        s.blocked > 0 || report.sections.iter().any(|sec| sec.has_findings())
+    };
+    Ok(if findings && !args.exit_zero {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Success
+    })
+}

@@ -1,0 +1,454 @@
+//! Output formats for `cellguard replay`: text, json (spec §8 shape), json-lines (one decision
+//! per line, summary last), SARIF 2.1.0, and a self-contained HTML report with a per-trace
+//! timeline.
+
+use cellguard_lints::replay::{CompletionDecision, Decision, Report, Verdict};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// `--output-format` of `cellguard replay`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayFormat {
+    /// Human-readable report.
+    Text,
+    /// `{"summary": ..., "decisions": [...]}`.
+    Json,
+    /// One decision per line, the summary last.
+    JsonLines,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// One self-contained HTML file.
+    Html,
+}
+
+fn completion_json(c: &CompletionDecision) -> Value {
+    json!({
+        "trace": &*c.trace,
+        "cell": c.cell,
+        "recorded": c.recorded.map(|a| if a { "allowed" } else { "rejected" }),
+        "decision": if c.unreached { "unreached" } else {
+            match &c.simulated { Some(v) if v.allowed => "allowed", Some(_) => "rejected", None => "unknown" }
+        },
+        "reason": c.simulated.as_ref().map(|v| v.reason.clone()),
+        "suggestions": c.simulated.as_ref().map(|v| v.suggestions.clone()).unwrap_or_default(),
+    })
+}
+
+/// The `json` document: `summary`, `decisions`, then `traces` (per-trace totals),
+/// `completions` (when any), and the keys of report sections.
+pub fn json_report(report: &Report) -> Value {
+    let mut top = serde_json::Map::new();
+    top.insert("summary".into(), report.summary.to_json());
+    top.insert(
+        "decisions".into(),
+        Value::Array(report.decisions.iter().map(Decision::to_json).collect()),
+    );
+    top.insert(
+        "traces".into(),
+        Value::Array(
+            report
+                .traces
+                .iter()
+                .map(|t| {
+                    json!({"trace": &*t.trace, "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
+                           "calls": t.calls, "allowed": t.allowed, "blocked": t.blocked,
+                           "unreached": t.unreached, "changed": t.changed})
+                })
+                .collect(),
+        ),
+    );
+    if !report.streaks.is_empty() {
+        top.insert(
+            "block_streaks".into(),
+            Value::Array(
+                report
+                    .streaks
+                    .iter()
+                    .map(|s| json!({"trace": &*s.trace, "action_key": s.action_key, "count": s.count, "reason": s.reason}))
+                    .collect(),
+            ),
+        );
+    }
+    if !report.completions.is_empty() {
+        top.insert(
+            "completions".into(),
+            Value::Array(report.completions.iter().map(completion_json).collect()),
+        );
+    }
+    for s in &report.sections {
+        for (k, v) in s.json() {
+            top.insert(k, v);
+        }
+    }
+    Value::Object(top)
+}
+
+/// Writes the `json` document.
+pub fn json(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(&json_report(report)).unwrap_or_default()
+    )
+}
+
+/// Writes what `json-lines` prints after the (streamed) decisions: section lines, completions,
+/// then `{"summary": ...}` last.
+pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    for s in &report.sections {
+        for v in s.json_lines() {
+            writeln!(out, "{v}")?;
+        }
+    }
+    for c in &report.completions {
+        writeln!(out, "{}", json!({"completion": completion_json(c)}))?;
+    }
+    writeln!(out, "{}", json!({"summary": report.summary.to_json()}))
+}
+
+/// ` [#N]` when the trace is one of several in its file (` [NAME]` for other names).
+fn trace_tag(trace: &str, file: &str) -> String {
+    match trace.strip_prefix(file) {
+        Some("") => String::new(),
+        Some(rest) => format!(" [{rest}]"),
+        None => format!(" [{trace}]"),
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The text report.
+pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    for d in &report.decisions {
+        let where_ = trace_tag(&d.trace, &d.file);
+        let cell = d.cell.map_or(String::new(), |c| format!("cell {c}, "));
+        let key = if d.action_key != d.raw_key {
+            format!("`{}` (resolves to `{}`)", d.raw_key, d.action_key)
+        } else {
+            format!("`{}`", d.raw_key)
+        };
+        let what = match d.decision {
+            Verdict::Blocked => format!("blocked by {}", d.guardrail.as_deref().unwrap_or("?")),
+            Verdict::Unreached => "unreached (its cell was aborted by an earlier block)".into(),
+            Verdict::Allowed => "allowed".into(),
+        };
+        let change = if d.changed() { ", outcome changes" } else { "" };
+        writeln!(
+            out,
+            "{}:{}:{where_} {cell}call {}: {key} recorded {}, {what}{change}",
+            d.file,
+            d.line,
+            d.index,
+            d.recorded.as_str()
+        )?;
+        if let Some(r) = &d.reason {
+            writeln!(out, "    reason: {r}")?;
+        }
+        if let Some(s) = d.suggestion.as_deref().filter(|s| !s.is_empty()) {
+            writeln!(out, "    suggestion: {s}")?;
+        }
+    }
+    for c in report
+        .completions
+        .iter()
+        .filter(|c| c.changed() || c.simulated.as_ref().is_some_and(|v| !v.allowed))
+    {
+        let sim = match (&c.simulated, c.unreached) {
+            (_, true) => "unreached".to_string(),
+            (Some(v), _) => format!(
+                "{}: {}",
+                if v.allowed { "accepted" } else { "rejected" },
+                v.reason
+            ),
+            (None, _) => "unknown (the trace does not record the results dict)".into(),
+        };
+        writeln!(
+            out,
+            "{}:{}:{} signal_completion recorded {}, simulated {sim}",
+            c.file,
+            c.line,
+            trace_tag(&c.trace, &c.file),
+            match c.recorded {
+                Some(true) => "accepted",
+                Some(false) => "rejected",
+                None => "unknown",
+            }
+        )?;
+    }
+    for st in &report.streaks {
+        writeln!(
+            out,
+            "{}:{}:{} `{}` blocked {} times in a row (block streak)",
+            st.file,
+            st.line,
+            trace_tag(&st.trace, &st.file),
+            st.action_key,
+            st.count
+        )?;
+    }
+    let s = &report.summary;
+    if !report.decisions.is_empty() {
+        writeln!(out)?;
+    }
+    writeln!(
+        out,
+        "Replayed {}, {} ({} matching): {} allowed, {} blocked, {} unreached; {}.",
+        plural(s.traces, "trace", "traces"),
+        plural(s.calls, "call", "calls"),
+        report.mode.as_str(),
+        s.allowed,
+        s.blocked,
+        s.unreached,
+        plural(s.changed, "outcome changes", "outcomes change")
+    )?;
+    writeln!(
+        out,
+        "Records: {} read, {} skipped.",
+        s.records_read, s.records_skipped
+    )?;
+    if s.completions > 0 {
+        writeln!(
+            out,
+            "Completions: {} replayed, {} would change.",
+            s.completions, s.completions_changed
+        )?;
+    }
+    if !s.per_guardrail.is_empty() {
+        writeln!(out, "Blocks per guardrail:")?;
+        let w = s
+            .per_guardrail
+            .iter()
+            .map(|(id, _)| id.len())
+            .max()
+            .unwrap_or(0);
+        for (id, n) in &s.per_guardrail {
+            writeln!(out, "  {id:<w$}  {n}")?;
+        }
+    }
+    let changed: Vec<_> = report
+        .traces
+        .iter()
+        .filter(|t| t.blocked + t.unreached + t.changed > 0)
+        .collect();
+    if !changed.is_empty() && report.traces.len() > 1 {
+        writeln!(out, "Traces with blocks or changes:")?;
+        for t in changed {
+            writeln!(
+                out,
+                "  {}: {} calls, {} blocked, {} unreached, {} changed",
+                t.trace, t.calls, t.blocked, t.unreached, t.changed
+            )?;
+        }
+    }
+    for sec in &report.sections {
+        writeln!(out, "\n{}\n{}", sec.title(), sec.text())?;
+    }
+    Ok(())
+}
+
+/// SARIF 2.1.0: one result per listed decision (blocked: error; unreached: note; allowed but
+/// recorded blocked: warning), rule = guardrail id.
+pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    let mut rules: Vec<Value> = report
+        .summary
+        .per_guardrail
+        .iter()
+        .map(|(id, _)| json!({"id": &**id, "shortDescription": {"text": format!("guardrail `{id}`")}}))
+        .collect();
+    rules.push(json!({"id": "unreached", "shortDescription": {"text": "call never evaluated: an earlier call of its cell was blocked"}}));
+    rules.push(json!({"id": "outcome-changed", "shortDescription": {"text": "recorded as blocked, allowed by the configured guardrails"}}));
+    let mut results: Vec<Value> = report
+        .decisions
+        .iter()
+        .filter(|d| d.notable())
+        .map(|d| {
+            let (rule, level, text) = match d.decision {
+                Verdict::Blocked => (
+                    d.guardrail.as_deref().unwrap_or("guardrail").to_string(),
+                    "error",
+                    d.reason.clone().unwrap_or_default(),
+                ),
+                Verdict::Unreached => (
+                    "unreached".into(),
+                    "note",
+                    format!(
+                        "`{}` is never reached: an earlier call of its cell was blocked",
+                        d.raw_key
+                    ),
+                ),
+                Verdict::Allowed => (
+                    "outcome-changed".into(),
+                    "warning",
+                    format!(
+                        "`{}` was recorded as blocked but the configured guardrails allow it",
+                        d.raw_key
+                    ),
+                ),
+            };
+            json!({
+                "ruleId": rule,
+                "level": level,
+                "message": {"text": text},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": &*d.file},
+                    "region": {"startLine": d.line}
+                }}],
+                "properties": {
+                    "trace": &*d.trace, "cell": d.cell, "index": d.index,
+                    "action_key": d.action_key, "raw_key": d.raw_key,
+                    "recorded": d.recorded.as_str(), "decision": d.decision.as_str(),
+                    "suggestion": d.suggestion,
+                }
+            })
+        })
+        .collect();
+    for s in &report.sections {
+        results.extend(s.sarif_results());
+    }
+    let doc = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "cellguard",
+                "informationUri": "https://github.com/cellguard/cellguard",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }]
+    });
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    )
+}
+
+/// Escapes text for HTML.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Calls drawn per trace timeline (the rest are summarised).
+const TIMELINE_CAP: usize = 2000;
+
+/// The HTML report: summary, blocks per guardrail, a timeline per trace (one mark per call,
+/// blocked calls in red, unreached in grey, changed outcomes outlined), the listed decisions,
+/// and report sections. `report.decisions` should hold every decision (`--all-decisions`) so
+/// timelines are complete.
+pub fn html(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    let s = &report.summary;
+    let mut h = String::new();
+    h.push_str(r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>cellguard replay</title><style>
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222}h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}
+.tl{display:flex;flex-wrap:wrap;gap:2px;margin:4px 0 10px}.c{width:12px;height:18px;border-radius:2px;display:inline-block}
+.allowed{background:#4caf50}.blocked{background:#e53935}.unreached{background:#bdbdbd}.changed{outline:2px solid #1e88e5;outline-offset:1px}
+.cellgap{width:4px}.muted{color:#777}details{margin:2px 0}summary{cursor:pointer}code{background:#f6f6f6;padding:0 3px}
+.legend span{margin-right:14px}
+</style></head><body>"#);
+    h.push_str("<h1>cellguard replay</h1>");
+    h.push_str(&format!(
+        "<table><tr><th>traces</th><th>calls</th><th>allowed</th><th>blocked</th><th>unreached</th><th>outcomes change</th><th>records read</th><th>records skipped</th><th>matching</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr></table>",
+        s.traces, s.calls, s.allowed, s.blocked, s.unreached, s.changed, s.records_read, s.records_skipped, report.mode.as_str()
+    ));
+    if !s.per_guardrail.is_empty() {
+        h.push_str(
+            "<h2>Blocks per guardrail</h2><table><tr><th>guardrail</th><th>blocked</th></tr>",
+        );
+        for (id, n) in &s.per_guardrail {
+            h.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{n}</td></tr>",
+                esc(id)
+            ));
+        }
+        h.push_str("</table>");
+    }
+    h.push_str("<h2>Timelines</h2><p class=\"legend\"><span><i class=\"c lg allowed\"></i> allowed</span><span><i class=\"c lg blocked\"></i> blocked</span><span><i class=\"c lg unreached\"></i> unreached</span><span><i class=\"c lg allowed changed\"></i> outcome changes</span> (one mark per call, cells separated by gaps; hover for details)</p>");
+    let mut by_trace: BTreeMap<&str, Vec<&Decision>> = BTreeMap::new();
+    for d in &report.decisions {
+        by_trace.entry(&d.trace).or_default().push(d);
+    }
+    for t in &report.traces {
+        let ds = by_trace.get(&*t.trace).cloned().unwrap_or_default();
+        let open = if t.blocked + t.unreached + t.changed > 0 {
+            " open"
+        } else {
+            ""
+        };
+        h.push_str(&format!(
+            "<details{open}><summary><code>{}</code> <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; epoch {}, on-block {}</span></summary><div class=\"tl\">",
+            esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.epoch), esc(&t.on_block)
+        ));
+        let mut last_cell = None;
+        for d in ds.iter().take(TIMELINE_CAP) {
+            if last_cell.is_some() && last_cell != Some(d.cell) {
+                h.push_str("<i class=\"cellgap\"></i>");
+            }
+            last_cell = Some(d.cell);
+            let mut title = format!(
+                "line {} cell {} call {}: {} (recorded {}) {}",
+                d.line,
+                d.cell.map_or("-".into(), |c| c.to_string()),
+                d.index,
+                d.raw_key,
+                d.recorded.as_str(),
+                d.decision.as_str()
+            );
+            if let Some(r) = &d.reason {
+                title.push_str(&format!(" [{}] {r}", d.guardrail.as_deref().unwrap_or("")));
+            }
+            let changed = if d.changed() { " changed" } else { "" };
+            h.push_str(&format!(
+                "<i class=\"c {}{changed}\" title=\"{}\"></i>",
+                d.decision.as_str(),
+                esc(&title)
+            ));
+        }
+        if ds.len() > TIMELINE_CAP {
+            h.push_str(&format!(
+                "<span class=\"muted\">… {} more calls</span>",
+                ds.len() - TIMELINE_CAP
+            ));
+        } else if (ds.len() as u64) < t.calls {
+            h.push_str(&format!(
+                "<span class=\"muted\">{} allowed calls not listed (run with --all-decisions)</span>",
+                t.calls - ds.len() as u64
+            ));
+        }
+        h.push_str("</div></details>");
+    }
+    let notable: Vec<&Decision> = report.decisions.iter().filter(|d| d.notable()).collect();
+    if !notable.is_empty() {
+        h.push_str("<h2>Blocked, unreached and changed calls</h2><table><tr><th>trace</th><th>line</th><th>cell</th><th>call</th><th>raw key</th><th>recorded</th><th>decision</th><th>guardrail</th><th>reason</th><th>suggestion</th></tr>");
+        for d in notable {
+            h.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&d.trace), d.line, d.cell.map_or(String::new(), |c| c.to_string()), d.index, esc(&d.raw_key),
+                d.recorded.as_str(), d.decision.as_str(), esc(d.guardrail.as_deref().unwrap_or("")),
+                esc(d.reason.as_deref().unwrap_or("")), esc(d.suggestion.as_deref().unwrap_or(""))
+            ));
+        }
+        h.push_str("</table>");
+    }
+    for sec in &report.sections {
+        h.push_str(&format!("<h2>{}</h2>{}", esc(&sec.title()), sec.html()));
+    }
+    h.push_str("</body></html>\n");
+    out.write_all(h.as_bytes())
+}

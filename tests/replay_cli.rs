@@ -1,0 +1,333 @@
+//! End-to-end tests of `cellguard replay`: exit codes, output formats, counts, errors.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn replay(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(root())
+        .arg("replay")
+        .args(args)
+        .output()
+        .expect("run cellguard")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const CONFIG: &str = r#"
+[[guardrails]]
+id = "no-delete"
+kind = "capability-boundary"
+block = ["*.delete_*"]
+"#;
+
+const TRACE: &str = r#"{"rec":"header","format":"cellguard-trace","version":1}
+{"rec":"cell","index":0}
+{"rec":"call","cell":0,"index":0,"raw_key":"A.A.get_x","status":"ok"}
+{"rec":"call","cell":0,"index":1,"raw_key":"A.A.delete_x","status":"ok"}
+{"rec":"call","cell":0,"index":2,"raw_key":"A.A.get_y","status":"ok"}
+not json
+{"rec":"policy_effect","at":3}
+{"rec":"cell","index":1}
+{"rec":"call","cell":1,"index":0,"raw_key":"A.A.delete_y","status":"blocked"}
+"#;
+
+#[test]
+fn json_shape_counts_and_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["summary"];
+    assert_eq!(
+        (
+            s["traces"].as_u64(),
+            s["calls"].as_u64(),
+            s["allowed"].as_u64(),
+            s["blocked"].as_u64(),
+            s["unreached"].as_u64()
+        ),
+        (Some(1), Some(4), Some(1), Some(2), Some(1))
+    );
+    assert_eq!(
+        (s["records_read"].as_u64(), s["records_skipped"].as_u64()),
+        (Some(9), Some(2))
+    );
+    assert_eq!(s["per_guardrail"]["no-delete"].as_u64(), Some(2));
+    // Listed: the blocked delete_x, the unreached get_y, the (recorded and simulated) blocked delete_y.
+    let d = v["decisions"].as_array().unwrap();
+    let keys: Vec<Vec<&str>> = d
+        .iter()
+        .map(|d| {
+            vec![
+                d["raw_key"].as_str().unwrap(),
+                d["recorded"].as_str().unwrap(),
+                d["decision"].as_str().unwrap(),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            vec!["A.A.delete_x", "ok", "blocked"],
+            vec!["A.A.get_y", "ok", "unreached"],
+            vec!["A.A.delete_y", "blocked", "blocked"]
+        ]
+    );
+    let obj = d[0].as_object().unwrap();
+    let mut fields: Vec<&str> = obj.keys().map(String::as_str).collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        vec![
+            "action_key",
+            "cell",
+            "decision",
+            "guardrail",
+            "index",
+            "raw_key",
+            "reason",
+            "recorded",
+            "suggestion",
+            "trace"
+        ]
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("t.jsonl:6: invalid JSON"), "{stderr}");
+    assert!(
+        stderr.contains("t.jsonl:7: unknown record kind `policy_effect` skipped"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn expect_recorded_and_exit_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let golden = write(
+        dir.path(),
+        "g.jsonl",
+        "{\"rec\":\"call\",\"raw_key\":\"A.A.get_x\",\"status\":\"ok\"}\n{\"rec\":\"call\",\"raw_key\":\"A.A.delete_x\",\"status\":\"blocked\"}\n",
+    );
+    // Blocked calls: exit 1; but they match the recording, so --expect-recorded passes.
+    assert_eq!(replay(&["--config", &cfg, &golden]).status.code(), Some(1));
+    assert_eq!(
+        replay(&["--config", &cfg, &golden, "--expect-recorded"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let changed = write(
+        dir.path(),
+        "ch.jsonl",
+        "{\"rec\":\"call\",\"raw_key\":\"A.A.delete_x\",\"status\":\"ok\"}\n",
+    );
+    assert_eq!(
+        replay(&["--config", &cfg, &changed, "--expect-recorded"])
+            .status
+            .code(),
+        Some(1)
+    );
+    assert_eq!(
+        replay(&["--config", &cfg, &changed, "--exit-zero"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let clean = write(
+        dir.path(),
+        "ok.jsonl",
+        "{\"rec\":\"call\",\"raw_key\":\"A.A.get_x\",\"status\":\"ok\"}\n",
+    );
+    assert_eq!(replay(&["--config", &cfg, &clean]).status.code(), Some(0));
+}
+
+#[test]
+fn on_block_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    for (mode, unreached) in [("stop-cell", 1), ("drop", 0), ("keep", 0)] {
+        let out = replay(&[
+            "--config",
+            &cfg,
+            &trace,
+            "--output-format",
+            "json",
+            "--on-block",
+            mode,
+        ]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            v["summary"]["unreached"].as_u64(),
+            Some(unreached),
+            "{mode}"
+        );
+    }
+}
+
+#[test]
+fn json_lines_puts_the_summary_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    let out = replay(&[
+        "--config",
+        &cfg,
+        &trace,
+        "--output-format",
+        "json-lines",
+        "--all-decisions",
+    ]);
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert!(lines[..4].iter().all(|l| l.get("decision").is_some()));
+    assert_eq!(lines[4]["summary"]["calls"].as_u64(), Some(4));
+}
+
+#[test]
+fn sarif_and_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "sarif"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["ruleId"], "no-delete");
+    assert_eq!(results[0]["level"], "error");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        4
+    );
+    assert_eq!(results[1]["ruleId"], "unreached");
+    let html_path = dir.path().join("r.html");
+    let out = replay(&[
+        "--config",
+        &cfg,
+        &trace,
+        "--output-format",
+        "html",
+        "-o",
+        html_path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(
+        !html.contains("<script src") && !html.contains("<link"),
+        "self-contained"
+    );
+    // One timeline mark per call: 2 allowed-or-not in cell 0 (allowed, blocked, unreached) + 1.
+    assert_eq!(html.matches("<i class=\"c blocked").count(), 2);
+    assert_eq!(html.matches("<i class=\"c unreached").count(), 1);
+    assert_eq!(html.matches("<i class=\"c allowed").count(), 1);
+}
+
+#[test]
+fn config_errors_are_located_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "c.toml",
+        "[[guardrails]]\nid = \"g\"\nkind = \"temporal-order\"\nrules = [{ before = \"a\", after = \"b\", within = 3 }]\n",
+    );
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    let out = replay(&["--config", &cfg, &trace]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("c.toml:4:39: unknown key `within` in a temporal-order rule"),
+        "{stderr}"
+    );
+    // Missing trace file and unknown format name.
+    let out = replay(&["--config", &cfg.replace("c.toml", "nope.toml"), &trace]);
+    assert_eq!(out.status.code(), Some(2));
+    let ok_cfg = write(dir.path(), "ok.toml", CONFIG);
+    let out = replay(&["--config", &ok_cfg, "does-not-exist.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("does-not-exist.jsonl: cannot open trace")
+    );
+    let out = replay(&["--config", &ok_cfg, &trace, "--format", "yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let bad_json = write(dir.path(), "b.json", "[{\"role\": \"user\",, }]");
+    let out = replay(&["--config", &ok_cfg, &bad_json]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("b.json:1:"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn format_override_and_detection() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "c.toml",
+        "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"cancel_*\"]\n",
+    );
+    let chat = r#"[{"role":"user","content":"cancel it"},{"role":"assistant","content":null,"tool_calls":[{"id":"1","type":"function","function":{"name":"cancel_reservation","arguments":"{\"reservation_id\":\"X\"}"}}]},{"role":"tool","tool_call_id":"1","content":"done"}]"#;
+    let f = write(dir.path(), "conv.json", chat);
+    for fmt in [None, Some("openai-chat")] {
+        let mut args = vec![
+            "--config",
+            cfg.as_str(),
+            f.as_str(),
+            "--output-format",
+            "json",
+        ];
+        if let Some(x) = fmt {
+            args.extend(["--format", x]);
+        }
+        let v: Value = serde_json::from_slice(&replay(&args).stdout).unwrap();
+        assert_eq!(v["summary"]["blocked"].as_u64(), Some(1));
+        assert_eq!(v["decisions"][0]["raw_key"], "cancel_reservation");
+        assert_eq!(v["traces"][0]["format"], "openai-chat");
+    }
+    // Forcing the wrong format is an error, not a silent empty replay.
+    let out = replay(&["--config", &cfg, &f, "--format", "swe-agent"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn real_tau_bench_conversations() {
+    // Six conversations copied from tau-bench's GPT-4o airline run (see the fixture README).
+    let out = replay(&[
+        "--config",
+        "fixtures/replay/tau-bench-airline/cellguard.toml",
+        "fixtures/replay/tau-bench-airline/conversations.json",
+        "--output-format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["traces"].as_u64(), Some(6));
+    assert_eq!(v["summary"]["calls"].as_u64(), Some(47));
+    // #5 (corpus entry 141): the agent cancelled a basic-economy reservation on the user's word
+    // that it was booked 10 hours ago, without ever fetching it.
+    let d = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["trace"].as_str().unwrap().ends_with("#5"))
+        .unwrap();
+    assert_eq!(d["raw_key"], "cancel_reservation");
+    assert_eq!(d["guardrail"], "reservation-before-change");
+}

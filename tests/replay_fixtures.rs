@@ -1,0 +1,134 @@
+//! Fixture tests of `cellguard replay`: every directory under `fixtures/replay/colony/` (Colony
+//! conformance, colony-reference §7.5–7.6) and `fixtures/replay/tau-bench-airline/cases/` holds
+//! a `cellguard.toml` (or `config.path` naming one), a trace (`trace.*`, or `trace.path` naming
+//! one; paths relative to the case directory), optional extra arguments (`args`, one per line) and
+//! `expected.json`: the exit code and the parts of the JSON report that must match exactly
+//! (`summary`, `decisions` with `--all-decisions`, and `completions` / `block_streaks` when
+//! present), or the error text on standard error for exit code 2.
+//!
+//! `CELLGUARD_BLESS=1 cargo test --test replay_fixtures` rewrites the expected files from the
+//! current output; review the diff before committing.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cases(root: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(root);
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+fn run_case(dir: &Path) -> Result<(), String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rel = dir.strip_prefix(root).unwrap_or(dir);
+    let named = |file: &str| -> Option<PathBuf> {
+        std::fs::read_to_string(dir.join(file))
+            .ok()
+            .map(|t| normalize(&rel.join(t.trim())))
+    };
+    let trace_rel = match named("trace.path") {
+        Some(p) => p,
+        None => {
+            let trace = std::fs::read_dir(dir)
+                .map_err(|e| e.to_string())?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("trace.") && n != "trace.path")
+                })
+                .ok_or("no trace.* file")?;
+            rel.join(trace.file_name().unwrap_or_default())
+        }
+    };
+    let config_rel = named("config.path").unwrap_or_else(|| rel.join("cellguard.toml"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cellguard"));
+    cmd.current_dir(root)
+        .arg("replay")
+        .arg("--config")
+        .arg(config_rel)
+        .arg(&trace_rel)
+        .args(["--output-format", "json", "--all-decisions"]);
+    if let Ok(extra) = std::fs::read_to_string(dir.join("args")) {
+        cmd.args(extra.lines().map(str::trim).filter(|l| !l.is_empty()));
+    }
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    let code = out.status.code().unwrap_or(-1);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let actual = if code == 2 {
+        // The located message, without the CLI's `cellguard: error:` style prefix.
+        let msg = stderr.trim();
+        let msg = msg.find("fixtures/").map_or(msg, |i| &msg[i..]);
+        json!({"exit": 2, "stderr": msg})
+    } else {
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| format!("output is not JSON ({e}); stderr: {stderr}"))?;
+        let mut a =
+            json!({"exit": code, "summary": report["summary"], "decisions": report["decisions"]});
+        for k in ["completions", "block_streaks"] {
+            if let Some(v) = report.get(k) {
+                a[k] = v.clone();
+            }
+        }
+        a
+    };
+    let expected_path = dir.join("expected.json");
+    if std::env::var_os("CELLGUARD_BLESS").is_some() {
+        let text = serde_json::to_string_pretty(&actual).map_err(|e| e.to_string())? + "\n";
+        std::fs::write(&expected_path, text).map_err(|e| e.to_string())?;
+        return Ok(());
+    }
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(&expected_path)
+            .map_err(|e| format!("{}: {e}", expected_path.display()))?,
+    )
+    .map_err(|e| e.to_string())?;
+    if actual != expected {
+        return Err(format!(
+            "mismatch\n--- expected\n{}\n--- actual\n{}",
+            serde_json::to_string_pretty(&expected).unwrap_or_default(),
+            serde_json::to_string_pretty(&actual).unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves `..` components textually (the paths name files inside the repository).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn run_all(root: &str, at_least: usize) {
+    let dirs = cases(root);
+    assert!(dirs.len() >= at_least, "{root}: only {} cases", dirs.len());
+    let failures: Vec<String> = dirs
+        .iter()
+        .filter_map(|d| run_case(d).err().map(|e| format!("{}: {e}", d.display())))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn colony_conformance_fixtures() {
+    run_all("fixtures/replay/colony", 16);
+}
+
+#[test]
+fn tau_bench_fixtures() {
+    run_all("fixtures/replay/tau-bench-airline/cases", 1);
+}
