@@ -61,7 +61,10 @@ pub fn check(checker: &mut Checker) {
 /// Colony's `_closest_match`: the number of differing positions over the common length plus
 /// the length difference (a padded Hamming distance, counted in code points), at most 3. Ties
 /// go to the lexicographically smallest key (Colony: set iteration order).
-pub fn closest_match<'k>(target: &str, candidates: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
+pub fn closest_match<'k>(
+    target: &str,
+    candidates: impl IntoIterator<Item = &'k str>,
+) -> Option<&'k str> {
     const MAX_DIST: usize = 3;
     let t: Vec<char> = target.chars().collect();
     let mut best: Option<(usize, &str)> = None;
@@ -98,9 +101,12 @@ fn first_str_constant<'t>(call: Node<'t>, src: &str) -> Option<(Node<'t>, String
         return None;
     }
     let mut cursor = args.walk();
-    let first = args
-        .named_children(&mut cursor)
-        .find(|n| !matches!(n.kind(), "keyword_argument" | "dictionary_splat" | "comment"))?;
+    let first = args.named_children(&mut cursor).find(|n| {
+        !matches!(
+            n.kind(),
+            "keyword_argument" | "dictionary_splat" | "comment"
+        )
+    })?;
     let inner = parse::unparenthesize(first);
     let strings: Vec<Node> = match inner.kind() {
         "string" => vec![inner],
@@ -136,8 +142,8 @@ fn api_knowledge_base(checker: &mut Checker, root: Node) {
         let Some((arg, key)) = first_str_constant(node, src) else {
             continue;
         };
-        let known = kb.get(&key).is_some()
-            || matches!(kb.resolve(&key), crate::kb::Resolution::Dynamic(_));
+        let known =
+            kb.get(&key).is_some() || matches!(kb.resolve(&key), crate::kb::Resolution::Dynamic(_));
         if known {
             continue;
         }
@@ -296,7 +302,10 @@ pub fn is_colony_call(node: Node, src: &str, name: &str) -> bool {
     if node.kind() != "call" {
         return false;
     }
-    let Some(f) = node.child_by_field_name("function").map(parse::unparenthesize) else {
+    let Some(f) = node
+        .child_by_field_name("function")
+        .map(parse::unparenthesize)
+    else {
         return false;
     };
     match f.kind() {
@@ -360,8 +369,7 @@ pub fn count_runs(node: Node, src: &str) -> u64 {
                 .filter(|n| matches!(n.kind(), "elif_clause" | "else_clause"))
                 .collect();
             count_opt(node.child_by_field_name("condition"), src)
-                + count_opt(node.child_by_field_name("consequence"), src)
-                    .max(orelse(&clauses, src))
+                + count_opt(node.child_by_field_name("consequence"), src).max(orelse(&clauses, src))
         }
         "try_statement" => {
             let mut cursor = node.walk();
@@ -480,11 +488,17 @@ mod tests {
             None
         );
         assert_eq!(
-            closest_match("AgentPoolCapability.AgentPoolCapability.get_agent_statsu", keys),
+            closest_match(
+                "AgentPoolCapability.AgentPoolCapability.get_agent_statsu",
+                keys
+            ),
             Some("AgentPoolCapability.AgentPoolCapability.get_agent_status")
         );
         // A tie (distance 1 to both) goes to the smaller key.
-        assert_eq!(closest_match("A.A.spawn_agent", keys), Some("A.A.spawn_agents"));
+        assert_eq!(
+            closest_match("A.A.spawn_agent", keys),
+            Some("A.A.spawn_agents")
+        );
         // Distance 3 is still a match, 4 is not.
         assert_eq!(closest_match("X.k.abc", ["X.k.xyz"]), Some("X.k.xyz"));
         assert_eq!(closest_match("X.k.abcd", ["X.k.wxyz"]), None);
@@ -492,7 +506,8 @@ mod tests {
 
     #[test]
     fn fix_edits_follow_colonys_regex() {
-        let src = "a = await run('old')\nb = rerun(\"old\")\nc = run( 'old', x=1)\nd = run('''old''')\n";
+        let src =
+            "a = await run('old')\nb = rerun(\"old\")\nc = run( 'old', x=1)\nd = run('''old''')\n";
         let edits = colony_fix_edits(src, "old", "new");
         let hit: Vec<&str> = edits.iter().map(|e| &src[e.range.as_range()]).collect();
         assert_eq!(hit, vec!["run('old'", "run(\"old\"", "run( 'old'"]);

@@ -84,7 +84,9 @@ fn diagnose_at_depth(src: &str, root: Node, depth: usize) -> Option<PySyntaxErro
         let quiet = matches!(te.class, ErrorClass::Indentation | ErrorClass::Tab)
             || te.message == "unexpected EOF while parsing";
         if let Some(p) = parser.filter(|p| {
-            p.end <= te.range.start && (quiet || p.err.message == "unexpected indent")
+            !p.fallback
+                && p.end <= te.range.start
+                && (quiet || p.err.message == "unexpected indent")
         }) {
             return Some(p.err);
         }
@@ -165,9 +167,9 @@ struct ParserError {
 }
 
 const CANNOT_START: &[&str] = &[
-    "=", ",", ")", "]", "}", ":", ";", ".", "/", "//", "%", "==", "!=", "<", ">", "<=", ">=",
-    "|", "&", "^", "<<", ">>", "**", "+=", "-=", "*=", "/=", "//=", "%=", "&=", "|=", "^=",
-    ">>=", "<<=", "**=", "@=", "->", ":=", "<>",
+    "=", ",", ")", "]", "}", ":", ";", ".", "/", "//", "%", "==", "!=", "<", ">", "<=", ">=", "|",
+    "&", "^", "<<", ">>", "**", "+=", "-=", "*=", "/=", "//=", "%=", "&=", "|=", "^=", ">>=",
+    "<<=", "**=", "@=", "->", ":=", "<>",
 ];
 
 const NEEDS_OPERAND_AFTER: &[&str] = &[
@@ -437,7 +439,10 @@ impl<'a> Cx<'a> {
             }
         }
         // `x := 1` outside parentheses, except in `if`/`elif`/`while` conditions.
-        let cond_head = matches!(self.text(first), "if" | "elif" | "while" | "match" | "case" | "@");
+        let cond_head = matches!(
+            self.text(first),
+            "if" | "elif" | "while" | "match" | "case" | "@"
+        );
         if !cond_head {
             if let Some(&w) = toks
                 .iter()
@@ -506,11 +511,7 @@ impl<'a> Cx<'a> {
                 ));
             } else if k > 0 && self.is_word(toks[k - 1], "def") {
                 found.push(self.err(tb.range.start, "expected '('", tb.range));
-            } else if tb.depth > 0
-                && !(self.head(line).is_some_and(|(h, _)| self.is_word(h, "def")) && tb.depth == 1)
-                && !(ta.kind == Kind::Name && tb.kind == Kind::String)
-                && !matches!(a_text, "match" | "case" | "type" | "_")
-            {
+            } else if comma_hint(self, line, ta, tb, a_text) {
                 let mut c = self.err(
                     tb.range.start,
                     "invalid syntax. Perhaps you forgot a comma?",
@@ -538,7 +539,12 @@ impl<'a> Cx<'a> {
         let last_text = self.text(last);
         let owner = self.owner(line);
         // A header without its colon.
-        if owner.is_some() && !matches!(self.head(line).map(|(h, _)| self.text(h)), Some("match" | "case")) {
+        if owner.is_some()
+            && !matches!(
+                self.head(line).map(|(h, _)| self.text(h)),
+                Some("match" | "case")
+            )
+        {
             let has_colon = toks
                 .iter()
                 .any(|&i| self.is_op(i, ":") && self.toks[i].depth == first_depth);
@@ -646,28 +652,39 @@ impl<'a> Cx<'a> {
             // Commas of this group, except those of `for` target lists (`for p, q in ...`).
             let mut commas = Vec::new();
             let mut in_target = false;
-            for j in open_k + 1..close_k {
-                if self.toks[toks[j]].depth != depth {
+            for (j, &t) in toks.iter().enumerate().take(close_k).skip(open_k + 1) {
+                if self.toks[t].depth != depth {
                     continue;
                 }
-                if self.is_word(toks[j], "for") {
+                if self.is_word(t, "for") {
                     in_target = true;
-                } else if self.is_word(toks[j], "in") {
+                } else if self.is_word(t, "in") {
                     in_target = false;
-                } else if self.is_op(toks[j], ",") && !in_target {
+                } else if self.is_op(t, ",") && !in_target {
                     commas.push(j);
                 }
             }
             if commas.is_empty() {
                 continue;
             }
-            let start_k = commas.iter().rev().find(|&&c| c < k).map(|c| c + 1).unwrap_or(open_k + 1);
+            let start_k = commas
+                .iter()
+                .rev()
+                .find(|&&c| c < k)
+                .map(|c| c + 1)
+                .unwrap_or(open_k + 1);
             let end_k = commas.iter().find(|&&c| c > k).copied().unwrap_or(close_k);
             let range = TextRange::new(
                 self.toks[toks[start_k]].range.start,
-                self.toks[toks[end_k.saturating_sub(1).max(start_k)]].range.end,
+                self.toks[toks[end_k.saturating_sub(1).max(start_k)]]
+                    .range
+                    .end,
             );
-            found.push(self.err(range.start, "Generator expression must be parenthesized", range));
+            found.push(self.err(
+                range.start,
+                "Generator expression must be parenthesized",
+                range,
+            ));
             return;
         }
     }
@@ -753,9 +770,7 @@ impl<'a> Cx<'a> {
                     ));
                     return;
                 }
-                "list_splat_pattern" | "dictionary_splat_pattern" | "keyword_separator" => {
-                    return
-                }
+                "list_splat_pattern" | "dictionary_splat_pattern" | "keyword_separator" => return,
                 _ => {}
             }
         }
@@ -869,7 +884,9 @@ impl Cx<'_> {
                         .unwrap_or(toks.len());
                     let range = TextRange::new(
                         self.toks[toks[k - 1]].range.start,
-                        self.toks[toks[end_k.saturating_sub(1).max(k + 1)]].range.end,
+                        self.toks[toks[end_k.saturating_sub(1).max(k + 1)]]
+                            .range
+                            .end,
                     );
                     found.push(self.err(
                         self.toks[toks[k]].range.start,
@@ -935,8 +952,8 @@ impl Cx<'_> {
             // Elements of this target, split at commas of the base depth.
             let mut elems = Vec::new();
             let mut s = start_k;
-            for j in start_k..=eq {
-                if j == eq || (self.toks[toks[j]].depth == base && self.is_op(toks[j], ",")) {
+            for (j, &t) in toks.iter().enumerate().take(eq + 1).skip(start_k) {
+                if j == eq || (self.toks[t].depth == base && self.is_op(t, ",")) {
                     if s < j {
                         elems.push((s, j));
                     }
@@ -950,11 +967,14 @@ impl Cx<'_> {
                     self.toks[toks[b - 1]].range.end,
                 );
                 if let Some(t) = target_kind(&self.src[range.as_range()]) {
-                    let inner = TextRange::new(range.start + t.inner.start, range.start + t.inner.end);
+                    let inner =
+                        TextRange::new(range.start + t.inner.start, range.start + t.inner.end);
                     let message = match t.kind {
                         "True" | "False" | "None" => format!("cannot assign to {}", t.kind),
                         k if single && e + 1 == n && t.here => {
-                            format!("cannot assign to {k} here. Maybe you meant '==' instead of '='?")
+                            format!(
+                                "cannot assign to {k} here. Maybe you meant '==' instead of '='?"
+                            )
                         }
                         k => format!("cannot assign to {k}"),
                     };
@@ -1228,8 +1248,7 @@ fn fstring_field(body: &str, start: usize, nested: usize, depth: usize) -> Resul
             Some(b's' | b'r' | b'a') => j += 2,
             _ => {
                 return Err(
-                    "f-string: invalid conversion character: expected 's', 'r', or 'a'"
-                        .to_string(),
+                    "f-string: invalid conversion character: expected 's', 'r', or 'a'".to_string(),
                 )
             }
         }
@@ -1295,7 +1314,11 @@ fn invalid_target(node: Node, text: &str, here: bool) -> Option<TargetKind> {
         "parenthesized_expression" => node
             .named_child(0)
             .and_then(|n| invalid_target(n, text, here)),
-        "tuple" | "list" | "expression_list" | "pattern_list" | "list_splat"
+        "tuple"
+        | "list"
+        | "expression_list"
+        | "pattern_list"
+        | "list_splat"
         | "expression_statement" => {
             let mut cursor = node.walk();
             let children: Vec<Node> = node.named_children(&mut cursor).collect();
@@ -1348,6 +1371,15 @@ fn augmented_target_kind(text: &str) -> Option<&'static str> {
         "list" => Some("list"),
         _ => invalid_target(n, text, false).map(|t| t.kind),
     }
+}
+
+/// CPython adds "Perhaps you forgot a comma?" to a juxtaposition inside brackets, except in a
+/// `def` parameter list, after a would-be string prefix (`NAME STRING`) or a soft keyword.
+fn comma_hint(cx: &Cx, line: &Logical, ta: Token, tb: Token, a_text: &str) -> bool {
+    let in_def_params = tb.depth == 1 && cx.head(line).is_some_and(|(h, _)| cx.is_word(h, "def"));
+    let name_string = ta.kind == Kind::Name && tb.kind == Kind::String;
+    let soft_keyword = matches!(a_text, "match" | "case" | "type" | "_");
+    tb.depth > 0 && !in_def_params && !name_string && !soft_keyword
 }
 
 impl Cx<'_> {
@@ -1628,7 +1660,10 @@ impl Cx<'_> {
             return false;
         };
         let text = &self.src[self.toks[a].range.start..self.toks[b].range.end];
-        if matches!(self.text(a), "else" | "elif" | "except" | "finally" | "case" | "@") {
+        if matches!(
+            self.text(a),
+            "else" | "elif" | "except" | "finally" | "case" | "@"
+        ) {
             return false;
         }
         let snippet = if text.ends_with(':') {

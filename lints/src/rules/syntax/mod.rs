@@ -113,7 +113,9 @@ fn help_for(src: &str, e: &PySyntaxError) -> Option<&'static str> {
         .rfind('\n')
         .map(|i| i + 1)
         .unwrap_or(0);
-    let at_line_start = src[line_start..e.range.start.min(src.len())].trim().is_empty();
+    let at_line_start = src[line_start..e.range.start.min(src.len())]
+        .trim()
+        .is_empty();
     if at.starts_with("```") || at.starts_with("~~~") {
         Some("A Markdown fence is left in the code: the cell must be plain Python")
     } else if at_line_start && (at.starts_with('%') || at.starts_with('!')) {

@@ -99,10 +99,10 @@ pub struct Tokens {
 
 /// Python keywords (hard ones; `match`, `case`, `type` and `_` are soft).
 pub const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if",
-    "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-    "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 /// True for a hard keyword.
@@ -112,8 +112,8 @@ pub fn is_keyword(s: &str) -> bool {
 
 const OPS3: &[&str] = &["**=", "...", "//=", "<<=", ">>="];
 const OPS2: &[&str] = &[
-    "!=", "%=", "&=", "**", "*=", "+=", "-=", "->", "//", "/=", ":=", "<<", "<=", "<>", "==",
-    ">=", ">>", "@=", "^=", "|=",
+    "!=", "%=", "&=", "**", "*=", "+=", "-=", "->", "//", "/=", ":=", "<<", "<=", "<>", "==", ">=",
+    ">>", "@=", "^=", "|=",
 ];
 const OPS1: &str = "%&()*+,-./:;<=>@[]^{|}~";
 
@@ -216,7 +216,13 @@ impl Lexer<'_> {
         });
     }
 
-    fn error(&mut self, message: impl Into<String>, range: TextRange, line: usize, class: ErrorClass) {
+    fn error(
+        &mut self,
+        message: impl Into<String>,
+        range: TextRange,
+        line: usize,
+        class: ErrorClass,
+    ) {
         if self.out.error.is_none() {
             self.out.error = Some(TokError {
                 message: message.into(),
@@ -480,7 +486,12 @@ impl Lexer<'_> {
                         start_line,
                     )
                 };
-                self.error(message, TextRange::new(start, quote + 1), line, ErrorClass::Syntax);
+                self.error(
+                    message,
+                    TextRange::new(start, quote + 1),
+                    line,
+                    ErrorClass::Syntax,
+                );
                 return;
             };
             match c {
@@ -577,12 +588,18 @@ impl Lexer<'_> {
     fn number(&mut self, start: usize) {
         let bad = |lx: &mut Self, msg: String| {
             let end = (lx.pos + lx.peek().map(char::len_utf8).unwrap_or(0)).max(start + 1);
-            lx.error(msg, TextRange::new(start, end.min(lx.src.len())), lx.line, ErrorClass::Syntax);
+            lx.error(
+                msg,
+                TextRange::new(start, end.min(lx.src.len())),
+                lx.line,
+                ErrorClass::Syntax,
+            );
         };
         let first = self.peek().unwrap_or('0');
         if first == '0' {
             let radix = self.peek_at(1).map(|c| c.to_ascii_lowercase());
-            let spec: Option<(&str, fn(char) -> bool)> = match radix {
+            type DigitSpec = Option<(&'static str, fn(char) -> bool)>;
+            let spec: DigitSpec = match radix {
                 Some('x') => Some(("hexadecimal", |c: char| c.is_ascii_hexdigit())),
                 Some('o') => Some(("octal", |c: char| c.is_digit(8))),
                 Some('b') => Some(("binary", |c: char| c == '0' || c == '1')),
