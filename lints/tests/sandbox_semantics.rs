@@ -229,3 +229,56 @@ fn config_warnings_surface_with_locations() {
     // The default configuration has no warnings.
     assert!(Settings::default().warnings.is_empty());
 }
+
+#[test]
+fn identifiers_are_read_as_python_reads_them() {
+    // PEP 3131: identifiers are NFKC-normalised, so these are `eval` and `__class__`.
+    assert_eq!(sbx("ｅｖａｌ(\"1\")\n", ""), vec!["SBX003 ｅｖａｌ"]);
+    assert_eq!(
+        sbx("k = x.__ｃｌａｓｓ__\n", ""),
+        vec!["SBX002 __ｃｌａｓｓ__"]
+    );
+    // Escapes in folded strings.
+    let got = sbx(
+        "getattr(x, \"\\N{LOW LINE}\\N{LOW LINE}class\\N{LOW LINE}\\N{LOW LINE}\")\n",
+        "",
+    );
+    assert_eq!(got.len(), 1);
+    assert!(got[0].starts_with("SBX002"), "{got:?}");
+    assert!(sbx("getattr(x, \"\\x5f\\x5fclass\\x5f\\x5f\")\n", "")[0].starts_with("SBX002"));
+    // An escape the folding cannot decode makes the name computed, not wrong.
+    assert!(sbx("getattr(x, \"\\N{BLACK STAR}\")\n", "")[0].starts_with("SBX004"));
+}
+
+#[test]
+fn code_strings_are_analysed_where_they_go() {
+    let got = sbx("exec(\"__import__('o' + 's').system('id')\")\n", "");
+    assert_eq!(
+        got,
+        vec![
+            "SBX003 exec".to_string(),
+            "SBX001 \"__import__('o' + 's').system('id')\"".to_string()
+        ]
+    );
+    let got = sbx(
+        "src = \"().__class__\"\neval(compile(src, \"<s>\", \"eval\"))\n",
+        "",
+    );
+    assert!(got.contains(&"SBX002 src".to_string()), "{got:?}");
+    // A tool's `code=` argument is code too; harmless code stays clean.
+    let got = sbx(
+        "python_interpreter(code=\"getattr(x, '__dict__')\")\n",
+        SMOL,
+    );
+    assert_eq!(got, vec!["SBX002 \"getattr(x, '__dict__')\"".to_string()]);
+    assert_eq!(
+        sbx("python_interpreter(code=\"2*3.6452\")\n", SMOL),
+        Vec::<String>::new()
+    );
+    // Import machinery reached without importing anything.
+    let got = sbx(
+        "imp = ().__class__.__base__.__subclasses__()[84]\nimp().load_module(\"os\")\n",
+        "",
+    );
+    assert!(got.contains(&"SBX001 load_module".to_string()), "{got:?}");
+}

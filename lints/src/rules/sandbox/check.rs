@@ -2,7 +2,7 @@
 //! for the top level (function bodies, lambdas, comprehensions and class bodies use the merged
 //! bindings), and reports every escape it finds.
 
-use super::interp::{bind_into, call_args, first_named, unparen, Env, Escape, Interp};
+use super::interp::{bind_into, call_args, first_named, ident, unparen, Env, Escape, Interp};
 use super::value::*;
 use super::{
     CODE_EXECUTION_BUILTIN, DANGEROUS_MEMBER, DUNDER_ACCESS, DUNDER_METHOD_DEFINITION,
@@ -218,6 +218,8 @@ pub struct Sbx<'t, 'a> {
     namespace_names: &'a BTreeSet<String>,
     findings: Vec<Finding>,
     seen: HashSet<(&'static str, usize, usize)>,
+    /// How deep inside code strings (`exec("...")`) this checker runs.
+    nesting: u32,
 }
 
 fn short(s: &str) -> String {
@@ -380,6 +382,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             namespace_names,
             findings: Vec::new(),
             seen: HashSet::new(),
+            nesting: 0,
         }
     }
 
@@ -720,7 +723,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             "keyword_pattern" => {
                 if let Some(n) = first_named(node) {
-                    let name = self.text(n);
+                    let name = ident(n, self.it.src);
+                    let name = &*name;
                     if is_dunder(name) && !BENIGN_DUNDER_READS.contains(&name) {
                         self.report(
                             &DUNDER_ACCESS,
@@ -748,7 +752,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if !nctx.is_load() {
             return;
         }
-        let name = self.text(node);
+        let name = ident(node, self.it.src);
+        let name = &*name;
         if matches!(name, "__loader__" | "__spec__") {
             self.report(
                 &DYNAMIC_IMPORT,
@@ -837,7 +842,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         ) else {
             return;
         };
-        let name = self.text(attr);
+        let name = ident(attr, self.it.src);
+        let name = &*name;
         let ctx = nctx.ctx;
         let arange = parse::range(attr);
         // Calling `__init__`, `__repr__` or `__str__` directly (`super().__init__(...)`) is
@@ -859,6 +865,19 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 arange,
                 format!("{what} dunder attribute `{name}`"),
                 dunder_help(name),
+            );
+        }
+        if ctx == Ctx::Load
+            && matches!(
+                name,
+                "load_module" | "exec_module" | "find_module" | "create_module"
+            )
+        {
+            self.report(
+                &DYNAMIC_IMPORT,
+                arange,
+                format!("`{name}` is import machinery: it loads modules by name, bypassing the import allowlist"),
+                Some("`BuiltinImporter().load_module(\"os\")` is reached from the class hierarchy (smolagents PR #861)".into()),
             );
         }
         if FRAME_ATTRS.contains(&name) {
@@ -1115,6 +1134,24 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
         }
+        // Code strings: what `exec("...")` or a tool's `code=` argument would run.
+        for b in cv.builtins().collect::<Vec<_>>() {
+            if matches!(b, "eval" | "exec" | "compile") {
+                let arg = pos
+                    .first()
+                    .copied()
+                    .or_else(|| kws.iter().find(|(k, _)| k == "source").map(|(_, v)| *v));
+                if let Some(a) = arg {
+                    self.check_code_string(a, env, &format!("`{b}`"));
+                }
+            }
+        }
+        if cv.only_unknown() {
+            if let Some((_, a)) = kws.iter().find(|(k, _)| k == "code") {
+                let label = format!("`{}(code=...)`", short(self.text(callee)));
+                self.check_code_string(*a, env, &label);
+            }
+        }
         let inner_callee = unparen(callee);
         if inner_callee.kind() == "attribute" {
             if let (Some(obj), Some(attr)) = (
@@ -1122,7 +1159,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 inner_callee.child_by_field_name("attribute"),
             ) {
                 if matches!(
-                    self.text(attr),
+                    &*ident(attr, self.it.src),
                     "get" | "pop" | "setdefault" | "__getitem__" | "__setitem__"
                 ) {
                     if let Some(first) = pos.first() {
@@ -1184,8 +1221,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 inner_callee.child_by_field_name("object"),
                 inner_callee.child_by_field_name("attribute"),
             ) {
-                let m = self.text(attr);
-                if matches!(m, "format" | "format_map" | "vformat") {
+                let m = ident(attr, self.it.src);
+                if matches!(&*m, "format" | "format_map" | "vformat") {
                     let ov = self.it.eval(obj, env, 0);
                     if ov.strs().next().is_none() {
                         if let Some(first) = pos.first() {
@@ -1245,8 +1282,42 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// Analyses a code string (folded from constants) as a cell of its own and reports its
+    /// findings at the argument, prefixed with where the code goes.
+    fn check_code_string(&mut self, arg: Node<'t>, env: &Env, label: &str) {
+        if self.nesting >= 3 {
+            return;
+        }
+        let codes: Vec<String> = self
+            .it
+            .eval(arg, env, 0)
+            .strs()
+            .filter(|s| s.len() <= 20_000)
+            .take(2)
+            .map(str::to_string)
+            .collect();
+        for code in codes {
+            let tree = parse::parse(&code, None);
+            let it = Interp::new(
+                tree.root_node(),
+                &code,
+                super::interp::Config { ..self.it.cfg },
+            );
+            let mut inner = Sbx::new(it, self.deny, self.namespace_names);
+            inner.nesting = self.nesting + 1;
+            for f in inner.run(tree.root_node()) {
+                self.report(
+                    f.rule,
+                    parse::range(arg),
+                    format!("In code passed to {label}: {}", f.message),
+                    f.help,
+                );
+            }
+        }
+    }
+
     fn is_namespace_callee(&self, callee: Node) -> bool {
-        callee.kind() == "identifier" && self.namespace_names.contains(self.text(callee))
+        callee.kind() == "identifier" && self.namespace_names.contains(&*ident(callee, self.it.src))
     }
 
     fn check_reflective(
@@ -1422,7 +1493,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     fn check_def_name(&mut self, def: Node<'t>) {
         if let Some(name) = def.child_by_field_name("name") {
-            let n = self.text(name);
+            let n = ident(name, self.it.src);
+            let n = &*n;
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) {
                 self.report(
                     &DUNDER_METHOD_DEFINITION,
@@ -1444,7 +1516,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // `__eq__ = lambda s, o: True` in a class body.
         let in_class = nctx.class_assign;
         if in_class && left.kind() == "identifier" {
-            let n = self.text(left);
+            let n = ident(left, self.it.src);
+            let n = &*n;
             let constant = right.is_none_or(|r| {
                 matches!(
                     unparen(r).kind(),
@@ -1495,7 +1568,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         _ => None,
                     };
                     let Some(dotted) = dotted else { continue };
-                    let module: String = self.text(dotted).split_whitespace().collect();
+                    let module: String = ident(dotted, self.it.src).split_whitespace().collect();
                     let range = parse::range(dotted);
                     if let Some(seg) = private_segment(&module) {
                         self.report(
@@ -1515,7 +1588,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if m.kind() == "relative_import" {
                     return;
                 }
-                let module: String = self.text(m).split_whitespace().collect();
+                let module: String = ident(m, self.it.src).split_whitespace().collect();
                 if let Some(seg) = private_segment(&module) {
                     self.report(
                         &MODULE_ESCAPE,
@@ -1536,7 +1609,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     },
                 };
                 for (_, _, name_node) in bindings {
-                    let name: String = self.text(name_node).split_whitespace().collect();
+                    let name: String = ident(name_node, self.it.src).split_whitespace().collect();
                     let (res, esc) = self.it.module_step(&base, &name);
                     let range = parse::range(name_node);
                     if is_dunder(&name) && !BENIGN_DUNDER_READS.contains(&name.as_str()) {

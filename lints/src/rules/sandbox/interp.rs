@@ -113,6 +113,7 @@ pub fn builtin(name: &str) -> Option<&'static str> {
 }
 
 /// Configuration the interpreter needs.
+#[derive(Clone, Copy)]
 pub struct Config<'a> {
     /// Import allowlist entries (`[lint.imports] allow`).
     pub allow: &'a [String],
@@ -255,6 +256,18 @@ fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
         .collect()
 }
 
+/// The text of an identifier (or dotted name) as Python reads it: NFKC-normalised, so that
+/// `ｅｖａｌ` is `eval` and `＿＿class＿＿` is `__class__` (PEP 3131).
+pub fn ident<'s>(node: Node, src: &'s str) -> std::borrow::Cow<'s, str> {
+    use unicode_normalization::UnicodeNormalization;
+    let t = parse::text(node, src);
+    if t.is_ascii() {
+        std::borrow::Cow::Borrowed(t)
+    } else {
+        std::borrow::Cow::Owned(t.nfkc().collect())
+    }
+}
+
 /// The first named, non-comment child.
 pub fn first_named(node: Node) -> Option<Node> {
     named_children(node).into_iter().next()
@@ -292,7 +305,7 @@ pub fn call_args<'t>(
                     child.child_by_field_name("name"),
                     child.child_by_field_name("value"),
                 ) {
-                    kws.push((parse::text(n, src).to_string(), v));
+                    kws.push((ident(n, src).into_owned(), v));
                 }
             }
             "list_splat" | "dictionary_splat" => splat = true,
@@ -349,9 +362,23 @@ pub fn bind_into(
     strong: bool,
     src: &str,
 ) -> bool {
+    bind_into_at(map, target, v, strong, src, 0)
+}
+
+fn bind_into_at(
+    map: &mut HashMap<String, VSet>,
+    target: Node,
+    v: &VSet,
+    strong: bool,
+    src: &str,
+    depth: u32,
+) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
     match target.kind() {
         "identifier" => {
-            let name = parse::text(target, src).to_string();
+            let name = ident(target, src).into_owned();
             if strong {
                 let changed = map.get(&name) != Some(v);
                 map.insert(name, v.clone().or_unknown());
@@ -374,7 +401,7 @@ pub fn bind_into(
                 } else {
                     component(v, i, n)
                 };
-                changed |= bind_into(map, *item, &part, strong, src);
+                changed |= bind_into_at(map, *item, &part, strong, src, depth + 1);
             }
             changed
         }
@@ -386,7 +413,7 @@ pub fn bind_into(
                     } else {
                         v.clone()
                     };
-                    bind_into(map, inner, &val, strong, src)
+                    bind_into_at(map, inner, &val, strong, src, depth + 1)
                 }
                 None => false,
             }
@@ -488,7 +515,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     None => ParamKind::Positional,
                 };
                 params.push(Param {
-                    name: parse::text(name_node, self.src).to_string(),
+                    name: ident(name_node, self.src).into_owned(),
                     kind,
                     default,
                 });
@@ -536,7 +563,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 for id in parse::walk(t) {
                     if id.kind() == "identifier" {
                         self.bound
-                            .push((node.start_byte(), parse::text(id, self.src).to_string()));
+                            .push((node.start_byte(), ident(id, self.src).into_owned()));
                     }
                 }
             }
@@ -721,7 +748,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 "global_statement" | "nonlocal_statement" => {
                     for n in named_children(node) {
-                        self.global_decls.insert(self.text(n).to_string());
+                        self.global_decls.insert(ident(n, self.src).into_owned());
                     }
                 }
                 _ => {}
@@ -752,7 +779,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             "lambda" => true,
             "identifier" => self
                 .globals
-                .get(self.text(callee))
+                .get(&*ident(callee, self.src))
                 .is_some_and(|v| v.iter().any(|x| matches!(x, Val::Func(_)))),
             _ => false,
         };
@@ -824,7 +851,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                         _ => continue,
                     };
                     let Some(dotted) = dotted else { continue };
-                    let module: String = self.text(dotted).split_whitespace().collect();
+                    let module: String = ident(dotted, self.src).split_whitespace().collect();
                     let allowed = is_allowed(&module, self.cfg.allow);
                     match alias {
                         Some(a) => {
@@ -837,7 +864,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                                     ModState::Quiet
                                 },
                             });
-                            out.push((self.text(a).to_string(), VSet::one(v), dotted));
+                            out.push((ident(a, self.src).into_owned(), VSet::one(v), dotted));
                         }
                         None => {
                             let root = module.split('.').next().unwrap_or("").to_string();
@@ -863,7 +890,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     return out;
                 };
                 let relative = m.kind() == "relative_import";
-                let module: String = self.text(m).split_whitespace().collect();
+                let module: String = ident(m, self.src).split_whitespace().collect();
                 let base = ModVal {
                     path: module.clone(),
                     real: table.real_name(&module),
@@ -883,9 +910,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                         _ => (Some(child), None),
                     };
                     let Some(name_node) = name_node else { continue };
-                    let name: String = self.text(name_node).split_whitespace().collect();
+                    let name: String = ident(name_node, self.src).split_whitespace().collect();
                     let bound = alias
-                        .map(|a| self.text(a).to_string())
+                        .map(|a| ident(a, self.src).into_owned())
                         .unwrap_or_else(|| name.clone());
                     let v = if relative {
                         VSet::unknown()
@@ -1191,7 +1218,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Some(inner) => self.eval(inner, env, d),
                 None => VSet::unknown(),
             },
-            "identifier" => self.lookup(self.text(node), env),
+            "identifier" => self.lookup(&ident(node, self.src), env),
             "string" => self.fold_string(node, env, d),
             "concatenated_string" => {
                 let parts: Vec<VSet> = named_children(node)
@@ -1228,10 +1255,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                 ) else {
                     return VSet::unknown();
                 };
-                let name = self.text(attr);
+                let name = ident(attr, self.src);
                 let mut out = VSet::default();
                 for v in self.eval(obj, env, d).iter() {
-                    out.join(&self.attr_value(v, name));
+                    out.join(&self.attr_value(v, &name));
                 }
                 out.or_unknown()
             }
@@ -1375,7 +1402,8 @@ impl<'t, 'a> Interp<'t, 'a> {
         if left.kind() != "identifier" {
             return VSet::unknown();
         }
-        let var = self.text(left);
+        let var = ident(left, self.src);
+        let var = &*var;
         let mut out = VSet::default();
         for it in self.eval(right, env, d).iter().take(4) {
             let Some(items) = as_sequence(it) else {
@@ -1480,14 +1508,14 @@ impl<'t, 'a> Interp<'t, 'a> {
                 callee_inner.child_by_field_name("object"),
                 callee_inner.child_by_field_name("attribute"),
             ) {
-                let method = self.text(attr);
+                let method = ident(attr, self.src);
                 for rv in self.eval(obj, env, d).iter() {
-                    match self.method_call(rv, method, &pos, &kws, env, d) {
+                    match self.method_call(rv, &method, &pos, &kws, env, d) {
                         Some(v) => {
                             out.join(&v);
                         }
                         None => {
-                            callee_vals.join(&self.attr_value(rv, method));
+                            callee_vals.join(&self.attr_value(rv, &method));
                         }
                     }
                 }
@@ -1997,13 +2025,19 @@ impl<'t, 'a> Interp<'t, 'a> {
                     let mut last = child.start_byte();
                     for esc in child.children(&mut inner) {
                         lit.push_str(self.src.get(last..esc.start_byte()).unwrap_or(""));
-                        lit.push_str(&decode_escape(self.text(esc), esc.kind(), raw));
+                        match decode_escape(self.text(esc), esc.kind(), raw) {
+                            Some(t) => lit.push_str(&t),
+                            None => return VSet::unknown(),
+                        }
                         last = esc.end_byte();
                     }
                     lit.push_str(self.src.get(last..child.end_byte()).unwrap_or(""));
                 }
                 "escape_sequence" | "escape_interpolation" => {
-                    lit.push_str(&decode_escape(self.text(child), child.kind(), raw))
+                    match decode_escape(self.text(child), child.kind(), raw) {
+                        Some(t) => lit.push_str(&t),
+                        None => return VSet::unknown(),
+                    }
                 }
                 "interpolation" => {
                     if child.child_by_field_name("format_specifier").is_some() {
@@ -2037,14 +2071,53 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 }
 
-fn decode_escape(text: &str, kind: &str, raw: bool) -> String {
+/// Decodes one escape of a str literal; `None` for a `\N{...}` name the folding does not know
+/// (the literal is then unknown rather than wrong).
+fn decode_escape(text: &str, kind: &str, raw: bool) -> Option<String> {
     if kind == "escape_interpolation" {
-        return text.chars().next().map(String::from).unwrap_or_default();
+        return Some(text.chars().next().map(String::from).unwrap_or_default());
     }
     if raw {
-        text.to_string()
-    } else {
-        parse::unescape(text)
+        return Some(text.to_string());
+    }
+    if let Some(name) = text.strip_prefix("\\N{").and_then(|t| t.strip_suffix('}')) {
+        return unicode_name(name).map(String::from);
+    }
+    Some(parse::unescape(text))
+}
+
+/// The characters of `\N{NAME}` escapes that spell identifiers (`\N{LOW LINE}` is `_`).
+fn unicode_name(name: &str) -> Option<char> {
+    let name = name.trim().to_ascii_uppercase();
+    let digits = [
+        "ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE",
+    ];
+    match name.as_str() {
+        "LOW LINE" => Some('_'),
+        "FULL STOP" => Some('.'),
+        "SPACE" => Some(' '),
+        "HYPHEN-MINUS" => Some('-'),
+        _ => {
+            if let Some(l) = name.strip_prefix("LATIN SMALL LETTER ") {
+                let mut cs = l.chars();
+                return match (cs.next(), cs.next()) {
+                    (Some(c), None) if c.is_ascii_uppercase() => Some(c.to_ascii_lowercase()),
+                    _ => None,
+                };
+            }
+            if let Some(l) = name.strip_prefix("LATIN CAPITAL LETTER ") {
+                let mut cs = l.chars();
+                return match (cs.next(), cs.next()) {
+                    (Some(c), None) if c.is_ascii_uppercase() => Some(c),
+                    _ => None,
+                };
+            }
+            let d = name.strip_prefix("DIGIT ")?;
+            digits
+                .iter()
+                .position(|x| *x == d)
+                .and_then(|i| char::from_digit(i as u32, 10))
+        }
     }
 }
 

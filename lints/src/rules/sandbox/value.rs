@@ -409,6 +409,15 @@ pub enum FormatPiece {
 /// malformed (the call raises `ValueError` at runtime). Fields nested in a format spec are
 /// returned as well, after their enclosing field.
 pub fn parse_format(s: &str) -> Option<Vec<FormatPiece>> {
+    parse_format_at(s, 0)
+}
+
+/// CPython allows fields nested two levels deep in a format spec ("Max string recursion
+/// exceeded" beyond); deeper templates are malformed.
+fn parse_format_at(s: &str, level: u32) -> Option<Vec<FormatPiece>> {
+    if level > 2 {
+        return None;
+    }
     let mut out = Vec::new();
     let mut lit = String::new();
     let chars: Vec<char> = s.chars().collect();
@@ -451,7 +460,7 @@ pub fn parse_format(s: &str) -> Option<Vec<FormatPiece>> {
             let spec = field.spec.clone();
             out.push(FormatPiece::Field(field));
             if spec.contains('{') {
-                for piece in parse_format(&spec)? {
+                for piece in parse_format_at(&spec, level + 1)? {
                     if let FormatPiece::Field(f) = piece {
                         out.push(FormatPiece::Field(f));
                     }
@@ -702,6 +711,8 @@ mod tests {
         assert_eq!(fields[1].conversion, Some('r'));
         assert_eq!(fields[2].arg, "w");
         assert!(parse_format("{").is_none());
+        assert!(parse_format("{0:{1:{2}}}").is_some());
+        assert!(parse_format(&format!("{}{}", "{0:".repeat(5000), "}".repeat(5000))).is_none());
         assert!(parse_format("}").is_none());
     }
 
