@@ -26,6 +26,17 @@ if grep -qvE '^[[:space:]]*(#|$)' requirements-dev.txt 2>/dev/null; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 fi
 
+# --- LSP client test (server issue 5): pytest-lsp, a real third-party LSP client, in its own
+# venv (tests/lsp_client/.venv, ignored by git); scripts/test.sh runs it.
+if ! python3 -m venv --help >/dev/null 2>&1; then
+    echo "setup: python3 with the venv module is needed for tests/lsp_client (Debian: apt-get install python3-venv)." >&2
+    exit 1
+fi
+[ -x tests/lsp_client/.venv/bin/python ] || python3 -m venv tests/lsp_client/.venv
+tests/lsp_client/.venv/bin/python -m pip install --quiet --disable-pip-version-check \
+    -r tests/lsp_client/requirements.txt
+# --- end LSP client test ---
+
 cargo fetch --locked
 cargo build --release --locked
 echo "setup: built $(pwd)/target/release/cellguard"

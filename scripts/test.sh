@@ -8,3 +8,8 @@ if [ -d .venv/bin ]; then
 fi
 export INSTA_UPDATE=no
 cargo test --workspace --locked
+
+# --- LSP client test (server issue 5): pytest-lsp drives the binary `cargo test` just built,
+# with VS Code's client capabilities (set up by scripts/setup.sh).
+CELLGUARD_BIN="$PWD/target/debug/cellguard" tests/lsp_client/.venv/bin/python -m pytest -q \
+    -c tests/lsp_client/pytest.ini tests/lsp_client

@@ -54,6 +54,20 @@ pub fn map_to_file(cell: &Cell, multi_cell: bool, diagnostics: Vec<Diagnostic>) 
 /// Checks a whole file: extraction, every cell, and extraction findings. Diagnostics are in
 /// file coordinates, sorted by position.
 pub fn check_file(file: &SourceFile, settings: &Settings, kb: &KnowledgeBase) -> Vec<Diagnostic> {
+    check_file_with(file, settings, kb, |cell| parse::parse(&cell.text, None))
+}
+
+/// [`check_file`] with the syntax tree of each cell supplied by `tree_for` instead of a fresh
+/// parse. The language server uses it to lint with trees it keeps up to date incrementally
+/// between edits; `tree_for` must return a tree of exactly `cell.text` (it is called once per
+/// cell, in cell order). Everything else (extraction findings, rule selection, mapping to file
+/// coordinates, ordering) is the same as the CLI's.
+pub fn check_file_with(
+    file: &SourceFile,
+    settings: &Settings,
+    kb: &KnowledgeBase,
+    mut tree_for: impl FnMut(&Cell) -> Tree,
+) -> Vec<Diagnostic> {
     let Extraction {
         cells,
         diagnostics: extraction_diagnostics,
@@ -67,7 +81,7 @@ pub fn check_file(file: &SourceFile, settings: &Settings, kb: &KnowledgeBase) ->
         .into_iter()
         .filter(|d| settings.rules.is_enabled(d.rule))
         .collect();
-    let trees: Vec<Tree> = cells.iter().map(|c| parse::parse(&c.text, None)).collect();
+    let trees: Vec<Tree> = cells.iter().map(&mut tree_for).collect();
     let mut per_cell: Vec<Vec<Diagnostic>> = cells
         .iter()
         .zip(&trees)

@@ -272,3 +272,73 @@ fn the_injectors_really_change_the_cells() {
         src.matches("await ").count()
     );
 }
+
+const FRAGMENTS: &[&str] = &[
+    "import os",
+    "import json",
+    "x = 1",
+    "y = '# noqa: IMP001'",
+    "z = (1,\n     2)",
+    "s = '''\nimport os\n'''",
+    "if True:\n    import os",
+    "if True:\n    import json\n    w = 1",
+    "a = 1  # noqa: IMP001",
+    "b = 2  # cellguard: ignore[IMP001, XYZ001]",
+    "# cellguard: ignore[IMP001]",
+    "# cellguard: ignore-file[IMP002]",
+    "import os, \\\n    sys",
+    "é = '😀'; import re",
+    "from os import (\n    path,\n)",
+    "c = 3  # noqa",
+    "d = 4  # noqa: IMP001, IMP001  # type: ignore",
+    "from . import secrets",
+    "t = f'{x}'  # cellguard: ignore",
+];
+
+fn cell_text() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(prop::sample::select(FRAGMENTS), 1..8),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(parts, crlf, final_newline)| {
+            let mut s = parts.join("\n");
+            if final_newline {
+                s.push('\n');
+            }
+            if crlf {
+                s = s.replace('\n', "\r\n");
+            }
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(96),
+        .. ProptestConfig::default()
+    })]
+
+    /// Suppressions and their fixes on generated cells: fixing converges and is idempotent,
+    /// `--add-noqa` silences every finding (other than `CG` ones) and is idempotent.
+    #[test]
+    fn suppressions_fix_and_add_noqa_are_stable(text in cell_text()) {
+        check_fix("cell.py", &text, Applicability::Unsafe)?;
+        check_fix("cell.py", &text, Applicability::Safe)?;
+        let settings = Settings::default();
+        let kb = KnowledgeBase::new();
+        let file = SourceFile::new("cell.py", text.as_str());
+        let once = cellguard_lints::suppress::add_noqa(&file, &settings, &kb);
+        let left = cellguard_lints::lint::check_file(&SourceFile::new("cell.py", once.text.as_str()), &settings, &kb);
+        if !syntax_errors(&text) {
+            prop_assert!(
+                left.iter().all(|d| d.rule.family() == "CG"),
+                "left after --add-noqa: {:?}\n{}",
+                left.iter().map(|d| d.rule.code).collect::<Vec<_>>(),
+                once.text
+            );
+        }
+        let twice = cellguard_lints::suppress::add_noqa(&SourceFile::new("cell.py", once.text.as_str()), &settings, &kb);
+        prop_assert_eq!(twice.text, once.text);
+    }
+}

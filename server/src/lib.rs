@@ -1,8 +1,1222 @@
-//! cellguard's language server. Built by the server issue; see ARCHITECTURE.md.
+//! cellguard's language server: the rules of `cellguard check` as editor diagnostics, with
+//! quick fixes, hover, completion, go to definition and an action-count inlay hint.
+//!
+//! Built on `tower-lsp-server` + tokio over stdio. The design points, and the user bugs of other
+//! linters' servers they avoid (`lsp-linter-anchors.md` §5):
+//!
+//! - **Ordering.** tower-lsp-server runs handlers concurrently, so every document mutation
+//!   happens synchronously in the first poll of its notification handler (under one mutex,
+//!   before any `.await`), which preserves the client's order.
+//! - **Off the main loop.** Parsing and linting run in `spawn_blocking`; at most one lint per
+//!   document runs at a time and a burst of edits coalesces into one re-lint of the latest
+//!   text (no fixed debounce delay, so a single keystroke is answered at once).
+//! - **Stale results dropped.** Each result carries the document version (and the opening's
+//!   epoch and the settings generation); a result whose version is no longer current is never
+//!   published, and publications go through one ordered queue, so a cleared document never
+//!   shows old diagnostics again.
+//! - **One delivery path per client.** Pull (`textDocument/diagnostic`) when the client
+//!   declares support, else push with the version; never both (ruff#11022, neovim#29927).
+//! - **Positions** in the negotiated encoding (UTF-8 preferred, UTF-16 default, UTF-32).
+//! - **Configuration** per document as the CLI finds it, editor settings from
+//!   `initializationOptions` and `workspace/didChangeConfiguration` (which ruff ignores), and
+//!   reload on watched config and knowledge-base files, with open documents re-diagnosed.
+//! - **Never crashes** on a bad request: malformed JSON and bad params get JSON-RPC errors,
+//!   out-of-range positions are clamped, a panicking lint is caught and reported.
 
-/// Runs the language server on stdio until the client exits.
+pub mod actions;
+pub mod analysis;
+pub mod convert;
+pub mod documents;
+pub mod ide;
+pub mod settings;
+pub mod transport;
+
+use crate::analysis::{LintResult, Snapshot};
+use crate::documents::{Document, Language};
+use crate::settings::ClientSettings;
+use cellguard_lints::config::{Overrides, Resolver, CONFIG_NAMES};
+use cellguard_lints::source::PositionEncoding;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Error as RpcError, Result as RpcResult};
+use tower_lsp_server::ls_types as lsp;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+/// The command that prints version, encoding, config files and knowledge-base size.
+pub const CMD_DEBUG_INFO: &str = "cellguard.printDebugInformation";
+/// The command that applies every safe fix of a document (for editors without code actions
+/// on save): arguments `[{"uri": ..., "version": ...}]` or `["uri"]`.
+pub const CMD_APPLY_AUTOFIX: &str = "cellguard.applyAutofix";
+
+/// How long the server waits for the client to answer one of its requests.
+const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long hover, completion and definition wait for the lint of the current text.
+const FEATURE_WAIT: Duration = Duration::from_secs(5);
+/// How long pull diagnostics and fix-all wait for the lint of the current text.
+const DIAGNOSTIC_WAIT: Duration = Duration::from_secs(120);
+
+/// Runs the language server on stdio until the client sends `exit` or closes stdin.
 ///
-/// Errors: returns a message when the server cannot start.
-pub fn run_stdio() -> Result<(), String> {
-    Err("the language server is not built yet".to_string())
+/// Returns `Ok(true)` after a clean `shutdown` + `exit`, `Ok(false)` when the client exited
+/// without `shutdown` (the LSP asks for exit code 1 then).
+///
+/// Errors: the async runtime cannot start.
+pub fn run_stdio() -> Result<bool, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(8)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let clean = runtime.block_on(async {
+        let (service, socket) = LspService::new(Backend::new);
+        let shared = service.inner().shared.clone();
+        // stdin -> framing guard -> server -> frame splitter -> one writer -> stdout.
+        let (to_server, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, from_server) = tokio::io::duplex(1 << 20);
+        let (frames_tx, frames_rx) = mpsc::unbounded_channel();
+        let input = tokio::spawn(transport::pump_input(
+            tokio::io::stdin(),
+            to_server,
+            frames_tx.clone(),
+        ));
+        let output = tokio::spawn(transport::pump_output(from_server, frames_tx));
+        let writer = tokio::spawn(transport::write_frames(tokio::io::stdout(), frames_rx));
+        Server::new(server_in, server_out, socket)
+            .concurrency_level(32)
+            .serve(service)
+            .await;
+        // The server's output half is dropped with `Server`: the splitter ends, then the
+        // writer once the input pump (stopped here) lets go of its sender.
+        input.abort();
+        let _ = input.await;
+        let _ = output.await;
+        let _ = writer.await;
+        shared.shutdown_requested.load(Ordering::SeqCst)
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    Ok(clean)
+}
+
+/// What the client can do, read once from `initialize`.
+#[derive(Debug, Clone, Default)]
+struct Caps {
+    encoding: PositionEncoding,
+    pull: bool,
+    diagnostic_refresh: bool,
+    inlay_refresh: bool,
+    dynamic_watch: bool,
+    relative_patterns: bool,
+    config_pull: bool,
+    document_changes: bool,
+    apply_edit: bool,
+}
+
+impl Caps {
+    fn from_client(c: &lsp::ClientCapabilities) -> Self {
+        let ws = c.workspace.as_ref();
+        let watch = ws.and_then(|w| w.did_change_watched_files.as_ref());
+        Caps {
+            encoding: convert::negotiate_encoding(
+                c.general
+                    .as_ref()
+                    .and_then(|g| g.position_encodings.as_deref()),
+            ),
+            pull: c
+                .text_document
+                .as_ref()
+                .is_some_and(|t| t.diagnostic.is_some()),
+            diagnostic_refresh: ws
+                .and_then(|w| w.diagnostics.as_ref())
+                .and_then(|d| d.refresh_support)
+                .unwrap_or(false),
+            inlay_refresh: ws
+                .and_then(|w| w.inlay_hint.as_ref())
+                .and_then(|d| d.refresh_support)
+                .unwrap_or(false),
+            dynamic_watch: watch.and_then(|w| w.dynamic_registration).unwrap_or(false),
+            relative_patterns: watch
+                .and_then(|w| w.relative_pattern_support)
+                .unwrap_or(false),
+            config_pull: ws.and_then(|w| w.configuration).unwrap_or(false),
+            document_changes: ws
+                .and_then(|w| w.workspace_edit.as_ref())
+                .and_then(|e| e.document_changes)
+                .unwrap_or(false),
+            apply_edit: ws.and_then(|w| w.apply_edit).unwrap_or(false),
+        }
+    }
+}
+
+/// Editor settings and the resolver built from them.
+struct ConfigState {
+    settings: ClientSettings,
+    resolver: Arc<Resolver>,
+    root: PathBuf,
+}
+
+/// A publication for the ordered queue.
+struct Publish {
+    uri: lsp::Uri,
+    diagnostics: Vec<lsp::Diagnostic>,
+    version: Option<i32>,
+}
+
+/// State shared by the handlers and the lint tasks.
+struct Shared {
+    client: Client,
+    docs: Mutex<HashMap<lsp::Uri, Document>>,
+    caps: RwLock<Caps>,
+    config: RwLock<ConfigState>,
+    /// Bumped on every settings or config reload; results of older generations are re-done.
+    generation: AtomicU64,
+    next_epoch: AtomicU64,
+    publish: mpsc::UnboundedSender<Publish>,
+    shutdown_requested: AtomicBool,
+    /// Watch globs currently registered with the client.
+    watched: tokio::sync::Mutex<Option<BTreeSet<String>>>,
+    /// Config errors already shown (cleared on reload), so each is shown once.
+    reported: Mutex<HashSet<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn read<T>(m: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(m: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The language server.
+pub struct Backend {
+    shared: Arc<Shared>,
+}
+
+impl Backend {
+    /// A backend talking to `client`. Must be called inside a tokio runtime (it starts the
+    /// publication task).
+    pub fn new(client: Client) -> Self {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Publish>();
+        let publisher = client.clone();
+        tokio::spawn(async move {
+            while let Some(p) = rx.recv().await {
+                publisher
+                    .publish_diagnostics(p.uri, p.diagnostics, p.version)
+                    .await;
+            }
+        });
+        let root = std::env::current_dir().unwrap_or_default();
+        Backend {
+            shared: Arc::new(Shared {
+                client,
+                docs: Mutex::new(HashMap::new()),
+                caps: RwLock::new(Caps::default()),
+                config: RwLock::new(ConfigState {
+                    settings: ClientSettings::default(),
+                    resolver: Arc::new(Resolver::new(Overrides::default())),
+                    root,
+                }),
+                generation: AtomicU64::new(0),
+                next_epoch: AtomicU64::new(1),
+                publish: tx,
+                shutdown_requested: AtomicBool::new(false),
+                watched: tokio::sync::Mutex::new(None),
+                reported: Mutex::new(HashSet::new()),
+            }),
+        }
+    }
+}
+
+/// The path a document is checked as: its file path, or for `untitled:` and other schemes a
+/// virtual file in the workspace root named after the URI's last segment (with `.py`/`.md`
+/// added from the language when it has no extension).
+fn document_path(uri: &lsp::Uri, language: Language, root: &Path) -> PathBuf {
+    if uri.scheme().as_str().eq_ignore_ascii_case("file") {
+        if let Some(p) = uri.to_file_path() {
+            return p.into_owned();
+        }
+    }
+    let decoded = uri.path().decode().to_string_lossy().into_owned();
+    let name = decoded
+        .rsplit(['/', '\\', ':'])
+        .find(|s| !s.is_empty())
+        .unwrap_or("untitled")
+        .to_string();
+    let mut path = root.join(name);
+    if path.extension().is_none() {
+        match language {
+            Language::Python => {
+                path.set_extension("py");
+            }
+            Language::Markdown => {
+                path.set_extension("md");
+            }
+            Language::Other => {}
+        }
+    }
+    path
+}
+
+/// Builds the resolver for `settings`; problems are returned as messages (the server then
+/// carries on with what could be built).
+fn build_resolver(settings: &ClientSettings, root: &Path) -> (Arc<Resolver>, Vec<String>) {
+    let mut errors = Vec::new();
+    let mut overrides = match settings.overrides(root) {
+        Ok(o) => o,
+        Err(e) => {
+            errors.push(e);
+            Overrides::default()
+        }
+    };
+    overrides.knowledge_base.retain(|p| {
+        let ok = p.exists();
+        if !ok {
+            errors.push(format!(
+                "setting `knowledgeBase`: `{}` does not exist",
+                p.display()
+            ));
+        }
+        ok
+    });
+    if let Some(cfg) = settings.configuration_path(root) {
+        match Resolver::with_config(&cfg, overrides.clone()) {
+            Ok(r) => return (Arc::new(r), errors),
+            Err(e) => errors.push(format!("setting `configuration`: {e}")),
+        }
+    }
+    // Validate the overrides once (unknown selectors), so the error is shown even before a
+    // document opens.
+    if let Err(e) =
+        cellguard_lints::config::Settings::resolve(&Default::default(), None, &overrides)
+    {
+        errors.push(format!("editor settings: {e}"));
+        overrides = Overrides {
+            knowledge_base: overrides.knowledge_base,
+            ..Overrides::default()
+        };
+    }
+    (Arc::new(Resolver::new(overrides)), errors)
+}
+
+impl Shared {
+    fn caps(&self) -> Caps {
+        read(&self.caps).clone()
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Starts the lint task of `doc` unless it runs or the current text is already linted.
+    fn schedule(self: &Arc<Self>, doc: &mut Document) {
+        if doc.lint_running {
+            return;
+        }
+        let generation = self.generation();
+        if doc.linted_version == Some(doc.version)
+            && doc
+                .result
+                .as_ref()
+                .is_some_and(|r| r.generation >= generation)
+        {
+            return;
+        }
+        doc.lint_running = true;
+        let shared = self.clone();
+        let uri = doc.uri.clone();
+        let epoch = doc.epoch;
+        tokio::spawn(async move { shared.lint_loop(uri, epoch).await });
+    }
+
+    /// Lints a document until its latest text (and settings generation) is linted.
+    async fn lint_loop(self: Arc<Self>, uri: lsp::Uri, epoch: u64) {
+        loop {
+            let generation = self.generation();
+            let (resolver, lint_enabled) = {
+                let c = read(&self.config);
+                (c.resolver.clone(), c.settings.lint_enable)
+            };
+            let encoding = self.caps().encoding;
+            let (snap, previous_project) = {
+                let mut docs = lock(&self.docs);
+                let Some(doc) = docs.get_mut(&uri) else {
+                    return;
+                };
+                if doc.epoch != epoch {
+                    return;
+                }
+                if doc.linted_version == Some(doc.version)
+                    && doc
+                        .result
+                        .as_ref()
+                        .is_some_and(|r| r.generation >= generation)
+                {
+                    doc.lint_running = false;
+                    return;
+                }
+                (
+                    Snapshot {
+                        epoch,
+                        version: doc.version,
+                        generation,
+                        rope: doc.rope.clone(),
+                        path: doc.path.clone(),
+                        language: doc.language,
+                        tree: doc.tree.clone(),
+                        cells: doc.cells.clone(),
+                        resolver,
+                        encoding,
+                        lint_enabled,
+                    },
+                    doc.result.as_ref().map(|r| r.project.clone()),
+                )
+            };
+            let (version, rope, path) = (snap.version, snap.rope.clone(), snap.path.clone());
+            let result = match tokio::task::spawn_blocking(move || analysis::run(snap)).await {
+                Ok(r) => r,
+                Err(e) => {
+                    let msg = format!(
+                        "cellguard: linting {} failed: {e}; please report this with the file",
+                        uri.as_str()
+                    );
+                    self.client.log_message(lsp::MessageType::ERROR, msg).await;
+                    LintResult::empty(epoch, version, generation, path, rope)
+                }
+            };
+            let result = Arc::new(result);
+            let pull = self.caps().pull;
+            {
+                let mut docs = lock(&self.docs);
+                let Some(doc) = docs.get_mut(&uri) else {
+                    return;
+                };
+                if doc.epoch != epoch {
+                    return;
+                }
+                doc.cells = result.cell_cache.clone();
+                if doc.version == version {
+                    doc.tree = result.whole_tree.clone();
+                    doc.linted_version = Some(version);
+                    doc.result = Some(result.clone());
+                    doc.results.send_replace(Some(result.clone()));
+                    if !pull {
+                        // Sent under the documents lock: `didClose` clears through the same
+                        // queue under the same lock, so a clear is never overtaken.
+                        let _ = self.publish.send(Publish {
+                            uri: uri.clone(),
+                            diagnostics: result.lsp.clone(),
+                            version: Some(version),
+                        });
+                    }
+                } else if doc.tree.is_none() {
+                    // A stale first parse is still a better old tree than none, once the edits
+                    // made since are replayed on it.
+                    doc.tree = doc.replay_edits_since(version, result.whole_tree.clone());
+                }
+                doc.prune_edits(version);
+            }
+            if let Some(e) = &result.config_error {
+                self.report_once(e.clone()).await;
+            }
+            let project_changed = previous_project
+                .as_ref()
+                .is_none_or(|p| !Arc::ptr_eq(p, &result.project));
+            if project_changed {
+                self.ensure_watchers().await;
+            }
+        }
+    }
+
+    /// Shows an error message once per distinct text (until the next reload).
+    async fn report_once(&self, message: String) {
+        if lock(&self.reported).insert(message.clone()) {
+            self.client
+                .show_message(lsp::MessageType::ERROR, format!("cellguard: {message}"))
+                .await;
+        }
+    }
+
+    /// Waits for the result of the document's current text (and current settings).
+    async fn fresh_result(
+        self: &Arc<Self>,
+        uri: &lsp::Uri,
+        timeout: Duration,
+    ) -> Option<Arc<LintResult>> {
+        let generation = self.generation();
+        let (mut rx, version) = {
+            let mut docs = lock(&self.docs);
+            let doc = docs.get_mut(uri)?;
+            if let Some(r) = &doc.result {
+                if r.version == doc.version && r.generation >= generation {
+                    return Some(r.clone());
+                }
+            }
+            self.schedule(doc);
+            (doc.results.subscribe(), doc.version)
+        };
+        let wait = async {
+            loop {
+                if let Some(r) = rx.borrow_and_update().as_ref() {
+                    if r.version >= version && r.generation >= generation {
+                        return Some(r.clone());
+                    }
+                }
+                if rx.changed().await.is_err() {
+                    return None;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.ok().flatten()
+    }
+
+    /// Re-reads configuration and re-diagnoses every open document.
+    async fn reload(self: &Arc<Self>, rebuild_resolver: bool) {
+        if rebuild_resolver {
+            let errors = {
+                let mut c = write(&self.config);
+                let (resolver, errors) = build_resolver(&c.settings, &c.root);
+                c.resolver = resolver;
+                errors
+            };
+            lock(&self.reported).clear();
+            for e in errors {
+                self.report_once(e).await;
+            }
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        {
+            let mut docs = lock(&self.docs);
+            for doc in docs.values_mut() {
+                self.schedule(doc);
+            }
+        }
+        let caps = self.caps();
+        if caps.pull && caps.diagnostic_refresh {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(
+                    CLIENT_REQUEST_TIMEOUT,
+                    client.workspace_diagnostic_refresh(),
+                )
+                .await;
+            });
+        }
+        if caps.inlay_refresh {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ =
+                    tokio::time::timeout(CLIENT_REQUEST_TIMEOUT, client.inlay_hint_refresh()).await;
+            });
+        }
+        self.ensure_watchers().await;
+    }
+
+    /// Applies new editor settings.
+    async fn apply_settings(self: &Arc<Self>, value: &Value) {
+        let (settings, warnings) = ClientSettings::from_value(value);
+        for w in warnings {
+            self.client
+                .show_message(lsp::MessageType::WARNING, format!("cellguard: {w}"))
+                .await;
+        }
+        write(&self.config).settings = settings;
+        self.reload(true).await;
+    }
+
+    /// Asks the client for the `cellguard` settings section (`workspace/configuration`).
+    async fn pull_settings(&self) -> Option<Value> {
+        let item = lsp::ConfigurationItem {
+            scope_uri: None,
+            section: Some("cellguard".to_string()),
+        };
+        let answer = tokio::time::timeout(
+            CLIENT_REQUEST_TIMEOUT,
+            self.client.configuration(vec![item]),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        answer
+            .into_iter()
+            .next()
+            .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+    }
+
+    /// Files whose change requires a reload: config files in use (with the files they
+    /// extend), the `configuration` setting, and knowledge-base files and directories.
+    fn watched_paths(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        {
+            let c = read(&self.config);
+            if let Some(p) = c.settings.configuration_path(&c.root) {
+                out.push(p);
+            }
+            if let Ok(o) = c.settings.overrides(&c.root) {
+                out.extend(o.knowledge_base);
+            }
+        }
+        let docs = lock(&self.docs);
+        for doc in docs.values() {
+            if let Some(r) = &doc.result {
+                if let Some(c) = &r.project.config {
+                    out.push(c.path.clone());
+                    out.extend(c.extended.iter().cloned());
+                }
+                out.extend(r.project.kb_paths.iter().cloned());
+            }
+        }
+        out.into_iter()
+            .map(|p| std::path::absolute(&p).unwrap_or(p))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// True when a changed file affects configuration or knowledge bases.
+    fn is_relevant_change(&self, path: &Path) -> bool {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if CONFIG_NAMES.contains(&name) {
+            return true;
+        }
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        self.watched_paths()
+            .iter()
+            .any(|w| path == *w || path.starts_with(w))
+    }
+
+    /// Registers file watchers for config names and the files in [`Self::watched_paths`], when
+    /// the client supports dynamic registration; re-registers when the set changes.
+    async fn ensure_watchers(&self) {
+        let caps = self.caps();
+        if !caps.dynamic_watch {
+            return;
+        }
+        let mut globs: BTreeSet<String> = CONFIG_NAMES.iter().map(|n| format!("**/{n}")).collect();
+        for p in self.watched_paths() {
+            let s = p.to_string_lossy().replace('\\', "/");
+            if p.is_dir() {
+                globs.insert(format!("{}/**", s.trim_end_matches('/')));
+            } else {
+                globs.insert(s);
+            }
+        }
+        let mut current = self.watched.lock().await;
+        if current.as_ref() == Some(&globs) {
+            return;
+        }
+        const ID: &str = "cellguard-watched-files";
+        const METHOD: &str = "workspace/didChangeWatchedFiles";
+        if current.is_some() {
+            let _ = tokio::time::timeout(
+                CLIENT_REQUEST_TIMEOUT,
+                self.client.unregister_capability(vec![lsp::Unregistration {
+                    id: ID.to_string(),
+                    method: METHOD.to_string(),
+                }]),
+            )
+            .await;
+        }
+        let watchers: Vec<lsp::FileSystemWatcher> = globs
+            .iter()
+            .map(|g| lsp::FileSystemWatcher {
+                glob_pattern: watch_pattern(g, caps.relative_patterns),
+                kind: None,
+            })
+            .collect();
+        let options = lsp::DidChangeWatchedFilesRegistrationOptions { watchers };
+        let registered = tokio::time::timeout(
+            CLIENT_REQUEST_TIMEOUT,
+            self.client.register_capability(vec![lsp::Registration {
+                id: ID.to_string(),
+                method: METHOD.to_string(),
+                register_options: serde_json::to_value(options).ok(),
+            }]),
+        )
+        .await;
+        if matches!(registered, Ok(Ok(()))) {
+            *current = Some(globs);
+        }
+    }
+
+    /// The text of `cellguard.printDebugInformation`.
+    fn debug_information(&self) -> String {
+        use std::fmt::Write as _;
+        let caps = self.caps();
+        let mut s = String::new();
+        let _ = writeln!(s, "cellguard {}", env!("CARGO_PKG_VERSION"));
+        if let Ok(exe) = std::env::current_exe() {
+            let _ = writeln!(s, "executable: {}", exe.display());
+        }
+        let _ = writeln!(
+            s,
+            "position encoding: {}",
+            convert::encoding_kind(caps.encoding).as_str()
+        );
+        let _ = writeln!(
+            s,
+            "diagnostics: {}",
+            if caps.pull {
+                "pull (textDocument/diagnostic)"
+            } else {
+                "push (textDocument/publishDiagnostics)"
+            }
+        );
+        {
+            let c = read(&self.config);
+            let _ = writeln!(s, "workspace root: {}", c.root.display());
+            let _ = writeln!(
+                s,
+                "editor settings: {}",
+                serde_json::to_string(&c.settings).unwrap_or_default()
+            );
+        }
+        if let Some(globs) = self.watched.try_lock().ok().and_then(|g| g.clone()) {
+            let _ = writeln!(
+                s,
+                "watched files: {}",
+                globs.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "watched files: none registered (the client watches no files for cellguard)"
+            );
+        }
+        let docs = lock(&self.docs);
+        let _ = writeln!(s, "open documents: {}", docs.len());
+        let mut uris: Vec<_> = docs.keys().collect();
+        uris.sort();
+        for uri in uris {
+            let doc = &docs[uri];
+            let _ = writeln!(
+                s,
+                "- {} (version {}, {:?})",
+                uri.as_str(),
+                doc.version,
+                doc.language
+            );
+            match &doc.result {
+                Some(r) => {
+                    match &r.project.config {
+                        Some(c) => {
+                            let _ = write!(s, "  config: {}", c.path.display());
+                            for e in &c.extended {
+                                let _ = write!(s, " (extends {})", e.display());
+                            }
+                            s.push('\n');
+                        }
+                        None => {
+                            let _ = writeln!(s, "  config: none (built-in defaults)");
+                        }
+                    }
+                    if let Some(e) = &r.config_error {
+                        let _ = writeln!(s, "  config error: {e}");
+                    }
+                    let _ = writeln!(
+                        s,
+                        "  knowledge base: {} actions from {} file(s)",
+                        r.project.kb.actions.len(),
+                        r.project.kb.sources.len()
+                    );
+                    for src in &r.project.kb.sources {
+                        let _ = writeln!(s, "    {}", src.display());
+                    }
+                    let _ = writeln!(
+                        s,
+                        "  profile: {:?}, dialect: {:?}, extraction: {:?}, cells: {}, diagnostics: {}",
+                        r.settings.profile,
+                        r.settings.dialect,
+                        r.settings.extract,
+                        r.cells.len(),
+                        r.diagnostics.len()
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "  not linted yet");
+                }
+            }
+        }
+        s
+    }
+}
+
+/// A watcher glob: relative to its parent directory when the client supports relative
+/// patterns (needed for files outside the workspace), else the plain glob.
+fn watch_pattern(glob: &str, relative: bool) -> lsp::GlobPattern {
+    if relative && glob.starts_with('/') {
+        let (base, pattern) = match glob.strip_suffix("/**") {
+            Some(dir) => (dir.to_string(), "**".to_string()),
+            None => {
+                let p = Path::new(glob);
+                (
+                    p.parent()
+                        .map(|d| d.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    p.file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                )
+            }
+        };
+        if let Some(uri) = lsp::Uri::from_file_path(&base) {
+            return lsp::GlobPattern::Relative(lsp::RelativePattern {
+                base_uri: lsp::OneOf::Right(uri),
+                pattern,
+            });
+        }
+    }
+    lsp::GlobPattern::String(glob.to_string())
+}
+
+fn invalid_params(msg: impl Into<String>) -> RpcError {
+    RpcError::invalid_params(msg.into())
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: lsp::InitializeParams) -> RpcResult<lsp::InitializeResult> {
+        let caps = Caps::from_client(&params.capabilities);
+        *write(&self.shared.caps) = caps.clone();
+        #[allow(deprecated)]
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .or_else(|| {
+                params
+                    .root_uri
+                    .as_ref()
+                    .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
+            })
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let (settings, warnings) = params
+            .initialization_options
+            .as_ref()
+            .map(ClientSettings::from_value)
+            .unwrap_or_default();
+        let (resolver, errors) = build_resolver(&settings, &root);
+        {
+            let mut c = write(&self.shared.config);
+            c.settings = settings;
+            c.resolver = resolver;
+            c.root = root;
+        }
+        // Shown once the client is initialized (it may not accept messages before).
+        let shared = self.shared.clone();
+        let notes: Vec<(lsp::MessageType, String)> = warnings
+            .into_iter()
+            .map(|w| (lsp::MessageType::WARNING, format!("cellguard: {w}")))
+            .chain(
+                errors
+                    .into_iter()
+                    .map(|e| (lsp::MessageType::ERROR, format!("cellguard: {e}"))),
+            )
+            .collect();
+        if !notes.is_empty() {
+            tokio::spawn(async move {
+                for (t, m) in notes {
+                    lock(&shared.reported).insert(m.trim_start_matches("cellguard: ").to_string());
+                    shared.client.show_message(t, m).await;
+                }
+            });
+        }
+        let capabilities = lsp::ServerCapabilities {
+            position_encoding: Some(convert::encoding_kind(caps.encoding)),
+            text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+                lsp::TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
+                    ..Default::default()
+                },
+            )),
+            hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+            completion_provider: Some(lsp::CompletionOptions {
+                trigger_characters: Some(
+                    ["\"", "'", ".", "(", ","]
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect(),
+                ),
+                resolve_provider: Some(false),
+                ..Default::default()
+            }),
+            definition_provider: Some(lsp::OneOf::Left(true)),
+            code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
+                lsp::CodeActionOptions {
+                    code_action_kinds: Some(vec![
+                        lsp::CodeActionKind::QUICKFIX,
+                        lsp::CodeActionKind::new(actions::FIX_ALL_KIND),
+                    ]),
+                    resolve_provider: Some(false),
+                    ..Default::default()
+                },
+            )),
+            inlay_hint_provider: Some(lsp::OneOf::Left(true)),
+            execute_command_provider: Some(lsp::ExecuteCommandOptions {
+                commands: vec![CMD_DEBUG_INFO.to_string(), CMD_APPLY_AUTOFIX.to_string()],
+                ..Default::default()
+            }),
+            diagnostic_provider: caps.pull.then(|| {
+                lsp::DiagnosticServerCapabilities::Options(lsp::DiagnosticOptions {
+                    identifier: Some("cellguard".to_string()),
+                    inter_file_dependencies: false,
+                    workspace_diagnostics: false,
+                    ..Default::default()
+                })
+            }),
+            ..Default::default()
+        };
+        Ok(lsp::InitializeResult {
+            capabilities,
+            server_info: Some(lsp::ServerInfo {
+                name: "cellguard".to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: lsp::InitializedParams) {
+        let shared = self.shared.clone();
+        if shared.caps().config_pull {
+            if let Some(v) = shared.pull_settings().await {
+                let (settings, _) = ClientSettings::from_value(&v);
+                let changed = read(&shared.config).settings != settings;
+                if changed {
+                    shared.apply_settings(&v).await;
+                }
+            }
+        }
+        shared.ensure_watchers().await;
+    }
+
+    async fn shutdown(&self) -> RpcResult<()> {
+        self.shared.shutdown_requested.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn did_open(&self, params: lsp::DidOpenTextDocumentParams) {
+        let item = params.text_document;
+        let language = Language::from_id(&item.language_id);
+        let root = read(&self.shared.config).root.clone();
+        let path = document_path(&item.uri, language, &root);
+        let epoch = self.shared.next_epoch.fetch_add(1, Ordering::SeqCst);
+        let mut docs = lock(&self.shared.docs);
+        let mut doc = Document::new(
+            item.uri.clone(),
+            path,
+            language,
+            item.version,
+            epoch,
+            &item.text,
+        );
+        self.shared.schedule(&mut doc);
+        docs.insert(item.uri, doc);
+    }
+
+    async fn did_change(&self, params: lsp::DidChangeTextDocumentParams) {
+        let encoding = self.shared.caps().encoding;
+        let uri = params.text_document.uri;
+        let problem = {
+            let mut docs = lock(&self.shared.docs);
+            match docs.get_mut(&uri) {
+                None => Some(format!(
+                    "cellguard: didChange for {} which is not open; ignored",
+                    uri.as_str()
+                )),
+                Some(doc) => {
+                    match doc.apply_changes(params.text_document.version, params.content_changes, encoding) {
+                        Ok(()) => {
+                            self.shared.schedule(doc);
+                            None
+                        }
+                        Err(documents::ChangeError::StaleVersion { current, received }) => Some(format!(
+                            "cellguard: didChange for {} with version {received} after version {current}; ignored",
+                            uri.as_str()
+                        )),
+                    }
+                }
+            }
+        };
+        if let Some(msg) = problem {
+            self.shared
+                .client
+                .log_message(lsp::MessageType::WARNING, msg)
+                .await;
+        }
+    }
+
+    async fn did_close(&self, params: lsp::DidCloseTextDocumentParams) {
+        let pull = self.shared.caps().pull;
+        let mut docs = lock(&self.shared.docs);
+        if docs.remove(&params.text_document.uri).is_some() && !pull {
+            let _ = self.shared.publish.send(Publish {
+                uri: params.text_document.uri,
+                diagnostics: Vec::new(),
+                version: None,
+            });
+        }
+    }
+
+    async fn did_change_configuration(&self, params: lsp::DidChangeConfigurationParams) {
+        let shared = self.shared.clone();
+        let v = params.settings;
+        let empty = v.is_null() || v.as_object().is_some_and(|o| o.is_empty());
+        if empty {
+            if shared.caps().config_pull {
+                if let Some(pulled) = shared.pull_settings().await {
+                    shared.apply_settings(&pulled).await;
+                    return;
+                }
+            }
+            // Nothing to read: still re-read config files, as the user expects a refresh.
+            shared.reload(true).await;
+            return;
+        }
+        shared.apply_settings(&v).await;
+    }
+
+    async fn did_change_watched_files(&self, params: lsp::DidChangeWatchedFilesParams) {
+        let shared = self.shared.clone();
+        let relevant = params.changes.iter().any(|c| {
+            c.uri
+                .to_file_path()
+                .is_some_and(|p| shared.is_relevant_change(&p))
+        });
+        if relevant {
+            shared.reload(true).await;
+        }
+    }
+
+    async fn diagnostic(
+        &self,
+        params: lsp::DocumentDiagnosticParams,
+    ) -> RpcResult<lsp::DocumentDiagnosticReportResult> {
+        let uri = params.text_document.uri;
+        let result = self.shared.fresh_result(&uri, DIAGNOSTIC_WAIT).await;
+        let full = |items: Vec<lsp::Diagnostic>, result_id: Option<String>| {
+            lsp::DocumentDiagnosticReportResult::Report(lsp::DocumentDiagnosticReport::Full(
+                lsp::RelatedFullDocumentDiagnosticReport {
+                    related_documents: None,
+                    full_document_diagnostic_report: lsp::FullDocumentDiagnosticReport {
+                        result_id,
+                        items,
+                    },
+                },
+            ))
+        };
+        let Some(r) = result else {
+            return Ok(full(Vec::new(), None));
+        };
+        let result_id = format!("{}.{}.{}", r.epoch, r.version, r.generation);
+        if params.previous_result_id.as_deref() == Some(result_id.as_str()) {
+            return Ok(lsp::DocumentDiagnosticReportResult::Report(
+                lsp::DocumentDiagnosticReport::Unchanged(
+                    lsp::RelatedUnchangedDocumentDiagnosticReport {
+                        related_documents: None,
+                        unchanged_document_diagnostic_report:
+                            lsp::UnchangedDocumentDiagnosticReport { result_id },
+                    },
+                ),
+            ));
+        }
+        Ok(full(r.lsp.clone(), Some(result_id)))
+    }
+
+    async fn code_action(
+        &self,
+        params: lsp::CodeActionParams,
+    ) -> RpcResult<Option<lsp::CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let caps = self.shared.caps();
+        let settings = read(&self.shared.config).settings.clone();
+        let only = params.context.only.as_deref();
+        if !lock(&self.shared.docs).contains_key(&uri) {
+            return Ok(None);
+        }
+        let current = self.shared.fresh_result(&uri, FEATURE_WAIT).await;
+        let mut out = Vec::new();
+        if actions::kind_requested(only, "quickfix") {
+            // Clients that drop `data` still get actions, from the current result.
+            let fallback = |d: &lsp::Diagnostic| {
+                let r = current.as_ref()?;
+                r.lsp
+                    .iter()
+                    .find(|x| x.range == d.range && x.code == d.code)
+                    .and_then(convert::diagnostic_data)
+            };
+            let ignore_for = |data: &convert::DiagnosticData| {
+                let r = current.as_ref().filter(|r| r.version == data.version)?;
+                let d = r
+                    .diagnostics
+                    .get(data.index)
+                    .filter(|d| d.rule.code == data.code)?;
+                let e = analysis::ignore_edit(r, d)?;
+                Some(convert::DataEdit {
+                    range: convert::range_of(&r.rope, e.range, caps.encoding),
+                    new_text: e.content,
+                })
+            };
+            out.extend(actions::quick_fixes(
+                &uri,
+                &params.context.diagnostics,
+                &settings,
+                caps.document_changes,
+                fallback,
+                ignore_for,
+            ));
+        }
+        if settings.fix_all && actions::kind_requested(only, actions::FIX_ALL_KIND) {
+            if let Some(action) = self.fix_all_action(&uri, &caps).await {
+                out.push(lsp::CodeActionOrCommand::CodeAction(action));
+            }
+        }
+        Ok(Some(out))
+    }
+
+    async fn hover(&self, params: lsp::HoverParams) -> RpcResult<Option<lsp::Hover>> {
+        let p = params.text_document_position_params;
+        let enc = self.shared.caps().encoding;
+        let Some(r) = self
+            .shared
+            .fresh_result(&p.text_document.uri, FEATURE_WAIT)
+            .await
+        else {
+            return Ok(None);
+        };
+        let offset = convert::offset_of(&r.rope, p.position, enc);
+        Ok(ide::hover(&r, offset, enc))
+    }
+
+    async fn completion(
+        &self,
+        params: lsp::CompletionParams,
+    ) -> RpcResult<Option<lsp::CompletionResponse>> {
+        let p = params.text_document_position;
+        let enc = self.shared.caps().encoding;
+        let Some(r) = self
+            .shared
+            .fresh_result(&p.text_document.uri, FEATURE_WAIT)
+            .await
+        else {
+            return Ok(None);
+        };
+        let offset = convert::offset_of(&r.rope, p.position, enc);
+        let items = ide::completion(&r, offset, enc);
+        Ok((!items.is_empty()).then_some(lsp::CompletionResponse::Array(items)))
+    }
+
+    async fn goto_definition(
+        &self,
+        params: lsp::GotoDefinitionParams,
+    ) -> RpcResult<Option<lsp::GotoDefinitionResponse>> {
+        let p = params.text_document_position_params;
+        let enc = self.shared.caps().encoding;
+        let Some(r) = self
+            .shared
+            .fresh_result(&p.text_document.uri, FEATURE_WAIT)
+            .await
+        else {
+            return Ok(None);
+        };
+        let offset = convert::offset_of(&r.rope, p.position, enc);
+        Ok(ide::definition(&r, offset, enc).map(lsp::GotoDefinitionResponse::Scalar))
+    }
+
+    async fn inlay_hint(
+        &self,
+        params: lsp::InlayHintParams,
+    ) -> RpcResult<Option<Vec<lsp::InlayHint>>> {
+        if !read(&self.shared.config).settings.inlay_hints {
+            return Ok(None);
+        }
+        let enc = self.shared.caps().encoding;
+        let Some(r) = self
+            .shared
+            .fresh_result(&params.text_document.uri, FEATURE_WAIT)
+            .await
+        else {
+            return Ok(None);
+        };
+        let range = convert::text_range_of(&r.rope, params.range, enc);
+        Ok(Some(ide::inlay_hints(&r, range, enc)))
+    }
+
+    async fn execute_command(&self, params: lsp::ExecuteCommandParams) -> RpcResult<Option<Value>> {
+        match params.command.as_str() {
+            CMD_DEBUG_INFO => {
+                let info = self.shared.debug_information();
+                self.shared
+                    .client
+                    .log_message(lsp::MessageType::INFO, info.clone())
+                    .await;
+                Ok(Some(Value::String(info)))
+            }
+            CMD_APPLY_AUTOFIX => {
+                let arg = params.arguments.first().ok_or_else(|| {
+                    invalid_params(format!("{CMD_APPLY_AUTOFIX} needs a document URI argument"))
+                })?;
+                let uri_str = arg
+                    .as_str()
+                    .or_else(|| arg.get("uri").and_then(Value::as_str))
+                    .ok_or_else(|| invalid_params("expected a URI string or {\"uri\": ...}"))?;
+                let uri: lsp::Uri = uri_str
+                    .parse()
+                    .map_err(|e| invalid_params(format!("invalid URI `{uri_str}`: {e}")))?;
+                let caps = self.shared.caps();
+                if let Some(action) = self.fix_all_action(&uri, &caps).await {
+                    if let Some(edit) = action.edit {
+                        if !caps.apply_edit {
+                            return Ok(Some(serde_json::to_value(edit).unwrap_or(Value::Null)));
+                        }
+                        let applied = tokio::time::timeout(
+                            CLIENT_REQUEST_TIMEOUT,
+                            self.shared.client.apply_edit(edit),
+                        )
+                        .await;
+                        if !matches!(applied, Ok(Ok(ref r)) if r.applied) {
+                            return Err(RpcError::internal_error());
+                        }
+                    }
+                }
+                Ok(None)
+            }
+            other => Err(invalid_params(format!("unknown command `{other}`"))),
+        }
+    }
+}
+
+impl Backend {
+    /// `source.fixAll.cellguard` for the document's current text, `None` when there is
+    /// nothing to fix.
+    async fn fix_all_action(&self, uri: &lsp::Uri, caps: &Caps) -> Option<lsp::CodeAction> {
+        let r = self.shared.fresh_result(uri, DIAGNOSTIC_WAIT).await?;
+        let r2 = r.clone();
+        let fixed = tokio::task::spawn_blocking(move || actions::fix_all_text(&r2))
+            .await
+            .ok()
+            .flatten()?;
+        let edit = actions::minimal_edit(&r.text, &fixed, &r.rope, caps.encoding);
+        Some(lsp::CodeAction {
+            title: "cellguard: fix all safe fixes".to_string(),
+            kind: Some(lsp::CodeActionKind::new(actions::FIX_ALL_KIND)),
+            edit: Some(actions::workspace_edit(
+                uri,
+                Some(r.version),
+                vec![edit],
+                caps.document_changes,
+            )),
+            ..Default::default()
+        })
+    }
 }

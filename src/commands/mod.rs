@@ -65,8 +65,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Rule(args) => rule::run(args),
         Command::Kb(args) => kb::run(args),
         Command::Server => {
-            cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;
-            Ok(ExitStatus::Success)
+            // LSP: exit code 0 after `shutdown` then `exit`, 1 when the client exits without
+            // `shutdown`.
+            let clean = cellguard_server::run_stdio().map_err(anyhow::Error::msg)?;
+            Ok(if clean {
+                ExitStatus::Success
+            } else {
+                ExitStatus::Failure
+            })
         }
     }
 }

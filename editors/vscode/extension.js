@@ -1,0 +1,108 @@
+// cellguard for VS Code: starts `cellguard server` (the language server is in the binary) and
+// connects it to Python and Markdown documents.
+"use strict";
+
+const vscode = require("vscode");
+const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
+
+let client;
+
+/** The settings sent to the server (the `cellguard` section minus editor-only keys). */
+function serverSettings() {
+  const c = vscode.workspace.getConfiguration("cellguard");
+  const settings = {
+    configuration: c.get("configuration") || undefined,
+    knowledgeBase: c.get("knowledgeBase"),
+    profile: c.get("profile") || undefined,
+    dialect: c.get("dialect") || undefined,
+    select: c.get("select") || undefined,
+    extendSelect: c.get("extendSelect"),
+    ignore: c.get("ignore"),
+    lint: { enable: c.get("lint.enable") },
+    fixAll: c.get("fixAll"),
+    codeAction: {
+      disableRuleComment: { enable: c.get("codeAction.disableRuleComment.enable") },
+      fixViolation: { enable: c.get("codeAction.fixViolation.enable") },
+    },
+    inlayHints: { enable: c.get("inlayHints.enable") },
+  };
+  return settings;
+}
+
+function binaryPath() {
+  const configured = vscode.workspace.getConfiguration("cellguard").get("path");
+  return configured && configured.trim() !== "" ? configured : "cellguard";
+}
+
+async function start(context) {
+  const command = binaryPath();
+  const serverOptions = {
+    run: { command, args: ["server"], transport: TransportKind.stdio },
+    debug: { command, args: ["server"], transport: TransportKind.stdio },
+  };
+  const clientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "python" },
+      { scheme: "untitled", language: "python" },
+      { scheme: "file", language: "markdown" },
+      { scheme: "untitled", language: "markdown" },
+    ],
+    initializationOptions: { settings: serverSettings() },
+    outputChannelName: "cellguard",
+    traceOutputChannel: vscode.window.createOutputChannel("cellguard trace"),
+  };
+  client = new LanguageClient("cellguard", "cellguard", serverOptions, clientOptions);
+  await client.start();
+}
+
+async function activate(context) {
+  context.subscriptions.push(
+    vscode.commands.registerCommand("cellguard.printDebugInformation", async () => {
+      if (!client) {
+        return;
+      }
+      const info = await client.sendRequest("workspace/executeCommand", {
+        command: "cellguard.printDebugInformation",
+        arguments: [],
+      });
+      client.outputChannel.appendLine(info);
+      client.outputChannel.show(true);
+    }),
+    vscode.commands.registerCommand("cellguard.restart", async () => {
+      if (client) {
+        await client.stop();
+      }
+      await start(context);
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (!client || !e.affectsConfiguration("cellguard")) {
+        return;
+      }
+      if (e.affectsConfiguration("cellguard.path")) {
+        // A different binary: restart.
+        await client.stop();
+        await start(context);
+        return;
+      }
+      // The server re-reads settings and re-diagnoses open documents; no restart needed.
+      client.sendNotification("workspace/didChangeConfiguration", {
+        settings: { cellguard: serverSettings() },
+      });
+    })
+  );
+  try {
+    await start(context);
+  } catch (err) {
+    vscode.window.showErrorMessage(
+      `cellguard: could not start \`${binaryPath()} server\` (${err}). Set "cellguard.path" to the binary.`
+    );
+  }
+}
+
+async function deactivate() {
+  if (client) {
+    await client.stop();
+  }
+}
+
+module.exports = { activate, deactivate };

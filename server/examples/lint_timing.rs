@@ -1,0 +1,73 @@
+//! Times the server's lint of one document after single-character edits, in process (no
+//! JSON-RPC): `cargo run --release -p cellguard-server --example lint_timing -- FILE [N]`.
+//! Prints the median and 95th percentile of N re-lints (default 200), each after inserting one
+//! character in the middle of the file, with the incremental re-parse the server uses.
+
+use cellguard_lints::config::{Overrides, Resolver};
+use cellguard_lints::source::PositionEncoding;
+use cellguard_server::analysis::{self, Snapshot};
+use cellguard_server::documents::{Document, Language};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+use tower_lsp_server::ls_types as lsp;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = PathBuf::from(args.next().expect("FILE"));
+    let n: usize = args.next().map_or(200, |s| s.parse().expect("N"));
+    let text = std::fs::read_to_string(&path).expect("read");
+    let path = std::path::absolute(&path).unwrap();
+    let uri = lsp::Uri::from_file_path(&path).unwrap();
+    let mut doc = Document::new(uri, path.clone(), Language::Python, 1, 1, &text);
+    let resolver = Arc::new(Resolver::new(Overrides::default()));
+    let mid = doc.rope.len_lines() as u32 / 2;
+    let mut times = Vec::new();
+    for v in 0..=n {
+        if v > 0 {
+            let change = lsp::TextDocumentContentChangeEvent {
+                range: Some(lsp::Range::new(
+                    lsp::Position::new(mid, 0),
+                    lsp::Position::new(mid, 0),
+                )),
+                range_length: None,
+                text: "#".into(),
+            };
+            doc.apply_changes(v as i32 + 1, vec![change], PositionEncoding::Utf16)
+                .unwrap();
+        }
+        let snap = Snapshot {
+            epoch: 1,
+            version: doc.version,
+            generation: 0,
+            rope: doc.rope.clone(),
+            path: path.clone(),
+            language: Language::Python,
+            tree: doc.tree.clone(),
+            cells: doc.cells.clone(),
+            resolver: resolver.clone(),
+            encoding: PositionEncoding::Utf16,
+            lint_enabled: true,
+        };
+        let t = Instant::now();
+        let r = analysis::run(snap);
+        let dt = t.elapsed().as_secs_f64() * 1000.0;
+        doc.tree = r.whole_tree.clone();
+        doc.cells = r.cell_cache.clone();
+        if v > 0 {
+            times.push(dt);
+        }
+        if v == n {
+            eprintln!("{} diagnostics", r.diagnostics.len());
+        }
+    }
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let p = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    println!(
+        "{} lints: p50 {:.3} ms, p95 {:.3} ms, min {:.3} ms",
+        times.len(),
+        p(0.5),
+        p(0.95),
+        times[0]
+    );
+}

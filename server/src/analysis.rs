@@ -1,0 +1,650 @@
+//! The lint worker: one snapshot of a document in, diagnostics (engine and LSP forms), the
+//! parsed trees and the resolved project out. Runs on a blocking thread, never on the main
+//! loop; it is a pure function of the snapshot, so a result whose version is no longer current
+//! is simply dropped by the caller.
+//!
+//! The rules are the CLI's (`lint::check_file_with`); only the trees come from here: the whole
+//! Python text is re-parsed incrementally from the tree the document edited in step with each
+//! change, and Markdown cells re-use the previous tree of an unchanged cell or re-parse a changed
+//! cell incrementally from an edit computed by diffing its old and new text.
+
+use crate::convert;
+use crate::documents::Language;
+use cellguard_lints::config::{Project, Resolver, Settings};
+use cellguard_lints::extract::{ExtractMode, SourceMap};
+use cellguard_lints::source::{LineIndex, PositionEncoding, TextRange};
+use cellguard_lints::suppress::{self, DirectiveKind};
+use cellguard_lints::{lint, parse, Diagnostic, Edit, KnowledgeBase, SourceFile};
+use ropey::Rope;
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use tower_lsp_server::ls_types as lsp;
+use tree_sitter::{InputEdit, Node, Point, Tree};
+
+/// A cell's text and tree, kept between lints.
+#[derive(Debug, Clone)]
+pub struct CellTree {
+    /// The cell text.
+    pub text: Arc<str>,
+    /// Its tree.
+    pub tree: Tree,
+}
+
+/// One cell of a linted document, for hover, completion, definition and inlay hints.
+#[derive(Debug, Clone)]
+pub struct CellInfo {
+    /// Zero-based index of the cell in its file.
+    pub index: usize,
+    /// Map from cell offsets to file offsets.
+    pub map: SourceMap,
+    /// The cell text; `None` when the cell is the whole file (see [`LintResult::text`]).
+    pub text: Option<Arc<str>>,
+    /// The cell's syntax tree.
+    pub tree: Tree,
+}
+
+/// Everything one lint needs, copied out of the document under the lock (cheap: the rope and
+/// the trees are reference counted).
+pub struct Snapshot {
+    /// Document epoch (see `Document::epoch`).
+    pub epoch: u64,
+    /// Document version.
+    pub version: i32,
+    /// Settings generation (bumped on every configuration reload).
+    pub generation: u64,
+    /// The text.
+    pub rope: Rope,
+    /// Path for config discovery and extraction by extension.
+    pub path: PathBuf,
+    /// What the client said the document is.
+    pub language: Language,
+    /// The whole-text Python tree, edited to match `rope` (the old tree of the re-parse).
+    pub tree: Option<Tree>,
+    /// Cell trees of the previous lint.
+    pub cells: Arc<Vec<CellTree>>,
+    /// Finds the project (config + KB) of `path`.
+    pub resolver: Arc<Resolver>,
+    /// Negotiated position encoding.
+    pub encoding: PositionEncoding,
+    /// False when the user turned linting off (`lint.enable = false`): trees are still built.
+    pub lint_enabled: bool,
+}
+
+/// The outcome of linting one snapshot.
+#[derive(Debug)]
+pub struct LintResult {
+    /// Document epoch.
+    pub epoch: u64,
+    /// Document version the result belongs to.
+    pub version: i32,
+    /// Settings generation the result was computed with (see `Shared::generation`).
+    pub generation: u64,
+    /// The document's path (config discovery, extraction by extension).
+    pub path: PathBuf,
+    /// The linted text.
+    pub text: Arc<str>,
+    /// The linted text as a rope (for position conversion).
+    pub rope: Rope,
+    /// Engine diagnostics, file byte offsets, sorted.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The same diagnostics for the client.
+    pub lsp: Vec<lsp::Diagnostic>,
+    /// The cells with their trees.
+    pub cells: Vec<CellInfo>,
+    /// The project (config and KB) the document resolved to.
+    pub project: Arc<Project>,
+    /// The settings used (the project's, with the extraction mode the document's language asks).
+    pub settings: Arc<Settings>,
+    /// A config or KB error met while resolving the project (defaults were used instead).
+    pub config_error: Option<String>,
+    /// The new whole-text tree, when the document is one Python cell.
+    pub whole_tree: Option<Tree>,
+    /// Cell trees to keep for the next lint.
+    pub cell_cache: Arc<Vec<CellTree>>,
+}
+
+impl LintResult {
+    /// The text of a cell.
+    pub fn cell_text<'a>(&'a self, cell: &'a CellInfo) -> &'a str {
+        cell.text.as_deref().unwrap_or(&self.text)
+    }
+
+    /// The cell holding file offset `offset` and the offset inside it. An offset at the very end
+    /// of a cell belongs to it (the cursor after the last character).
+    pub fn cell_at(&self, offset: usize) -> Option<(&CellInfo, usize)> {
+        self.cells
+            .iter()
+            .find_map(|c| file_to_cell(&c.map, offset).map(|o| (c, o)))
+    }
+
+    /// An empty result (used when a lint could not run).
+    pub fn empty(epoch: u64, version: i32, generation: u64, path: PathBuf, rope: Rope) -> Self {
+        let project = default_project();
+        Self {
+            epoch,
+            version,
+            generation,
+            path,
+            text: Arc::from(rope.to_string()),
+            rope,
+            diagnostics: Vec::new(),
+            lsp: Vec::new(),
+            cells: Vec::new(),
+            settings: Arc::new(project.settings.clone()),
+            project,
+            config_error: None,
+            whole_tree: None,
+            cell_cache: Arc::new(Vec::new()),
+        }
+    }
+}
+
+/// The project used when no config applies or the config is broken: built-in defaults and an
+/// empty knowledge base.
+pub fn default_project() -> Arc<Project> {
+    static DEFAULT: OnceLock<Arc<Project>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| {
+            Arc::new(Project {
+                config: None,
+                settings: Settings::default(),
+                kb: Arc::new(KnowledgeBase::new()),
+                kb_paths: Vec::new(),
+            })
+        })
+        .clone()
+}
+
+/// The extraction mode for a document: the config's `extract` when set, else the client's
+/// language (`python`, `markdown`), else the file extension.
+pub fn extract_mode(
+    configured: ExtractMode,
+    language: Language,
+    path: &std::path::Path,
+) -> ExtractMode {
+    if configured != ExtractMode::Auto {
+        return configured.resolve(path);
+    }
+    match language {
+        Language::Python => ExtractMode::Python,
+        Language::Markdown => ExtractMode::Markdown,
+        Language::Other => ExtractMode::Auto.resolve(path),
+    }
+}
+
+/// Cell offset of file offset `offset`, when it lies in (or at the end of) a verbatim segment.
+pub fn file_to_cell(map: &SourceMap, offset: usize) -> Option<usize> {
+    map.segments.iter().find_map(|s| {
+        (s.len == s.file_len && offset >= s.file_start && offset <= s.file_start + s.file_len)
+            .then(|| s.cell_start + (offset - s.file_start))
+    })
+}
+
+/// Lints one snapshot.
+pub fn run(snap: Snapshot) -> LintResult {
+    let text: String = snap.rope.to_string();
+    let (project, config_error) = match snap.resolver.project_for(&snap.path) {
+        Ok(p) => (p, None),
+        Err(e) => (default_project(), Some(e.to_string())),
+    };
+    let mode = extract_mode(project.settings.extract, snap.language, &snap.path);
+    let settings: Cow<Settings> = if project.settings.extract.resolve(&snap.path) == mode {
+        Cow::Borrowed(&project.settings)
+    } else {
+        let mut s = project.settings.clone();
+        s.extract = mode;
+        Cow::Owned(s)
+    };
+    let file = SourceFile::new(snap.path.clone(), text);
+    let mut cells: Vec<CellInfo> = Vec::new();
+    let mut cache: Vec<CellTree> = Vec::new();
+    let mut whole_tree: Option<Tree> = None;
+    let mut diagnostics = lint::check_file_with(&file, &settings, &project.kb, |cell| {
+        let whole_file = cell.text.len() == file.text.len()
+            && cell.map.to_file(0) == 0
+            && cell.text == file.text;
+        let (tree, cell_text) = if whole_file {
+            let tree = parse::parse(&cell.text, snap.tree.as_ref());
+            whole_tree = Some(tree.clone());
+            (tree, None)
+        } else {
+            let text: Arc<str> = Arc::from(cell.text.as_str());
+            let tree = tree_from_cache(&snap.cells, cell.index, &text);
+            cache.push(CellTree {
+                text: text.clone(),
+                tree: tree.clone(),
+            });
+            (tree, Some(text))
+        };
+        cells.push(CellInfo {
+            index: cell.index,
+            map: cell.map.clone(),
+            text: cell_text,
+            tree: tree.clone(),
+        });
+        tree
+    });
+    if !snap.lint_enabled {
+        diagnostics.clear();
+    }
+    let text: Arc<str> = Arc::from(file.text);
+    let lsp_diagnostics = diagnostics
+        .iter()
+        .enumerate()
+        .map(|(i, d)| convert::to_lsp_diagnostic(&snap.rope, d, i, snap.version, snap.encoding))
+        .collect();
+    LintResult {
+        epoch: snap.epoch,
+        version: snap.version,
+        generation: snap.generation,
+        path: snap.path,
+        text,
+        rope: snap.rope,
+        diagnostics,
+        lsp: lsp_diagnostics,
+        cells,
+        settings: Arc::new(settings.into_owned()),
+        project,
+        config_error,
+        whole_tree,
+        cell_cache: Arc::new(cache),
+    }
+}
+
+/// The tree of a cell: the previous tree of an identical cell, or an incremental re-parse of
+/// the previous cell at the same index, or a fresh parse.
+fn tree_from_cache(cache: &[CellTree], index: usize, text: &str) -> Tree {
+    if let Some(same) = cache.iter().find(|c| &*c.text == text) {
+        return same.tree.clone();
+    }
+    if let Some(prev) = cache.get(index) {
+        let mut old = prev.tree.clone();
+        old.edit(&diff_edit(&prev.text, text));
+        return parse::parse(text, Some(&old));
+    }
+    parse::parse(text, None)
+}
+
+/// The single edit turning `old` into `new`: everything between their common prefix and their
+/// common suffix, on character boundaries.
+pub fn diff_edit(old: &str, new: &str) -> InputEdit {
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let mut prefix = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
+    while prefix > 0 && !(old.is_char_boundary(prefix) && new.is_char_boundary(prefix)) {
+        prefix -= 1;
+    }
+    let max_suffix = ob.len().min(nb.len()) - prefix;
+    let mut suffix = ob
+        .iter()
+        .rev()
+        .zip(nb.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while suffix > 0
+        && !(old.is_char_boundary(ob.len() - suffix) && new.is_char_boundary(nb.len() - suffix))
+    {
+        suffix -= 1;
+    }
+    InputEdit {
+        start_byte: prefix,
+        old_end_byte: ob.len() - suffix,
+        new_end_byte: nb.len() - suffix,
+        start_position: point_in(old, prefix),
+        old_end_position: point_in(old, ob.len() - suffix),
+        new_end_position: point_in(new, nb.len() - suffix),
+    }
+}
+
+/// Row and byte column of `byte` in `text`, counting rows at `\n` as tree-sitter does.
+pub fn point_in(text: &str, byte: usize) -> Point {
+    let before = &text.as_bytes()[..byte.min(text.len())];
+    let row = before.iter().filter(|&&b| b == b'\n').count();
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    Point::new(row, before.len() - line_start)
+}
+
+/// The text `# cellguard: ignore[CODE]` comments are made of.
+pub fn ignore_comment(codes: &str) -> String {
+    format!("# cellguard: ignore[{codes}]")
+}
+
+/// True when `offset` lies strictly inside a string literal (so text inserted there would
+/// become part of the string).
+fn inside_string(root: Node, offset: usize) -> bool {
+    let Some(mut node) = root.descendant_for_byte_range(offset, offset) else {
+        return false;
+    };
+    loop {
+        if matches!(node.kind(), "string" | "string_content")
+            && node.start_byte() < offset
+            && offset < node.end_byte()
+        {
+            return true;
+        }
+        match node.parent() {
+            Some(p) => node = p,
+            None => return false,
+        }
+    }
+}
+
+/// The comment that starts on the cell line `line_start..line_end`, if any (its byte range).
+fn comment_on_line(root: Node, src: &str, line_start: usize, line_end: usize) -> Option<TextRange> {
+    let line = &src[line_start..line_end];
+    for (i, _) in line.match_indices('#') {
+        let at = line_start + i;
+        if let Some(n) = root.descendant_for_byte_range(at, at + 1) {
+            if n.kind() == "comment" && n.start_byte() == at {
+                return Some(TextRange::new(n.start_byte(), n.end_byte()));
+            }
+        }
+    }
+    None
+}
+
+/// Start and end (before `\r\n`/`\n`) of the cell line holding `offset`.
+fn line_bounds(src: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(src.len());
+    let start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let mut end = src[offset..].find('\n').map_or(src.len(), |i| offset + i);
+    if end > start && src.as_bytes()[end - 1] == b'\r' {
+        end -= 1;
+    }
+    (start, end)
+}
+
+/// The edit (cell coordinates) that makes row `row_start..row_end` carry `code` in a
+/// trailing `# cellguard: ignore[...]`: added to such a directive already in the row's comment,
+/// else appended at the end of the row (after any other comment, which keeps pragmas such as
+/// `# type: ignore` at the start of their comment). `None` when the code is already listed.
+fn trailing_ignore_edit(
+    root: Node,
+    src: &str,
+    row_start: usize,
+    row_end: usize,
+    code: &str,
+) -> Option<Edit> {
+    if let Some(c) = comment_on_line(root, src, row_start, row_end) {
+        let own_line = src[row_start..c.start].trim().is_empty();
+        let directives = suppress::parse_comment(&src[c.as_range()], c.start, own_line);
+        let ignores = directives
+            .iter()
+            .filter(|d| d.kind == DirectiveKind::Ignore && d.malformed.is_none());
+        for d in ignores.clone() {
+            if d.codes
+                .iter()
+                .any(|x| x.rule.is_some_and(|r| r.code == code))
+            {
+                return None;
+            }
+        }
+        if let Some(d) = ignores.clone().find(|d| d.codes_range.is_some()) {
+            let mut list: Vec<String> = d.codes.iter().map(|c| c.text.clone()).collect();
+            list.push(code.to_string());
+            return d.codes_range.map(|r| Edit::replace(r, list.join(", ")));
+        }
+        if own_line {
+            // Text added to a comment alone on its row would cover the next statement.
+            return None;
+        }
+    }
+    let line = &src[row_start..row_end];
+    let content_end = row_start + line.trim_end().len();
+    let sep = if content_end == row_start { "" } else { "  " };
+    Some(Edit::insert(
+        content_end,
+        format!("{sep}{}", ignore_comment(code)),
+    ))
+}
+
+/// The edit that suppresses `d` with `# cellguard: ignore[CODE]`, placed where the engine's
+/// suppression rules make it cover the diagnostic and the code stays valid:
+/// - at the end of the logical line holding the diagnostic's start (after the closing quotes of
+///   a multi-line string, on the last row of a statement continued by brackets or a backslash),
+///   merged into a `# cellguard: ignore[...]` already there;
+/// - in a cell with syntax errors (logical lines unknown): at the end of the diagnostic's own
+///   row when that row does not end inside a string or with a backslash, else on its own line
+///   just above (with the row's indentation) when that is outside any string and not after a
+///   backslash continuation; else nowhere (`None`).
+///
+/// `None` too when the code is already listed there, or the diagnostic is outside every cell.
+/// Returns file coordinates.
+pub fn ignore_edit(result: &LintResult, d: &Diagnostic) -> Option<Edit> {
+    let code = d.rule.code;
+    let offset = d.range.start;
+    let (cell, co) = result
+        .cells
+        .iter()
+        .filter(|c| d.cell.is_none_or(|i| i == c.index))
+        .find_map(|c| file_to_cell(&c.map, offset).map(|o| (c, o)))?;
+    let src = result.cell_text(cell);
+    let root = cell.tree.root_node();
+    let co = co.min(src.len());
+    if !root.has_error() {
+        let index = LineIndex::new(src);
+        let logical = suppress::LogicalLines::new(&cell.tree, src, &index);
+        let row = logical.last_row(index.line_of(co));
+        let row_start = index.line_start(row)?;
+        let row_end = index.line_end(row, src);
+        let edit = trailing_ignore_edit(root, src, row_start, row_end, code)?;
+        return cell.map.edit_to_file(&edit);
+    }
+    let (line_start, line_end) = line_bounds(src, co);
+    let line = &src[line_start..line_end];
+    if !line.trim_end().ends_with('\\') && !inside_string(root, line_end) {
+        let edit = trailing_ignore_edit(root, src, line_start, line_end, code)?;
+        return cell.map.edit_to_file(&edit);
+    }
+    // Own line above.
+    let prev_continued = line_start > 0 && {
+        let (ps, pe) = line_bounds(src, line_start - 1);
+        src[ps..pe].trim_end().ends_with('\\')
+    };
+    if prev_continued || inside_string(root, line_start) {
+        return None;
+    }
+    let rope = &result.rope;
+    let file_line = rope.byte_to_line(offset.min(rope.len_bytes()));
+    let file_line_start = rope.line_to_byte(file_line);
+    let line_text: Cow<str> = rope.line(file_line).into();
+    let indent: String = line_text
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    let eol = if line_text.ends_with("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    Some(Edit::insert(
+        file_line_start,
+        format!("{indent}{}{eol}", ignore_comment(code)),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cellguard_lints::config::Overrides;
+
+    fn lint_text(path: &str, language: Language, text: &str) -> LintResult {
+        run(Snapshot {
+            epoch: 0,
+            version: 1,
+            generation: 0,
+            rope: Rope::from_str(text),
+            path: PathBuf::from(path),
+            language,
+            tree: None,
+            cells: Arc::new(Vec::new()),
+            resolver: Arc::new(Resolver::new(Overrides::default())),
+            encoding: PositionEncoding::Utf16,
+            lint_enabled: true,
+        })
+    }
+
+    fn apply(text: &str, e: &Edit) -> String {
+        let mut s = text.to_string();
+        s.replace_range(e.range.as_range(), &e.content);
+        s
+    }
+
+    /// The text after the ignore edit of the first `code` finding; also checks that the
+    /// engine then suppresses that finding.
+    fn ignore_code(text: &str, path: &str, language: Language, code: &str) -> Option<String> {
+        let r = lint_text(path, language, text);
+        let d = r.diagnostics.iter().find(|d| d.rule.code == code)?;
+        let fixed = ignore_edit(&r, d).map(|e| apply(text, &e))?;
+        let after = lint_text(path, language, &fixed);
+        let still = after
+            .diagnostics
+            .iter()
+            .filter(|x| x.rule.code == code)
+            .count();
+        let before = r.diagnostics.iter().filter(|x| x.rule.code == code).count();
+        assert!(still < before, "{code} not suppressed by:\n{fixed}");
+        let syntax = |r: &LintResult| {
+            r.diagnostics
+                .iter()
+                .filter(|x| x.rule.code == "SYN001")
+                .count()
+        };
+        assert!(
+            syntax(&after) <= syntax(&r),
+            "the comment broke the code:\n{fixed}"
+        );
+        Some(fixed)
+    }
+
+    fn ignore_for(text: &str, path: &str, language: Language) -> Option<String> {
+        ignore_code(text, path, language, "IMP001")
+    }
+
+    #[test]
+    fn ignore_comment_goes_at_the_end_of_a_plain_line() {
+        assert_eq!(
+            ignore_for("import os\n", "/nonexistent/a.py", Language::Python).as_deref(),
+            Some("import os  # cellguard: ignore[IMP001]\n")
+        );
+    }
+
+    #[test]
+    fn ignore_comment_joins_an_existing_list_and_is_not_repeated() {
+        let text = "import os  # cellguard: ignore[IMP003]\n";
+        let fixed = ignore_for(text, "/nonexistent/a.py", Language::Python).unwrap();
+        assert_eq!(fixed, "import os  # cellguard: ignore[IMP003, IMP001]\n");
+        assert_eq!(
+            ignore_for(&fixed, "/nonexistent/a.py", Language::Python),
+            None
+        );
+    }
+
+    #[test]
+    fn ignore_comment_goes_after_continuations_and_multiline_strings() {
+        assert_eq!(
+            ignore_for(
+                "import os, \\\n    sys\n",
+                "/nonexistent/a.py",
+                Language::Python
+            )
+            .as_deref(),
+            Some("import os, \\\n    sys  # cellguard: ignore[IMP001]\n")
+        );
+        // A diagnostic on the first row of a statement spanning rows by brackets and a
+        // multi-line string: the comment goes after the closing quotes and bracket.
+        let fixed = ignore_for(
+            "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import os\n",
+            "/nonexistent/a.py",
+            Language::Python,
+        );
+        assert_eq!(
+            fixed.as_deref(),
+            Some(
+                "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import os  # cellguard: ignore[IMP001]\n"
+            )
+        );
+    }
+
+    #[test]
+    fn ignore_comment_goes_after_an_existing_pragma() {
+        assert_eq!(
+            ignore_for(
+                "import os  # type: ignore\n",
+                "/nonexistent/a.py",
+                Language::Python
+            )
+            .as_deref(),
+            Some("import os  # type: ignore  # cellguard: ignore[IMP001]\n")
+        );
+    }
+
+    #[test]
+    fn ignore_comment_in_a_cell_with_a_syntax_error() {
+        // The cell does not parse: the physical row gets the comment when that is safe.
+        let text = "import os\nx = (\n";
+        assert_eq!(
+            ignore_code(text, "/nonexistent/a.py", Language::Python, "IMP001").as_deref(),
+            Some("import os  # cellguard: ignore[IMP001]\nx = (\n")
+        );
+    }
+
+    #[test]
+    fn ignore_comment_in_an_indented_markdown_fence_keeps_the_indent() {
+        let md = "- item\n\n  ```python\n  import os\n  ```\n";
+        let fixed = ignore_for(md, "/nonexistent/a.md", Language::Markdown).unwrap();
+        assert_eq!(
+            fixed,
+            "- item\n\n  ```python\n  import os  # cellguard: ignore[IMP001]\n  ```\n"
+        );
+    }
+
+    #[test]
+    fn markdown_cells_reuse_and_reparse_trees() {
+        let md1 = "```python\nimport os\n```\n\n```py\nx = 1\n```\n";
+        let r1 = lint_text("/nonexistent/a.md", Language::Markdown, md1);
+        assert_eq!(r1.cells.len(), 2);
+        assert_eq!(r1.diagnostics.len(), 1);
+        let md2 = "```python\nimport json, os\n```\n\n```py\nx = 1\n```\n";
+        let r2 = run(Snapshot {
+            epoch: 0,
+            version: 2,
+            generation: 0,
+            rope: Rope::from_str(md2),
+            path: PathBuf::from("/nonexistent/a.md"),
+            language: Language::Markdown,
+            tree: None,
+            cells: r1.cell_cache.clone(),
+            resolver: Arc::new(Resolver::new(Overrides::default())),
+            encoding: PositionEncoding::Utf16,
+            lint_enabled: true,
+        });
+        let fresh = parse::parse("import json, os\n", None);
+        assert_eq!(
+            r2.cells[0].tree.root_node().to_sexp(),
+            fresh.root_node().to_sexp()
+        );
+        let os = md2.find("os").unwrap();
+        let i = r2
+            .diagnostics
+            .iter()
+            .position(|d| d.rule.code == "IMP001")
+            .unwrap();
+        assert_eq!(r2.diagnostics[i].range, TextRange::new(os, os + 2));
+        assert_eq!(r2.lsp[i].range.start, lsp::Position::new(1, 13));
+    }
+
+    #[test]
+    fn diff_edit_is_on_char_boundaries() {
+        let e = diff_edit("a = 'é'\n", "a = 'ê'\n");
+        assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (5, 7, 7));
+        let e = diff_edit("abc", "abXc");
+        assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (2, 2, 3));
+        let e = diff_edit("x\ny", "x\ny\nz");
+        assert_eq!(e.new_end_position, Point::new(2, 1));
+    }
+}

@@ -1,0 +1,344 @@
+//! Open documents: a ropey [`Rope`] holding the text, the version the client gave it, and the
+//! tree-sitter tree of the whole text kept in step with every edit (incremental re-parse).
+//!
+//! An incremental change is applied in the order the tree-sitter docs require: the
+//! [`InputEdit`] is computed from the rope *before* the edit (start and old end), the rope is
+//! edited, the new end is read from the edited rope, and the tree is `edit`ed. The re-parse itself
+//! happens off the main loop, in the lint worker, with the edited tree as the old tree.
+
+use crate::analysis::{CellTree, LintResult};
+use crate::convert;
+use cellguard_lints::source::PositionEncoding;
+use ropey::Rope;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::watch;
+use tower_lsp_server::ls_types as lsp;
+use tree_sitter::{InputEdit, Point, Tree};
+
+/// What the client said the document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    /// `python`: the whole text is one cell.
+    Python,
+    /// `markdown`: every `python`/`py` fence is a cell.
+    Markdown,
+    /// Anything else: the extraction mode follows the file extension (a raw LLM response for
+    /// `.txt`/`.json`).
+    Other,
+}
+
+impl Language {
+    /// From an LSP `languageId`.
+    pub fn from_id(id: &str) -> Self {
+        match id.to_ascii_lowercase().as_str() {
+            "python" | "py" => Language::Python,
+            "markdown" | "md" => Language::Markdown,
+            _ => Language::Other,
+        }
+    }
+}
+
+/// One open document.
+#[derive(Debug)]
+pub struct Document {
+    /// Its URI as the client sent it.
+    pub uri: lsp::Uri,
+    /// The file path used for config discovery and messages (a virtual path in the workspace
+    /// for `untitled:` and other non-file URIs).
+    pub path: PathBuf,
+    /// What the client said the document is.
+    pub language: Language,
+    /// The client's version of the current text.
+    pub version: i32,
+    /// Distinguishes this opening from an earlier one of the same URI (versions restart when a
+    /// document is closed and opened again, so results are matched on epoch and version).
+    pub epoch: u64,
+    /// The text.
+    pub rope: Rope,
+    /// Tree of the whole text parsed as Python, edited in step with the rope. `None` before the
+    /// first parse, after a full replacement, or when the document is not one Python cell.
+    pub tree: Option<Tree>,
+    /// Cell trees from the last lint (Markdown and responses), re-used for unchanged cells and
+    /// as the old tree for changed ones.
+    pub cells: Arc<Vec<CellTree>>,
+    /// True while a lint task runs for this document.
+    pub lint_running: bool,
+    /// The version the last finished lint saw.
+    pub linted_version: Option<i32>,
+    /// The last result for the current text (`None` until the first lint finishes).
+    pub result: Option<Arc<LintResult>>,
+    /// Wakes requests waiting for a result (pull diagnostics, fix-all, inlay hints).
+    pub results: watch::Sender<Option<Arc<LintResult>>>,
+    /// The edits applied since the last lint started, tagged with the version they produced
+    /// (`None` for a full replacement), so a tree parsed from an older text can be brought up
+    /// to date instead of being thrown away.
+    pub edits: Vec<(i32, Option<InputEdit>)>,
+}
+
+/// Why a `didChange` was not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangeError {
+    /// The version does not increase: the client and server disagree on the text.
+    StaleVersion {
+        /// The server's version.
+        current: i32,
+        /// The version in the notification.
+        received: i32,
+    },
+}
+
+impl Document {
+    /// A freshly opened document.
+    pub fn new(
+        uri: lsp::Uri,
+        path: PathBuf,
+        language: Language,
+        version: i32,
+        epoch: u64,
+        text: &str,
+    ) -> Self {
+        Self {
+            uri,
+            path,
+            language,
+            version,
+            epoch,
+            rope: Rope::from_str(text),
+            tree: None,
+            cells: Arc::new(Vec::new()),
+            lint_running: false,
+            linted_version: None,
+            result: None,
+            results: watch::channel(None).0,
+            edits: Vec::new(),
+        }
+    }
+
+    /// Applies the content changes of one `didChange`, in order, and takes `version`.
+    ///
+    /// Errors: a version that does not increase (the changes are then not applied).
+    pub fn apply_changes(
+        &mut self,
+        version: i32,
+        changes: Vec<lsp::TextDocumentContentChangeEvent>,
+        encoding: PositionEncoding,
+    ) -> Result<(), ChangeError> {
+        if version <= self.version {
+            return Err(ChangeError::StaleVersion {
+                current: self.version,
+                received: version,
+            });
+        }
+        for change in changes {
+            let edit = self.apply_change(change, encoding);
+            self.edits.push((version, edit));
+        }
+        self.version = version;
+        Ok(())
+    }
+
+    /// Applies one change; returns its tree-sitter edit (`None` for a full replacement).
+    fn apply_change(
+        &mut self,
+        change: lsp::TextDocumentContentChangeEvent,
+        enc: PositionEncoding,
+    ) -> Option<InputEdit> {
+        let Some(range) = change.range else {
+            // A change without a range replaces the whole text.
+            self.rope = Rope::from_str(&change.text);
+            self.tree = None;
+            return None;
+        };
+        let start = convert::offset_of(&self.rope, range.start, enc);
+        let end = convert::offset_of(&self.rope, range.end, enc);
+        let (start, end) = (start.min(end), start.max(end));
+        let start_position = point_at(&self.rope, start);
+        let old_end_position = point_at(&self.rope, end);
+        let start_char = self.rope.byte_to_char(start);
+        let end_char = self.rope.byte_to_char(end);
+        self.rope.remove(start_char..end_char);
+        self.rope.insert(start_char, &change.text);
+        let new_end_byte = start + change.text.len();
+        let edit = InputEdit {
+            start_byte: start,
+            old_end_byte: end,
+            new_end_byte,
+            start_position,
+            old_end_position,
+            new_end_position: point_at(&self.rope, new_end_byte),
+        };
+        if let Some(tree) = &mut self.tree {
+            tree.edit(&edit);
+        }
+        Some(edit)
+    }
+
+    /// `tree` (parsed from the text of `version`) with every later edit applied, so it matches
+    /// the current text; `None` when a full replacement happened since.
+    pub fn replay_edits_since(&self, version: i32, tree: Option<Tree>) -> Option<Tree> {
+        let mut tree = tree?;
+        for (v, edit) in &self.edits {
+            if *v <= version {
+                continue;
+            }
+            tree.edit(edit.as_ref()?);
+        }
+        Some(tree)
+    }
+
+    /// Forgets edits up to and including `version` (a lint of that version finished).
+    pub fn prune_edits(&mut self, version: i32) {
+        self.edits.retain(|(v, _)| *v > version);
+    }
+
+    /// The document's text.
+    pub fn text(&self) -> String {
+        self.rope.to_string()
+    }
+}
+
+/// The tree-sitter point (row, byte column) of a byte offset.
+pub fn point_at(rope: &Rope, byte: usize) -> Point {
+    let byte = byte.min(rope.len_bytes());
+    let row = rope.byte_to_line(byte);
+    Point::new(row, byte - rope.line_to_byte(row))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cellguard_lints::parse;
+
+    fn change(
+        sl: u32,
+        sc: u32,
+        el: u32,
+        ec: u32,
+        text: &str,
+    ) -> lsp::TextDocumentContentChangeEvent {
+        lsp::TextDocumentContentChangeEvent {
+            range: Some(lsp::Range::new(
+                lsp::Position::new(sl, sc),
+                lsp::Position::new(el, ec),
+            )),
+            range_length: None,
+            text: text.to_string(),
+        }
+    }
+
+    fn doc(text: &str) -> Document {
+        Document::new(
+            "file:///t/a.py".parse().unwrap(),
+            PathBuf::from("/t/a.py"),
+            Language::Python,
+            1,
+            0,
+            text,
+        )
+    }
+
+    #[test]
+    fn incremental_reparse_matches_a_fresh_parse() {
+        let text = "x = '😀'\nimport os\ny = run(\"a\")\n";
+        let mut d = doc(text);
+        d.tree = Some(parse::parse(text, None));
+        // Replace `os` (after an emoji line) with `json`, then insert a line, in UTF-16.
+        d.apply_changes(
+            2,
+            vec![
+                change(1, 7, 1, 9, "json"),
+                change(0, 0, 0, 0, "z = (1,\n 2)\n"),
+            ],
+            PositionEncoding::Utf16,
+        )
+        .unwrap();
+        let new_text = d.text();
+        assert_eq!(
+            new_text,
+            "z = (1,\n 2)\nx = '😀'\nimport json\ny = run(\"a\")\n"
+        );
+        let incremental = parse::parse(&new_text, d.tree.as_ref());
+        let fresh = parse::parse(&new_text, None);
+        assert_eq!(
+            incremental.root_node().to_sexp(),
+            fresh.root_node().to_sexp()
+        );
+        let imp = incremental.root_node().named_child(2).unwrap();
+        assert_eq!(imp.kind(), "import_statement");
+        assert_eq!(&new_text[imp.byte_range()], "import json");
+    }
+
+    #[test]
+    fn utf16_edit_after_emoji_lands_in_the_right_place() {
+        let mut d = doc("s = '😀'  # x\n");
+        // UTF-16: `s = '` is 5 units, 😀 is 2, `'` 1, so column 8 is just after the quote.
+        d.apply_changes(2, vec![change(0, 8, 0, 8, "!")], PositionEncoding::Utf16)
+            .unwrap();
+        assert_eq!(d.text(), "s = '😀'!  # x\n");
+        d.apply_changes(3, vec![change(0, 6, 0, 7, "")], PositionEncoding::Utf32)
+            .unwrap();
+        assert_eq!(d.text(), "s = '😀!  # x\n");
+    }
+
+    #[test]
+    fn stale_versions_are_rejected_and_full_replacement_resets_the_tree() {
+        let mut d = doc("a\n");
+        d.tree = Some(parse::parse("a\n", None));
+        let err = d
+            .apply_changes(1, vec![change(0, 0, 0, 0, "x")], PositionEncoding::Utf16)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ChangeError::StaleVersion {
+                current: 1,
+                received: 1
+            }
+        );
+        assert_eq!(d.text(), "a\n");
+        d.apply_changes(
+            5,
+            vec![lsp::TextDocumentContentChangeEvent {
+                range: None,
+                range_length: None,
+                text: "b = 1\n".into(),
+            }],
+            PositionEncoding::Utf16,
+        )
+        .unwrap();
+        assert_eq!((d.text().as_str(), d.version), ("b = 1\n", 5));
+        assert!(d.tree.is_none());
+    }
+
+    #[test]
+    fn a_tree_of_an_older_version_catches_up_with_later_edits() {
+        let v1 = "import os\n";
+        let mut d = doc(v1);
+        let old_tree = parse::parse(v1, None);
+        d.apply_changes(
+            2,
+            vec![change(0, 0, 0, 0, "x = 1\n")],
+            PositionEncoding::Utf16,
+        )
+        .unwrap();
+        d.apply_changes(3, vec![change(1, 7, 1, 9, "json")], PositionEncoding::Utf16)
+            .unwrap();
+        let caught_up = d.replay_edits_since(1, Some(old_tree)).unwrap();
+        let text = d.text();
+        let reparsed = parse::parse(&text, Some(&caught_up));
+        assert_eq!(
+            reparsed.root_node().to_sexp(),
+            parse::parse(&text, None).root_node().to_sexp()
+        );
+        d.prune_edits(2);
+        assert_eq!(d.edits.len(), 1);
+    }
+
+    #[test]
+    fn out_of_range_edits_clamp_instead_of_panicking() {
+        let mut d = doc("ab\n");
+        d.apply_changes(2, vec![change(9, 9, 0, 1, "Z")], PositionEncoding::Utf8)
+            .unwrap();
+        assert_eq!(d.text(), "aZ");
+    }
+}

@@ -1,0 +1,291 @@
+//! Editor settings: `initializationOptions` and `workspace/didChangeConfiguration`.
+//!
+//! The shape follows ruff's server settings, in camelCase. Any of these forms is accepted:
+//! `{"settings": {...}}` (ruff/Helix style), `{"cellguard": {...}}` (VS Code sections), or the
+//! settings object itself. Unknown keys are ignored; a key of the wrong type is reported back as
+//! a warning and left at its default, so a typo never stops the server.
+//!
+//! ```json
+//! {
+//!   "configuration": "configs/cellguard.toml",
+//!   "knowledgeBase": ["kb/actions.json"],
+//!   "profile": "strict", "dialect": "colony",
+//!   "select": ["API", "SHP"], "extendSelect": [], "ignore": ["SHP004"],
+//!   "lint": {"enable": true},
+//!   "fixAll": true,
+//!   "codeAction": {"disableRuleComment": {"enable": true}, "fixViolation": {"enable": true}},
+//!   "inlayHints": {"enable": true}
+//! }
+//! ```
+//!
+//! Precedence, as in ruff: these editor settings override the project's config file (they
+//! become the CLI-style overrides), and `configuration` replaces config discovery.
+
+use cellguard_lints::config::{Dialect, Overrides, Profile};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Settings the editor sends.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSettings {
+    /// A config file used for every document instead of discovery (relative to the workspace).
+    pub configuration: Option<String>,
+    /// Extra knowledge-base files or directories (relative to the workspace).
+    pub knowledge_base: Vec<String>,
+    /// `strict` or `colony`.
+    pub profile: Option<String>,
+    /// `colony` or `functions`.
+    pub dialect: Option<String>,
+    /// Replaces the config's `select`.
+    pub select: Option<Vec<String>>,
+    /// Added to the selection.
+    pub extend_select: Vec<String>,
+    /// Removed from the selection.
+    pub ignore: Vec<String>,
+    /// Publish diagnostics at all (`lint.enable`).
+    pub lint_enable: bool,
+    /// Offer `source.fixAll.cellguard`.
+    pub fix_all: bool,
+    /// Offer "ignore CODE for this line".
+    pub disable_rule_comment: bool,
+    /// Offer a quick fix per fix.
+    pub fix_violation: bool,
+    /// Show the action-count inlay hint.
+    pub inlay_hints: bool,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        Self {
+            configuration: None,
+            knowledge_base: Vec::new(),
+            profile: None,
+            dialect: None,
+            select: None,
+            extend_select: Vec::new(),
+            ignore: Vec::new(),
+            lint_enable: true,
+            fix_all: true,
+            disable_rule_comment: true,
+            fix_violation: true,
+            inlay_hints: true,
+        }
+    }
+}
+
+/// Finds the settings object inside what a client sent.
+fn settings_object(v: &Value) -> Option<&serde_json::Map<String, Value>> {
+    let obj = v.as_object()?;
+    if let Some(inner) = obj.get("cellguard").and_then(Value::as_object) {
+        return Some(inner);
+    }
+    if let Some(inner) = obj.get("settings").and_then(Value::as_object) {
+        return Some(inner);
+    }
+    Some(obj)
+}
+
+fn get<'a>(obj: &'a serde_json::Map<String, Value>, path: &[&str]) -> Option<&'a Value> {
+    let mut cur = obj.get(path[0])?;
+    for key in &path[1..] {
+        cur = cur.get(key)?;
+    }
+    (!cur.is_null()).then_some(cur)
+}
+
+impl ClientSettings {
+    /// Reads settings from a client value. Returns the settings and a warning per key that had
+    /// the wrong type. `null` or a non-object gives the defaults.
+    pub fn from_value(v: &Value) -> (Self, Vec<String>) {
+        let mut s = Self::default();
+        let mut warnings = Vec::new();
+        let Some(obj) = settings_object(v) else {
+            return (s, warnings);
+        };
+        let string = |path: &[&str], warnings: &mut Vec<String>| -> Option<String> {
+            let v = get(obj, path)?;
+            match v.as_str() {
+                Some(x) => Some(x.to_string()),
+                None => {
+                    warnings.push(format!("setting `{}` must be a string", path.join(".")));
+                    None
+                }
+            }
+        };
+        s.configuration = string(&["configuration"], &mut warnings).filter(|c| !c.is_empty());
+        s.profile = string(&["profile"], &mut warnings);
+        s.dialect = string(&["dialect"], &mut warnings);
+        let list = |path: &[&str], warnings: &mut Vec<String>| -> Option<Vec<String>> {
+            let v = get(obj, path)?;
+            let items = match v {
+                Value::String(x) => return Some(vec![x.clone()]),
+                Value::Array(items) => items,
+                _ => {
+                    warnings.push(format!(
+                        "setting `{}` must be a list of strings",
+                        path.join(".")
+                    ));
+                    return None;
+                }
+            };
+            let strings: Option<Vec<String>> = items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect();
+            if strings.is_none() {
+                warnings.push(format!(
+                    "setting `{}` must be a list of strings",
+                    path.join(".")
+                ));
+            }
+            strings
+        };
+        s.knowledge_base = list(&["knowledgeBase"], &mut warnings).unwrap_or_default();
+        s.select = list(&["select"], &mut warnings);
+        s.extend_select = list(&["extendSelect"], &mut warnings).unwrap_or_default();
+        s.ignore = list(&["ignore"], &mut warnings).unwrap_or_default();
+        let boolean = |path: &[&str], default: bool, warnings: &mut Vec<String>| -> bool {
+            match get(obj, path) {
+                None => default,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    warnings.push(format!(
+                        "setting `{}` must be true or false",
+                        path.join(".")
+                    ));
+                    default
+                }
+            }
+        };
+        s.lint_enable = boolean(&["lint", "enable"], true, &mut warnings);
+        s.fix_all = boolean(&["fixAll"], true, &mut warnings);
+        s.disable_rule_comment = boolean(
+            &["codeAction", "disableRuleComment", "enable"],
+            true,
+            &mut warnings,
+        );
+        s.fix_violation = boolean(
+            &["codeAction", "fixViolation", "enable"],
+            true,
+            &mut warnings,
+        );
+        s.inlay_hints = boolean(&["inlayHints", "enable"], true, &mut warnings);
+        // Also accept the flat spellings Helix and Neovim users write.
+        if let Some(Value::Bool(b)) = obj.get("inlayHints") {
+            s.inlay_hints = *b;
+        }
+        (s, warnings)
+    }
+
+    /// The CLI-style overrides these settings stand for; relative paths are resolved against
+    /// `root`.
+    ///
+    /// Errors: an unknown profile or dialect name.
+    pub fn overrides(&self, root: &Path) -> Result<Overrides, String> {
+        let profile = match self.profile.as_deref() {
+            None => None,
+            Some("strict") => Some(Profile::Strict),
+            Some("colony") => Some(Profile::Colony),
+            Some(other) => {
+                return Err(format!(
+                    "setting `profile`: unknown profile `{other}` (expected `strict` or `colony`)"
+                ))
+            }
+        };
+        let dialect = match self.dialect.as_deref() {
+            None => None,
+            Some("colony") => Some(Dialect::Colony),
+            Some("functions") => Some(Dialect::Functions),
+            Some(other) => {
+                return Err(format!(
+                "setting `dialect`: unknown dialect `{other}` (expected `colony` or `functions`)"
+            ))
+            }
+        };
+        Ok(Overrides {
+            profile,
+            dialect,
+            select: self.select.clone(),
+            extend_select: self.extend_select.clone(),
+            ignore: self.ignore.clone(),
+            knowledge_base: self
+                .knowledge_base
+                .iter()
+                .map(|p| resolve_path(root, p))
+                .collect(),
+            extract: None,
+        })
+    }
+
+    /// The `configuration` file, resolved against `root`.
+    pub fn configuration_path(&self, root: &Path) -> Option<PathBuf> {
+        self.configuration.as_deref().map(|c| resolve_path(root, c))
+    }
+}
+
+/// `p` if absolute (after `~/` expansion), else `root/p`.
+pub fn resolve_path(root: &Path, p: &str) -> PathBuf {
+    if let Some(rest) = p.strip_prefix("~/") {
+        if let Some(home) = std::env::var_os("HOME") {
+            return PathBuf::from(home).join(rest);
+        }
+    }
+    let path = PathBuf::from(p);
+    if path.is_absolute() {
+        path
+    } else {
+        root.join(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nested_forms_and_defaults() {
+        for v in [
+            json!({"settings": {"select": ["API"], "lint": {"enable": false}}}),
+            json!({"cellguard": {"select": "API", "lint": {"enable": false}}}),
+            json!({"select": ["API"], "lint": {"enable": false}}),
+        ] {
+            let (s, w) = ClientSettings::from_value(&v);
+            assert!(w.is_empty(), "{w:?}");
+            assert_eq!(s.select, Some(vec!["API".to_string()]));
+            assert!(!s.lint_enable);
+            assert!(s.fix_all);
+        }
+        assert_eq!(
+            ClientSettings::from_value(&Value::Null).0,
+            ClientSettings::default()
+        );
+    }
+
+    #[test]
+    fn wrong_types_warn_and_keep_defaults() {
+        let (s, w) =
+            ClientSettings::from_value(&json!({"fixAll": "yes", "ignore": [1], "profile": 3}));
+        assert!(s.fix_all);
+        assert!(s.ignore.is_empty());
+        assert_eq!(s.profile, None);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].contains("`profile`"), "{w:?}");
+    }
+
+    #[test]
+    fn overrides_resolve_paths_and_reject_unknown_names() {
+        let (s, _) = ClientSettings::from_value(
+            &json!({"knowledgeBase": ["kb.json", "/abs/kb"], "profile": "colony"}),
+        );
+        let o = s.overrides(Path::new("/ws")).unwrap();
+        assert_eq!(
+            o.knowledge_base,
+            vec![PathBuf::from("/ws/kb.json"), PathBuf::from("/abs/kb")]
+        );
+        assert_eq!(o.profile, Some(Profile::Colony));
+        let (s, _) = ClientSettings::from_value(&json!({"dialect": "nope"}));
+        assert!(s.overrides(Path::new("/ws")).unwrap_err().contains("nope"));
+    }
+}
