@@ -3,8 +3,8 @@
 //! One engine serves the CLI, the language server and replay; they only convert inputs and
 //! outputs.
 
-use crate::config::Settings;
-use crate::diagnostic::Diagnostic;
+use crate::config::{Profile, Settings};
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::extract::{extract_with, Cell, ExtractOptions, Extraction};
 use crate::kb::KnowledgeBase;
 use crate::parse;
@@ -22,6 +22,9 @@ pub fn check_parsed_cell(
     let mut checker = Checker::new(cell, tree, settings, kb);
     rules::check_cell(&mut checker);
     let mut diagnostics = checker.into_diagnostics();
+    if settings.profile == Profile::Colony {
+        diagnostics = colony_profile(cell, tree, settings, kb, diagnostics);
+    }
     diagnostics.sort_by(|a, b| {
         a.range
             .start
@@ -29,6 +32,35 @@ pub fn check_parsed_cell(
             .then(a.rule.code.cmp(b.rule.code))
     });
     diagnostics
+}
+
+/// `profile = "colony"`: Colony's validators reproduced (rules/colony.rs) at their own
+/// severities; every other finding at `info`; a strict diagnostic that duplicates a Colony one
+/// (same code, overlapping range) is dropped.
+fn colony_profile(
+    cell: &Cell,
+    tree: &Tree,
+    settings: &Settings,
+    kb: &KnowledgeBase,
+    strict: Vec<Diagnostic>,
+) -> Vec<Diagnostic> {
+    let mut checker = Checker::new(cell, tree, settings, kb);
+    rules::colony::check(&mut checker);
+    let colony = checker.into_diagnostics();
+    let mut out: Vec<Diagnostic> = strict
+        .into_iter()
+        .filter(|d| {
+            !colony
+                .iter()
+                .any(|c| c.rule.code == d.rule.code && c.range.overlaps(d.range))
+        })
+        .map(|mut d| {
+            d.severity = Severity::Info;
+            d
+        })
+        .collect();
+    out.extend(colony);
+    out
 }
 
 /// Maps cell-relative diagnostics to file coordinates. A fix whose edits cannot be written back
@@ -80,6 +112,14 @@ pub fn check_file_with(
     let mut out: Vec<Diagnostic> = extraction_diagnostics
         .into_iter()
         .filter(|d| settings.rules.is_enabled(d.rule))
+        .map(|mut d| {
+            // In the Colony profile only an empty cell is a failure Colony itself records; the
+            // truncation and fence findings describe what it does silently.
+            if settings.profile == Profile::Colony && d.rule.code != "SYN002" {
+                d.severity = Severity::Info;
+            }
+            d
+        })
         .collect();
     let trees: Vec<Tree> = cells.iter().map(&mut tree_for).collect();
     let mut per_cell: Vec<Vec<Diagnostic>> = cells

@@ -2,6 +2,7 @@
 //! a `RULES` slice and exposes `check(&mut Checker)`.
 
 pub mod api;
+pub mod colony;
 pub mod imports;
 pub mod meta;
 pub mod runtime;

@@ -4,7 +4,6 @@
 
 use super::Checker;
 use crate::diagnostic::{Diagnostic, FixAvailability, Rule, RuleDoc, Severity};
-use crate::parse;
 use crate::source::TextRange;
 use tree_sitter::Node;
 
@@ -91,61 +90,53 @@ pub static RULES: &[&Rule] = &[
     &MIXED_LANGUAGE_FENCES,
 ];
 
-/// The first syntax error of a tree, as a range and a Python-like message.
-pub fn first_error(root: Node, src: &str) -> Option<(TextRange, String)> {
-    if !root.has_error() {
-        return None;
-    }
-    let node = parse::walk(root).find(|n| n.is_error() || n.is_missing())?;
-    if node.is_missing() {
-        let kind = node.kind();
-        let message = match kind {
-            ")" | "]" | "}" => {
-                let open = match kind {
-                    ")" => "(",
-                    "]" => "[",
-                    _ => "{",
-                };
-                format!("`{open}` was never closed")
-            }
-            ":" => "expected `:`".to_string(),
-            _ => format!("expected `{kind}`"),
-        };
-        let start = node.start_byte();
-        return Some((TextRange::new(start, start), message));
-    }
-    let start = node.start_byte();
-    let line_end = src[start..]
-        .find('\n')
-        .map(|i| start + i)
-        .unwrap_or(src.len());
-    let end = node.end_byte().min(line_end).max(start);
-    let text = parse::text(node, src).trim_start();
-    let message = if let Some(open) = text.chars().next().filter(|c| matches!(c, '(' | '[' | '{')) {
-        format!("`{open}` was never closed")
-    } else if node.child_count() == 0 || text.is_empty() {
-        "invalid syntax".to_string()
-    } else {
-        let token: String = text
-            .chars()
-            .take_while(|c| !c.is_whitespace())
-            .take(20)
-            .collect();
-        format!("invalid syntax at `{token}`")
-    };
-    Some((TextRange::new(start, end), message))
+pub mod diagnose;
+pub mod tokenize;
+
+pub use diagnose::PySyntaxError;
+
+/// The syntax error CPython 3.11's `ast.parse` would raise for `src` (whose tree-sitter tree is
+/// rooted at `root`), or `None` when it parses.
+pub fn syntax_error(src: &str, root: Node) -> Option<PySyntaxError> {
+    diagnose::diagnose(src, root)
 }
 
-/// Reports the first syntax error of the cell.
+/// The first syntax error as a range and CPython's message.
+pub fn first_error(root: Node, src: &str) -> Option<(TextRange, String)> {
+    syntax_error(src, root).map(|e| (e.range, e.message))
+}
+
+/// A hint for the mistakes models make that CPython's message does not name.
+fn help_for(src: &str, e: &PySyntaxError) -> Option<&'static str> {
+    let at = src.get(e.range.start..).unwrap_or("");
+    let line_start = src[..e.range.start.min(src.len())]
+        .rfind('\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let at_line_start = src[line_start..e.range.start.min(src.len())]
+        .trim()
+        .is_empty();
+    if at.starts_with("```") || at.starts_with("~~~") {
+        Some("A Markdown fence is left in the code: the cell must be plain Python")
+    } else if at_line_start && (at.starts_with('%') || at.starts_with('!')) {
+        Some("IPython magics and shell escapes are not Python: the cell is parsed with `ast.parse`")
+    } else if e.message.contains("was never closed") || e.message.starts_with("unterminated") {
+        Some("The code may have been cut off (the model stopped at its token limit)")
+    } else {
+        None
+    }
+}
+
+/// Reports the syntax error of the cell, with CPython's message, once.
 pub fn check(checker: &mut Checker) {
     if !checker.enabled(&SYNTAX_ERROR) {
         return;
     }
-    if let Some((range, message)) = first_error(checker.tree.root_node(), checker.src) {
-        checker.report(Diagnostic::new(
-            &SYNTAX_ERROR,
-            range,
-            format!("Syntax error: {message}"),
-        ));
+    if let Some(e) = syntax_error(checker.src, checker.tree.root_node()) {
+        let mut d = Diagnostic::new(&SYNTAX_ERROR, e.range, e.message.clone());
+        if let Some(help) = help_for(checker.src, &e) {
+            d = d.with_help(help);
+        }
+        checker.report(d);
     }
 }
