@@ -25,5 +25,6 @@ pub use lint::check_file;
 pub use source::{SourceFile, TextRange};
 pub mod completion;
 pub mod guardrails;
+pub mod policies;
 pub mod replay;
 pub mod trace;

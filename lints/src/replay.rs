@@ -269,6 +269,10 @@ pub trait Section: Send {
     fn sarif_results(&self) -> Vec<Value> {
         Vec::new()
     }
+    /// SARIF rule descriptors for the `ruleId`s of [`Section::sarif_results`].
+    fn sarif_rules(&self) -> Vec<Value> {
+        Vec::new()
+    }
     /// True when the section has findings (exit code 1).
     fn has_findings(&self) -> bool {
         false

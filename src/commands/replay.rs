@@ -10,6 +10,7 @@ use anyhow::Context;
 use cellguard_lints::config::{self, Overrides, Profile};
 use cellguard_lints::guardrails::config::{self as gconfig, OnBlock, ReplayConfig};
 use cellguard_lints::guardrails::matching::MatchMode;
+use cellguard_lints::policies::PolicyObserver;
 use cellguard_lints::replay::{self, Decision, Options};
 use cellguard_lints::trace::{self, Epoch, Format};
 use std::io::Write;
@@ -21,7 +22,7 @@ pub struct ReplayArgs {
     /// Trace files (`-` reads standard input).
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
-    /// Config file with `[[guardrails]]` and `[replay]` (default: the closest cellguard.toml
+    /// Config file with `[[guardrails]]`, `[[policies]]` and `[replay]` (default: the closest cellguard.toml
     /// to the first trace).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -122,7 +123,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             c
         }
     };
-    if cfg.guardrails.is_empty() {
+    let policy_cfg = match &loaded {
+        Some(l) => cellguard_lints::policies::config::from_loaded(l)?,
+        None => Default::default(),
+    };
+    if cfg.guardrails.is_empty() && policy_cfg.is_empty() {
         eprintln!(
             "cellguard: warning: no guardrails configured{}; every call is allowed",
             loaded
@@ -164,7 +169,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
                 }
             }
         };
-        replay::run(&cfg, &project.kb, opts, &mut readers, Vec::new(), &mut sink)
+        let mut observers: Vec<Box<dyn replay::Observer>> = Vec::new();
+        if !policy_cfg.is_empty() {
+            observers.push(Box::new(PolicyObserver::new(std::sync::Arc::new(
+                policy_cfg,
+            ))));
+        }
+        replay::run(&cfg, &project.kb, opts, &mut readers, observers, &mut sink)
     };
     if let Some(e) = io_error {
         return Err(e.into());

@@ -306,6 +306,7 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         })
         .collect();
     for s in &report.sections {
+        rules.extend(s.sarif_rules());
         results.extend(s.sarif_results());
     }
     let doc = json!({
