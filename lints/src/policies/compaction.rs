@@ -241,6 +241,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn transcript_shape_of_reference_case_23() {
+        let mut call = Msg::new(MessageKind::ToolCall);
+        call.id = Some("c1".into());
+        call.name = Some("t".into());
+        call.arguments = Some(r#"{"q":1}"#.into());
+        let mut result = Msg::text(MessageKind::ToolResult, "r1");
+        result.name = Some("t".into());
+        let head = [
+            Msg::text(MessageKind::User, "q1"),
+            Msg::text(MessageKind::Assistant, "a1"),
+            call,
+            result,
+        ];
+        assert_eq!(
+            transcript(&head),
+            "user: q1\nassistant: a1\n[tool call] t({\"q\":1})\n[tool result: t] r1"
+        );
+        // A None result prints as Python's None; an earlier summary as an assistant line.
+        let mut none = Msg::new(MessageKind::AgentResult);
+        none.name = Some("helper".into());
+        let head = [summary_message(2, "notes"), none];
+        assert_eq!(
+            transcript(&head),
+            "assistant: [Summary of 2 earlier messages]\nnotes\n[tool result: helper] None"
+        );
+    }
+
+    #[test]
     fn placeholder_has_the_requested_size() {
         assert_eq!(placeholder(0), "");
         assert_eq!(placeholder(5), "[simu");

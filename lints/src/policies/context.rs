@@ -389,6 +389,8 @@ impl Simulator {
                         p.id()
                     ));
                     self.vetoed.push(pos);
+                    // It never entered the working context: not "clipped".
+                    self.clipped.retain(|&p| p != pos);
                     self.partner_removed(&m);
                     if m.is_tool_result() {
                         self.fact(&m, p.id(), "vetoed", None);

@@ -11,12 +11,14 @@
 //!   maximal run of consecutive tool calls, and one at the end of a turn that ends on a tool
 //!   result (pyAgentic's unrecorded max-depth call: before the next user message, or at the end
 //!   of the trace). This over-counts when sync parallel tools were recorded as `C1,R1,C2,R2`;
-//!   such inferences are flagged `inferred`. Inference is used until the first recorded
-//!   `inference` record of the trace.
+//!   such inferences are flagged `inferred`. A trace with any `inference` record uses only
+//!   its records: until the first one arrives both simulations run side by side (appends only,
+//!   for the recorded one), then the inferred one is dropped; at the end of a trace without
+//!   any, the recorded one is.
 //! - A trace whose header says `view = "context"` records an already-shaped working context;
 //!   policies are not re-applied to it (reference §3.4) and the report says so.
 //!
-//! Memory: the simulator of the current trace only; finished traces leave their figures.
+//! Memory: the simulator(s) of the current trace only; finished traces leave their figures.
 
 use super::config::PolicyConfig;
 use super::context::Simulator;
@@ -30,11 +32,19 @@ use std::sync::Arc;
 struct TraceRun {
     name: Arc<str>,
     file: Arc<str>,
+    /// Boundaries from `inference` records.
     sim: Option<Simulator>,
-    infer: bool,
+    /// Boundaries inferred; dropped at the first `inference` record.
+    inferred: Option<Simulator>,
     prev: Option<MessageKind>,
     last_line: u64,
     any: bool,
+}
+
+impl TraceRun {
+    fn sims(&mut self) -> impl Iterator<Item = &mut Simulator> {
+        self.sim.iter_mut().chain(self.inferred.iter_mut())
+    }
 }
 
 /// Replays message and state policies; see the module docs.
@@ -82,13 +92,19 @@ impl PolicyObserver {
         let Some(mut run) = self.run.take() else {
             return;
         };
-        let Some(mut sim) = run.sim.take() else {
-            return;
+        let sim = match run.inferred.take() {
+            Some(mut sim) => {
+                if run.prev.as_ref().is_some_and(MessageKind::is_tool_result) {
+                    sim.compile(&inferred(), run.last_line);
+                }
+                if sim.inference_count() > 0 {
+                    sim.note("the trace has no inference records: inference boundaries were inferred (pyagentic-reference §3.5)");
+                }
+                Some(sim)
+            }
+            None => run.sim.take(),
         };
-        if run.infer && run.prev.as_ref().is_some_and(MessageKind::is_tool_result) {
-            sim.compile(&inferred(), run.last_line);
-        }
-        if run.any {
+        if let Some(sim) = sim.filter(|_| run.any) {
             self.messages.add(sim.finish());
         }
     }
@@ -101,24 +117,33 @@ impl PolicyObserver {
         let Some(run) = self.run.as_mut() else { return };
         match record {
             Record::Header(h) => {
-                let Some(sim) = run.sim.as_mut() else { return };
+                if run.sim.is_none() {
+                    return;
+                }
                 if h.extra.get("view").and_then(Value::as_str) == Some("context") {
                     self.messages.note(format!(
                         "{}: the trace records an already-shaped working context (header `view = \"context\"`); message policies are not re-applied",
                         run.name
                     ));
                     run.sim = None;
+                    run.inferred = None;
                     return;
                 }
-                if let Some(p) = &h.system_prompt {
-                    sim.add_overhead(p.chars().count() as u64);
-                }
+                let mut overhead = h
+                    .system_prompt
+                    .as_ref()
+                    .map_or(0, |p| p.chars().count() as u64);
                 if let Some(n) = h.extra.get("tool_schemas_chars").and_then(Value::as_u64) {
-                    sim.add_overhead(n);
+                    overhead += n;
+                }
+                for sim in run.sims() {
+                    sim.add_overhead(overhead);
                 }
             }
             Record::Message(m) => {
-                let Some(sim) = run.sim.as_mut() else { return };
+                if run.sim.is_none() {
+                    return;
+                }
                 run.any = true;
                 run.last_line = line;
                 let boundary = match &m.kind {
@@ -128,10 +153,12 @@ impl PolicyObserver {
                     MessageKind::User => run.prev.as_ref().is_some_and(|p| p.is_tool_result()),
                     _ => false,
                 };
-                if run.infer && boundary {
+                if let Some(sim) = run.inferred.as_mut().filter(|_| boundary) {
                     sim.compile(&inferred(), line);
                 }
-                sim.append(m, line);
+                for sim in run.sims() {
+                    sim.append(m, line);
+                }
                 if !matches!(m.kind, MessageKind::System | MessageKind::CompactionSummary) {
                     run.prev = Some(m.kind.clone());
                 }
@@ -140,15 +167,7 @@ impl PolicyObserver {
                 let Some(sim) = run.sim.as_mut() else { return };
                 run.any = true;
                 run.last_line = line;
-                if run.infer {
-                    run.infer = false;
-                    if sim.inference_count() > 0 {
-                        sim.note(format!(
-                            "inference records start at line {line}; the {} boundaries before it were inferred",
-                            sim.inference_count()
-                        ));
-                    }
-                }
+                run.inferred = None;
                 sim.compile(inf, line);
             }
             Record::State(s) => {
@@ -171,19 +190,22 @@ impl PolicyObserver {
         self.end_trace();
         let name: Arc<str> = info.name.as_str().into();
         let file: Arc<str> = info.path.display().to_string().into();
-        let sim = (!self.cfg.messages.is_empty()).then(|| {
-            Simulator::new(
-                self.cfg.messages.clone(),
-                name.clone(),
-                file.clone(),
-                self.capture,
-            )
-        });
+        let make = || {
+            (!self.cfg.messages.is_empty()).then(|| {
+                Simulator::new(
+                    self.cfg.messages.clone(),
+                    name.clone(),
+                    file.clone(),
+                    self.capture,
+                )
+            })
+        };
+        let (sim, inferred) = (make(), make());
         self.run = Some(TraceRun {
             name,
             file,
             sim,
-            infer: true,
+            inferred,
             prev: None,
             last_line: 0,
             any: false,
