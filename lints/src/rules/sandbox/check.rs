@@ -159,17 +159,19 @@ pub fn host_module(module: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
-/// True when `pattern` (with `*` wildcards) matches `text`.
+/// True when `pattern` (with `*` wildcards) matches `text`. Byte-wise, without allocating.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
+    if !pattern.contains('*') {
+        return pattern == text;
+    }
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
     let (mut pi, mut ti) = (0usize, 0usize);
     let (mut star, mut mark) = (None, 0usize);
     while ti < t.len() {
-        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
+        if pi < p.len() && p[pi] != b'*' && p[pi] == t[ti] {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if pi < p.len() && p[pi] == b'*' {
             star = Some(pi);
             mark = ti;
             pi += 1;
@@ -181,7 +183,7 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
             return false;
         }
     }
-    while pi < p.len() && p[pi] == '*' {
+    while pi < p.len() && p[pi] == b'*' {
         pi += 1;
     }
     pi == p.len()
@@ -240,99 +242,105 @@ fn is_field(parent: Node, field: &str, node: Node) -> bool {
     parent.child_by_field_name(field).map(|n| n.id()) == Some(node.id())
 }
 
-/// The context of an assignment target position: walks up through tuple/list patterns.
-fn target_ctx(node: Node) -> Ctx {
-    let mut cur = node;
-    loop {
-        let Some(p) = cur.parent() else {
-            return Ctx::Load;
-        };
-        match p.kind() {
-            "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "list_splat_pattern"
-            | "parenthesized_expression"
-            | "tuple"
-            | "list"
-            | "expression_list"
-            | "list_splat"
-            | "as_pattern_target" => cur = p,
-            "assignment" => {
-                return if is_field(p, "left", cur) {
-                    Ctx::Store
-                } else {
-                    Ctx::Load
-                }
-            }
-            "augmented_assignment" => {
-                return if is_field(p, "left", cur) {
-                    Ctx::Aug
-                } else {
-                    Ctx::Load
-                }
-            }
-            "for_statement" | "for_in_clause" => {
-                return if is_field(p, "left", cur) {
-                    Ctx::Store
-                } else {
-                    Ctx::Load
-                }
-            }
-            "as_pattern" => {
-                return if is_field(p, "alias", cur) {
-                    Ctx::Store
-                } else {
-                    Ctx::Load
-                }
-            }
-            "delete_statement" => return Ctx::Del,
-            _ => return Ctx::Load,
-        }
-    }
+/// What the walk knows about a node from its ancestors (computed top-down: tree-sitter's
+/// `parent()` scans siblings from the root, which is quadratic on wide nodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NodeCtx {
+    /// Load, store, delete or augmented-assignment position.
+    ctx: Ctx,
+    /// The callee of a call (through parentheses).
+    callee: bool,
+    /// An identifier that names something rather than reading it (attribute name, keyword,
+    /// definition name, parameter, import part).
+    name_only: bool,
+    /// A block that is a class body.
+    class_block: bool,
+    /// A statement directly in a class body.
+    class_stmt: bool,
+    /// An assignment statement directly in a class body.
+    class_assign: bool,
 }
 
-/// True when an identifier node is read (not a binding, an attribute name, a keyword name or
-/// part of an import).
-fn is_load(node: Node) -> bool {
-    let Some(p) = node.parent() else {
-        return true;
+impl NodeCtx {
+    const ROOT: NodeCtx = NodeCtx {
+        ctx: Ctx::Load,
+        callee: false,
+        name_only: false,
+        class_block: false,
+        class_stmt: false,
+        class_assign: false,
     };
-    match p.kind() {
-        "attribute" => is_field(p, "object", node),
-        "keyword_argument" => !is_field(p, "name", node),
-        "function_definition" | "class_definition" => !is_field(p, "name", node),
-        "default_parameter" | "typed_default_parameter" => !is_field(p, "name", node),
-        "named_expression" => !is_field(p, "name", node),
-        "parameters"
-        | "lambda_parameters"
-        | "typed_parameter"
-        | "list_splat_pattern"
-        | "dictionary_splat_pattern"
-        | "dotted_name"
-        | "aliased_import"
-        | "import_statement"
-        | "import_from_statement"
-        | "relative_import"
-        | "global_statement"
-        | "nonlocal_statement"
-        | "keyword_pattern"
-        | "case_pattern"
-        | "as_pattern_target" => false,
-        _ => matches!(target_ctx(node), Ctx::Load | Ctx::Aug),
+    const STORE: NodeCtx = NodeCtx {
+        ctx: Ctx::Store,
+        ..NodeCtx::ROOT
+    };
+    const CLASS_BODY: NodeCtx = NodeCtx {
+        class_block: true,
+        ..NodeCtx::ROOT
+    };
+
+    /// True for an identifier that is read.
+    fn is_load(&self) -> bool {
+        !self.name_only && matches!(self.ctx, Ctx::Load | Ctx::Aug)
     }
 }
 
-fn is_callee(node: Node) -> bool {
-    let mut cur = node;
-    while let Some(p) = cur.parent() {
-        if p.kind() == "parenthesized_expression" {
-            cur = p;
-            continue;
-        }
-        return p.kind() == "call" && is_field(p, "function", cur);
+/// The context of `child` (reached through `field`) of `parent`.
+fn child_ctx(parent: Node, pctx: &NodeCtx, child: Node, field: Option<&str>) -> NodeCtx {
+    let pk = parent.kind();
+    let ctx = match pk {
+        "assignment" | "for_statement" | "for_in_clause" if field == Some("left") => Ctx::Store,
+        "augmented_assignment" if field == Some("left") => Ctx::Aug,
+        "as_pattern" if field == Some("alias") => Ctx::Store,
+        "delete_statement" => Ctx::Del,
+        "pattern_list"
+        | "tuple_pattern"
+        | "list_pattern"
+        | "list_splat_pattern"
+        | "parenthesized_expression"
+        | "tuple"
+        | "list"
+        | "expression_list"
+        | "list_splat"
+        | "as_pattern_target" => pctx.ctx,
+        _ => Ctx::Load,
+    };
+    let callee = (pk == "call" && field == Some("function"))
+        || (pk == "parenthesized_expression" && pctx.callee);
+    let name_only = child.kind() == "identifier"
+        && match pk {
+            "attribute" => field == Some("attribute"),
+            "keyword_argument" => field == Some("name"),
+            "function_definition"
+            | "class_definition"
+            | "default_parameter"
+            | "typed_default_parameter"
+            | "named_expression" => field == Some("name"),
+            "parameters"
+            | "lambda_parameters"
+            | "typed_parameter"
+            | "list_splat_pattern"
+            | "dictionary_splat_pattern"
+            | "dotted_name"
+            | "aliased_import"
+            | "import_statement"
+            | "import_from_statement"
+            | "relative_import"
+            | "global_statement"
+            | "nonlocal_statement"
+            | "keyword_pattern"
+            | "case_pattern"
+            | "as_pattern_target" => true,
+            _ => false,
+        };
+    NodeCtx {
+        ctx,
+        callee,
+        name_only,
+        class_block: pk == "class_definition" && field == Some("body"),
+        class_stmt: pctx.class_block && child.kind() == "expression_statement",
+        class_assign: pctx.class_stmt && child.kind() == "assignment",
     }
-    false
 }
 
 fn importlib_family(real: &str) -> bool {
@@ -356,27 +364,6 @@ fn frame_function(module: &str, name: &str) -> bool {
         "traceback" => matches!(name, "walk_stack" | "walk_tb"),
         "threading" => matches!(name, "settrace" | "setprofile" | "settrace_all_threads"),
         _ => false,
-    }
-}
-
-/// Names bound anywhere inside a statement (any scope), for weakening at compound statements.
-fn bound_names(node: Node, src: &str, out: &mut Vec<String>) {
-    for n in parse::walk(node) {
-        let target = match n.kind() {
-            "assignment" | "augmented_assignment" => n.child_by_field_name("left"),
-            "for_statement" | "for_in_clause" => n.child_by_field_name("left"),
-            "named_expression" => n.child_by_field_name("name"),
-            "as_pattern" => n.child_by_field_name("alias"),
-            "function_definition" | "class_definition" => n.child_by_field_name("name"),
-            "import_statement" | "import_from_statement" => Some(n),
-            _ => None,
-        };
-        let Some(t) = target else { continue };
-        for id in parse::walk(t) {
-            if id.kind() == "identifier" {
-                out.push(parse::text(id, src).to_string());
-            }
-        }
     }
 }
 
@@ -474,25 +461,24 @@ impl<'t, 'a> Sbx<'t, 'a> {
         depth: u32,
     ) {
         if depth > 48 {
-            self.check_tree(stmt, None);
+            self.check_tree(stmt, None, NodeCtx::ROOT);
             return;
         }
         match stmt.kind() {
-            "function_definition" => self.run_def(stmt, flow, strong),
+            "function_definition" => self.run_def(stmt, flow, strong, false),
             "class_definition" => self.run_class(stmt, flow, strong),
             "decorated_definition" => {
                 for child in named(stmt) {
-                    if child.kind() == "decorator" {
-                        self.check_tree(child, Some(flow));
-                    } else {
-                        self.run_stmt(child, flow, strong, depth + 1);
+                    match child.kind() {
+                        "decorator" => self.check_tree(child, Some(flow), NodeCtx::ROOT),
+                        "function_definition" => self.run_def(child, flow, strong, true),
+                        _ => self.run_stmt(child, flow, strong, depth + 1),
                     }
                 }
             }
             "if_statement" | "for_statement" | "while_statement" | "try_statement"
             | "with_statement" | "match_statement" => {
-                let mut names = Vec::new();
-                bound_names(stmt, self.it.src, &mut names);
+                let names: Vec<String> = self.it.names_bound_in(stmt).map(str::to_string).collect();
                 for n in names {
                     if let Some(g) = self.it.globals.get(&n) {
                         flow.entry(n).or_default().join(g);
@@ -501,7 +487,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.run_parts(stmt, flow, depth);
             }
             _ => {
-                self.check_tree(stmt, Some(flow));
+                self.check_tree(stmt, Some(flow), NodeCtx::ROOT);
                 self.apply_bindings(stmt, flow, strong);
             }
         }
@@ -511,10 +497,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn run_parts(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>, depth: u32) {
         if node.kind() == "for_statement" {
             if let Some(r) = node.child_by_field_name("right") {
-                self.check_tree(r, Some(flow));
+                self.check_tree(r, Some(flow), NodeCtx::ROOT);
                 let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
                 if let Some(l) = node.child_by_field_name("left") {
-                    self.check_tree(l, Some(flow));
+                    self.check_tree(l, Some(flow), NodeCtx::STORE);
                     bind_into(flow, l, &v, false, self.it.src);
                 }
             }
@@ -534,7 +520,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 | "finally_clause"
                 | "case_clause" => self.run_parts(child, flow, depth + 1),
                 _ => {
-                    self.check_tree(child, Some(flow));
+                    self.check_tree(child, Some(flow), NodeCtx::ROOT);
                     self.bind_walrus(child, flow);
                     if child.kind() == "with_clause" {
                         for n in parse::walk(child) {
@@ -550,23 +536,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    fn run_def(&mut self, def: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
+    fn run_def(
+        &mut self,
+        def: Node<'t>,
+        flow: &mut HashMap<String, VSet>,
+        strong: bool,
+        decorated: bool,
+    ) {
         self.check_def_name(def);
         if let Some(p) = def.child_by_field_name("parameters") {
-            self.check_tree(p, Some(flow));
+            self.check_tree(p, Some(flow), NodeCtx::ROOT);
         }
         if let Some(r) = def.child_by_field_name("return_type") {
-            self.check_tree(r, Some(flow));
+            self.check_tree(r, Some(flow), NodeCtx::ROOT);
         }
         if let Some(b) = def.child_by_field_name("body") {
-            self.check_tree(b, None);
+            self.check_tree(b, None, NodeCtx::ROOT);
         }
         if let (Some(name), Some(id)) = (
             def.child_by_field_name("name"),
             self.it.func_ids.get(&def.id()).copied(),
         ) {
             let mut v = VSet::one(Val::Func(id));
-            if def.parent().map(|p| p.kind()) == Some("decorated_definition") {
+            if decorated {
                 v.push(Val::Unknown);
             }
             bind_into(flow, name, &v, strong, self.it.src);
@@ -575,10 +567,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     fn run_class(&mut self, class: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
         if let Some(s) = class.child_by_field_name("superclasses") {
-            self.check_tree(s, Some(flow));
+            self.check_tree(s, Some(flow), NodeCtx::ROOT);
         }
         if let Some(b) = class.child_by_field_name("body") {
-            self.check_tree(b, None);
+            self.check_tree(b, None, NodeCtx::CLASS_BODY);
         }
         if let Some(name) = class.child_by_field_name("name") {
             bind_into(flow, name, &VSet::unknown(), strong, self.it.src);
@@ -586,6 +578,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn bind_walrus(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>) {
+        if !self.it.has_walrus {
+            return;
+        }
         for n in parse::walk(node) {
             if n.kind() == "named_expression" {
                 if let (Some(name), Some(value)) = (
@@ -657,14 +652,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// Checks every node under `node`. `flow` is the top-level environment, or `None` for the
     /// merged one; lambdas, comprehensions, function and class bodies always use the merged one.
-    fn check_tree(&mut self, node: Node<'t>, flow: Option<&HashMap<String, VSet>>) {
-        let mut stack: Vec<(Node<'t>, bool)> = vec![(node, flow.is_none())];
-        while let Some((n, global)) = stack.pop() {
+    fn check_tree(&mut self, node: Node<'t>, flow: Option<&HashMap<String, VSet>>, start: NodeCtx) {
+        // The environment is fixed for the whole walk: evaluations can be cached.
+        self.it.start_memo();
+        let mut stack: Vec<(Node<'t>, bool, NodeCtx)> = vec![(node, flow.is_none(), start)];
+        while let Some((n, global, nctx)) = stack.pop() {
             let env = match (global, flow) {
                 (false, Some(f)) => Env::Flow(f),
                 _ => Env::Global,
             };
-            self.check_node(n, &env);
+            self.check_node(n, &env, &nctx);
             let inner_global = global
                 || matches!(
                     n.kind(),
@@ -676,23 +673,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         | "function_definition"
                         | "class_definition"
                 );
+            let mut kids = Vec::new();
             let mut cursor = n.walk();
-            let kids: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
-            for k in kids.into_iter().rev() {
-                stack.push((k, inner_global));
+            if cursor.goto_first_child() {
+                loop {
+                    let c = cursor.node();
+                    if c.is_named() && c.kind() != "comment" {
+                        let cctx = child_ctx(n, &nctx, c, cursor.field_name());
+                        kids.push((c, inner_global, cctx));
+                    }
+                    if !cursor.goto_next_sibling() {
+                        break;
+                    }
+                }
             }
+            stack.extend(kids.into_iter().rev());
         }
     }
 
-    fn check_node(&mut self, node: Node<'t>, env: &Env) {
+    fn check_node(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
         match node.kind() {
-            "identifier" => self.check_identifier(node, env),
-            "attribute" => self.check_attribute(node, env),
-            "subscript" => self.check_subscript(node, env),
-            "call" => self.check_call(node, env),
+            "identifier" => self.check_identifier(node, env, nctx),
+            "attribute" => self.check_attribute(node, env, nctx),
+            "subscript" => self.check_subscript(node, env, nctx),
+            "call" => self.check_call(node, env, nctx),
             "function_definition" => self.check_def_name(node),
-            "assignment" => self.check_assignment(node, env),
-            "list" | "tuple" | "set" if target_ctx(node) == Ctx::Load => {
+            "assignment" => self.check_assignment(node, env, nctx),
+            "list" | "tuple" | "set" if nctx.ctx == Ctx::Load => {
                 for item in named(node) {
                     self.check_escape(item, env, "stored in a container");
                 }
@@ -737,8 +744,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- names ------------------------------------------------------------------------------
 
-    fn check_identifier(&mut self, node: Node<'t>, env: &Env) {
-        if !is_load(node) {
+    fn check_identifier(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
+        if !nctx.is_load() {
             return;
         }
         let name = self.text(node);
@@ -752,7 +759,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         }
         let v = self.it.lookup(name, env);
-        self.builtin_refs(node, &v, name);
+        self.builtin_refs(node, &v, name, nctx.callee);
         if matches!(name, "__builtins__" | "__builtin__")
             && v.iter()
                 .any(|x| matches!(x, Val::Module(m) if m.real == "builtins"))
@@ -781,8 +788,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// Reports dangerous builtins a node's value may be (value-based: aliases included).
-    fn builtin_refs(&mut self, node: Node<'t>, v: &VSet, text: &str) {
-        let callee = is_callee(node);
+    fn builtin_refs(&mut self, node: Node<'t>, v: &VSet, text: &str, callee: bool) {
         for b in v.builtins().collect::<Vec<_>>() {
             let via = if text == b {
                 format!("`{b}`")
@@ -824,7 +830,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- attributes -------------------------------------------------------------------------
 
-    fn check_attribute(&mut self, node: Node<'t>, env: &Env) {
+    fn check_attribute(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
         let (Some(obj), Some(attr)) = (
             node.child_by_field_name("object"),
             node.child_by_field_name("attribute"),
@@ -832,12 +838,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         };
         let name = self.text(attr);
-        let ctx = target_ctx(node);
+        let ctx = nctx.ctx;
         let arange = parse::range(attr);
         // Calling `__init__`, `__repr__` or `__str__` directly (`super().__init__(...)`) is
         // ordinary code (smolagents' `ALLOWED_DUNDER_METHODS`).
         let allowed_call =
-            ctx == Ctx::Load && ALLOWED_DUNDER_METHODS.contains(&name) && is_callee(node);
+            ctx == Ctx::Load && ALLOWED_DUNDER_METHODS.contains(&name) && nctx.callee;
         if is_dunder(name)
             && !allowed_call
             && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&name))
@@ -882,7 +888,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         if ctx == Ctx::Load {
             let v = self.it.eval(node, env, 0);
-            self.builtin_refs(node, &v, self.text(node));
+            self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
     }
 
@@ -1002,7 +1008,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- subscripts -------------------------------------------------------------------------
 
-    fn check_subscript(&mut self, node: Node<'t>, env: &Env) {
+    fn check_subscript(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
         let Some(value) = node.child_by_field_name("value") else {
             return;
         };
@@ -1015,13 +1021,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         }
         let sub = subs[0];
-        let ctx = target_ctx(node);
+        let ctx = nctx.ctx;
         let vals = self.it.eval(value, env, 0);
         let keys = self.it.eval(sub, env, 0);
         self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
         if ctx == Ctx::Load {
             let v = self.it.eval(node, env, 0);
-            self.builtin_refs(node, &v, self.text(node));
+            self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
     }
 
@@ -1074,7 +1080,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- calls ------------------------------------------------------------------------------
 
-    fn check_call(&mut self, node: Node<'t>, env: &Env) {
+    fn check_call(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
         let Some(callee) = node.child_by_field_name("function") else {
             return;
         };
@@ -1235,7 +1241,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // What the call returns (`getattr(__builtins__, "open")`, `vars(m).get("eval")`).
         if !cv.only_unknown() || inner_callee.kind() == "attribute" {
             let v = self.it.eval(node, env, 0);
-            self.builtin_refs(node, &v, self.text(node));
+            self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
     }
 
@@ -1322,7 +1328,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let v = self.it.eval(dict, env, 0);
         for d in v.iter() {
             if let Val::Dict(pairs) = d {
-                for (k, _) in pairs {
+                for (k, _) in pairs.iter() {
                     for s in k.strs() {
                         if is_dunder(s) && !ALLOWED_DUNDER_METHODS.contains(&s) {
                             let s = s.to_string();
@@ -1428,7 +1434,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    fn check_assignment(&mut self, node: Node<'t>, env: &Env) {
+    fn check_assignment(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
         let (Some(left), right) = (
             node.child_by_field_name("left"),
             node.child_by_field_name("right"),
@@ -1436,13 +1442,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         };
         // `__eq__ = lambda s, o: True` in a class body.
-        let in_class = node
-            .parent()
-            .filter(|p| p.kind() == "expression_statement")
-            .and_then(|p| p.parent())
-            .filter(|b| b.kind() == "block")
-            .and_then(|b| b.parent())
-            .is_some_and(|c| c.kind() == "class_definition");
+        let in_class = nctx.class_assign;
         if in_class && left.kind() == "identifier" {
             let n = self.text(left);
             let constant = right.is_none_or(|r| {
@@ -1550,7 +1550,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         );
                     }
                     self.module_findings(&base, &name, &res, esc, range);
-                    self.builtin_refs(name_node, &res, &name);
+                    self.builtin_refs(name_node, &res, &name, false);
                 }
             }
             _ => {}
@@ -1641,4 +1641,36 @@ fn dunder_help(name: &str) -> Option<String> {
 
 fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(
+            "asyncio.open_connection",
+            "asyncio.open_connection"
+        ));
+        assert!(!glob_match(
+            "asyncio.open_connection",
+            "asyncio.open_connections"
+        ));
+        assert!(glob_match("requests.*", "requests.get"));
+        assert!(!glob_match("requests.*", "requests"));
+        assert!(glob_match("numpy.save*", "numpy.savez_compressed"));
+        assert!(glob_match("*.system", "os.system"));
+        assert!(glob_match("a*b*c", "aXXbYYc"));
+        assert!(!glob_match("a*b*c", "aXXbYY"));
+    }
+
+    #[test]
+    fn host_modules() {
+        assert!(host_module("ctypes.util").is_some());
+        assert!(host_module("json").is_none());
+        assert!(host_module_entry("os.path").is_none());
+        assert!(host_module_entry("os").is_some());
+        assert!(host_module_entry("importlib.util").is_some());
+    }
 }

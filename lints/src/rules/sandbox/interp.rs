@@ -233,6 +233,19 @@ pub struct Interp<'t, 'a> {
     pub func_ids: HashMap<usize, u32>,
     /// Names declared `global` or `nonlocal` inside functions.
     pub global_decls: HashSet<String>,
+    /// The current fixpoint round.
+    round: usize,
+    /// Binding sites, collected once, with the function a `return`/`yield` belongs to.
+    sites: Vec<(Node<'t>, Option<u32>)>,
+    /// `node.id()` of decorated function definitions.
+    decorated: HashSet<usize>,
+    /// Every name bound in the cell with the start byte of its binding site, in source order.
+    pub bound: Vec<(usize, String)>,
+    /// Whether the cell contains an assignment expression (`:=`) anywhere.
+    pub has_walrus: bool,
+    /// Evaluation cache for the reporting walk (`(node id, merged env)`), see
+    /// [`Interp::start_memo`].
+    memo: std::cell::RefCell<Option<HashMap<(usize, bool), VSet>>>,
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
@@ -408,10 +421,18 @@ impl<'t, 'a> Interp<'t, 'a> {
             funcs: Vec::new(),
             func_ids: HashMap::new(),
             global_decls: HashSet::new(),
+            round: 0,
+            sites: Vec::new(),
+            decorated: HashSet::new(),
+            bound: Vec::new(),
+            has_walrus: false,
+            memo: std::cell::RefCell::new(None),
         };
-        me.register_functions(root);
-        for _ in 0..MAX_ROUNDS {
-            if !me.bind_pass(root) {
+        me.collect_sites(root);
+        me.bound.sort_by_key(|(b, _)| *b);
+        for round in 0..MAX_ROUNDS {
+            me.round = round;
+            if !me.bind_pass() {
                 break;
             }
         }
@@ -423,100 +444,188 @@ impl<'t, 'a> Interp<'t, 'a> {
         parse::text(node, self.src)
     }
 
-    fn register_functions(&mut self, root: Node<'t>) {
-        for node in parse::walk(root) {
-            let kind = node.kind();
-            if kind != "function_definition" && kind != "lambda" {
-                continue;
-            }
-            let mut params = Vec::new();
-            if let Some(ps) = node.child_by_field_name("parameters") {
-                let mut kw_only = false;
-                for p in named_children(ps) {
-                    let (name_node, default, kind) = match p.kind() {
-                        "identifier" => (Some(p), None, None),
-                        "default_parameter" | "typed_default_parameter" => (
-                            p.child_by_field_name("name"),
-                            p.child_by_field_name("value"),
-                            None,
-                        ),
-                        "typed_parameter" => {
-                            let inner = first_named(p);
-                            match inner.map(|i| i.kind()) {
-                                Some("list_splat_pattern") => {
-                                    (inner.and_then(first_named), None, Some(ParamKind::Star))
-                                }
-                                Some("dictionary_splat_pattern") => {
-                                    (inner.and_then(first_named), None, Some(ParamKind::DStar))
-                                }
-                                _ => (inner, None, None),
+    /// Registers a `function_definition` or `lambda` node.
+    fn register_function(&mut self, node: Node<'t>) {
+        let mut params = Vec::new();
+        if let Some(ps) = node.child_by_field_name("parameters") {
+            let mut kw_only = false;
+            for p in named_children(ps) {
+                let (name_node, default, kind) = match p.kind() {
+                    "identifier" => (Some(p), None, None),
+                    "default_parameter" | "typed_default_parameter" => (
+                        p.child_by_field_name("name"),
+                        p.child_by_field_name("value"),
+                        None,
+                    ),
+                    "typed_parameter" => {
+                        let inner = first_named(p);
+                        match inner.map(|i| i.kind()) {
+                            Some("list_splat_pattern") => {
+                                (inner.and_then(first_named), None, Some(ParamKind::Star))
                             }
+                            Some("dictionary_splat_pattern") => {
+                                (inner.and_then(first_named), None, Some(ParamKind::DStar))
+                            }
+                            _ => (inner, None, None),
                         }
-                        "list_splat_pattern" => (first_named(p), None, Some(ParamKind::Star)),
-                        "dictionary_splat_pattern" => {
-                            (first_named(p), None, Some(ParamKind::DStar))
-                        }
-                        "keyword_separator" => {
-                            kw_only = true;
-                            continue;
-                        }
-                        _ => continue,
-                    };
-                    let Some(name_node) = name_node else { continue };
-                    let kind = match kind {
-                        Some(ParamKind::Star) => {
-                            kw_only = true;
-                            ParamKind::Star
-                        }
-                        Some(k) => k,
-                        None if kw_only => ParamKind::KwOnly,
-                        None => ParamKind::Positional,
-                    };
-                    params.push(Param {
-                        name: parse::text(name_node, self.src).to_string(),
-                        kind,
-                        default,
-                    });
+                    }
+                    "list_splat_pattern" => (first_named(p), None, Some(ParamKind::Star)),
+                    "dictionary_splat_pattern" => (first_named(p), None, Some(ParamKind::DStar)),
+                    "keyword_separator" => {
+                        kw_only = true;
+                        continue;
+                    }
+                    _ => continue,
+                };
+                let Some(name_node) = name_node else { continue };
+                let kind = match kind {
+                    Some(ParamKind::Star) => {
+                        kw_only = true;
+                        ParamKind::Star
+                    }
+                    Some(k) => k,
+                    None if kw_only => ParamKind::KwOnly,
+                    None => ParamKind::Positional,
+                };
+                params.push(Param {
+                    name: parse::text(name_node, self.src).to_string(),
+                    kind,
+                    default,
+                });
+            }
+        }
+        let id = self.funcs.len() as u32;
+        self.func_ids.insert(node.id(), id);
+        // A parameter may receive anything from callers cellguard cannot see.
+        for p in &params {
+            self.globals
+                .entry(p.name.clone())
+                .or_default()
+                .push(Val::Unknown);
+        }
+        self.funcs.push(FuncInfo {
+            node,
+            params,
+            returns: VSet::default(),
+        });
+    }
+
+    /// Collects the binding sites once (a depth-first walk that knows the enclosing function,
+    /// so no `parent()` walks are needed).
+    fn collect_sites(&mut self, root: Node<'t>) {
+        let mut stack: Vec<(Node<'t>, Option<u32>)> = vec![(root, None)];
+        while let Some((node, func)) = stack.pop() {
+            let kind = node.kind();
+            if kind == "function_definition" || kind == "lambda" {
+                self.register_function(node);
+            }
+            let target = match kind {
+                "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                    node.child_by_field_name("left")
+                }
+                "named_expression" => {
+                    self.has_walrus = true;
+                    node.child_by_field_name("name")
+                }
+                "as_pattern" => node.child_by_field_name("alias"),
+                "function_definition" | "class_definition" => node.child_by_field_name("name"),
+                "import_statement" | "import_from_statement" => Some(node),
+                _ => None,
+            };
+            if let Some(t) = target {
+                for id in parse::walk(t) {
+                    if id.kind() == "identifier" {
+                        self.bound
+                            .push((node.start_byte(), parse::text(id, self.src).to_string()));
+                    }
                 }
             }
-            let id = self.funcs.len() as u32;
-            self.func_ids.insert(node.id(), id);
-            // A parameter may receive anything from callers cellguard cannot see.
-            for p in &params {
-                self.globals
-                    .entry(p.name.clone())
-                    .or_default()
-                    .push(Val::Unknown);
+            if matches!(
+                kind,
+                "assignment"
+                    | "augmented_assignment"
+                    | "named_expression"
+                    | "for_statement"
+                    | "for_in_clause"
+                    | "as_pattern"
+                    | "function_definition"
+                    | "lambda"
+                    | "return_statement"
+                    | "yield"
+                    | "call"
+                    | "import_statement"
+                    | "import_from_statement"
+                    | "class_definition"
+                    | "global_statement"
+                    | "nonlocal_statement"
+            ) {
+                self.sites.push((node, func));
             }
-            self.funcs.push(FuncInfo {
-                node,
-                params,
-                returns: VSet::default(),
-            });
+            let inner = match kind {
+                "function_definition" => self.func_ids.get(&node.id()).copied(),
+                "class_definition" => None,
+                _ => func,
+            };
+            let mut cursor = node.walk();
+            let kids: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+            for k in kids.into_iter().rev() {
+                if kind == "decorated_definition" && k.kind() == "function_definition" {
+                    self.decorated.insert(k.id());
+                }
+                stack.push((k, inner));
+            }
         }
     }
 
-    /// The function or lambda a node belongs to (not crossing class bodies).
-    fn enclosing_function(&self, node: Node<'t>) -> Option<u32> {
-        let mut cur = node.parent();
-        while let Some(n) = cur {
-            match n.kind() {
-                "function_definition" | "lambda" => return self.func_ids.get(&n.id()).copied(),
-                "class_definition" | "module" => return None,
-                _ => cur = n.parent(),
-            }
-        }
-        None
+    /// Names bound by binding sites that start inside `node` (any scope).
+    pub fn names_bound_in(&self, node: Node) -> impl Iterator<Item = &str> {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        let from = self.bound.partition_point(|(b, _)| *b < start);
+        self.bound[from..]
+            .iter()
+            .take_while(move |(b, _)| *b < end)
+            .map(|(_, n)| n.as_str())
+    }
+
+    /// Turns on the evaluation cache (the reporting walk calls this whenever the environment
+    /// it evaluates in changes).
+    pub fn start_memo(&self) {
+        *self.memo.borrow_mut() = Some(HashMap::new());
     }
 
     fn bind_global(&mut self, target: Node, v: &VSet) -> bool {
-        bind_into(&mut self.globals, target, v, false, self.src)
+        let v = self.widened(v);
+        bind_into(&mut self.globals, target, &v, false, self.src)
+    }
+
+    /// After the first rounds, new plain data (strings, numbers, sequences) is widened to
+    /// [`Val::Unknown`] so that loops (`i += 1`) converge; values that carry escapes (builtins,
+    /// modules, functions, dunder or private names) keep propagating.
+    fn widened(&self, v: &VSet) -> VSet {
+        if self.round < 2 {
+            return v.clone();
+        }
+        v.iter()
+            .map(|x| match x {
+                Val::Str(s) if s.starts_with('_') => x.clone(),
+                Val::Str(_) | Val::Int(_) | Val::Bytes(_) | Val::Seq(_) | Val::Dict(_) => {
+                    Val::Unknown
+                }
+                other => other.clone(),
+            })
+            .collect()
+    }
+
+    fn join_global(&mut self, name: String, v: &VSet) -> bool {
+        let v = self.widened(v);
+        self.globals.entry(name).or_default().join(&v)
     }
 
     /// One pass over every binding site; true when some binding grew.
-    fn bind_pass(&mut self, root: Node<'t>) -> bool {
+    fn bind_pass(&mut self) -> bool {
         let mut changed = false;
-        for node in parse::walk(root) {
+        for i in 0..self.sites.len() {
+            let (node, func) = self.sites[i];
             match node.kind() {
                 "assignment" => {
                     if let Some(left) = node.child_by_field_name("left") {
@@ -567,7 +676,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                         self.func_ids.get(&node.id()).copied(),
                     ) {
                         let mut v = VSet::one(Val::Func(id));
-                        if node.parent().map(|p| p.kind()) == Some("decorated_definition") {
+                        if self.decorated.contains(&node.id()) {
                             v.push(Val::Unknown);
                         }
                         changed |= self.bind_global(name, &v);
@@ -579,28 +688,30 @@ impl<'t, 'a> Interp<'t, 'a> {
                         changed |= self.bind_defaults(id);
                         if let Some(body) = node.child_by_field_name("body") {
                             let v = self.eval(body, &Env::Global, 0);
+                            let v = self.widened(&v);
                             changed |= self.funcs[id as usize].returns.join(&v);
                         }
                     }
                 }
                 "return_statement" => {
-                    if let Some(id) = self.enclosing_function(node) {
+                    if let Some(id) = func {
                         let v = match first_named(node) {
                             Some(e) => self.eval(e, &Env::Global, 0),
                             None => VSet::unknown(),
                         };
+                        let v = self.widened(&v);
                         changed |= self.funcs[id as usize].returns.join(&v);
                     }
                 }
                 "yield" => {
-                    if let Some(id) = self.enclosing_function(node) {
+                    if let Some(id) = func {
                         changed |= self.funcs[id as usize].returns.push(Val::Unknown);
                     }
                 }
                 "call" => changed |= self.bind_call_args(node),
                 "import_statement" | "import_from_statement" => {
                     for (name, v, _) in self.import_bindings(node) {
-                        changed |= self.globals.entry(name).or_default().join(&v);
+                        changed |= self.join_global(name, &v);
                     }
                 }
                 "class_definition" => {
@@ -625,7 +736,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         for p in params {
             if let Some(d) = p.default {
                 let v = self.eval(d, &Env::Global, 0);
-                changed |= self.globals.entry(p.name.clone()).or_default().join(&v);
+                changed |= self.join_global(p.name.clone(), &v);
             }
         }
         changed
@@ -636,6 +747,18 @@ impl<'t, 'a> Interp<'t, 'a> {
         let Some(callee) = call.child_by_field_name("function") else {
             return false;
         };
+        let callee = unparen(callee);
+        let may_be_func = match callee.kind() {
+            "lambda" => true,
+            "identifier" => self
+                .globals
+                .get(self.text(callee))
+                .is_some_and(|v| v.iter().any(|x| matches!(x, Val::Func(_)))),
+            _ => false,
+        };
+        if !may_be_func {
+            return false;
+        }
         let ids: Vec<u32> = self
             .eval(callee, &Env::Global, 0)
             .iter()
@@ -667,18 +790,18 @@ impl<'t, 'a> Interp<'t, 'a> {
                     .or_else(|| params.iter().find(|p| p.kind == ParamKind::Star));
                 if let Some(p) = target {
                     let v = if p.kind == ParamKind::Star {
-                        VSet::one(Val::Seq(vec![v.clone()]))
+                        VSet::one(Val::seq(vec![v.clone()]))
                     } else {
                         v.clone()
                     };
-                    changed |= self.globals.entry(p.name.clone()).or_default().join(&v);
+                    changed |= self.join_global(p.name.clone(), &v);
                 }
             }
             for (k, v) in &kw_vals {
                 if let Some(p) = params.iter().find(|p| {
                     p.name == *k && matches!(p.kind, ParamKind::Positional | ParamKind::KwOnly)
                 }) {
-                    changed |= self.globals.entry(p.name.clone()).or_default().join(v);
+                    changed |= self.join_global(p.name.clone(), v);
                 }
             }
         }
@@ -1012,7 +1135,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
             (Val::Dict(pairs), k) => {
                 let mut out = VSet::default();
-                for (ks, vs) in pairs {
+                for (ks, vs) in pairs.iter() {
                     if ks.iter().any(|x| x == k) || ks.has_unknown() {
                         out.join(vs);
                     }
@@ -1038,6 +1161,30 @@ impl<'t, 'a> Interp<'t, 'a> {
         if depth > MAX_DEPTH {
             return VSet::unknown();
         }
+        let cheap = matches!(node.kind(), "identifier" | "string" | "integer");
+        let key = match env {
+            _ if cheap => None,
+            Env::Global => Some((node.id(), true)),
+            Env::Flow(_) => Some((node.id(), false)),
+            Env::Bind(..) => None,
+        };
+        if let Some(k) = key {
+            if let Some(memo) = self.memo.borrow().as_ref() {
+                if let Some(v) = memo.get(&k) {
+                    return v.clone();
+                }
+            }
+        }
+        let v = self.eval_uncached(node, env, depth);
+        if let Some(k) = key {
+            if let Some(memo) = self.memo.borrow_mut().as_mut() {
+                memo.insert(k, v.clone());
+            }
+        }
+        v
+    }
+
+    fn eval_uncached(&self, node: Node<'t>, env: &Env, depth: u32) -> VSet {
         let d = depth + 1;
         match node.kind() {
             "parenthesized_expression" => match first_named(node) {
@@ -1160,7 +1307,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 if items.len() > MAX_SEQ || items.iter().any(|i| i.kind() == "list_splat") {
                     return VSet::unknown();
                 }
-                VSet::one(Val::Seq(
+                VSet::one(Val::seq(
                     items.into_iter().map(|i| self.eval(i, env, d)).collect(),
                 ))
             }
@@ -1178,7 +1325,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                         _ => pairs.push((VSet::unknown(), VSet::unknown())),
                     }
                 }
-                VSet::one(Val::Dict(pairs))
+                VSet::one(Val::dict(pairs))
             }
             "list_comprehension" | "generator_expression" | "set_comprehension" => {
                 self.eval_comprehension(node, env, d)
@@ -1240,7 +1387,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let inner = Env::Bind(env, var, item);
                 elems.push(self.eval(body, &inner, d));
             }
-            out.push(Val::Seq(elems));
+            out.push(Val::seq(elems));
         }
         out.or_unknown()
     }
@@ -1274,7 +1421,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     Val::Bytes(b) => slice_indices(b.len(), start, stop, step)
                         .map(|ix| Val::Bytes(ix.into_iter().map(|i| b[i]).collect())),
                     Val::Seq(items) => slice_indices(items.len(), start, stop, step)
-                        .map(|ix| Val::Seq(ix.into_iter().map(|i| items[i].clone()).collect())),
+                        .map(|ix| Val::seq(ix.into_iter().map(|i| items[i].clone()).collect())),
                     _ => None,
                 };
                 out.push(r.unwrap_or(Val::Unknown));
@@ -1511,20 +1658,20 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
             "list" | "tuple" => {
                 if pos.is_empty() {
-                    return VSet::one(Val::Seq(Vec::new()));
+                    return VSet::one(Val::seq(Vec::new()));
                 }
-                map1(&|v| as_sequence(v).map(Val::Seq))
+                map1(&|v| as_sequence(v).map(Val::seq))
             }
             "reversed" => map1(&|v| {
                 as_sequence(v).map(|mut items| {
                     items.reverse();
-                    Val::Seq(items)
+                    Val::seq(items)
                 })
             }),
             "bytes" | "bytearray" => map1(&|v| match v {
                 Val::Seq(items) => {
                     let mut out = Vec::new();
-                    for i in items {
+                    for i in items.iter() {
                         match i.0.as_slice() {
                             [Val::Int(x)] if (0..256).contains(x) => out.push(*x as u8),
                             _ => return None,
@@ -1608,10 +1755,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                     }
                     Some(out.or_unknown())
                 }
-                "keys" => Some(VSet::one(Val::Seq(
+                "keys" => Some(VSet::one(Val::seq(
                     pairs.iter().map(|(k, _)| k.clone()).collect(),
                 ))),
-                "values" => Some(VSet::one(Val::Seq(
+                "values" => Some(VSet::one(Val::seq(
                     pairs.iter().map(|(_, v)| v.clone()).collect(),
                 ))),
                 "copy" => Some(VSet::one(recv.clone())),
@@ -1794,7 +1941,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 if parts.len() > MAX_SEQ {
                     return Some(VSet::unknown());
                 }
-                Some(VSet::one(Val::Seq(
+                Some(VSet::one(Val::seq(
                     parts.into_iter().map(|p| VSet::one(Val::Str(p))).collect(),
                 )))
             }
@@ -1965,7 +2112,7 @@ fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
             if x.len() + y.len() > MAX_SEQ {
                 return None;
             }
-            Seq([x.as_slice(), y.as_slice()].concat())
+            Val::seq([x.as_slice(), y.as_slice()].concat())
         }
         ("*", Str(s), Int(n)) | ("*", Int(n), Str(s)) => {
             let n = usize::try_from(*n).unwrap_or(0);
@@ -1979,7 +2126,7 @@ fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
             if s.len().checked_mul(n)? > MAX_SEQ {
                 return None;
             }
-            Seq((0..n).flat_map(|_| s.iter().cloned()).collect())
+            Val::seq((0..n).flat_map(|_| s.iter().cloned()).collect())
         }
         ("%", Str(t), args) => {
             let v = fold_percent(t, args)?;

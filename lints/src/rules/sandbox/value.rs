@@ -6,12 +6,14 @@
 //! [`MAX_STR`] bytes, sequences at most [`MAX_SEQ`] elements; anything beyond becomes
 //! [`Val::Unknown`].
 
+use std::rc::Rc;
+
 /// Maximum number of values in a [`VSet`].
 pub const MAX_SET: usize = 16;
 /// Maximum length in bytes of a folded string.
 pub const MAX_STR: usize = 4096;
 /// Maximum number of elements of a folded sequence.
-pub const MAX_SEQ: usize = 256;
+pub const MAX_SEQ: usize = 64;
 
 /// What the state of a module value says about reporting escapes from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,10 +47,10 @@ pub enum Val {
     Bytes(Vec<u8>),
     /// A small constant integer.
     Int(i64),
-    /// A tuple or list with known elements.
-    Seq(Vec<VSet>),
-    /// A dict display with known pairs.
-    Dict(Vec<(VSet, VSet)>),
+    /// A tuple or list with known elements (shared: values are cloned often).
+    Seq(Rc<Vec<VSet>>),
+    /// A dict display with known pairs (shared).
+    Dict(Rc<Vec<(VSet, VSet)>>),
     /// A builtin function or type, by name (`getattr`, `eval`, `__import__`, `str`).
     Builtin(&'static str),
     /// A module.
@@ -67,6 +69,15 @@ pub enum Val {
 }
 
 impl Val {
+    /// A sequence value.
+    pub fn seq(items: Vec<VSet>) -> Val {
+        Val::Seq(Rc::new(items))
+    }
+    /// A dict value.
+    pub fn dict(pairs: Vec<(VSet, VSet)>) -> Val {
+        Val::Dict(Rc::new(pairs))
+    }
+
     /// Values worth keeping when a set overflows (they carry escapes, not just data).
     fn interesting(&self) -> bool {
         match self {
@@ -229,7 +240,7 @@ pub fn elements(v: &VSet) -> VSet {
     for val in v.iter() {
         match val {
             Val::Seq(items) => {
-                for i in items {
+                for i in items.iter() {
                     out.join(i);
                 }
                 if items.is_empty() {
@@ -247,7 +258,7 @@ pub fn elements(v: &VSet) -> VSet {
                 }
             }
             Val::Dict(pairs) => {
-                for (k, _) in pairs {
+                for (k, _) in pairs.iter() {
                     out.join(k);
                 }
             }
@@ -265,7 +276,7 @@ pub fn elements(v: &VSet) -> VSet {
 /// As a known sequence of element sets, when `v` is a single string, bytes or sequence.
 pub fn as_sequence(v: &Val) -> Option<Vec<VSet>> {
     match v {
-        Val::Seq(items) => Some(items.clone()),
+        Val::Seq(items) => Some(items.to_vec()),
         Val::Str(s) if s.chars().count() <= MAX_SEQ => Some(
             s.chars()
                 .map(|c| VSet::one(Val::Str(c.to_string())))
@@ -567,7 +578,7 @@ pub fn fold_format(template: &str, args: &[VSet], kwargs: &[(String, VSet)]) -> 
 /// dict). `None` when it cannot be folded.
 pub fn fold_percent(template: &str, args: &Val) -> Option<VSet> {
     let positional: Vec<VSet> = match args {
-        Val::Seq(items) => items.clone(),
+        Val::Seq(items) => items.to_vec(),
         Val::Dict(_) => Vec::new(),
         other => vec![VSet::one(other.clone())],
     };
@@ -707,7 +718,7 @@ mod tests {
         );
         assert_eq!(fold_format("{0.x}", &[s("x")], &[]), None);
         assert_eq!(
-            fold_percent("%s%s", &Val::Seq(vec![s("o"), s("s")])),
+            fold_percent("%s%s", &Val::seq(vec![s("o"), s("s")])),
             Some(s("os"))
         );
         assert_eq!(fold_percent("_%c", &Val::Int(111)), Some(s("_o")));
