@@ -671,15 +671,25 @@ pub struct TraceInfo {
 pub struct Skip {
     /// The input file.
     pub path: PathBuf,
-    /// One-based line where the record starts.
+    /// One-based line where the record starts (0: the file as a whole).
     pub line: u64,
+    /// One-based column (in bytes) of the problem within the line, when known.
+    pub column: Option<u64>,
     /// Why it was skipped.
     pub message: String,
 }
 
 impl std::fmt::Display for Skip {
+    /// `FILE:LINE:COL: message`, `FILE:LINE: message`, or `FILE: message` (line 0).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+        write!(f, "{}", self.path.display())?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
     }
 }
 
