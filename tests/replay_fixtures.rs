@@ -158,3 +158,10 @@ fn tau_bench_fixtures() {
 fn robustness_fixtures() {
     run_all_with("fixtures/replay/robustness", 8, true);
 }
+
+/// Colony's other recording shapes (codegen-iterations endpoint output, its `{iterations}`
+/// wrapper under another epoch, span exports with several agents).
+#[test]
+fn format_fixtures() {
+    run_all_with("fixtures/replay/formats", 3, true);
+}

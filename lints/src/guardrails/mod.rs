@@ -466,24 +466,29 @@ impl<'de> serde::de::Visitor<'de> for TopFields<'_> {
     }
 }
 
-/// The raw values of the top-level members `names` of the JSON object `json` (`None` per
-/// missing member), or `None` when `json` is not an object.
-fn top_fields<'a>(
-    json: &'a str,
-    names: &[&str],
-) -> Option<Vec<Option<&'a serde_json::value::RawValue>>> {
+/// The raw texts of the top-level members `names` of the JSON object `json` (`None` per
+/// missing member), or `None` when `json` is not an object. Flat objects are read by hand.
+fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Vec<Option<&'a str>>> {
+    if let Some((members, _)) = crate::trace::flat::object(json) {
+        return Some(
+            names
+                .iter()
+                .map(|n| members.iter().rev().find(|(k, _)| k == n).map(|(_, v)| *v))
+                .collect(),
+        );
+    }
     use serde::de::DeserializeSeed;
     let mut de = serde_json::Deserializer::from_str(json);
-    TopFields { names }.deserialize(&mut de).ok()
+    let found = TopFields { names }.deserialize(&mut de).ok()?;
+    Some(found.into_iter().map(|r| r.map(|r| r.get())).collect())
 }
 
 /// [`canonical`] of a raw value, without parsing the common cases (plain strings, numbers,
 /// null).
-fn canonical_raw(v: Option<&serde_json::value::RawValue>, out: &mut String) {
-    let Some(raw) = v else {
+fn canonical_raw(v: Option<&str>, out: &mut String) {
+    let Some(t) = v else {
         return canonical(None, out);
     };
-    let t = raw.get();
     let b = t.as_bytes();
     match b.first() {
         // Without escapes the recorded text is what serde_json would write.

@@ -22,6 +22,7 @@ pub mod chat;
 pub mod colony;
 pub mod convert;
 mod doc;
+pub mod flat;
 pub mod model;
 pub mod native;
 pub mod pyagentic;

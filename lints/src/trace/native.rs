@@ -145,14 +145,14 @@ struct FastCall<'a> {
     raw_key: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     action_key: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw_text")]
+    params: Option<&'a str>,
     #[serde(borrow, default)]
     status: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw_text")]
+    error: Option<&'a str>,
+    #[serde(borrow, default, deserialize_with = "raw_text")]
+    result: Option<&'a str>,
     // Numbers only: an RFC 3339 string fails this parse and goes the general way.
     #[serde(default)]
     start: Option<f64>,
@@ -161,12 +161,18 @@ struct FastCall<'a> {
     #[serde(borrow, default)]
     call_id: Option<Cow<'a, str>>,
     // Aliases: their presence sends the line down the general path.
-    #[serde(borrow, default)]
-    success: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "raw_text")]
+    success: Option<&'a str>,
 }
 
-fn is_null(r: &RawValue) -> bool {
-    r.get() == "null"
+fn is_null(r: &str) -> bool {
+    r == "null"
+}
+
+/// A member kept as its raw JSON text (validated by serde_json).
+fn raw_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de str>, D::Error> {
+    let r: Option<&'de RawValue> = Deserialize::deserialize(d)?;
+    Ok(r.map(RawValue::get))
 }
 
 /// Fast conversion of a `cell` line (from an already parsed [`FastCall`]).
@@ -176,16 +182,16 @@ fn fast_cell(w: FastCall) -> Option<CellRecord> {
     }
     let success = match w.success {
         None => None,
-        Some(r) if r.get() == "true" => Some(true),
-        Some(r) if r.get() == "false" => Some(false),
+        Some("true") => Some(true),
+        Some("false") => Some(false),
         Some(r) if is_null(r) => None,
         Some(_) => return None,
     };
     let error = match w.error {
         None => None,
         Some(e) if is_null(e) => None,
-        Some(e) if e.get().starts_with('"') => Some(serde_json::from_str::<String>(e.get()).ok()?),
-        Some(e) => Some(e.get().to_string()),
+        Some(e) if e.starts_with('"') => Some(serde_json::from_str::<String>(e).ok()?),
+        Some(e) => Some(e.to_string()),
     };
     Some(CellRecord {
         index: w.index,
@@ -332,15 +338,20 @@ impl<'a> Scanner<'a> {
         f(self).map(Some)
     }
 
-    /// A string without escapes, borrowed (keys).
+    /// A string without escapes, borrowed (keys). Short strings dominate: a plain byte loop.
     fn plain_string(&mut self) -> Option<&'a str> {
         if self.peek()? != b'"' {
             return None;
         }
         let start = self.i + 1;
-        let end = start + memchr::memchr2(b'"', b'\\', &self.b[start..])?;
-        if self.b[end] != b'"' || self.b[start..end].iter().any(|&c| c < 0x20) {
-            return None;
+        let mut end = start;
+        loop {
+            match *self.b.get(end)? {
+                b'"' => break,
+                b'\\' => return None,
+                c if c < 0x20 => return None,
+                _ => end += 1,
+            }
         }
         self.i = end + 1;
         // Both ends are ASCII quotes, so these are char boundaries.
@@ -399,14 +410,20 @@ impl<'a> Scanner<'a> {
         serde_json::from_str(self.s.get(start..self.i)?).ok()
     }
 
-    /// Any JSON value, validated by serde_json and borrowed.
-    fn raw(&mut self) -> Option<&'a RawValue> {
-        self.peek()?;
+    /// Any JSON value, validated (flat objects by hand, the rest by serde_json): its text.
+    fn raw(&mut self) -> Option<&'a str> {
+        if self.peek()? == b'{' {
+            if let Some((_, len)) = super::flat::object(self.s.get(self.i..)?) {
+                let text = self.s.get(self.i..self.i + len)?;
+                self.i += len;
+                return Some(text);
+            }
+        }
         let rest = self.s.get(self.i..)?;
         let mut de = serde_json::Deserializer::from_str(rest);
         let r: &'a RawValue = Deserialize::deserialize(&mut de).ok()?;
         self.i = r.get().as_ptr() as usize - self.s.as_ptr() as usize + r.get().len();
-        Some(r)
+        Some(r.get())
     }
 }
 
@@ -424,7 +441,7 @@ fn fast_call(w: FastCall) -> Option<CallRecord> {
     let params = match w.params {
         None => Params::none(),
         Some(p) if is_null(p) => Params::none(),
-        Some(p) if p.get().starts_with('{') => Params::from_raw(p.to_owned()),
+        Some(p) if p.starts_with('{') => Params::from_valid_text(p),
         Some(_) => return None,
     };
     let status = match w.status.as_deref() {
@@ -434,13 +451,13 @@ fn fast_call(w: FastCall) -> Option<CallRecord> {
     let error = match w.error {
         None => None,
         Some(e) if is_null(e) => None,
-        Some(e) if e.get().starts_with('"') => Some(serde_json::from_str::<String>(e.get()).ok()?),
-        Some(e) => Some(e.get().to_string()),
+        Some(e) if e.starts_with('"') => Some(serde_json::from_str::<String>(e).ok()?),
+        Some(e) => Some(e.to_string()),
     };
     let result = match w.result {
         None => RawJson::none(),
         Some(r) if is_null(r) => RawJson::none(),
-        Some(r) => RawJson::from_raw(r.to_owned()),
+        Some(r) => RawJson::from_valid_text(r),
     };
     let (start, end) = (w.start, w.end);
     Some(CallRecord {
