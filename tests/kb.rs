@@ -582,3 +582,53 @@ fn the_format_doc_covers_colony_kb_and_cellguard_kb_fields() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(json(&out.stdout).as_array().unwrap().len(), 4);
 }
+
+/// `fixtures/kb/regressions/NAME/`: inputs that once produced a wrong KB. In each directory,
+/// `cellguard` run with the arguments in `args` (one a line; default `kb scan src`) must print
+/// exactly `expected-kb.json` and, when that file is present, exactly `expected-stderr.txt` on
+/// standard error.
+#[test]
+fn regression_fixtures_give_their_expected_kb() {
+    let root = fixtures().join("regressions");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("expected-kb.json").is_file())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 2);
+    for case in cases {
+        let args: Vec<String> = match std::fs::read_to_string(case.join("args")) {
+            Ok(text) => text.lines().map(str::to_string).collect(),
+            Err(_) => vec!["kb".into(), "scan".into(), "src".into()],
+        };
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_in(&case, &args);
+        assert_eq!(out.code, 0, "{}: {}", case.display(), out.stderr);
+        let expected = std::fs::read_to_string(case.join("expected-kb.json")).unwrap();
+        assert_eq!(json(&out.stdout), json(&expected), "{}", case.display());
+        if let Ok(stderr) = std::fs::read_to_string(case.join("expected-stderr.txt")) {
+            assert_eq!(out.stderr, stderr, "{}", case.display());
+        }
+    }
+}
+
+/// A recorded prompt does not show `**kwargs`: the imported KB says `null` (unknown), and
+/// that survives an export and a re-import.
+#[test]
+fn prompt_import_keeps_unknown_kwargs_through_a_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = fixtures().join("regressions/prompt_after_kb/prompt.md");
+    let out = run_in(
+        dir.path(),
+        &["kb", "import", prompt.to_str().unwrap(), "-o", "kb.json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = json(&std::fs::read_to_string(dir.path().join("kb.json")).unwrap());
+    let action =
+        &first["groups"][0]["actions"]["AgentPoolCapability.AgentPoolCapability.create_agent"];
+    assert_eq!(action["accepts_extra_kwargs"], Value::Null);
+    let out = run_in(dir.path(), &["kb", "import", "kb.json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json(&out.stdout), first);
+}

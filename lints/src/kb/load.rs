@@ -556,10 +556,14 @@ fn cellguard_kb(obj: &Map<String, Value>) -> Result<KnowledgeBase, String> {
                 short_key,
                 group,
                 summary: str_of(a.get("summary")).or_else(|| {
-                    str_of(a.get("docstring")).map(|d| d.lines().next().unwrap_or("").to_string())
+                    str_of(a.get("docstring")).map(|d| {
+                        let first = d.trim().split("\n\n").next().unwrap_or("");
+                        first.split_whitespace().collect::<Vec<_>>().join(" ")
+                    })
                 }),
                 params,
                 accepts_extra_kwargs: bool_of(a.get("accepts_extra_kwargs")),
+                extra_kwargs_unknown: matches!(a.get("accepts_extra_kwargs"), Some(Value::Null)),
                 is_async: a.get("is_async").and_then(Value::as_bool).unwrap_or(true),
                 exclude_from_planning: bool_of(a.get("exclude_from_planning")),
                 planning: planning || bool_of(a.get("planning")),
