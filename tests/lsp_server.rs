@@ -971,6 +971,35 @@ fn malformed_and_out_of_range_requests_get_errors_or_clamped_answers() {
     assert_eq!(c.shutdown().code(), Some(0));
 }
 
+/// A message with a wrong `Content-Length` desynchronised the stream for good: every later
+/// request went unanswered. The server now answers the stray bytes with a parse error and
+/// resynchronises at the next `Content-Length` header.
+#[test]
+fn a_wrong_content_length_does_not_stall_the_session() {
+    let ws = empty_workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "m.py");
+    c.open(&u, "python", 1, "import os\n");
+    c.diagnostics_at(&u, 1);
+    let body = br#"{"jsonrpc":"2.0","id":"x","method":"textDocument/hover"}"#;
+    for header in [
+        format!("Content-Length: {}\r\n\r\n", body.len() - 8),
+        "Content-Length: abc\r\n\r\n".to_string(),
+        "Content-Length: 99999999999999999999\r\n\r\n".to_string(),
+    ] {
+        c.send_raw(header.as_bytes());
+        c.send_raw(body);
+        let h = c.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 7}}),
+        );
+        assert!(h.is_null() || h.is_object(), "{header}: {h}");
+    }
+    c.change(&u, 2, None, "import os\nimport sys\n");
+    assert_eq!(codes(&c.diagnostics_at(&u, 2)), vec!["IMP001", "IMP001"]);
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
 /// Opening a 5 MB document does not hold up a small one: the small document's diagnostics
 /// arrive before the big one's, and later edits to the big one end correct. (The big text is
 /// mostly one string literal so that the debug build's engine lints it in seconds.)

@@ -618,7 +618,7 @@ fn schema_type(p: &Value) -> Option<String> {
         "integer" => "int".to_string(),
         "number" | "float" => "float".to_string(),
         "boolean" => "bool".to_string(),
-        "array" => match p.get("items").and_then(schema_type) {
+        "array" => match p.get("items").and_then(item_type) {
             Some(inner) => format!("list[{inner}]"),
             None => "list".to_string(),
         },
@@ -639,6 +639,21 @@ fn schema_type(p: &Value) -> Option<String> {
                 .join(" | "),
         ),
         _ => None,
+    }
+}
+
+/// The element type of an array: an `enum` constrains the elements (`list[Literal["a", "b"]]`),
+/// which a parameter's `allowed` list cannot say.
+fn item_type(items: &Value) -> Option<String> {
+    match items.get("enum").and_then(Value::as_array) {
+        Some(vals) if !vals.is_empty() => Some(format!(
+            "Literal[{}]",
+            vals.iter()
+                .map(types::json_to_python_literal)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        _ => schema_type(items),
     }
 }
 
@@ -703,15 +718,26 @@ fn tool(v: &Value) -> Option<Action> {
             params.push(kb_param(p));
         }
     }
-    let summary = match f.get("description") {
+    let description = match f.get("description") {
         Some(Value::String(s)) => Some(s.clone()),
         _ => str_of(f.get("docstring")),
+    };
+    // A description of several paragraphs: its first one is the summary, and the whole text is
+    // kept as the docstring.
+    let (summary, docstring) = match description {
+        Some(d) if d.trim().contains("\n\n") => {
+            let first = d.trim().split("\n\n").next().unwrap_or("");
+            let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
+            (Some(first), Some(d.trim().to_string()))
+        }
+        other => (other, None),
     };
     Some(Action {
         short_key: name.rsplit('.').next().unwrap_or(&name).to_string(),
         key: name,
         group: str_of(v.get("class")),
         summary,
+        docstring,
         params,
         accepts_extra_kwargs,
         is_async: false,
@@ -763,25 +789,40 @@ mod tests {
 
     #[test]
     fn loads_corpus_formats() {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/kb");
-        if !corpus.exists() {
-            return; // the shared corpus is not part of a clean clone's guarantees
-        }
+        // Copies of corpus files kept in the repository (sources and licences in
+        // fixtures/corpus/README.md).
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/corpus");
         let colony = load_path(&corpus.join("colony/colony-kb.json")).unwrap();
         assert_eq!(colony.actions.len(), 430);
         assert_eq!(colony.pseudo_keys.len(), 3);
-        let tau = load_path(&corpus.join("tau-bench-airline/tools.json")).unwrap();
-        assert_eq!(tau.actions.len(), 14);
-        let book = tau.get("book_reservation").unwrap();
+        let status = colony
+            .get("AgentPoolCapability.AgentPoolCapability.get_agent_status")
+            .unwrap();
+        assert_eq!(status.params[0].name, "agent_ids");
+        let smol = load_path(&corpus.join("smolagents/default_tools.json")).unwrap();
+        let mut names: Vec<&str> = smol.actions.iter().map(|a| a.key.as_str()).collect();
+        names.sort_unstable();
         assert_eq!(
-            book.param("cabin").unwrap().allowed.as_ref().unwrap().len(),
-            3
+            names,
+            vec![
+                "final_answer",
+                "python_interpreter",
+                "transcriber",
+                "user_input",
+                "visit_webpage",
+                "web_search",
+                "wikipedia_search"
+            ]
         );
-        let math = load_path(&corpus.join("bfcl/multi_turn_func_doc/math_api.json")).unwrap();
+        let codeact = load_path(&corpus.join("codeact/tools.json")).unwrap();
+        assert_eq!(codeact.actions.len(), 15);
+        assert_eq!(codeact.get("put").unwrap().params.len(), 2);
+        let cars = load_path(&corpus.join("bfcl/func_doc/vehicle_control.json")).unwrap();
+        assert_eq!(cars.actions.len(), 22);
         assert!(
-            math.get("absolute_value")
+            cars.get("lockDoors")
                 .unwrap()
-                .param("number")
+                .param("door")
                 .unwrap()
                 .required
         );

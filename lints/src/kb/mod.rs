@@ -143,11 +143,17 @@ impl Action {
         self.params.iter().find(|p| p.name == name)
     }
 
-    /// `key(name: type, name: type = default, ..., **kwargs) -> returns`, the signature shown in
-    /// hovers and rule help (`= ...` marks an optional parameter whose default is unknown).
+    /// `key(name: type, name: type = default, ..., *, kw: type, **kwargs) -> returns`, the
+    /// signature shown in hovers and rule help (`= ...` marks an optional parameter whose
+    /// default is unknown; `*` precedes the keyword-only parameters, as in Python).
     pub fn signature(&self) -> String {
         let mut params: Vec<String> = Vec::new();
+        let mut keyword_only = false;
         for p in &self.params {
+            if p.keyword_only && !keyword_only {
+                params.push("*".into());
+            }
+            keyword_only = p.keyword_only;
             params.push({
                 let mut s = p.name.clone();
                 if let Some(t) = &p.ty {
