@@ -736,6 +736,52 @@ fn completion_of_action_keys_and_parameter_names() {
     assert_eq!(c.shutdown().code(), Some(0));
 }
 
+/// An action of an agent or policy has a middle key segment that is random per process:
+/// completion used to insert `Class.*.name`, which no process registers (and `API002` then
+/// flagged). It inserts the short key, which the dispatcher resolves in every process.
+#[test]
+fn completion_of_a_per_process_key_inserts_its_short_key() {
+    let ws = empty_workspace();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/policy.py"),
+        "from colony import ActionPolicy, AgentCapability, action_executor\n\nclass PlannerPolicy(ActionPolicy):\n    @action_executor()\n    async def wait_for_next_event(self, timeout: float = 30.0) -> dict:\n        \"\"\"Wait.\"\"\"\n\nclass Cap(AgentCapability):\n    @action_executor()\n    async def wait_for_it(self) -> None:\n        \"\"\"It.\"\"\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("cellguard.toml"),
+        "knowledge-base = [\"src\"]\n",
+    )
+    .unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "c.py");
+    c.open(&u, "python", 1, "r = await run(\"wait\")\n");
+    c.diagnostics_at(&u, 1);
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 19}}),
+    );
+    let got: Vec<(&str, &str)> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["label"].as_str().unwrap(),
+                i["textEdit"]["newText"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("PlannerPolicy.*.wait_for_next_event", "wait_for_next_event"),
+            ("Cap.Cap.wait_for_it", "Cap.Cap.wait_for_it"),
+        ]
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
 #[test]
 fn definition_jumps_to_the_action_source() {
     let ws = workspace();
@@ -913,8 +959,13 @@ fn print_debug_information_reports_version_encoding_config_and_kb() {
         info.contains(&format!("config: {}", cfg.display())),
         "{info}"
     );
+    // The inputs are listed as configured (the count used to say "from 0 file(s)" for a
+    // scanned source directory).
     assert!(
-        info.contains("knowledge base: 3 actions from 1 file(s)"),
+        info.contains(&format!(
+            "  knowledge base: 3 actions, 3 pseudo keys, from 1 input(s)\n    {}\n",
+            ws.path().join("kb.json").display()
+        )),
         "{info}"
     );
     let unknown = c.send_request(

@@ -721,14 +721,22 @@ impl Shared {
                     if let Some(e) = &r.config_error {
                         let _ = writeln!(s, "  config error: {e}");
                     }
+                    // The inputs as configured: KB files, and the source directories and
+                    // Python files that were scanned.
                     let _ = writeln!(
                         s,
-                        "  knowledge base: {} actions from {} file(s)",
+                        "  knowledge base: {} actions, {} pseudo keys, from {} input(s)",
                         r.project.kb.actions.len(),
-                        r.project.kb.sources.len()
+                        r.project.kb.pseudo_keys.len(),
+                        r.project.kb_paths.len()
                     );
-                    for src in &r.project.kb.sources {
-                        let _ = writeln!(s, "    {}", src.display());
+                    for src in &r.project.kb_paths {
+                        let kind = if src.is_dir() {
+                            " (sources, scanned)"
+                        } else {
+                            ""
+                        };
+                        let _ = writeln!(s, "    {}{kind}", src.display());
                     }
                     let _ = writeln!(
                         s,
