@@ -385,7 +385,16 @@ pub(crate) fn literal_values(ty: &str) -> Option<Vec<Value>> {
     types::allowed_values(ty)
 }
 
-fn kb_param(p: &Map<String, Value>) -> Param {
+/// One parameter of a KB file or tool list.
+///
+/// Errors: no `name` string (a nameless parameter can never be passed, and used to be read
+/// as a parameter named "").
+fn kb_param(p: &Map<String, Value>) -> Result<Param, String> {
+    let name = match p.get("name") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(other) => return Err(format!("parameter `name` must be a non-empty string, not {other}")),
+        None => return Err("parameter without a `name`".into()),
+    };
     let ty = str_of(p.get("type")).or_else(|| str_of(p.get("annotation")));
     let default = match p.get("default") {
         None | Some(Value::Null) => None,
@@ -400,8 +409,8 @@ fn kb_param(p: &Map<String, Value>) -> Param {
         Some(Value::Array(a)) => Some(a.clone()),
         _ => ty.as_deref().and_then(literal_values),
     };
-    Param {
-        name: str_of(p.get("name")).unwrap_or_default(),
+    Ok(Param {
+        name,
         approximate_type: bool_of(p.get("approximate_type")),
         display_type: str_of(p.get("display_type")),
         ty,
@@ -410,7 +419,7 @@ fn kb_param(p: &Map<String, Value>) -> Param {
         keyword_only: bool_of(p.get("keyword_only")),
         allowed,
         description: str_of(p.get("description")),
-    }
+    })
 }
 
 /// Rewrites `Class.<mid>.rest` to `Class.*.rest` (a per-process middle segment).
@@ -498,9 +507,14 @@ fn cellguard_kb(obj: &Map<String, Value>) -> Result<KnowledgeBase, String> {
                 .map(|ps| {
                     ps.iter()
                         .filter_map(Value::as_object)
-                        .map(kb_param)
-                        .collect()
+                        .enumerate()
+                        .map(|(pi, p)| {
+                            kb_param(p)
+                                .map_err(|e| format!("action `{key}`, params[{pi}]: {e}"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()
                 })
+                .transpose()?
                 .unwrap_or_default();
             let source = match a.get("source") {
                 Some(v @ Value::Object(_)) => {
@@ -714,9 +728,8 @@ fn tool(v: &Value) -> Option<Action> {
         .or_else(|| f.get("params"))
         .and_then(Value::as_array)
     {
-        for p in ps.iter().filter_map(Value::as_object) {
-            params.push(kb_param(p));
-        }
+        // A tool's nameless parameter is skipped (tool lists are read leniently).
+        params.extend(ps.iter().filter_map(Value::as_object).filter_map(|p| kb_param(p).ok()));
     }
     let description = match f.get("description") {
         Some(Value::String(s)) => Some(s.clone()),
@@ -835,6 +848,24 @@ mod tests {
             Some(vec![Value::from("a"), Value::from("b"), Value::from(3)])
         );
         assert_eq!(literal_values("list[str]"), None);
+    }
+
+    /// A parameter without a usable name was read as a parameter named "".
+    #[test]
+    fn nameless_parameters_are_errors() {
+        for (text, want) in [
+            (
+                r#"{"schema":"cellguard-kb/1","groups":[{"actions":{"a":{"params":[{"name":1}]}}}]}"#,
+                "action `a`, params[0]: parameter `name` must be a non-empty string, not 1",
+            ),
+            (
+                r#"{"schema":"cellguard-kb/1","groups":[{"actions":{"a":{"params":[{"type":"str"}]}}}]}"#,
+                "action `a`, params[0]: parameter without a `name`",
+            ),
+        ] {
+            let e = load_str(text, "kb.json").unwrap_err();
+            assert!(e.message.contains(want), "{e:?}");
+        }
     }
 
     #[test]
