@@ -52,9 +52,9 @@ fn colony_profile(
         .into_iter()
         .filter(|d| {
             let per_cell = matches!(d.rule.code, "SHP001" | "SHP003" | "SHP004");
-            !colony.iter().any(|c| {
-                c.rule.code == d.rule.code && (per_cell || c.range.overlaps(d.range))
-            })
+            !colony
+                .iter()
+                .any(|c| c.rule.code == d.rule.code && (per_cell || c.range.overlaps(d.range)))
         })
         .map(|mut d| {
             d.severity = Severity::Info;

@@ -63,19 +63,28 @@ fn colony_patterns() -> Vec<(&'static str, Regex)> {
     let r = |s: &str| Regex::new(s).unwrap();
     vec![
         ("SYN001", r(r"^Syntax error: .+ \(<unknown>, line \d+\)$")),
-        ("API001", r(r"^Unknown action key '.*'\.( Did you mean '.*'\?)?$")),
+        (
+            "API001",
+            r(r"^Unknown action key '.*'\.( Did you mean '.*'\?)?$"),
+        ),
         ("IMP001", r(r"^Blocked import: (from )?[\w.]+$")),
         (
             "SHP001",
-            r(r"^Too many actions in one iteration: \d+ run\(\) calls, maximum is (\d+)\. Each iteration should be a focused step of 1\x{2013}\d+ actions, not a complete program\. Pick the most important next action and do only that\.$"),
+            r(
+                r"^Too many actions in one iteration: \d+ run\(\) calls, maximum is (\d+)\. Each iteration should be a focused step of 1\x{2013}\d+ actions, not a complete program\. Pick the most important next action and do only that\.$",
+            ),
         ),
         (
             "SHP003",
-            r(r"^Too many browse\(\) calls: \d+, maximum is \d+\. Action keys are already shown in the prompt \x{2014} use the exact keys from Available Actions\. Use browse\(\) only to look up parameter details for a specific action\.$"),
+            r(
+                r"^Too many browse\(\) calls: \d+, maximum is \d+\. Action keys are already shown in the prompt \x{2014} use the exact keys from Available Actions\. Use browse\(\) only to look up parameter details for a specific action\.$",
+            ),
         ),
         (
             "SHP004",
-            r(r"^Code is too long: \d+ lines, maximum is \d+\. Write a focused step, not a complete program\.$"),
+            r(
+                r"^Code is too long: \d+ lines, maximum is \d+\. Write a focused step, not a complete program\.$",
+            ),
         ),
     ]
 }
@@ -135,8 +144,8 @@ fn run(inputs: &[PathBuf], profiles: &[(Profile, &str)], failures: &mut Vec<Stri
                 profile: Some(*profile),
                 ..Default::default()
             };
-            let project = Project::load(config.clone(), &overrides)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let project =
+                Project::load(config.clone(), &overrides).unwrap_or_else(|e| panic!("{name}: {e}"));
             let diagnostics = check_file(&file, &project.settings, &project.kb);
             if *profile == Profile::Colony {
                 check_contract(&name, &diagnostics);
@@ -144,8 +153,7 @@ fn run(inputs: &[PathBuf], profiles: &[(Profile, &str)], failures: &mut Vec<Stri
             let got = Value::Array(diagnostics.iter().map(|d| render(&file, d)).collect());
             let path = input.with_extension(format!("{suffix}.json"));
             if bless {
-                std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n")
-                    .unwrap();
+                std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(&path) else {

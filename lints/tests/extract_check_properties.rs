@@ -111,11 +111,59 @@ enum EditOp {
 }
 
 const PALETTE: &[&str] = &[
-    "(", ")", "[", "]", "{", "}", "'", "\"", "\"\"\"", "'''", ":", ",", "=", "\\", "\n", "\r\n",
-    "\r", "\t", "    ", "`", "```", "```python\n", "%", "!", "#", "é", "😀", "\u{a0}", "\u{200b}",
-    "\0", "f\"{", "}\"", "await ", "run(", "browse(", "import os\n", "if x", "else:", "try:",
-    "except*", "lambda", ":=", "...", "0x", "1_", "{\"code\": \"", "\\n", "\\u00e9", "<code>",
-    "</code>", "<execute>", "Thought: ", "@",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "'",
+    "\"",
+    "\"\"\"",
+    "'''",
+    ":",
+    ",",
+    "=",
+    "\\",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    "    ",
+    "`",
+    "```",
+    "```python\n",
+    "%",
+    "!",
+    "#",
+    "é",
+    "😀",
+    "\u{a0}",
+    "\u{200b}",
+    "\0",
+    "f\"{",
+    "}\"",
+    "await ",
+    "run(",
+    "browse(",
+    "import os\n",
+    "if x",
+    "else:",
+    "try:",
+    "except*",
+    "lambda",
+    ":=",
+    "...",
+    "0x",
+    "1_",
+    "{\"code\": \"",
+    "\\n",
+    "\\u00e9",
+    "<code>",
+    "</code>",
+    "<execute>",
+    "Thought: ",
+    "@",
 ];
 
 fn edit_op() -> impl Strategy<Value = EditOp> {
@@ -126,7 +174,10 @@ fn edit_op() -> impl Strategy<Value = EditOp> {
         (frac.clone(), 1usize..12).prop_map(|(f, n)| EditOp::Delete(f, n)),
         frac.clone().prop_map(EditOp::Truncate),
         frac.clone().prop_map(EditOp::DuplicateLine),
-        (frac, prop::sample::select(&[" ", "  ", "\t", "        "][..]))
+        (
+            frac,
+            prop::sample::select(&[" ", "  ", "\t", "        "][..])
+        )
             .prop_map(|(f, s)| EditOp::Indent(f, s.to_string())),
     ]
 }
@@ -161,7 +212,10 @@ fn apply(text: &mut String, op: &EditOp) {
         EditOp::DuplicateLine(f) => {
             let i = at(text, *f);
             let start = text[..i].rfind('\n').map(|k| k + 1).unwrap_or(0);
-            let end = text[i..].find('\n').map(|k| i + k + 1).unwrap_or(text.len());
+            let end = text[i..]
+                .find('\n')
+                .map(|k| i + k + 1)
+                .unwrap_or(text.len());
             let line = text[start..end].to_string();
             text.insert_str(start, &line);
         }

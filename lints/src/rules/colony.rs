@@ -378,8 +378,7 @@ pub fn count_runs(node: Node, src: &str) -> u64 {
             // grammar versions) makes it a TryStar, which Colony sums like any other node.
             let star = children.iter().any(|c| {
                 c.kind() == "except_group_clause"
-                    || (c.kind() == "except_clause"
-                        && c.child(1).is_some_and(|t| t.kind() == "*"))
+                    || (c.kind() == "except_clause" && c.child(1).is_some_and(|t| t.kind() == "*"))
             });
             if star {
                 return sum_children(node, src);
