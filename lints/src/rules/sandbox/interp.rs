@@ -1083,7 +1083,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             })
         } else if !table.knows(&m.real)
             && HOST_MODULE_NAMES.contains(&name)
-            && !(blocked && !harmless_parent)
+            && (!blocked || harmless_parent)
         {
             Some(Escape::Heuristic { path: path.clone() })
         } else {
