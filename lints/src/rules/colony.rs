@@ -374,7 +374,13 @@ pub fn count_runs(node: Node, src: &str) -> u64 {
         "try_statement" => {
             let mut cursor = node.walk();
             let children: Vec<Node> = node.named_children(&mut cursor).collect();
-            if children.iter().any(|c| c.kind() == "except_group_clause") {
+            // `except*` (an except clause with a `*` token; `except_group_clause` in some
+            // grammar versions) makes it a TryStar, which Colony sums like any other node.
+            let star = children.iter().any(|c| {
+                c.kind() == "except_group_clause"
+                    || (c.kind() == "except_clause" && c.child(1).is_some_and(|t| t.kind() == "*"))
+            });
+            if star {
                 return sum_children(node, src);
             }
             let body = count_opt(node.child_by_field_name("body"), src);
