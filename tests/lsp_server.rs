@@ -1051,6 +1051,56 @@ fn a_wrong_content_length_does_not_stall_the_session() {
     assert_eq!(c.shutdown().code(), Some(0));
 }
 
+/// A pull that waits longer than the server allows for a lint (a very large document) was
+/// answered with an empty report: the document's diagnostics vanished and nothing asked again.
+/// It is now `ServerCancelled` (-32802) with `retriggerRequest`, and a later pull gets the
+/// diagnostics. (The wait is shortened to 1 ms through the server's test hook.)
+#[test]
+fn a_pull_that_outlasts_the_lint_is_cancelled_with_retrigger() {
+    let ws = empty_workspace();
+    let mut c = Client::spawn_with_env(ws.path(), &[("CELLGUARD_SERVER_DIAGNOSTIC_WAIT_MS", "1")]);
+    c.initialize(ws.path(), pull_caps(), Value::Null);
+    let u = uri(ws.path(), "big.py");
+    let text =
+        "import os\n".to_string() + &"x = [i * 2 for i in range(10) if i % 3]\n".repeat(3000);
+    c.open(&u, "python", 1, &text);
+    let id = c.send_request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": u}}),
+    );
+    let first = c.response(id);
+    assert_eq!(first["error"]["code"], -32802, "{first}");
+    assert_eq!(first["error"]["data"], json!({"retriggerRequest": true}));
+    // Re-pulled until the lint is done: then the report is full.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let id = c.send_request(
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": u}}),
+        );
+        let r = c.response(id);
+        if r.get("error").is_none() {
+            assert_eq!(r["result"]["kind"], "full");
+            assert_eq!(
+                codes(r["result"]["items"].as_array().unwrap()),
+                vec!["IMP001", "SHP004"]
+            );
+            break;
+        }
+        assert_eq!(r["error"]["code"], -32802);
+        assert!(std::time::Instant::now() < deadline, "never linted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A document that is not open gets an empty report, not a cancellation.
+    let other = uri(ws.path(), "closed.py");
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": other}}),
+    );
+    assert_eq!(r, json!({"kind": "full", "items": []}));
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
 /// Opening a 5 MB document does not hold up a small one: the small document's diagnostics
 /// arrive before the big one's, and later edits to the big one end correct. (The big text is
 /// mostly one string literal so that the debug build's engine lints it in seconds.)

@@ -392,7 +392,11 @@ pub(crate) fn literal_values(ty: &str) -> Option<Vec<Value>> {
 fn kb_param(p: &Map<String, Value>) -> Result<Param, String> {
     let name = match p.get("name") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(other) => return Err(format!("parameter `name` must be a non-empty string, not {other}")),
+        Some(other) => {
+            return Err(format!(
+                "parameter `name` must be a non-empty string, not {other}"
+            ))
+        }
         None => return Err("parameter without a `name`".into()),
     };
     let ty = str_of(p.get("type")).or_else(|| str_of(p.get("annotation")));
@@ -509,8 +513,7 @@ fn cellguard_kb(obj: &Map<String, Value>) -> Result<KnowledgeBase, String> {
                         .filter_map(Value::as_object)
                         .enumerate()
                         .map(|(pi, p)| {
-                            kb_param(p)
-                                .map_err(|e| format!("action `{key}`, params[{pi}]: {e}"))
+                            kb_param(p).map_err(|e| format!("action `{key}`, params[{pi}]: {e}"))
                         })
                         .collect::<Result<Vec<_>, _>>()
                 })
@@ -729,7 +732,11 @@ fn tool(v: &Value) -> Option<Action> {
         .and_then(Value::as_array)
     {
         // A tool's nameless parameter is skipped (tool lists are read leniently).
-        params.extend(ps.iter().filter_map(Value::as_object).filter_map(|p| kb_param(p).ok()));
+        params.extend(
+            ps.iter()
+                .filter_map(Value::as_object)
+                .filter_map(|p| kb_param(p).ok()),
+        );
     }
     let description = match f.get("description") {
         Some(Value::String(s)) => Some(s.clone()),
