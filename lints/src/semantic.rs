@@ -535,6 +535,24 @@ fn children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
     node.children(&mut cursor).collect()
 }
 
+/// The expression an `await` applies to, given the node tree-sitter puts under it. Python's
+/// grammar binds `await` tighter than `**` (`power: await_primary '**' factor`), so
+/// `await run() ** 2` awaits `run()`; tree-sitter-python parses it as `await (run() ** 2)`, so the
+/// left operand of a `**` is followed down to what is really awaited.
+fn awaited_operand(mut inner: Node<'_>) -> Node<'_> {
+    while inner.kind() == "binary_operator"
+        && inner
+            .child_by_field_name("operator")
+            .is_some_and(|op| op.kind() == "**")
+    {
+        match inner.child_by_field_name("left") {
+            Some(left) => inner = parse::unparenthesize(left),
+            None => break,
+        }
+    }
+    inner
+}
+
 fn named_children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).collect()
@@ -872,7 +890,7 @@ impl<'a> Builder<'a> {
             }
             "await" => {
                 if let Some(inner) = node.named_child(0) {
-                    let inner = parse::unparenthesize(inner);
+                    let inner = awaited_operand(parse::unparenthesize(inner));
                     match inner.kind() {
                         "call" => {
                             self.awaited.insert(inner.id());
