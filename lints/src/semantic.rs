@@ -1022,7 +1022,7 @@ impl<'a> Builder<'a> {
                     out.extend(
                         named_children(args)
                             .into_iter()
-                            .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment"),
+                            .filter(|a| a.kind() != "keyword_argument" && !a.is_extra()),
                     );
                 }
             }
@@ -1297,8 +1297,10 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
         return out;
     }
     for a in named_children(args) {
+        if a.is_extra() {
+            continue; // comments and backslash continuations (`line_continuation`)
+        }
         match a.kind() {
-            "comment" => {}
             "keyword_argument" => {
                 if let (Some(n), Some(v)) = (
                     a.child_by_field_name("name"),
@@ -1336,7 +1338,7 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
                                         from_dict_literal: true,
                                     });
                                 }
-                                ("comment", _, _) => {}
+                                _ if pair.is_extra() => {}
                                 _ => out.star_kwargs = true,
                             }
                         }
@@ -1524,7 +1526,7 @@ impl<'a> SemanticModel<'a> {
             "string" => self.string_value(expr, scope, depth),
             "concatenated_string" => {
                 let mut out = String::new();
-                for part in named_children(expr) {
+                for part in named_children(expr).into_iter().filter(|p| !p.is_extra()) {
                     out.push_str(&self.string_value(part, scope, depth)?);
                 }
                 Some(out)
