@@ -18,7 +18,7 @@ use crate::kb::{Action, KnowledgeBase, Resolution};
 use crate::parse;
 use crate::semantic::{self, ActionCall, KeyForm, KeySource, SemanticModel};
 use crate::source::TextRange;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 /// The knowledge base the API rule examples run against (`cellguard-kb/1`).
@@ -682,6 +682,24 @@ fn check_arguments(
     for kw in &args.keywords {
         passed.insert(kw.name);
     }
+    // Parameters not passed, and the closest of them to each unknown keyword: two unknown
+    // keywords renamed to one parameter would repeat a keyword (a `SyntaxError`).
+    let candidates: Vec<&str> = def
+        .params
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|p| !passed.contains(p))
+        .collect();
+    let mut suggested: HashMap<&str, usize> = HashMap::new();
+    if !def.accepts_extra_kwargs {
+        for kw in &args.keywords {
+            if def.param(kw.name).is_none() {
+                if let Some(best) = closest(kw.name, &candidates).first() {
+                    *suggested.entry(*best).or_default() += 1;
+                }
+            }
+        }
+    }
     // Keyword arguments.
     for kw in &args.keywords {
         let Some(param) = def.param(kw.name) else {
@@ -700,12 +718,6 @@ fn check_arguments(
                 range(kw.name_node),
                 format!("`{raw}` has no parameter `{}`{consequence}", kw.name),
             );
-            let candidates: Vec<&str> = def
-                .params
-                .iter()
-                .map(|p| p.name.as_str())
-                .filter(|p| !passed.contains(p))
-                .collect();
             let close = closest(kw.name, &candidates);
             match close.as_slice() {
                 [] => {
@@ -716,9 +728,17 @@ fn check_arguments(
                 }
                 [best, rest @ ..] => {
                     let owned: Vec<String> = close.iter().map(|s| s.to_string()).collect();
-                    d = d.with_help(did_you_mean_name(&owned));
+                    let shared = suggested.get(best).is_some_and(|&n| n > 1);
+                    d = d.with_help(if shared {
+                        format!(
+                            "{} Not applied automatically: another unknown keyword of this call is also closest to `{best}`",
+                            did_you_mean_name(&owned)
+                        )
+                    } else {
+                        did_you_mean_name(&owned)
+                    });
                     if !kw.from_dict_literal {
-                        let applicability = if rest.is_empty() {
+                        let applicability = if rest.is_empty() && !shared {
                             Applicability::Unsafe
                         } else {
                             Applicability::DisplayOnly
