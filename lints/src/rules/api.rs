@@ -1123,10 +1123,44 @@ const ANTONYMS: &[(&str, &str)] = &[
     ("old", "new"),
 ];
 
+/// Inflectional endings (`disabled`, `stopping`, `pushes`, `starter`) under which a word keeps
+/// the meaning of its verb.
+const INFLECTIONS: &[&str] = &["s", "es", "d", "ed", "ing", "er", "ers", "en"];
+
+/// The ending that `word` adds to `root`: `"inflection"` when `word` is `root` itself or an
+/// inflection of it (`stop` -> `stopped`, `close` -> `closing`, `get` -> `getting`), or the other
+/// letters that follow `root` (`start` -> `startup`, `enable` -> `enablement`).
+fn ending<'w>(root: &str, word: &'w str) -> Option<&'w str> {
+    if let Some(rest) = word.strip_prefix(root) {
+        let undoubled = root
+            .chars()
+            .last()
+            .and_then(|c| rest.strip_prefix(c))
+            .filter(|r| matches!(*r, "ed" | "ing" | "er" | "ers" | "en"));
+        // `close` -> `closed`, `closer`: the ending's own `e` is the root's.
+        let after_e = root.ends_with('e') && INFLECTIONS.contains(&format!("e{rest}").as_str());
+        if rest.is_empty() || INFLECTIONS.contains(&rest) || undoubled.is_some() || after_e {
+            return Some("inflection");
+        }
+        return Some(rest);
+    }
+    // A silent final `e` dropped before a vowel ending: `close` -> `closing`.
+    let stem = root.strip_suffix('e')?;
+    let rest = word.strip_prefix(stem)?;
+    matches!(rest, "ing" | "ed" | "er" | "ers").then_some("inflection")
+}
+
+/// True when `a` and `b` are the antonym-like roots `x` and `y` carrying the same kind of
+/// ending: both inflected (`disabled`/`enabled`, `stopping`/`starting`) or the same letters
+/// (`startup`/`stopup`, `enablement`/`disablement`).
+fn antonym_forms(a: &str, b: &str, x: &str, y: &str) -> bool {
+    matches!((ending(x, a), ending(y, b)), (Some(ea), Some(eb)) if ea == eb)
+}
+
 fn antonyms(a: &str, b: &str) -> bool {
     if ANTONYMS
         .iter()
-        .any(|&(x, y)| (a == x && b == y) || (a == y && b == x))
+        .any(|&(x, y)| antonym_forms(a, b, x, y) || antonym_forms(a, b, y, x))
     {
         return true;
     }
@@ -1222,6 +1256,18 @@ mod tests {
         assert!(meaning_changes("approve", "reprove", &vocab));
         assert!(meaning_changes("enable_x", "disable_x", &vocab));
         assert!(meaning_changes("unlock", "lock", &vocab));
+        // Inflected and compounded forms of antonym-like verbs.
+        assert!(meaning_changes("is_disabled", "is_enabled", &vocab));
+        assert!(meaning_changes("was_stopped", "was_started", &vocab));
+        assert!(meaning_changes("setting", "getting", &vocab));
+        assert!(meaning_changes("pulled_items", "pushed_items", &vocab));
+        assert!(meaning_changes("is_closed", "is_opened", &vocab));
+        assert!(meaning_changes("closer", "opener", &vocab));
+        assert!(meaning_changes("stopup", "startup", &vocab));
+        assert!(meaning_changes("disablement", "enablement", &vocab));
+        assert!(meaning_changes("stop_job", "started_job", &vocab));
+        assert!(!meaning_changes("is_enabeld", "is_enabled", &vocab));
+        assert!(!meaning_changes("startd", "started", &vocab));
         assert!(!meaning_changes(
             "get_agent_statsu",
             "get_agent_status",
