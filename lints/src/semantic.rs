@@ -535,6 +535,24 @@ fn children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
     node.children(&mut cursor).collect()
 }
 
+/// The expression an `await` applies to, given the node tree-sitter puts under it. Python's
+/// grammar binds `await` tighter than `**` (`power: await_primary '**' factor`), so
+/// `await run() ** 2` awaits `run()`; tree-sitter-python parses it as `await (run() ** 2)`, so the
+/// left operand of a `**` is followed down to what is really awaited.
+fn awaited_operand(mut inner: Node<'_>) -> Node<'_> {
+    while inner.kind() == "binary_operator"
+        && inner
+            .child_by_field_name("operator")
+            .is_some_and(|op| op.kind() == "**")
+    {
+        match inner.child_by_field_name("left") {
+            Some(left) => inner = parse::unparenthesize(left),
+            None => break,
+        }
+    }
+    inner
+}
+
 fn named_children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).collect()
@@ -872,7 +890,7 @@ impl<'a> Builder<'a> {
             }
             "await" => {
                 if let Some(inner) = node.named_child(0) {
-                    let inner = parse::unparenthesize(inner);
+                    let inner = awaited_operand(parse::unparenthesize(inner));
                     match inner.kind() {
                         "call" => {
                             self.awaited.insert(inner.id());
@@ -1004,7 +1022,7 @@ impl<'a> Builder<'a> {
                     out.extend(
                         named_children(args)
                             .into_iter()
-                            .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment"),
+                            .filter(|a| a.kind() != "keyword_argument" && !a.is_extra()),
                     );
                 }
             }
@@ -1279,8 +1297,10 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
         return out;
     }
     for a in named_children(args) {
+        if a.is_extra() {
+            continue; // comments and backslash continuations (`line_continuation`)
+        }
         match a.kind() {
-            "comment" => {}
             "keyword_argument" => {
                 if let (Some(n), Some(v)) = (
                     a.child_by_field_name("name"),
@@ -1318,7 +1338,7 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
                                         from_dict_literal: true,
                                     });
                                 }
-                                ("comment", _, _) => {}
+                                _ if pair.is_extra() => {}
                                 _ => out.star_kwargs = true,
                             }
                         }
@@ -1506,7 +1526,7 @@ impl<'a> SemanticModel<'a> {
             "string" => self.string_value(expr, scope, depth),
             "concatenated_string" => {
                 let mut out = String::new();
-                for part in named_children(expr) {
+                for part in named_children(expr).into_iter().filter(|p| !p.is_extra()) {
                     out.push_str(&self.string_value(part, scope, depth)?);
                 }
                 Some(out)
