@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod diagnostic;
+pub mod distance;
 pub mod extract;
 pub mod fix;
 pub mod kb;
