@@ -12,6 +12,7 @@ pub mod extract;
 pub mod fix;
 pub mod kb;
 pub mod lint;
+pub mod nodes;
 pub mod parse;
 pub mod response;
 pub mod rules;
