@@ -204,7 +204,7 @@ fn text_report_shows_compactions_and_conversations() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("  {TAU}#0: 9 inferences (inferred), peak 2554 chars, final 2554 chars in 9 of 19 messages, 3989 of 6543 raw chars removed; 2 compactions (0 with a recorded summary)")),
+        text.contains(&format!("  {TAU}#0: 9 inferences (inferred), peak 2554 chars, final 2554 chars in 9 of 19 messages, 3989 of 6543 raw chars removed; 2 compactions (0 with a recorded summary), chars removed by `tool-output-clip` 1207, `tool-eviction` 409, `compaction` 2373")),
         "{text}"
     );
     // No guardrails but policies: no "every call is allowed" warning.

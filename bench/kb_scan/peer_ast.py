@@ -8,7 +8,7 @@ usage: peer_ast.py DIR > kb.json
 Deliberately minimal (a floor for the peer's cost, not a competitor on features): walks every
 .py file, parses it with `ast.parse`, and for each class method or module function decorated
 with `action_executor(...)` / `x.action_executor(...)` records the key `Class.Class.method`
-(or the `action_key=` string), the parameters (name, annotation as written, default),
+(or the `action_key=` string), the parameters (name, annotation and default unparsed from the AST),
 `planning_summary` or the docstring. No inheritance, aliases or capability keys.
 """
 import ast
@@ -37,12 +37,12 @@ def action(cls, fn, src):
     params = []
     for a, d in list(zip(args, defaults))[1 if cls else 0:]:
         params.append({"name": a.arg,
-                       "type": ast.get_source_segment(src, a.annotation) if a.annotation else None,
+                       "type": ast.unparse(a.annotation) if a.annotation else None,
                        "required": d is None,
-                       "default": ast.get_source_segment(src, d) if d is not None else None})
+                       "default": ast.unparse(d) if d is not None else None})
     for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
         params.append({"name": a.arg,
-                       "type": ast.get_source_segment(src, a.annotation) if a.annotation else None,
+                       "type": ast.unparse(a.annotation) if a.annotation else None,
                        "required": d is None, "keyword_only": True})
     full = f"{cls}.{cls}.{key}" if cls else key
     return full, {"summary": summary or ast.get_docstring(fn), "params": params,

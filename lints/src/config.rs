@@ -1136,13 +1136,51 @@ pub struct Project {
 }
 
 impl Project {
+    /// True when a change of `path` (created, changed or deleted) can change this project's
+    /// knowledge base: `path` is one of the KB inputs, or a Python source or a top-level
+    /// `*.json`/`*.jsonl` file under a KB directory. The language server calls
+    /// [`Resolver::clear`] on such changes.
+    pub fn kb_depends_on(&self, path: &Path) -> bool {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let path = abs(path);
+        self.kb_paths.iter().any(|k| {
+            let k = abs(k);
+            if path == k {
+                return true;
+            }
+            let Ok(rel) = path.strip_prefix(&k) else {
+                return false;
+            };
+            crate::kb::scan::is_python_path(&path)
+                || (rel.components().count() == 1
+                    && matches!(
+                        path.extension().and_then(|e| e.to_str()),
+                        Some("json" | "jsonl")
+                    ))
+        })
+    }
+
     /// Builds a project from an optional config and overrides, loading the knowledge base.
     ///
     /// Errors: settings errors, and KB files that cannot be loaded (reported at the config line
     /// naming them).
     pub fn load(config: Option<LoadedConfig>, ov: &Overrides) -> Result<Project, ConfigError> {
+        Self::load_with_cache(config, ov, None)
+    }
+
+    /// [`Project::load`] re-using the parse of unchanged Python sources of the KB from `cache`
+    /// (see [`crate::kb::ScanCache`]). KB warnings (scan findings such as a bare
+    /// `@action_executor`, and conflicting definitions of one key) are added to
+    /// [`Settings::warnings`].
+    ///
+    /// Errors: as [`Project::load`].
+    pub fn load_with_cache(
+        config: Option<LoadedConfig>,
+        ov: &Overrides,
+        cache: Option<&crate::kb::ScanCache>,
+    ) -> Result<Project, ConfigError> {
         let file = config.as_ref().map(|c| c.file.clone()).unwrap_or_default();
-        let settings = Settings::resolve(&file, config.as_ref(), ov)?;
+        let mut settings = Settings::resolve(&file, config.as_ref(), ov)?;
         let mut kb_paths = Vec::new();
         if let (Some(c), Some(list)) = (&config, &file.knowledge_base) {
             let dir = c.path.parent().unwrap_or(Path::new("."));
@@ -1173,7 +1211,7 @@ impl Project {
             }
             kb_paths.push(p.clone());
         }
-        let mut kb = crate::kb::load_all(&kb_paths).map_err(|e| {
+        let loaded = crate::kb::load_all_report(&kb_paths, cache).map_err(|e| {
             let path = PathBuf::from(&e.path);
             ConfigError {
                 path,
@@ -1182,6 +1220,15 @@ impl Project {
                 message: e.message,
             }
         })?;
+        settings
+            .warnings
+            .extend(loaded.warnings.into_iter().map(|w| ConfigError {
+                path: PathBuf::from(w.path),
+                line: w.line,
+                column: w.column,
+                message: w.message,
+            }));
+        let mut kb = loaded.kb;
         if settings.dialect == crate::config::Dialect::Colony {
             // Colony's prompt always lists these pseudo keys (colony-reference §2.8).
             kb.add_colony_pseudo_keys();
@@ -1200,6 +1247,9 @@ impl Project {
 #[derive(Debug, Default)]
 pub struct Resolver {
     overrides: Overrides,
+    /// Parses of the KB's Python sources, kept across [`Resolver::clear`] (entries are
+    /// validated by size and modification time, so they are never stale).
+    scan_cache: crate::kb::ScanCache,
     /// `--config`: one file for everything.
     fixed: Option<Arc<Project>>,
     by_config: Mutex<HashMap<Option<PathBuf>, Arc<Project>>>,
@@ -1272,7 +1322,11 @@ impl Resolver {
             Some(p) => load_file(p)?,
             None => None,
         };
-        let project = Arc::new(Project::load(loaded, &self.overrides)?);
+        let project = Arc::new(Project::load_with_cache(
+            loaded,
+            &self.overrides,
+            Some(&self.scan_cache),
+        )?);
         self.by_config
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -1280,7 +1334,9 @@ impl Resolver {
         Ok(project)
     }
 
-    /// Forgets every cached config and KB (after a config or KB file changed).
+    /// Forgets every cached config and KB (after a config or KB file changed). The next
+    /// [`Resolver::project_for`] rebuilds the KB, re-parsing only the Python sources that
+    /// changed since they were last scanned.
     pub fn clear(&self) {
         self.by_config
             .lock()

@@ -49,7 +49,8 @@ pub fn check_cell_with_table<'a>(
 
 /// `profile = "colony"`: Colony's validators reproduced (rules/colony.rs) at their own
 /// severities; every other finding at `info`; a strict diagnostic that duplicates a Colony one
-/// (same code, overlapping range) is dropped.
+/// is dropped: same code and overlapping range, or, for the per-cell shape findings (`SHP001`,
+/// `SHP003`, `SHP004`, one per cell whatever the range each points at), the same code.
 fn colony_profile<'a>(
     cell: &'a Cell,
     tree: &'a Tree,
@@ -64,9 +65,10 @@ fn colony_profile<'a>(
     let mut out: Vec<Diagnostic> = strict
         .into_iter()
         .filter(|d| {
+            let per_cell = matches!(d.rule.code, "SHP001" | "SHP003" | "SHP004");
             !colony
                 .iter()
-                .any(|c| c.rule.code == d.rule.code && c.range.overlaps(d.range))
+                .any(|c| c.rule.code == d.rule.code && (per_cell || c.range.overlaps(d.range)))
         })
         .map(|mut d| {
             d.severity = Severity::Info;

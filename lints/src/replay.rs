@@ -352,9 +352,10 @@ impl Default for Options {
     }
 }
 
-/// Receives decisions as they are made (streaming output); the report keeps the listed ones.
+/// Receives the listed decisions (blocked, unreached or changed calls; every call with
+/// `all_decisions`) as they are made, for streaming output.
 pub trait DecisionSink {
-    /// One decision (every call, whether or not it is listed).
+    /// One listed decision.
     fn decision(&mut self, d: &Decision);
 }
 
@@ -397,7 +398,8 @@ pub struct Replayer<'a> {
     kb: &'a KnowledgeBase,
     opts: Options,
     cache: KeyCache,
-    canon: HashMap<Box<str>, Option<Box<str>>>,
+    canon: rustc_hash::FxHashMap<Box<str>, Option<usize>>,
+    kb_has_planning: bool,
     planning: Vec<Pattern>,
     run: Option<Run<'a>>,
     report: Report,
@@ -414,7 +416,8 @@ impl<'a> Replayer<'a> {
             kb,
             opts,
             cache: KeyCache::default(),
-            canon: HashMap::new(),
+            canon: Default::default(),
+            kb_has_planning: kb.actions.iter().any(|a| a.planning),
             planning: cfg
                 .settings
                 .planning
@@ -590,51 +593,52 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    fn keys(&mut self, c: &CallRecord) -> CallKeys {
+    /// The action index the knowledge base resolves `raw` to (cached per raw key).
+    fn kb_index(&mut self, raw: &str) -> Option<usize> {
+        if self.kb.is_empty() {
+            return None;
+        }
+        if let Some(&k) = self.canon.get(raw) {
+            return k;
+        }
+        let k = self.kb.resolve(raw).action();
+        if self.canon.len() > 100_000 {
+            self.canon.clear();
+        }
+        self.canon.insert(raw.into(), k);
+        k
+    }
+
+    fn keys<'c>(&mut self, c: &'c CallRecord) -> CallKeys<'c>
+    where
+        'a: 'c,
+    {
         let raw = c.raw();
-        let kb_key = if self.kb.is_empty() {
-            None
-        } else {
-            match self.canon.get(raw) {
-                Some(k) => k.clone(),
-                None => {
-                    let k = self
-                        .kb
-                        .resolve(raw)
-                        .action()
-                        .map(|i| Box::<str>::from(self.kb.actions[i].key.as_str()));
-                    if self.canon.len() > 100_000 {
-                        self.canon.clear();
-                    }
-                    self.canon.insert(raw.into(), k.clone());
-                    k
-                }
-            }
-        };
+        let kb: &'a KnowledgeBase = self.kb;
+        let kb_key = self.kb_index(raw).map(|i| kb.actions[i].key.as_str());
         let recorded = c.action_key.as_deref().filter(|k| !k.is_empty());
-        let resolved: Box<str> = recorded
-            .map(Box::from)
-            .or_else(|| kb_key.clone())
-            .unwrap_or_else(|| raw.into());
-        let partial = kb_key.is_none() && recorded.is_none() && raw.split('.').count() < 3;
-        let canonical = kb_key.unwrap_or_else(|| resolved.clone());
+        let resolved = recorded.or(kb_key).unwrap_or(raw);
+        let partial = kb_key.is_none() && recorded.is_none() && raw.split('.').nth(2).is_none();
         CallKeys {
-            raw: raw.into(),
+            raw,
             resolved,
-            canonical,
+            canonical: kb_key.unwrap_or(resolved),
             partial,
         }
     }
 
     fn is_planning(&self, keys: &CallKeys) -> bool {
-        if let Some(a) = self.kb.get(&keys.canonical) {
+        if self.planning.is_empty() && !self.kb_has_planning {
+            return false;
+        }
+        if let Some(a) = self.kb.get(keys.canonical) {
             if a.planning {
                 return true;
             }
         }
         self.planning
             .iter()
-            .any(|p| p.matches(&keys.canonical, "", keys.partial))
+            .any(|p| p.matches(keys.canonical, "", keys.partial))
     }
 
     fn call(&mut self, line: u64, c: &CallRecord, sink: &mut dyn DecisionSink) {
@@ -642,12 +646,12 @@ impl<'a> Replayer<'a> {
         let planning = self.is_planning(&keys);
         let set = self.set();
         let all = self.opts.all_decisions;
-        let sub_bits: Bits = self.cache.substring(set, &keys.raw);
-        let key_bits: Bits = self.cache.key(set, &keys.canonical, keys.partial);
+        let sub_bits: Bits = self.cache.substring(set, keys.raw);
+        let key_bits: Bits = self.cache.key(set, keys.canonical, keys.partial);
         let hist_sub: Bits = if keys.resolved == keys.raw {
             sub_bits.clone()
         } else {
-            self.cache.substring(set, &keys.resolved)
+            self.cache.substring(set, keys.resolved)
         };
         let Some(run) = self.run.as_mut() else { return };
         match c.cell {
@@ -660,36 +664,23 @@ impl<'a> Replayer<'a> {
         }
         let index = c.index.unwrap_or(run.pos);
         run.pos += 1;
-        let t = c.start.or(c.end);
-        let now = t.or(run.last_time);
+        let now = c.start.or(c.end).or(run.last_time);
         if let Some(w) = c.end.or(c.start) {
             run.last_time = Some(run.last_time.map_or(w, |l| l.max(w)));
         }
-        let mut d = Decision {
-            trace: run.name.clone(),
-            file: run.file.clone(),
-            line,
-            cell: run.cell,
-            index,
-            action_key: keys.canonical.to_string(),
-            raw_key: keys.raw.to_string(),
-            recorded: c.status,
-            decision: Verdict::Allowed,
-            guardrail: None,
-            reason: None,
-            suggestion: None,
-        };
+        let mut verdict = Verdict::Allowed;
+        let mut block = None;
         if run.aborted {
-            d.decision = Verdict::Unreached;
+            verdict = Verdict::Unreached;
         } else {
             let proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
-            let block = set.check(&proposed, &mut run.state);
+            block = set.check(&proposed, &mut run.state);
             drop(proposed);
             let hist_status = match c.status {
                 CallStatus::Blocked => CallStatus::Unknown,
                 s => s,
             };
-            match block {
+            match &block {
                 None => {
                     if hist_status == CallStatus::Ok {
                         // Any successful dispatch resets the block streak.
@@ -705,7 +696,7 @@ impl<'a> Replayer<'a> {
                 }
                 Some(b) => {
                     let count = match &mut run.streak {
-                        Some((k, n)) if **k == *keys.raw => {
+                        Some((k, n)) if *k == keys.raw => {
                             *n += 1;
                             *n
                         }
@@ -725,11 +716,8 @@ impl<'a> Replayer<'a> {
                             suggestion: b.suggestion.clone(),
                         });
                     }
-                    d.decision = Verdict::Blocked;
+                    verdict = Verdict::Blocked;
                     *self.per_guardrail.entry(b.guardrail.clone()).or_insert(0) += 1;
-                    d.guardrail = Some(b.guardrail);
-                    d.reason = Some(b.reason);
-                    d.suggestion = Some(b.suggestion);
                     run.cell_stats.failed = true;
                     match run.on_block {
                         OnBlock::Keep => {
@@ -742,18 +730,40 @@ impl<'a> Replayer<'a> {
                 }
             }
         }
+        let changed = c.status.dispatched() != (verdict == Verdict::Allowed);
         let tot = &mut run.totals;
         tot.calls += 1;
-        match d.decision {
+        match verdict {
             Verdict::Allowed => tot.allowed += 1,
             Verdict::Blocked => tot.blocked += 1,
             Verdict::Unreached => tot.unreached += 1,
         }
-        if d.changed() {
+        if changed {
             tot.changed += 1;
         }
+        if !(all || verdict != Verdict::Allowed || changed) {
+            return;
+        }
+        let (guardrail, reason, suggestion) = match block {
+            Some(b) => (Some(b.guardrail), Some(b.reason), Some(b.suggestion)),
+            None => (None, None, None),
+        };
+        let d = Decision {
+            trace: run.name.clone(),
+            file: run.file.clone(),
+            line,
+            cell: run.cell,
+            index,
+            action_key: keys.canonical.to_string(),
+            raw_key: keys.raw.to_string(),
+            recorded: c.status,
+            decision: verdict,
+            guardrail,
+            reason,
+            suggestion,
+        };
         sink.decision(&d);
-        if self.opts.keep_decisions && (all || d.notable()) {
+        if self.opts.keep_decisions {
             self.report.decisions.push(d);
         }
     }
@@ -812,7 +822,7 @@ impl Run<'_> {
         self.cell = index;
         self.aborted = false;
         self.pos = 0;
-        self.state.history.new_cell(self.epoch.cumulative_history());
+        self.state.new_cell(self.epoch.cumulative_history());
     }
 }
 

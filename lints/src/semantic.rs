@@ -537,6 +537,24 @@ fn children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
     node.children(&mut cursor).collect()
 }
 
+/// The expression an `await` applies to, given the node tree-sitter puts under it. Python's
+/// grammar binds `await` tighter than `**` (`power: await_primary '**' factor`), so
+/// `await run() ** 2` awaits `run()`; tree-sitter-python parses it as `await (run() ** 2)`, so the
+/// left operand of a `**` is followed down to what is really awaited.
+fn awaited_operand(mut inner: Node<'_>) -> Node<'_> {
+    while inner.kind() == "binary_operator"
+        && inner
+            .child_by_field_name("operator")
+            .is_some_and(|op| op.kind() == "**")
+    {
+        match inner.child_by_field_name("left") {
+            Some(left) => inner = parse::unparenthesize(left),
+            None => break,
+        }
+    }
+    inner
+}
+
 fn named_children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor).collect()
@@ -881,14 +899,14 @@ impl<'a> Builder<'a, '_> {
             }
             "await" => {
                 if let Some(inner) = nodes.named_children(id).next() {
-                    let inner = self.unparenthesize(inner);
-                    match nodes.kind(inner) {
+                    let inner = awaited_operand(parse::unparenthesize(nodes.node(inner)));
+                    match inner.kind() {
                         "call" => {
-                            self.awaited.insert(nodes.node(inner).id());
+                            self.awaited.insert(inner.id());
                         }
                         "identifier" => {
                             self.awaited_names
-                                .insert(parse::text(nodes.node(inner), self.src).to_string());
+                                .insert(parse::text(inner, self.src).to_string());
                         }
                         _ => {}
                     }
@@ -1024,7 +1042,7 @@ impl<'a> Builder<'a, '_> {
                     out.extend(
                         named_children(args)
                             .into_iter()
-                            .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment"),
+                            .filter(|a| a.kind() != "keyword_argument" && !a.is_extra()),
                     );
                 }
             }
@@ -1304,8 +1322,10 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
         return out;
     }
     for a in named_children(args) {
+        if a.is_extra() {
+            continue; // comments and backslash continuations (`line_continuation`)
+        }
         match a.kind() {
-            "comment" => {}
             "keyword_argument" => {
                 if let (Some(n), Some(v)) = (
                     a.child_by_field_name("name"),
@@ -1343,7 +1363,7 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
                                         from_dict_literal: true,
                                     });
                                 }
-                                ("comment", _, _) => {}
+                                _ if pair.is_extra() => {}
                                 _ => out.star_kwargs = true,
                             }
                         }
@@ -1542,7 +1562,7 @@ impl<'a> SemanticModel<'a> {
             "string" => self.string_value(expr, scope, depth),
             "concatenated_string" => {
                 let mut out = String::new();
-                for part in named_children(expr) {
+                for part in named_children(expr).into_iter().filter(|p| !p.is_extra()) {
                     out.push_str(&self.string_value(part, scope, depth)?);
                 }
                 Some(out)

@@ -8,7 +8,7 @@
 //! - `final`: the working context at the end of the conversation;
 //! - `raw_chars`, `inferred`: per inference;
 //! - `summaries`: per inference, `[folded, summary chars, recorded?, transcript chars]` per
-//!   compaction;
+//!   compaction; `lost_summaries`: per inference, `[policy, N]` per earlier summary dropped;
 //! - `inferences`, `contexts`, `facts_at_risk`, `state_writes`, `state_summary`: exactly the
 //!   JSON report objects (a `null` trace stands for the trace file's own name);
 //! - `note_contains`: a text one of the run notes contains.
@@ -129,6 +129,19 @@ fn run_case(dir: &Path) -> Result<Vec<String>, String> {
                 )
             });
             check(&mut errors, "summaries", e, &actual);
+        }
+        if let Some(e) = expected.get("lost_summaries") {
+            let actual = get(&|s| json!(s.lost_summaries));
+            check(&mut errors, "lost_summaries", e, &actual);
+        }
+        for c in &m.contexts {
+            let parts: i64 = c.saved_by_policy.iter().map(|(_, n)| n).sum();
+            if parts != c.chars_removed {
+                errors.push(format!(
+                    "per-policy removals {:?} do not add up to chars_removed {}",
+                    c.saved_by_policy, c.chars_removed
+                ));
+            }
         }
         let json = m.json();
         for key in ["inferences", "contexts", "facts_at_risk"] {

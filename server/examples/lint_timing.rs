@@ -1,7 +1,8 @@
 //! Times the server's lint of one document after single-character edits, in process (no
 //! JSON-RPC): `cargo run --release -p cellguard-server --example lint_timing -- FILE [N]`.
 //! Prints the median and 95th percentile of N re-lints (default 200), each after inserting one
-//! character in the middle of the file, with the incremental re-parse the server uses.
+//! character in the middle of the file, with the incremental re-parse the server uses, next to
+//! the engine alone (`lint::check_file`, a fresh parse) on the same texts.
 
 use cellguard_lints::config::{Overrides, Resolver};
 use cellguard_lints::source::PositionEncoding;
@@ -23,6 +24,8 @@ fn main() {
     let resolver = Arc::new(Resolver::new(Overrides::default()));
     let mid = doc.rope.len_lines() as u32 / 2;
     let mut times = Vec::new();
+    let mut engine = Vec::new();
+    let project = resolver.project_for(&path).expect("project");
     for v in 0..=n {
         if v > 0 {
             let change = lsp::TextDocumentContentChangeEvent {
@@ -49,6 +52,13 @@ fn main() {
             encoding: PositionEncoding::Utf16,
             lint_enabled: true,
         };
+        // The engine alone on the same text (fresh parse, as `cellguard check` does).
+        let file = cellguard_lints::SourceFile::new(path.clone(), doc.rope.to_string());
+        let t = Instant::now();
+        let _ = cellguard_lints::lint::check_file(&file, &project.settings, &project.kb);
+        if v > 0 {
+            engine.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
         let t = Instant::now();
         let r = analysis::run(snap);
         let dt = t.elapsed().as_secs_f64() * 1000.0;
@@ -61,13 +71,15 @@ fn main() {
             eprintln!("{} diagnostics", r.diagnostics.len());
         }
     }
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let p = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
-    println!(
-        "{} lints: p50 {:.3} ms, p95 {:.3} ms, min {:.3} ms",
-        times.len(),
-        p(0.5),
-        p(0.95),
-        times[0]
-    );
+    for (name, t) in [("server lint", &mut times), ("check_file ", &mut engine)] {
+        t.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let p = |q: f64| t[((t.len() - 1) as f64 * q) as usize];
+        println!(
+            "{name}: {} runs, p50 {:.3} ms, p95 {:.3} ms, min {:.3} ms",
+            t.len(),
+            p(0.5),
+            p(0.95),
+            t[0]
+        );
+    }
 }

@@ -177,31 +177,35 @@ fn print_warnings(warnings: &[KbWarning]) {
     }
 }
 
-fn write_json(value: &serde_json::Value, output: Option<&PathBuf>) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
+/// Writes `kb` in `format` (pretty JSON plus a newline) to `output` or standard output.
+fn write_kb(
+    kb: &KnowledgeBase,
+    format: ExportFormat,
+    output: Option<&PathBuf>,
+) -> anyhow::Result<()> {
+    let mut buf = Vec::new();
+    match format {
+        ExportFormat::Kb => export::write_cellguard_kb(kb, &mut buf)?,
+        ExportFormat::JsonSchema => {
+            serde_json::to_writer_pretty(&mut buf, &export::to_json_schema(kb))?
+        }
+    }
+    buf.push(b'\n');
     match output {
-        Some(p) => std::fs::write(p, text)
+        Some(p) => std::fs::write(p, buf)
             .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
+            out.write_all(&buf)?;
             out.flush()?;
         }
     }
     Ok(())
 }
 
-fn render(kb: &KnowledgeBase, format: ExportFormat) -> serde_json::Value {
-    match format {
-        ExportFormat::Kb => export::to_cellguard_kb(kb),
-        ExportFormat::JsonSchema => export::to_json_schema(kb),
-    }
-}
-
 fn scan(args: ScanArgs) -> anyhow::Result<ExitStatus> {
     let result: ScanResult = kb::scan::scan_paths(&args.paths)?;
-    write_json(&render(&result.kb, args.format), args.output.as_ref())?;
+    write_kb(&result.kb, args.format, args.output.as_ref())?;
     if !args.quiet {
         print_warnings(&result.warnings);
         eprintln!(
@@ -278,7 +282,7 @@ fn import(args: ImportArgs) -> anyhow::Result<ExitStatus> {
             origin.insert(k, name.clone());
         }
     }
-    write_json(&render(&merged, args.to), args.output.as_ref())?;
+    write_kb(&merged, args.to, args.output.as_ref())?;
     if !args.quiet {
         print_warnings(&warnings);
     }
@@ -327,7 +331,7 @@ fn project_kb(p: &ProjectArgs) -> anyhow::Result<KnowledgeBase> {
 
 fn export_cmd(args: ExportArgs) -> anyhow::Result<ExitStatus> {
     let kb = project_kb(&args.project)?;
-    write_json(&render(&kb, args.format), args.output.as_ref())?;
+    write_kb(&kb, args.format, args.output.as_ref())?;
     Ok(ExitStatus::Success)
 }
 

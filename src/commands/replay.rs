@@ -157,13 +157,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         all_decisions: args.all_decisions || html,
         keep_decisions: !streaming,
     };
-    let all = args.all_decisions;
     let mut io_error: Option<std::io::Error> = None;
     let report = {
         let out_ref = &mut out;
         let err_ref = &mut io_error;
         let mut sink = |d: &Decision| {
-            if streaming && (all || d.notable()) && err_ref.is_none() {
+            if streaming && err_ref.is_none() {
                 if let Err(e) = writeln!(out_ref, "{}", d.to_json()) {
                     *err_ref = Some(e);
                 }

@@ -60,6 +60,8 @@ pub struct Rule {
     pub prior_match: Option<PriorMatch>,
     /// `suggestion` (empty: the generic text).
     pub suggestion: String,
+    /// Equality index answering `prior-params-match` (value comparisons only).
+    pub eq_index: Option<usize>,
 }
 
 /// A compiled args-aware guardrail.
@@ -94,7 +96,7 @@ impl ArgsAware {
             match &rule.prior {
                 Prior::Nothing => continue,
                 Prior::Call { watch, text } => {
-                    if self.prior_call(rule, *watch, call, st, &captures) {
+                    if Self::prior_call(set, rule, *watch, call, st, &captures) {
                         continue;
                     }
                     let n = match rule.max_age_calls {
@@ -135,7 +137,7 @@ impl ArgsAware {
     }
 
     fn prior_call(
-        &self,
+        set: &GuardrailSet,
         rule: &Rule,
         watch: usize,
         call: &Proposed,
@@ -147,20 +149,32 @@ impl ArgsAware {
             Some(n) => h.next_seq().saturating_sub(n).max(h.first_seq()),
             None => h.first_seq(),
         };
+        let age_ok = |rec: &super::HistEntry| match rule.max_age_seconds {
+            None => true,
+            Some(max) => {
+                matches!((call.now, rec.wall), (Some(now), Some(wall)) if now - wall <= max)
+            }
+        };
+        if let Some(i) = rule.eq_index {
+            // The newest record with equal values decides: older ones are further back in the
+            // window and in time.
+            let key = super::target_key(&set.eq_indexes[i], call.params());
+            return match st.eq[i].get(&key) {
+                Some(&seq) if seq >= window_start => h.get(seq).is_some_and(age_ok),
+                _ => false,
+            };
+        }
         for &seq in h.hits(watch).iter().rev() {
             if seq < window_start {
                 break;
             }
             let Some(rec) = h.get(seq) else { continue };
-            if let Some(max) = rule.max_age_seconds {
-                match (call.now, rec.wall) {
-                    (Some(now), Some(wall)) if now - wall <= max => {}
-                    _ => continue,
-                }
+            if !age_ok(rec) {
+                continue;
             }
             if let Some(m) = &rule.prior_match {
-                let prior = rec.params.as_ref().map(|p| p.object()).unwrap_or_default();
-                if !m.eval(&prior, &rec.result_object(), call.params(), captures) {
+                let (prior, result) = rec.objects();
+                if !m.eval(prior, result, call.params(), captures) {
                     continue;
                 }
             }

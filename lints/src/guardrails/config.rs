@@ -860,10 +860,22 @@ fn args_rule(
             Some(m)
         }
     };
-    if prior_match.is_some() {
-        set.needs_prior_params = true;
+    // Value-only comparisons against a prior call are answered by an equality index; capture
+    // predicates scan the history (and need prior params kept).
+    let mut eq_index = None;
+    if let (Prior::Call { watch, .. }, Some(m)) = (&prior, &prior_match) {
+        if m.captures_subset_of.is_none() && m.captures_any_in.is_none() && !m.equal.is_empty() {
+            set.eq_indexes.push(EqIndexSpec {
+                watch: *watch,
+                pairs: m.equal.clone(),
+            });
+            eq_index = Some(set.eq_indexes.len() - 1);
+        } else {
+            set.needs_prior_params = true;
+        }
     }
     Ok(Rule {
+        eq_index,
         target,
         applies_when,
         prior,

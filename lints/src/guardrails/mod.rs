@@ -27,9 +27,10 @@ pub mod toml_view;
 
 use crate::trace::{ApprovalRecord, CallRecord, CallStatus, MessageRecord, RawJson};
 use matching::{MatchMode, Pattern};
+use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 use std::cell::OnceCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -156,6 +157,17 @@ pub struct Watch {
     pub status: StatusSet,
 }
 
+/// An equality index for an args-aware rule whose `prior-params-match` only compares values
+/// (`same` / `equal`): the newest history record matching the watch, per value tuple, so the
+/// check is one lookup instead of a history scan.
+#[derive(Debug, Clone)]
+pub struct EqIndexSpec {
+    /// The watch of the required prior.
+    pub watch: usize,
+    /// (prior param, target param) pairs.
+    pub pairs: Vec<(String, String)>,
+}
+
 /// The compiled guardrail configuration.
 #[derive(Debug, Clone, Default)]
 pub struct GuardrailSet {
@@ -170,6 +182,8 @@ pub struct GuardrailSet {
     /// True when some predicate reads the params of prior records (they are then kept in the
     /// history).
     pub needs_prior_params: bool,
+    /// Equality indexes, by id.
+    pub eq_indexes: Vec<EqIndexSpec>,
 }
 
 impl GuardrailSet {
@@ -223,9 +237,9 @@ fn bit(bits: &[u64], i: usize) -> bool {
 /// when it grows past a limit.
 #[derive(Debug, Default)]
 pub struct KeyCache {
-    sub: HashMap<Box<str>, Bits>,
-    full: HashMap<Box<str>, Bits>,
-    partial: HashMap<Box<str>, Bits>,
+    sub: FxHashMap<Box<str>, Bits>,
+    full: FxHashMap<Box<str>, Bits>,
+    partial: FxHashMap<Box<str>, Bits>,
 }
 
 const KEY_CACHE_LIMIT: usize = 100_000;
@@ -274,15 +288,16 @@ fn compute(set: &GuardrailSet, mode: MatchMode, key: &str, lower: &str, partial:
     words.into()
 }
 
-/// The keys of one call, as each matching mode sees it.
-#[derive(Debug, Clone)]
-pub struct CallKeys {
+/// The keys of one call, as each matching mode sees it (borrowed from the call record and the
+/// knowledge base).
+#[derive(Debug, Clone, Copy)]
+pub struct CallKeys<'k> {
     /// As written by the agent (what Colony's guardrails see).
-    pub raw: Box<str>,
+    pub raw: &'k str,
     /// As resolved by the recording runtime's dispatcher (what Colony's history records carry).
-    pub resolved: Box<str>,
+    pub resolved: &'k str,
     /// The canonical key (KB resolution, else the resolved key, else the raw key).
-    pub canonical: Box<str>,
+    pub canonical: &'k str,
     /// True when the canonical key could not be established and is shorter than a full key.
     pub partial: bool,
 }
@@ -291,7 +306,7 @@ pub struct CallKeys {
 #[derive(Debug)]
 pub struct Proposed<'a> {
     /// Its keys.
-    pub keys: &'a CallKeys,
+    pub keys: &'a CallKeys<'a>,
     /// Substring-mode pattern bits of the raw key.
     pub sub_bits: Bits,
     /// Key-mode pattern bits of the canonical key.
@@ -306,7 +321,7 @@ pub struct Proposed<'a> {
 impl<'a> Proposed<'a> {
     /// A proposed call.
     pub fn new(
-        keys: &'a CallKeys,
+        keys: &'a CallKeys<'a>,
         sub_bits: Bits,
         key_bits: Bits,
         params: &'a RawJson,
@@ -333,8 +348,8 @@ impl<'a> Proposed<'a> {
     /// The key a guardrail in `mode` reports: the raw key (substring) or the canonical key.
     pub fn key(&self, mode: MatchMode) -> &str {
         match mode {
-            MatchMode::Substring => &self.keys.raw,
-            MatchMode::Key => &self.keys.canonical,
+            MatchMode::Substring => self.keys.raw,
+            MatchMode::Key => self.keys.canonical,
         }
     }
 
@@ -358,22 +373,83 @@ pub struct HistEntry {
     /// Result (kept only when a predicate reads prior params: `same`/`equal` fall back to
     /// fields of the result).
     pub result: Option<RawJson>,
+    /// Params and result parsed, once, when a predicate first reads them.
+    pub parsed: OnceCell<(Map<String, Value>, Map<String, Value>)>,
+}
+
+/// A result as an object: a JSON object, or a string holding one (chat tool output).
+pub fn result_object(result: &RawJson) -> Map<String, Value> {
+    match result.value() {
+        Value::Object(m) => m,
+        Value::String(s) if s.trim_start().starts_with('{') => {
+            match serde_json::from_str::<Value>(&s) {
+                Ok(Value::Object(m)) => m,
+                _ => Map::new(),
+            }
+        }
+        _ => Map::new(),
+    }
 }
 
 impl HistEntry {
-    /// The result as an object: a JSON object, or a string holding one (chat tool output).
-    pub fn result_object(&self) -> Map<String, Value> {
-        match self.result.as_ref().map(RawJson::value) {
-            Some(Value::Object(m)) => m,
-            Some(Value::String(s)) if s.trim_start().starts_with('{') => {
-                match serde_json::from_str::<Value>(&s) {
-                    Ok(Value::Object(m)) => m,
-                    _ => Map::new(),
-                }
-            }
-            _ => Map::new(),
-        }
+    /// The params and result objects (parsed once).
+    pub fn objects(&self) -> &(Map<String, Value>, Map<String, Value>) {
+        self.parsed.get_or_init(|| {
+            (
+                self.params
+                    .as_ref()
+                    .map(RawJson::object)
+                    .unwrap_or_default(),
+                self.result.as_ref().map(result_object).unwrap_or_default(),
+            )
+        })
     }
+}
+
+/// Canonical text of a value for equality indexes (numbers by value: `1` equals `1.0`).
+fn canonical(v: Option<&Value>, out: &mut String) {
+    match v {
+        None | Some(Value::Null) => out.push('\u{1}'),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(f) => out.push_str(&format!("{f}")),
+            None => out.push_str(&n.to_string()),
+        },
+        Some(Value::Array(a)) => {
+            out.push('[');
+            for x in a {
+                canonical(Some(x), out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Some(other) => out.push_str(&other.to_string()),
+    }
+    out.push('\u{0}');
+}
+
+/// The index key of a prior record (`prior` params, else `result` fields).
+pub fn prior_key(
+    spec: &EqIndexSpec,
+    prior: &Map<String, Value>,
+    result: &Map<String, Value>,
+) -> String {
+    let mut k = String::new();
+    for (pp, _) in &spec.pairs {
+        canonical(
+            predicates::lookup(prior, pp).or_else(|| predicates::lookup(result, pp)),
+            &mut k,
+        );
+    }
+    k
+}
+
+/// The index key a proposed call looks up.
+pub fn target_key(spec: &EqIndexSpec, target: &Map<String, Value>) -> String {
+    let mut k = String::new();
+    for (_, tp) in &spec.pairs {
+        canonical(predicates::lookup(target, tp), &mut k);
+    }
+    k
 }
 
 /// The call history of one trace as the modelled runtime builds it: cumulative with a cell
@@ -583,6 +659,8 @@ pub struct TraceState {
     pub message_count: u64,
     /// The recording agent's own id (for `exclude-self`).
     pub agent_id: Option<String>,
+    /// Equality indexes: value key -> newest sequence number.
+    pub eq: Vec<FxHashMap<String, u64>>,
 }
 
 impl TraceState {
@@ -598,6 +676,17 @@ impl TraceState {
                 .collect(),
             message_count: 0,
             agent_id,
+            eq: vec![FxHashMap::default(); set.eq_indexes.len()],
+        }
+    }
+
+    /// Marks a cell boundary (see [`History::new_cell`]).
+    pub fn new_cell(&mut self, cumulative: bool) {
+        self.history.new_cell(cumulative);
+        if !cumulative {
+            for m in &mut self.eq {
+                m.clear();
+            }
         }
     }
 
@@ -622,19 +711,38 @@ impl TraceState {
         call: &CallRecord,
     ) {
         let (wall, params, result) = (call.wall(), &call.params, &call.result);
-        let matching = set.watches.iter().enumerate().filter_map(|(i, w)| {
+        let matches_watch = |w: &Watch| {
             let hit = match set.patterns[w.pattern].mode {
                 MatchMode::Substring => bit(sub_bits, w.pattern),
                 MatchMode::Key => bit(key_bits, w.pattern),
             };
-            (hit && w.status.allows(status)).then_some(i)
-        });
+            hit && w.status.allows(status)
+        };
+        let seq = self.history.next_seq();
+        let mut objects: Option<(Map<String, Value>, Map<String, Value>)> = None;
+        for (spec, map) in set.eq_indexes.iter().zip(self.eq.iter_mut()) {
+            if !matches_watch(&set.watches[spec.watch]) {
+                continue;
+            }
+            let (p, r) = objects.get_or_insert_with(|| (params.object(), result_object(result)));
+            map.insert(prior_key(spec, p, r), seq);
+            if map.len() > 4 * self.history.cap {
+                let first = self.history.first_seq();
+                map.retain(|_, s| *s >= first);
+            }
+        }
+        let matching = set
+            .watches
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| matches_watch(w).then_some(i));
         let entry = HistEntry {
             seq: 0,
             wall,
             status,
             params: set.needs_prior_params.then(|| params.clone()),
             result: set.needs_prior_params.then(|| result.clone()),
+            parsed: OnceCell::new(),
         };
         self.history.push(entry, matching);
     }
@@ -653,6 +761,7 @@ mod tests {
                     status: CallStatus::Ok,
                     params: None,
                     result: None,
+                    parsed: OnceCell::new(),
                 },
                 std::iter::once(0),
             );

@@ -118,7 +118,11 @@ pub fn load_all_report(
     // Decide the merge order first: one slot for the (joint) scan, one per KB file.
     enum Slot {
         Scan,
+        /// A file named as an input: an error stops the load.
         File(PathBuf),
+        /// A top-level JSON file of a KB directory: one that is not a KB is skipped with a
+        /// warning (a source tree may hold `pyrightconfig.json` and the like).
+        DirFile(PathBuf),
     }
     let mut slots = Vec::new();
     let mut python_roots = Vec::new();
@@ -131,7 +135,7 @@ pub fn load_all_report(
                     slots.push(Slot::Scan);
                 }
                 for f in collect_files(&d) {
-                    slots.push(Slot::File(f));
+                    slots.push(Slot::DirFile(f));
                 }
             }
             KbInput::Python(f) => {
@@ -162,6 +166,18 @@ pub fn load_all_report(
                 (result.kb, name)
             }
             Slot::File(f) => (load_path(&f)?, f.display().to_string()),
+            Slot::DirFile(f) => match load_path(&f) {
+                Ok(kb) => (kb, f.display().to_string()),
+                Err(e) => {
+                    load.warnings.push(KbWarning {
+                        path: e.path,
+                        line: e.line,
+                        column: e.column,
+                        message: format!("skipped: {}", e.message),
+                    });
+                    continue;
+                }
+            },
         };
         let keys: Vec<String> = part.actions.iter().map(|a| a.key.clone()).collect();
         for c in load.kb.merge_reporting(part) {

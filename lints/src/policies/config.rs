@@ -566,6 +566,22 @@ mod tests {
     }
 
     #[test]
+    fn pyproject_errors_are_located_in_the_file() {
+        let text = "[project]\nname = \"x\"\n\n[tool.cellguard]\nprofile = \"strict\"\n\n[[tool.cellguard.policies]]\nkind = \"tool-eviction\"\nstub = 3\n";
+        let e = parse_str(Path::new("pyproject.toml"), text).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "pyproject.toml:9:8: `stub` must be a string, found an integer"
+        );
+        let ok = parse_str(
+            Path::new("pyproject.toml"),
+            &text.replace("stub = 3", "stub = \"-\""),
+        )
+        .unwrap();
+        assert_eq!(ok.messages[0].id(), "tool-eviction");
+    }
+
+    #[test]
     fn defaults_are_pyagentic_defaults() {
         let cfg = parse_str(
             Path::new("c.toml"),

@@ -144,6 +144,9 @@ pub struct InferenceStats {
     pub vetoed: Vec<u64>,
     /// `(policy id, effect, positions)` per policy that had an effect, in chain order.
     pub by_policy: Vec<(String, &'static str, Vec<u64>)>,
+    /// `(policy id, N)` per earlier compaction summary (of N messages) this compile dropped
+    /// (not folded into a new summary): what it still held is gone from the working context.
+    pub lost_summaries: Vec<(String, u64)>,
     /// Compactions of this compile.
     pub summaries: Vec<SummaryNote>,
     /// `[PolicyError]` lines printed by pyAgentic (raising policies).
@@ -186,6 +189,10 @@ pub struct ContextTotals {
     pub recorded_summaries_used: u64,
     /// Recorded summaries never used by a simulated compaction.
     pub recorded_summaries_unused: u64,
+    /// `(policy id, net code points it took out)` per message policy, in config order: the
+    /// parts of [`ContextTotals::chars_removed`] (an earlier summary folded or dropped again
+    /// counts for the later policy).
+    pub saved_by_policy: Vec<(String, i64)>,
     /// Notes on how the conversation was replayed.
     pub notes: Vec<String>,
     /// The final working context (only when capturing).
@@ -230,6 +237,7 @@ struct Provisional {
     uid: u64,
     stats: usize,
     peak_before: u64,
+    policy: usize,
 }
 
 /// One conversation's simulation.
@@ -260,6 +268,7 @@ pub struct Simulator {
     recorded_used: u64,
     provisional: Option<Provisional>,
     notes: Vec<String>,
+    saved: Vec<i64>,
 }
 
 fn chars_of(items: &[Msg]) -> u64 {
@@ -281,6 +290,7 @@ impl Simulator {
         file: Arc<str>,
         capture: bool,
     ) -> Self {
+        let policies_len = policies.len();
         Self {
             policies,
             trace,
@@ -308,6 +318,7 @@ impl Simulator {
             recorded_used: 0,
             provisional: None,
             notes: Vec::new(),
+            saved: vec![0; policies_len],
         }
     }
 
@@ -371,9 +382,10 @@ impl Simulator {
         m.uid = self.fresh_uid();
         self.raw_messages += 1;
         self.raw_chars += m.chars() as u64;
-        for p in self.policies.clone() {
+        for (pi, p) in self.policies.clone().iter().enumerate() {
             match p.on_append(&m) {
                 Ok(Some(mut new)) => {
+                    self.saved[pi] += m.chars() as i64 - new.chars() as i64;
                     new.pos = m.pos;
                     new.line = m.line;
                     new.uid = m.uid;
@@ -384,6 +396,7 @@ impl Simulator {
                 }
                 Ok(None) => {}
                 Err(e) => {
+                    self.saved[pi] += m.chars() as i64;
                     self.errors.push(format!(
                         "[PolicyError] {}.on_append vetoed append: {e}",
                         p.id()
@@ -407,6 +420,11 @@ impl Simulator {
             if let Some(i) = self.ctx.iter().position(|m| m.uid == p.uid) {
                 let n = self.ctx[i].compacted_count.unwrap_or(0);
                 let content = format!("[Summary of {n} earlier messages]\n{text}");
+                let old = self.ctx[i].chars() as i64;
+                let new_chars = content.chars().count() as i64;
+                if let Some(x) = self.saved.get_mut(p.policy) {
+                    *x += old - new_chars;
+                }
                 self.ctx[i] = self.ctx[i].with_content(Some(&content));
                 let chars = chars_of(&self.ctx);
                 self.peak = p.peak_before.max(chars);
@@ -518,6 +536,10 @@ impl Simulator {
         for b in before.iter().filter(|b| !kept.contains(&b.uid)) {
             if let Some(p) = b.pos {
                 removed.push(p);
+            } else if b.kind == MessageKind::CompactionSummary && summary_uid.is_none() {
+                stats
+                    .lost_summaries
+                    .push((policy.to_string(), b.compacted_count.unwrap_or(0)));
             }
             self.partner_removed(b);
             if b.is_tool_result() && !b.seen && !b.at_risk {
@@ -571,17 +593,18 @@ impl Simulator {
         };
         let mut items = std::mem::take(&mut self.ctx);
         let mut recorded = std::mem::take(&mut self.recorded);
-        let mut placeholder_summary = None;
+        let mut placeholder_summary: Option<(u64, usize)> = None;
         {
             let mut cx = CompileCx::new(self.last_usage, self.simulated_usage, &mut recorded);
-            for p in self.policies.clone() {
+            for (pi, p) in self.policies.clone().iter().enumerate() {
                 let before_notes = cx.notes.len();
                 match p.on_compile(&mut cx, &items) {
                     Ok(Some(mut new)) => {
+                        self.saved[pi] += chars_of(&items) as i64 - chars_of(&new) as i64;
                         let uid = self.diff(p.id(), &items, &mut new, &mut stats, index);
                         if let Some(u) = uid {
                             if cx.notes[before_notes..].iter().any(|n| !n.recorded) {
-                                placeholder_summary = Some(u);
+                                placeholder_summary = Some((u, pi));
                             } else if cx.notes.len() > before_notes {
                                 placeholder_summary = None;
                             }
@@ -632,10 +655,11 @@ impl Simulator {
         }
         let stats_index = self.inferences.len();
         self.inferences.push(stats);
-        self.provisional = placeholder_summary.map(|uid| Provisional {
+        self.provisional = placeholder_summary.map(|(uid, policy)| Provisional {
             uid,
             stats: stats_index,
             peak_before,
+            policy,
         });
     }
 
@@ -700,6 +724,12 @@ impl Simulator {
             compactions: self.compactions,
             recorded_summaries_used: self.recorded_used,
             recorded_summaries_unused: self.recorded.len() as u64,
+            saved_by_policy: self
+                .policies
+                .iter()
+                .map(|p| p.id().to_string())
+                .zip(self.saved)
+                .collect(),
             notes: self.notes,
             final_context: self.capture.then_some(self.ctx),
         };

@@ -196,11 +196,14 @@ fn effects_text(s: &InferenceStats) -> Vec<String> {
         parts.push(format!("vetoed {}", ranges(&s.vetoed)));
     }
     for (policy, effect, pos) in &s.by_policy {
-        if pos.is_empty() {
-            parts.push(format!("{effect} by `{policy}` (no logged message)"));
-        } else {
+        if !pos.is_empty() {
             parts.push(format!("{effect} {} by `{policy}`", ranges(pos)));
         }
+    }
+    for (policy, n) in &s.lost_summaries {
+        parts.push(format!(
+            "dropped the summary of {n} earlier messages by `{policy}`"
+        ));
     }
     parts
 }
@@ -363,6 +366,15 @@ impl Section for MessageSection {
             if c.orphaned_pairs > 0 {
                 extra.push(format!("{} orphaned pairs", c.orphaned_pairs));
             }
+            let saved: Vec<String> = c
+                .saved_by_policy
+                .iter()
+                .filter(|(_, n)| *n != 0)
+                .map(|(id, n)| format!("`{id}` {n}"))
+                .collect();
+            if !saved.is_empty() {
+                extra.push(format!("chars removed by {}", saved.join(", ")));
+            }
             let _ = writeln!(
                 t,
                 "  {}: {} inferences{inferred}, peak {} chars, final {} chars in {} of {} messages, {} of {} raw chars removed{}{}",
@@ -442,6 +454,18 @@ impl Section for MessageSection {
                 c.facts_at_risk,
                 c.orphaned_pairs
             );
+            let saved: Vec<String> = c
+                .saved_by_policy
+                .iter()
+                .map(|(id, n)| format!("<code>{}</code> {n}", esc(id)))
+                .collect();
+            if !saved.is_empty() {
+                let _ = write!(
+                    h,
+                    "<p class=\"muted\">Net chars each policy took out of the working context: {}.</p>",
+                    saved.join(", ")
+                );
+            }
             h.push_str(&chart(infs));
             let rows: Vec<&InferenceStats> = infs
                 .iter()

@@ -22,7 +22,6 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// One record of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -222,9 +221,9 @@ impl CallStatus {
 }
 
 /// A JSON value kept as the raw text it was recorded as and parsed only when something reads
-/// it (most replays never look at most params or results). Cloning is cheap (shared).
+/// it (most replays never look at most params or results).
 #[derive(Debug, Clone, Default)]
-pub struct RawJson(Option<Arc<RawValue>>);
+pub struct RawJson(Option<Box<RawValue>>);
 
 /// The keyword parameters of a call (a [`RawJson`] object).
 pub type Params = RawJson;
@@ -252,7 +251,7 @@ impl RawJson {
 
     /// From raw JSON text (valid JSON: readers only build it from parsed input).
     pub fn from_raw(raw: Box<RawValue>) -> Self {
-        RawJson(Some(Arc::from(raw)))
+        RawJson(Some(raw))
     }
 
     /// From a JSON value.
@@ -733,4 +732,22 @@ pub trait TraceReader: Iterator<Item = Event> {
     fn stats(&self) -> ReadStats;
     /// The format being read.
     fn format(&self) -> Format;
+}
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn sizes() {
+        use super::*;
+        eprintln!(
+            "Event {} Record {} Call {} Cell {} Completion {} Approval {} Inference {} State {}",
+            std::mem::size_of::<Event>(),
+            std::mem::size_of::<Record>(),
+            std::mem::size_of::<CallRecord>(),
+            std::mem::size_of::<CellRecord>(),
+            std::mem::size_of::<CompletionRecord>(),
+            std::mem::size_of::<ApprovalRecord>(),
+            std::mem::size_of::<InferenceRecord>(),
+            std::mem::size_of::<StateRecord>()
+        );
+    }
 }

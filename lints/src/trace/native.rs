@@ -6,7 +6,7 @@
 //! and skipped; reading goes on. Unknown keys are ignored. A `header` record after other records
 //! starts the next trace of the file (named `FILE#1`, `FILE#2`, ...; the first keeps `FILE`).
 
-use super::convert::{parse_rfc3339, record_from_object};
+use super::convert::record_from_object;
 use super::model::*;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -74,10 +74,14 @@ impl<R: BufRead> NativeReader<R> {
     }
 }
 
-/// The fields of a `call` line, borrowed from the line: the fast path for the record kind that
-/// dominates long traces. Lines using aliases (`parameters`, `success`, ...) go the general way.
+/// The fields of a `call` or `cell` line, borrowed from the line: the fast path for the record
+/// kinds that dominate long traces. A line with any other key (an alias such as `parameters`,
+/// or an unknown key) fails this parse and goes the general way.
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct FastCall<'a> {
+    #[serde(borrow, default)]
+    code: Option<Cow<'a, str>>,
     #[serde(borrow)]
     rec: Cow<'a, str>,
     #[serde(default)]
@@ -96,77 +100,62 @@ struct FastCall<'a> {
     error: Option<&'a RawValue>,
     #[serde(borrow, default)]
     result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    start: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    end: Option<&'a RawValue>,
+    // Numbers only: an RFC 3339 string fails this parse and goes the general way.
+    #[serde(default)]
+    start: Option<f64>,
+    #[serde(default)]
+    end: Option<f64>,
     #[serde(borrow, default)]
     call_id: Option<Cow<'a, str>>,
     // Aliases: their presence sends the line down the general path.
     #[serde(borrow, default)]
-    parameters: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    args: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    call_index: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     success: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    blocked: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    started: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    ended: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    start_wall: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    end_wall: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    ts: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    output_preview: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    result_text: Option<&'a RawValue>,
 }
 
 fn is_null(r: &RawValue) -> bool {
     r.get() == "null"
 }
 
-fn fast_time(r: Option<&RawValue>) -> Option<Result<Option<f64>, ()>> {
-    let r = r?;
-    let t = r.get();
-    if t == "null" {
-        return Some(Ok(None));
+/// Fast conversion of a `cell` line (from an already parsed [`FastCall`]).
+fn fast_cell(w: FastCall) -> Option<CellRecord> {
+    if w.cell.is_some() || w.raw_key.is_some() || w.action_key.is_some() {
+        return None;
     }
-    if t.starts_with('"') {
-        let s: String = serde_json::from_str(t).ok()?;
-        return Some(parse_rfc3339(&s).map(Some).ok_or(()));
-    }
-    Some(t.parse::<f64>().map(Some).map_err(|_| ()))
+    let success = match w.success {
+        None => None,
+        Some(r) if r.get() == "true" => Some(true),
+        Some(r) if r.get() == "false" => Some(false),
+        Some(r) if is_null(r) => None,
+        Some(_) => return None,
+    };
+    let error = match w.error {
+        None => None,
+        Some(e) if is_null(e) => None,
+        Some(e) if e.get().starts_with('"') => Some(serde_json::from_str::<String>(e.get()).ok()?),
+        Some(e) => Some(e.get().to_string()),
+    };
+    Some(CellRecord {
+        index: w.index,
+        code: w.code.map(Cow::into_owned),
+        success,
+        error,
+    })
 }
 
-/// Fast conversion of a `call` line; `None` means "use the general path" (which also produces
-/// the precise error message).
-fn fast_call(line: &str) -> Option<CallRecord> {
+/// Fast conversion of a `call` or `cell` line; `None` means "use the general path" (which also
+/// produces the precise error message).
+fn fast_record(line: &str) -> Option<Record> {
     let w: FastCall = serde_json::from_str(line).ok()?;
-    if w.rec != "call"
-        || w.parameters.is_some()
-        || w.args.is_some()
-        || w.name.is_some()
-        || w.call_index.is_some()
-        || w.success.is_some()
-        || w.blocked.is_some()
-        || w.started.is_some()
-        || w.ended.is_some()
-        || w.start_wall.is_some()
-        || w.end_wall.is_some()
-        || w.ts.is_some()
-        || w.output_preview.is_some()
-        || w.result_text.is_some()
-    {
+    match &*w.rec {
+        "call" => fast_call(w).map(Record::Call),
+        "cell" => fast_cell(w).map(Record::Cell),
+        _ => None,
+    }
+}
+
+/// Fast conversion of a `call` line.
+fn fast_call(w: FastCall) -> Option<CallRecord> {
+    if w.code.is_some() || w.success.is_some() {
         return None;
     }
     let raw_key = w.raw_key.map(|k| Box::<str>::from(k.as_ref()));
@@ -196,16 +185,7 @@ fn fast_call(line: &str) -> Option<CallRecord> {
         Some(r) if is_null(r) => RawJson::none(),
         Some(r) => RawJson::from_raw(r.to_owned()),
     };
-    let start = match fast_time(w.start) {
-        None => None,
-        Some(Ok(t)) => t,
-        Some(Err(())) => return None,
-    };
-    let end = match fast_time(w.end) {
-        None => None,
-        Some(Ok(t)) => t,
-        Some(Err(())) => return None,
-    };
+    let (start, end) = (w.start, w.end);
     Some(CallRecord {
         cell: w.cell,
         index: w.index,
@@ -225,8 +205,8 @@ fn fast_call(line: &str) -> Option<CallRecord> {
 ///
 /// Errors: the reason the line is malformed.
 pub fn parse_line(line: &str) -> Result<Record, String> {
-    if let Some(call) = fast_call(line) {
-        return Ok(Record::Call(call));
+    if let Some(r) = fast_record(line) {
+        return Ok(r);
     }
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
         format!(
@@ -350,13 +330,39 @@ mod tests {
 
     #[test]
     fn fast_and_general_paths_agree() {
-        let line = r#"{"rec":"call","cell":1,"index":0,"raw_key":"get_x","action_key":"A.A.get_x","params":{"id":"a\"b"},"status":"error","error":"Error: \"x\"","result":{"ok":false},"start":1.5,"end":"1970-01-01T00:00:02Z","call_id":"c1"}"#;
-        let fast = fast_call(line).expect("fast path");
+        let line = r#"{"rec":"call","cell":1,"index":0,"raw_key":"get_x","action_key":"A.A.get_x","params":{"id":"a\"b"},"status":"error","error":"Error: \"x\"","result":{"ok":false},"start":1.5,"end":2,"call_id":"c1"}"#;
+        let Some(Record::Call(fast)) = fast_record(line) else {
+            panic!("fast path")
+        };
         let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
         let general = super::super::convert::call(&obj).unwrap();
         assert_eq!(fast, general);
         assert_eq!(fast.error.as_deref(), Some("Error: \"x\""));
         assert_eq!(fast.end, Some(2.0));
+        // RFC 3339 times go the general way and give the same value.
+        let rfc = line.replace(r#""end":2"#, r#""end":"1970-01-01T00:00:02Z""#);
+        assert!(fast_record(&rfc).is_none());
+        assert_eq!(parse_line(&rfc).unwrap(), Record::Call(fast));
+    }
+
+    #[test]
+    fn fast_cell_matches_general_path() {
+        for line in [
+            r#"{"rec":"cell","index":3,"code":"await run(\"a\")","success":false,"error":"E"}"#,
+            r#"{"rec":"cell","index":0}"#,
+            r#"{"rec":"cell","iteration":4,"cell_success":true}"#,
+        ] {
+            let obj: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(line).unwrap();
+            let general = super::super::convert::record_from_object("cell", &obj)
+                .unwrap()
+                .unwrap();
+            assert_eq!(parse_line(line).unwrap(), general, "{line}");
+        }
+        assert!(matches!(
+            fast_record(r#"{"rec":"cell","index":1}"#),
+            Some(Record::Cell(_))
+        ));
     }
 
     #[test]
