@@ -84,6 +84,10 @@ pub struct Action {
     pub params: Vec<Param>,
     /// Accepts `**kwargs` (unknown parameters are then passed through).
     pub accepts_extra_kwargs: bool,
+    /// Whether the action accepts `**kwargs` is not known (a recorded prompt does not show it):
+    /// `accepts_extra_kwargs` is then `false`, a merge takes the other source's value, and no
+    /// conflict is reported about it.
+    pub extra_kwargs_unknown: bool,
     /// Coroutine (must be awaited when called directly).
     pub is_async: bool,
     /// Hidden from the prompt but dispatchable.
@@ -139,11 +143,17 @@ impl Action {
         self.params.iter().find(|p| p.name == name)
     }
 
-    /// `key(name: type, name: type = default, ..., **kwargs) -> returns`, the signature shown in
-    /// hovers and rule help (`= ...` marks an optional parameter whose default is unknown).
+    /// `key(name: type, name: type = default, ..., *, kw: type, **kwargs) -> returns`, the
+    /// signature shown in hovers and rule help (`= ...` marks an optional parameter whose
+    /// default is unknown; `*` precedes the keyword-only parameters, as in Python).
     pub fn signature(&self) -> String {
         let mut params: Vec<String> = Vec::new();
+        let mut keyword_only = false;
         for p in &self.params {
+            if p.keyword_only && !keyword_only {
+                params.push("*".into());
+            }
+            keyword_only = p.keyword_only;
             params.push({
                 let mut s = p.name.clone();
                 if let Some(t) = &p.ty {
@@ -561,7 +571,10 @@ fn action_differences(old: &Action, new: &Action) -> Vec<String> {
             out.push(format!("parameter `{}` only in the later source", q.name));
         }
     }
-    if old.accepts_extra_kwargs != new.accepts_extra_kwargs {
+    if old.accepts_extra_kwargs != new.accepts_extra_kwargs
+        && !old.extra_kwargs_unknown
+        && !new.extra_kwargs_unknown
+    {
         out.push(format!(
             "`**kwargs` accepted: {} vs {}",
             old.accepts_extra_kwargs, new.accepts_extra_kwargs
@@ -593,6 +606,10 @@ fn fill_from(new: &mut Action, old: &Action) {
     if new.tags.is_empty() {
         new.tags = old.tags.clone();
     }
+    if new.extra_kwargs_unknown {
+        new.accepts_extra_kwargs = old.accepts_extra_kwargs;
+        new.extra_kwargs_unknown = old.extra_kwargs_unknown;
+    }
     for q in &mut new.params {
         let Some(p) = old.param(&q.name) else {
             continue;
@@ -603,7 +620,15 @@ fn fill_from(new: &mut Action, old: &Action) {
             (Some(b), true) => {
                 exact_old && types::consistent(p.ty.as_deref().unwrap_or(""), false, b, true)
             }
-            _ => false,
+            // The same type with module-qualified names (a prompt's `str(annotation)`): the
+            // earlier, shorter spelling is kept.
+            // or the bare head of the earlier generic (`Page` for `Page[T]`): the earlier,
+            // more precise spelling is kept.
+            (Some(b), false) => p.ty.as_deref().is_some_and(|a| {
+                exact_old
+                    && ((a.len() < b.len() && types::same_modulo_qualification(a, b))
+                        || types::is_bare_head_of(b, a))
+            }),
         };
         if better {
             q.ty = p.ty.clone();
