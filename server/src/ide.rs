@@ -704,11 +704,12 @@ pub fn action_count(
     settings: &cellguard_lints::Settings,
     kb: &KnowledgeBase,
 ) -> Option<(usize, u32)> {
-    let model = SemanticModel::build(tree, cell_src, settings, kb);
+    let nodes = cellguard_lints::nodes::NodeTable::new(tree);
+    let model = SemanticModel::build_with_table(&nodes, cell_src, settings, kb);
     if model.actions.is_empty() {
         return None;
     }
-    let path = PathCounter::new(&model).path(tree.root_node());
+    let path = PathCounter::new(&model, &nodes).path(tree.root_node());
     Some((path.count(), settings.max_actions))
 }
 

@@ -479,22 +479,27 @@ impl KnowledgeBase {
     /// results never depend on hashing.
     pub fn suggest(&self, raw: &str, limit: usize) -> Vec<Suggestion> {
         let raw_last = raw.rsplit('.').next().unwrap_or(raw);
-        let threshold =
-            |a: &str, b: &str| (a.chars().count().max(b.chars().count()) / 3).clamp(1, 3);
+        let (raw_len, last_len) = (raw.chars().count(), raw_last.chars().count());
+        // A candidate is kept when its distance is at most a third of the longer string (1..=3):
+        // the bounded distance rejects the others early (on the length difference first).
+        let threshold = |a: usize, b: usize| (a.max(b) / 3).clamp(1, 3);
         let mut found: Vec<Suggestion> = Vec::new();
         for (i, a) in self.actions.iter().enumerate() {
-            let whole = strsim::osa_distance(raw, &a.key);
-            if whole == 0 {
-                continue;
+            let whole_limit = threshold(raw_len, a.key.chars().count());
+            match crate::distance::osa_within(raw, &a.key, whole_limit) {
+                Some(0) => continue,
+                Some(whole) => {
+                    found.push(Suggestion {
+                        action: i,
+                        distance: whole,
+                        by_last_segment: false,
+                    });
+                    continue;
+                }
+                None => {}
             }
-            let seg = strsim::osa_distance(raw_last, &a.short_key);
-            if whole <= threshold(raw, &a.key) {
-                found.push(Suggestion {
-                    action: i,
-                    distance: whole,
-                    by_last_segment: false,
-                });
-            } else if seg <= threshold(raw_last, &a.short_key) {
+            let seg_limit = threshold(last_len, a.short_key.chars().count());
+            if let Some(seg) = crate::distance::osa_within(raw_last, &a.short_key, seg_limit) {
                 found.push(Suggestion {
                     action: i,
                     distance: seg,
@@ -805,5 +810,54 @@ mod tests {
         assert_eq!(s[0].distance, 1);
         let s = kb.suggest("A.A.spawn_agent", 3);
         assert_eq!(s.iter().map(|s| s.action).collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    /// The suggestions computed without pruning: the distance of every pair.
+    fn exhaustive_suggest(
+        kb: &KnowledgeBase,
+        raw: &str,
+        limit: usize,
+    ) -> Vec<(usize, usize, bool)> {
+        let raw_last = raw.rsplit('.').next().unwrap_or(raw);
+        let threshold =
+            |a: &str, b: &str| (a.chars().count().max(b.chars().count()) / 3).clamp(1, 3);
+        let mut found = Vec::new();
+        for (i, a) in kb.actions.iter().enumerate() {
+            let whole = strsim::osa_distance(raw, &a.key);
+            if whole == 0 {
+                continue;
+            }
+            let seg = strsim::osa_distance(raw_last, &a.short_key);
+            if whole <= threshold(raw, &a.key) {
+                found.push((i, whole, false));
+            } else if seg <= threshold(raw_last, &a.short_key) {
+                found.push((i, seg, true));
+            }
+        }
+        found.sort_by(|x, y| {
+            x.1.cmp(&y.1)
+                .then(kb.actions[x.0].key.len().cmp(&kb.actions[y.0].key.len()))
+                .then(kb.actions[x.0].key.cmp(&kb.actions[y.0].key))
+        });
+        found.truncate(limit);
+        found
+    }
+
+    proptest::proptest! {
+        /// Length pruning never changes the suggestions, their distances or their order.
+        #[test]
+        fn pruned_suggestions_equal_the_exhaustive_ones(
+            raw in "[abAé._]{0,14}",
+            keys in proptest::collection::vec("[abAé_]{1,5}\\.[abAé_]{1,5}\\.[abAé_]{1,9}", 1..24),
+        ) {
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let kb = kb(&refs);
+            let got: Vec<(usize, usize, bool)> = kb
+                .suggest(&raw, 5)
+                .iter()
+                .map(|s| (s.action, s.distance, s.by_last_segment))
+                .collect();
+            proptest::prop_assert_eq!(got, exhaustive_suggest(&kb, &raw, 5));
+        }
     }
 }

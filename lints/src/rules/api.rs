@@ -878,27 +878,27 @@ fn description_enum(description: &str) -> Option<Vec<serde_json::Value>> {
 /// Names within edit distance of `name` (at most a third of the longer length, between 1 and
 /// 3; case and `_`/`-` differences count as distance 0), best first, ties by name.
 fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
-    let norm = |s: &str| -> String {
+    fn norm(s: &str) -> impl Iterator<Item = char> + '_ {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')
             .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let n = norm(name);
-    if name.chars().count() < 3 {
+    }
+    let name_len = name.chars().count();
+    if name_len < 3 {
         return Vec::new(); // one- and two-letter names are close to everything
     }
     let mut scored: Vec<(usize, &str)> = candidates
         .iter()
         .filter(|c| **c != name)
         .filter_map(|c| {
-            let d = if norm(c) == n {
+            let c_len = c.chars().count();
+            let limit = (name_len.max(c_len) / 3).clamp(1, 3);
+            let d = if norm(c).eq(norm(name)) {
                 0
             } else {
-                strsim::osa_distance(name, c)
+                crate::distance::osa_within(name, c, limit)?
             };
-            let limit = (name.chars().count().max(c.chars().count()) / 3).clamp(1, 3);
-            (d <= limit && d < c.chars().count()).then_some((d, *c))
+            (d <= limit && d < c_len).then_some((d, *c))
         })
         .collect();
     scored.sort();
@@ -1235,6 +1235,54 @@ fn meaning_change(written: &str, candidate: &str, vocabulary: &HashSet<String>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `closest` without pruning: the distance of every candidate.
+    fn exhaustive_closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
+        let norm = |s: &str| -> String {
+            s.chars()
+                .filter(|c| *c != '_' && *c != '-')
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        if name.chars().count() < 3 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(usize, &str)> = candidates
+            .iter()
+            .filter(|c| **c != name)
+            .filter_map(|c| {
+                let d = if norm(c) == norm(name) {
+                    0
+                } else {
+                    strsim::osa_distance(name, c)
+                };
+                let limit = (name.chars().count().max(c.chars().count()) / 3).clamp(1, 3);
+                (d <= limit && d < c.chars().count()).then_some((d, *c))
+            })
+            .collect();
+        scored.sort();
+        scored.dedup();
+        match scored.first() {
+            Some(&(best, _)) => scored
+                .into_iter()
+                .filter(|(d, _)| *d == best)
+                .map(|(_, c)| c)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    proptest::proptest! {
+        /// Length pruning never changes which names are suggested.
+        #[test]
+        fn pruned_closest_equals_the_exhaustive_one(
+            name in "[abAé_-]{0,12}",
+            candidates in proptest::collection::vec("[abBé_-]{0,12}", 0..30),
+        ) {
+            let refs: Vec<&str> = candidates.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(closest(&name, &refs), exhaustive_closest(&name, &refs));
+        }
+    }
 
     #[test]
     fn words_split_case_and_separators() {
