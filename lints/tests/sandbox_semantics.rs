@@ -282,3 +282,26 @@ fn code_strings_are_analysed_where_they_go() {
     );
     assert!(got.contains(&"SBX001 load_module".to_string()), "{got:?}");
 }
+
+#[test]
+fn blocked_modules_still_leak_private_attributes() {
+    // `random` is outside Colony's allowlist: the import is IMP001, and the private attribute is
+    // still an escape (also when an earlier cell imported it).
+    assert_eq!(sbx("import random\nrandom._os\n", ""), vec!["SBX005 _os"]);
+    assert_eq!(sbx("random._os\n", ""), vec!["SBX005 _os"]);
+    // A harmless blocked module that hands out a host module.
+    assert_eq!(
+        sbx("import dataclasses\ndataclasses.inspect\n", SMOL),
+        vec!["SBX005 inspect"]
+    );
+    // A name bound to the builtins module by a dynamic import is still the builtins module.
+    assert_eq!(
+        sbx("b = __import__(\"builtins\")\nf = b\n", SMOL),
+        vec!["SBX001 __import__", "SBX003 b"]
+    );
+    // A blocked host module is IMP001's business: its own API adds nothing.
+    assert_eq!(
+        sbx("import os\nos.path.join(\"a\", \"b\")\n", SMOL),
+        Vec::<String>::new()
+    );
+}

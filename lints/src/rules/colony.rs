@@ -101,18 +101,19 @@ fn first_str_constant<'t>(call: Node<'t>, src: &str) -> Option<(Node<'t>, String
         return None;
     }
     let mut cursor = args.walk();
-    let first = args.named_children(&mut cursor).find(|n| {
-        !matches!(
-            n.kind(),
-            "keyword_argument" | "dictionary_splat" | "comment"
-        )
-    })?;
+    // Comments and backslash continuations are extras of the node, not arguments.
+    let first = args
+        .named_children(&mut cursor)
+        .find(|n| !n.is_extra() && !matches!(n.kind(), "keyword_argument" | "dictionary_splat"))?;
     let inner = parse::unparenthesize(first);
     let strings: Vec<Node> = match inner.kind() {
         "string" => vec![inner],
         "concatenated_string" => {
             let mut c = inner.walk();
-            inner.named_children(&mut c).collect()
+            inner
+                .named_children(&mut c)
+                .filter(|s| !s.is_extra())
+                .collect()
         }
         _ => return None,
     };
@@ -374,7 +375,13 @@ pub fn count_runs(node: Node, src: &str) -> u64 {
         "try_statement" => {
             let mut cursor = node.walk();
             let children: Vec<Node> = node.named_children(&mut cursor).collect();
-            if children.iter().any(|c| c.kind() == "except_group_clause") {
+            // `except*` (an except clause with a `*` token; `except_group_clause` in some
+            // grammar versions) makes it a TryStar, which Colony sums like any other node.
+            let star = children.iter().any(|c| {
+                c.kind() == "except_group_clause"
+                    || (c.kind() == "except_clause" && c.child(1).is_some_and(|t| t.kind() == "*"))
+            });
+            if star {
                 return sum_children(node, src);
             }
             let body = count_opt(node.child_by_field_name("body"), src);

@@ -781,7 +781,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             )
             && !v
                 .iter()
-                .any(|x| matches!(x, Val::Module(m) if m.state != ModState::Quiet))
+                .any(|x| matches!(x, Val::Module(m) if matches!(m.state, ModState::Ok | ModState::Parent)))
         {
             self.report(
                 &CODE_EXECUTION_BUILTIN,
@@ -970,9 +970,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn escape_message(&self, e: &Escape) -> (String, Option<String>) {
         let table = self.it.cfg.table;
         match e {
-            Escape::Private { module, name } => {
+            Escape::Private { module, real, name } => {
                 let target = table
-                    .module_attr(module, name)
+                    .module_attr(real, name)
                     .map(|t| format!(" (it is module `{t}`)"))
                     .unwrap_or_default();
                 (
@@ -1605,7 +1605,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     state: if is_allowed(&module, allow) {
                         ModState::Ok
                     } else {
-                        ModState::Quiet
+                        ModState::Blocked
                     },
                 };
                 for (_, _, name_node) in bindings {

@@ -175,6 +175,8 @@ pub enum Escape {
     Private {
         /// The module path.
         module: String,
+        /// The module's real name.
+        real: String,
         /// The attribute.
         name: String,
     },
@@ -861,7 +863,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                                 state: if allowed {
                                     ModState::Ok
                                 } else {
-                                    ModState::Quiet
+                                    ModState::Blocked
                                 },
                             });
                             out.push((ident(a, self.src).into_owned(), VSet::one(v), dotted));
@@ -869,7 +871,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                         None => {
                             let root = module.split('.').next().unwrap_or("").to_string();
                             let state = if !allowed {
-                                ModState::Quiet
+                                ModState::Blocked
                             } else if is_allowed(&root, self.cfg.allow) {
                                 ModState::Ok
                             } else {
@@ -897,7 +899,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     state: if is_allowed(&module, self.cfg.allow) {
                         ModState::Ok
                     } else {
-                        ModState::Quiet
+                        ModState::Blocked
                     },
                 };
                 let mut cursor = node.walk();
@@ -947,7 +949,8 @@ impl<'t, 'a> Interp<'t, 'a> {
             return VSet::one(Val::Builtin(b));
         }
         // REPL state persists across cells: an unbound name that is an allowlisted module was
-        // most likely imported by an earlier cell; a host module name is reported quietly.
+        // most likely imported by an earlier cell; another module name the table knows (a host
+        // module, or one the allowlist blocks) is followed as a blocked module.
         if is_allowed(name, self.cfg.allow) {
             return VSet::one(Val::Module(ModVal {
                 path: name.to_string(),
@@ -955,11 +958,11 @@ impl<'t, 'a> Interp<'t, 'a> {
                 state: ModState::Ok,
             }));
         }
-        if self.cfg.table.family(name).is_some() {
+        if self.cfg.table.family(name).is_some() || self.cfg.table.modules.contains_key(name) {
             return VSet::one(Val::Module(ModVal {
                 path: name.to_string(),
                 real: name.to_string(),
-                state: ModState::Quiet,
+                state: ModState::Blocked,
             }));
         }
         VSet::unknown()
@@ -1014,6 +1017,8 @@ impl<'t, 'a> Interp<'t, 'a> {
         let path = format!("{}.{}", m.path, name);
         let real_sub = format!("{}.{}", m.real, name);
         let quiet = m.state == ModState::Quiet;
+        let blocked = m.state == ModState::Blocked;
+        let harmless_parent = table.family(&m.real).is_none();
         if let Some(t) = table.module_attr(&m.real, name) {
             let is_sub = t == real_sub
                 || table.submodule_aliases.get(&real_sub).map(String::as_str) == Some(t)
@@ -1024,31 +1029,35 @@ impl<'t, 'a> Interp<'t, 'a> {
                 is_allowed(t, self.cfg.allow)
             };
             let unsafe_target = table.family(t).is_some();
-            let escape = if quiet {
-                None
-            } else if is_private(name) {
-                Some(Escape::Private {
-                    module: m.path.clone(),
-                    name: name.to_string(),
-                })
-            } else if m.state == ModState::Parent && !(is_sub && allowed) {
-                Some(Escape::Parent {
-                    module: m.path.clone(),
-                    name: name.to_string(),
-                })
-            } else if unsafe_target || !allowed {
-                Some(Escape::Outside {
-                    path: path.clone(),
-                    target: t.to_string(),
-                    leads: table
-                        .leads_to(&path)
-                        .map(|(p, t)| (p.to_string(), t.to_string())),
-                })
-            } else {
-                None
-            };
+            let escape =
+                if quiet || (blocked && !is_private(name) && !(unsafe_target && harmless_parent)) {
+                    None
+                } else if is_private(name) {
+                    Some(Escape::Private {
+                        module: m.path.clone(),
+                        real: m.real.clone(),
+                        name: name.to_string(),
+                    })
+                } else if m.state == ModState::Parent && !(is_sub && allowed) {
+                    Some(Escape::Parent {
+                        module: m.path.clone(),
+                        name: name.to_string(),
+                    })
+                } else if unsafe_target || !allowed {
+                    Some(Escape::Outside {
+                        path: path.clone(),
+                        target: t.to_string(),
+                        leads: table
+                            .leads_to(&path)
+                            .map(|(p, t)| (p.to_string(), t.to_string())),
+                    })
+                } else {
+                    None
+                };
             let state = if quiet || escape.is_some() {
                 ModState::Quiet
+            } else if blocked {
+                ModState::Blocked
             } else {
                 ModState::Ok
             };
@@ -1064,6 +1073,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         } else if is_private(name) {
             Some(Escape::Private {
                 module: m.path.clone(),
+                real: m.real.clone(),
                 name: name.to_string(),
             })
         } else if m.state == ModState::Parent && !is_allowed(&real_sub, self.cfg.allow) {
@@ -1071,7 +1081,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                 module: m.path.clone(),
                 name: name.to_string(),
             })
-        } else if !table.knows(&m.real) && HOST_MODULE_NAMES.contains(&name) {
+        } else if !table.knows(&m.real)
+            && HOST_MODULE_NAMES.contains(&name)
+            && (!blocked || harmless_parent)
+        {
             Some(Escape::Heuristic { path: path.clone() })
         } else {
             None
@@ -1564,7 +1577,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                         Val::Str(s) => Val::Module(ModVal {
                             path: s.clone(),
                             real: self.cfg.table.real_name(s),
-                            state: ModState::Quiet,
+                            state: ModState::Blocked,
                         }),
                         _ => Val::Unknown,
                     })
@@ -1644,7 +1657,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                             Val::Module(ModVal {
                                 real: self.cfg.table.real_name(&path),
                                 path,
-                                state: ModState::Quiet,
+                                state: ModState::Blocked,
                             })
                         }
                         _ => Val::Unknown,

@@ -23,7 +23,11 @@ pub enum ModState {
     /// Bound by `import a.b` where only `a.b` is allowed: every attribute except an allowed
     /// submodule is reported (the parent is not allowed).
     Parent,
-    /// Reached through a blocked import or an escape already reported: not reported again.
+    /// Reached through an import the allowlist blocks (already reported as IMP001), a dynamic
+    /// import, or an unbound host-module name: only private attributes and hops from a harmless
+    /// module to a host-reaching one are reported.
+    Blocked,
+    /// An escape already reported in this chain: nothing further is reported from it.
     Quiet,
 }
 
