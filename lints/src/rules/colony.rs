@@ -144,18 +144,19 @@ fn first_str_constant<'t>(call: Node<'t>, src: &str) -> Option<(Node<'t>, String
         return None;
     }
     let mut cursor = args.walk();
-    let first = args.named_children(&mut cursor).find(|n| {
-        !matches!(
-            n.kind(),
-            "keyword_argument" | "dictionary_splat" | "comment"
-        )
-    })?;
+    // Comments and backslash continuations are extras of the node, not arguments.
+    let first = args
+        .named_children(&mut cursor)
+        .find(|n| !n.is_extra() && !matches!(n.kind(), "keyword_argument" | "dictionary_splat"))?;
     let inner = parse::unparenthesize(first);
     let strings: Vec<Node> = match inner.kind() {
         "string" => vec![inner],
         "concatenated_string" => {
             let mut c = inner.walk();
-            inner.named_children(&mut c).collect()
+            inner
+                .named_children(&mut c)
+                .filter(|s| !s.is_extra())
+                .collect()
         }
         _ => return None,
     };

@@ -7,9 +7,10 @@
 
 use super::Checker;
 use crate::diagnostic::{Diagnostic, FixAvailability, Rule, RuleDoc, Severity};
+use crate::nodes::{NodeId, NodeTable};
 use crate::parse;
 use crate::semantic::{CallKind, FunctionId, SemanticModel, MAX_DEPTH};
-use crate::source::TextRange;
+use crate::source::{LineIndex, TextRange};
 use std::collections::HashMap;
 use tree_sitter::Node;
 
@@ -145,35 +146,41 @@ impl ActionPath {
 /// Path-aware action counting over a cell (see [`TOO_MANY_ACTIONS`]).
 pub struct PathCounter<'m, 'a> {
     model: &'m SemanticModel<'a>,
+    nodes: &'m NodeTable<'a>,
     memo: HashMap<FunctionId, ActionPath>,
     active: Vec<FunctionId>,
 }
 
 impl<'m, 'a> PathCounter<'m, 'a> {
-    /// A counter over `model`.
-    pub fn new(model: &'m SemanticModel<'a>) -> Self {
+    /// A counter over `model`, whose tree is the one `nodes` holds.
+    pub fn new(model: &'m SemanticModel<'a>, nodes: &'m NodeTable<'a>) -> Self {
         Self {
             model,
+            nodes,
             memo: HashMap::new(),
             active: Vec::new(),
         }
     }
 
-    /// The longest path through `node`.
+    /// The longest path through `node` (a node of the table's tree; an empty path otherwise).
     pub fn path(&mut self, node: Node<'a>) -> ActionPath {
-        self.count(node, 0)
+        match self.nodes.id_of(node) {
+            Some(id) => self.count(id, 0),
+            None => ActionPath::default(),
+        }
     }
 
-    fn children_seq(&mut self, node: Node<'a>, depth: usize) -> ActionPath {
-        let mut cursor = node.walk();
-        let kids: Vec<Node<'a>> = node.children(&mut cursor).collect();
-        kids.into_iter().fold(ActionPath::default(), |acc, c| {
-            acc.then(self.count(c, depth + 1))
-        })
+    fn children_seq(&mut self, id: NodeId, depth: usize) -> ActionPath {
+        let mut acc = ActionPath::default();
+        for c in self.nodes.children(id) {
+            acc = acc.then(self.count(c, depth + 1));
+        }
+        acc
     }
 
-    fn field(&mut self, node: Node<'a>, field: &str, depth: usize) -> ActionPath {
-        node.child_by_field_name(field)
+    fn field(&mut self, id: NodeId, field: &str, depth: usize) -> ActionPath {
+        self.nodes
+            .child_by_field(id, field)
             .map(|c| self.count(c, depth + 1))
             .unwrap_or_default()
     }
@@ -186,7 +193,10 @@ impl<'m, 'a> PathCounter<'m, 'a> {
             return ActionPath::default(); // recursion: counted once
         }
         self.active.push(f);
-        let path = match self.model.functions[f].body {
+        let body = self.model.functions[f]
+            .body
+            .and_then(|b| self.nodes.id_of(b));
+        let path = match body {
             Some(body) => self.count(body, depth + 1),
             None => ActionPath::default(),
         };
@@ -195,13 +205,15 @@ impl<'m, 'a> PathCounter<'m, 'a> {
         path
     }
 
-    fn count(&mut self, node: Node<'a>, depth: usize) -> ActionPath {
+    fn count(&mut self, id: NodeId, depth: usize) -> ActionPath {
         if depth > MAX_DEPTH {
             return ActionPath::default();
         }
-        match node.kind() {
+        let nodes = self.nodes;
+        match nodes.kind(id) {
             "call" => {
-                let before = self.children_seq(node, depth);
+                let before = self.children_seq(id, depth);
+                let node = nodes.node(id);
                 let own = match self.model.call_kind(node) {
                     CallKind::Action(_) => ActionPath {
                         calls: vec![parse::range(node)],
@@ -217,20 +229,17 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                 before.then(own)
             }
             "if_statement" => {
-                let cond = self.field(node, "condition", depth);
-                let body = self.field(node, "consequence", depth);
-                let mut cursor = node.walk();
-                let alternatives: Vec<Node<'a>> = node
-                    .children_by_field_name("alternative", &mut cursor)
-                    .collect();
+                let cond = self.field(id, "condition", depth);
+                let body = self.field(id, "consequence", depth);
+                let alternatives: Vec<NodeId> =
+                    nodes.children_by_field(id, "alternative").collect();
                 let rest = self.alternatives(&alternatives, depth);
                 cond.then(body.or(rest))
             }
             "conditional_expression" => {
-                let mut cursor = node.walk();
-                let parts: Vec<Node<'a>> = node
-                    .named_children(&mut cursor)
-                    .filter(|c| c.kind() != "comment")
+                let parts: Vec<NodeId> = nodes
+                    .named_children(id)
+                    .filter(|&c| nodes.kind(c) != "comment")
                     .collect();
                 match parts.as_slice() {
                     [a, cond, b] => {
@@ -239,18 +248,16 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                         let b = self.count(*b, depth + 1);
                         cond.then(a.or(b))
                     }
-                    _ => self.children_seq(node, depth),
+                    _ => self.children_seq(id, depth),
                 }
             }
             "try_statement" => {
-                let body = self.field(node, "body", depth);
+                let body = self.field(id, "body", depth);
                 let mut handlers = ActionPath::default();
                 let mut orelse = ActionPath::default();
                 let mut finally = ActionPath::default();
-                let mut cursor = node.walk();
-                let kids: Vec<Node<'a>> = node.named_children(&mut cursor).collect();
-                for c in kids {
-                    match c.kind() {
+                for c in nodes.named_children(id) {
+                    match nodes.kind(c) {
                         "except_clause" | "except_group_clause" => {
                             handlers = handlers.or(self.count(c, depth + 1));
                         }
@@ -264,12 +271,10 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                 normal.or(failed).then(finally)
             }
             "match_statement" => {
-                let subject = self.field(node, "subject", depth);
+                let subject = self.field(id, "subject", depth);
                 let mut best = ActionPath::default();
-                if let Some(body) = node.child_by_field_name("body") {
-                    let mut cursor = body.walk();
-                    let cases: Vec<Node<'a>> = body.named_children(&mut cursor).collect();
-                    for case in cases {
+                if let Some(body) = nodes.child_by_field(id, "body") {
+                    for case in nodes.named_children(body) {
                         best = best.or(self.count(case, depth + 1));
                     }
                 }
@@ -277,24 +282,22 @@ impl<'m, 'a> PathCounter<'m, 'a> {
             }
             "function_definition" => {
                 // Decorators, defaults and annotations run at definition; the body where called.
-                let mut cursor = node.walk();
-                let kids: Vec<Node<'a>> = node.children(&mut cursor).collect();
-                let body = node.child_by_field_name("body").map(|b| b.id());
-                kids.into_iter()
-                    .filter(|c| Some(c.id()) != body)
-                    .fold(ActionPath::default(), |acc, c| {
-                        acc.then(self.count(c, depth + 1))
-                    })
+                let body = nodes.child_by_field(id, "body");
+                let mut acc = ActionPath::default();
+                for c in nodes.children(id).filter(|&c| Some(c) != body) {
+                    acc = acc.then(self.count(c, depth + 1));
+                }
+                acc
             }
-            "lambda" => self.field(node, "parameters", depth),
-            _ => self.children_seq(node, depth),
+            "lambda" => self.field(id, "parameters", depth),
+            _ => self.children_seq(id, depth),
         }
     }
 
-    fn alternatives(&mut self, alternatives: &[Node<'a>], depth: usize) -> ActionPath {
+    fn alternatives(&mut self, alternatives: &[NodeId], depth: usize) -> ActionPath {
         match alternatives.split_first() {
             None => ActionPath::default(),
-            Some((first, rest)) if first.kind() == "elif_clause" => {
+            Some((first, rest)) if self.nodes.kind(*first) == "elif_clause" => {
                 let cond = self.field(*first, "condition", depth);
                 let body = self.field(*first, "consequence", depth);
                 let others = self.alternatives(rest, depth);
@@ -305,29 +308,21 @@ impl<'m, 'a> PathCounter<'m, 'a> {
     }
 }
 
-fn line_number(src: &str, offset: usize) -> usize {
-    src.as_bytes()[..offset.min(src.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 fn too_many_actions(checker: &mut Checker) {
     let model = checker.semantic();
     if model.actions.is_empty() {
         return;
     }
     let max = checker.settings.max_actions as usize;
-    let path = PathCounter::new(&model).path(checker.tree.root_node());
+    let path = PathCounter::new(&model, checker.nodes).path(checker.tree.root_node());
     if path.count() <= max {
         return;
     }
-    let src = checker.src;
+    let index = LineIndex::new(checker.src);
     let mut lines: Vec<usize> = path
         .calls
         .iter()
-        .map(|r| line_number(src, r.start))
+        .map(|r| index.line_of(r.start) + 1)
         .collect();
     lines.dedup();
     let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
@@ -413,17 +408,16 @@ fn too_many_browse(checker: &mut Checker) {
 
 /// Byte ranges that never make a line substantive: comments and bare string statements
 /// (docstrings).
-fn non_substantive(root: Node) -> Vec<TextRange> {
+fn non_substantive(nodes: &NodeTable) -> Vec<TextRange> {
     let mut out = Vec::new();
-    for node in parse::walk(root) {
-        match node.kind() {
+    for (id, node) in nodes.iter() {
+        match nodes.kind(id) {
             "comment" => out.push(parse::range(node)),
             "expression_statement" => {
-                let mut cursor = node.walk();
-                let kids: Vec<Node> = node.named_children(&mut cursor).collect();
-                if let [only] = kids.as_slice() {
+                let mut kids = nodes.named_children(id);
+                if let (Some(only), None) = (kids.next(), kids.next()) {
                     if matches!(
-                        parse::unparenthesize(*only).kind(),
+                        parse::unparenthesize(nodes.node(only)).kind(),
                         "string" | "concatenated_string"
                     ) {
                         out.push(parse::range(node));
@@ -438,8 +432,13 @@ fn non_substantive(root: Node) -> Vec<TextRange> {
 
 /// Ranges of the substantive lines of a cell (trimmed), in order.
 pub fn substantive_lines(src: &str, root: Node) -> Vec<TextRange> {
+    substantive_lines_in(src, &NodeTable::from_root(root))
+}
+
+/// [`substantive_lines`] over the cell's node table.
+pub fn substantive_lines_in(src: &str, nodes: &NodeTable) -> Vec<TextRange> {
     let mut excluded = vec![false; src.len()];
-    for r in non_substantive(root) {
+    for r in non_substantive(nodes) {
         for b in excluded.iter_mut().take(r.end.min(src.len())).skip(r.start) {
             *b = true;
         }
@@ -466,7 +465,7 @@ pub fn substantive_lines(src: &str, root: Node) -> Vec<TextRange> {
 
 fn cell_too_long(checker: &mut Checker) {
     let max = checker.settings.max_lines as usize;
-    let lines = substantive_lines(checker.src, checker.tree.root_node());
+    let lines = substantive_lines_in(checker.src, checker.nodes);
     if lines.len() <= max {
         return;
     }

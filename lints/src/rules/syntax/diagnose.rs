@@ -12,6 +12,7 @@
 //! from tree-sitter's first `ERROR`/`MISSING` node as `invalid syntax`.
 
 use super::tokenize::{is_keyword, tokenize, ErrorClass, Kind, Token, Tokens};
+use crate::nodes::{NodeId, NodeTable};
 use crate::source::TextRange;
 use tree_sitter::Node;
 
@@ -60,11 +61,20 @@ fn block_owner(first: &str, second: Option<&str>) -> Option<&'static str> {
 /// Diagnoses `src`, whose tree-sitter tree is rooted at `root`. `None` when CPython would parse
 /// it (as far as these checks can tell).
 pub fn diagnose(src: &str, root: Node) -> Option<PySyntaxError> {
-    diagnose_at_depth(src, root, 0)
+    diagnose_at_depth(src, &NodeTable::from_root(root), 0)
+}
+
+/// [`diagnose`] over the node table of the tree of `src`.
+pub fn diagnose_table(src: &str, nodes: &NodeTable) -> Option<PySyntaxError> {
+    diagnose_at_depth(src, nodes, 0)
 }
 
 /// `depth` counts f-string replacement fields being compiled (they are checked recursively).
-pub(super) fn diagnose_at_depth(src: &str, root: Node, depth: usize) -> Option<PySyntaxError> {
+pub(super) fn diagnose_at_depth(
+    src: &str,
+    nodes: &NodeTable,
+    depth: usize,
+) -> Option<PySyntaxError> {
     if let Some(i) = src.find('\0') {
         return Some(PySyntaxError {
             message: "source code string cannot contain null bytes".to_string(),
@@ -75,7 +85,7 @@ pub(super) fn diagnose_at_depth(src: &str, root: Node, depth: usize) -> Option<P
     }
     let toks = tokenize(src);
     let cx = Cx::new(src, &toks, depth);
-    let parser = cx.parser_error(root);
+    let parser = cx.parser_error(nodes);
     if let Some(te) = &toks.error {
         // CPython's parser meets the tokenizer error when it reads that token. Errors it found
         // before stand when they are "unexpected indent" (raised without reading on) or when
@@ -310,7 +320,8 @@ impl<'a> Cx<'a> {
     }
 
     /// The earliest parser error.
-    fn parser_error(&self, root: Node) -> Option<ParserError> {
+    fn parser_error(&self, nodes: &NodeTable) -> Option<ParserError> {
+        let root = nodes.node(0);
         let mut found: Vec<Candidate> = Vec::new();
         self.indentation(&mut found);
         // A literal that does not decode is raised when the parser reduces it; on a tie only
@@ -329,7 +340,10 @@ impl<'a> Cx<'a> {
         }
         // tree-sitter's ERROR and MISSING nodes (gate for the assignment-target check).
         let errors: Vec<TextRange> = if root.has_error() {
-            crate::parse::walk(root)
+            nodes
+                .nodes()
+                .iter()
+                .copied()
                 .filter(|n| n.is_error() || n.is_missing())
                 .map(crate::parse::range)
                 .collect()
@@ -346,9 +360,9 @@ impl<'a> Cx<'a> {
         self.decorators(&mut found);
         self.decorator_indentation(&mut found);
         self.dangling_clauses(&mut found);
-        self.tree_checks(root, &mut found);
+        self.tree_checks(nodes, &mut found);
         let best = found.into_iter().min_by_key(|c| c.pos);
-        let fallback = self.fallback(root).map(|(err, end)| ParserError {
+        let fallback = self.fallback(nodes).map(|(err, end)| ParserError {
             err,
             end,
             reads_on: false,
@@ -705,7 +719,7 @@ impl<'a> Cx<'a> {
     }
 
     /// Checks that need the parse tree.
-    fn tree_checks(&self, root: Node, found: &mut Vec<Candidate>) {
+    fn tree_checks(&self, nodes: &NodeTable, found: &mut Vec<Candidate>) {
         let newlines: Vec<usize> = self
             .toks
             .iter()
@@ -713,13 +727,13 @@ impl<'a> Cx<'a> {
             .map(|t| t.range.start)
             .collect();
         let tokenized_to = self.toks.last().map(|t| t.range.end).unwrap_or(0);
-        for node in crate::parse::walk(root) {
-            match node.kind() {
+        for (id, node) in nodes.iter() {
+            match nodes.kind(id) {
                 "module" | "block" => {
-                    let mut cursor = node.walk();
-                    let stmts: Vec<Node> = node
-                        .named_children(&mut cursor)
-                        .filter(|n| !matches!(n.kind(), "comment" | "ERROR"))
+                    let stmts: Vec<Node> = nodes
+                        .named_children(id)
+                        .filter(|&n| !matches!(nodes.kind(n), "comment" | "ERROR"))
+                        .map(|n| nodes.node(n))
                         .collect();
                     for w in stmts.windows(2) {
                         let b = w[1].start_byte();
@@ -756,7 +770,7 @@ impl<'a> Cx<'a> {
                         found.push(c);
                     }
                 }
-                "try_statement" => self.try_handlers(node, found),
+                "try_statement" => self.try_handlers(nodes, id, found),
                 "parameters" | "lambda_parameters" => self.parameter_order(node, found),
                 _ => {}
             }
@@ -793,16 +807,18 @@ impl<'a> Cx<'a> {
 
     /// tree-sitter's first ERROR or MISSING node as `invalid syntax` (or `expected ':'` for a
     /// missing colon), with the end of the ERROR node.
-    fn fallback(&self, root: Node) -> Option<(PySyntaxError, usize)> {
-        if !root.has_error() {
+    fn fallback(&self, nodes: &NodeTable) -> Option<(PySyntaxError, usize)> {
+        if !nodes.node(0).has_error() {
             return None;
         }
-        let node = crate::parse::walk(root)
-            .filter(|n| n.is_error() || n.is_missing())
-            .find(|n| {
-                !((n.is_error() && self.innermost_spurious(*n))
-                    || (n.is_missing() && self.inside_string(*n)))
-            })?;
+        let node = nodes
+            .iter()
+            .filter(|(_, n)| n.is_error() || n.is_missing())
+            .find(|&(id, n)| {
+                !((n.is_error() && self.innermost_spurious(nodes, id))
+                    || (n.is_missing() && self.inside_string(n)))
+            })
+            .map(|(_, n)| n)?;
         if node.is_missing() {
             let at = node.start_byte();
             let message = if node.kind() == ":" {
@@ -1042,11 +1058,11 @@ impl Cx<'_> {
     }
 
     /// `try` without `except` or `finally`: CPython fails at the first token after its body.
-    fn try_handlers(&self, node: Node, found: &mut Vec<Candidate>) {
-        let mut cursor = node.walk();
-        let handled = node.children(&mut cursor).any(|c| {
+    fn try_handlers(&self, nodes: &NodeTable, id: NodeId, found: &mut Vec<Candidate>) {
+        let node = nodes.node(id);
+        let handled = nodes.children(id).any(|c| {
             matches!(
-                c.kind(),
+                nodes.kind(c),
                 "except_clause" | "except_group_clause" | "finally_clause"
             )
         });
@@ -1466,8 +1482,11 @@ impl Cx<'_> {
     }
 
     /// True when the innermost ERROR inside `node` (or `node` itself) is an artefact.
-    fn innermost_spurious(&self, node: Node) -> bool {
-        let inner = crate::parse::walk(node)
+    fn innermost_spurious(&self, nodes: &NodeTable, id: NodeId) -> bool {
+        let node = nodes.node(id);
+        let inner = nodes.nodes()[nodes.subtree(id)]
+            .iter()
+            .copied()
             .filter(|n| n.is_error())
             .min_by_key(|n| n.end_byte() - n.start_byte())
             .unwrap_or(node);

@@ -671,9 +671,11 @@ impl FstringParser<'_> {
         };
         let wrapped = format!("({expr})");
         let tree = crate::parse::parse(&wrapped, None);
-        let Some(e) =
-            super::diagnose::diagnose_at_depth(&wrapped, tree.root_node(), self.depth + 1)
-        else {
+        let Some(e) = super::diagnose::diagnose_at_depth(
+            &wrapped,
+            &crate::nodes::NodeTable::from_root(tree.root_node()),
+            self.depth + 1,
+        ) else {
             return Ok(());
         };
         let message = e.message.strip_prefix("f-string: ").unwrap_or(&e.message);
