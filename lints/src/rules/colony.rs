@@ -25,7 +25,7 @@
 //! - Keys whose middle segment is a per-process dynamic segment are treated as known.
 
 use super::Checker;
-use crate::diagnostic::{Diagnostic, Fix};
+use crate::diagnostic::{Diagnostic, Fix, Severity};
 use crate::extract::{py_isspace, py_strip_range};
 use crate::parse;
 use crate::rules::{api, imports, shape, syntax};
@@ -56,6 +56,49 @@ pub fn check(checker: &mut Checker) {
     api_knowledge_base(checker, root);
     import_whitelist(checker, root);
     iteration_shape(checker, root);
+}
+
+/// A finding of the strict rules reported in the Colony profile: at `info`, since Colony does
+/// not report it. When its message is word for word a string Colony's validators return (strict
+/// `API001` words unknown keys as Colony does), a note saying why Colony stays silent is
+/// appended, so that each Colony string is the message of exactly one diagnostic of the cell.
+/// `colony` are the cell's Colony-profile findings.
+pub fn beyond_colony(mut d: Diagnostic, colony: &[Diagnostic]) -> Diagnostic {
+    d.severity = Severity::Info;
+    if is_colony_string(d.rule.code, &d.message) {
+        d.message.push_str(if colony.iter().any(|c| c.rule.code == "SYN001") {
+            " (not reported by Colony, whose validators stop at the syntax error)"
+        } else {
+            " (not checked by Colony, whose validator reads only a string literal passed first to \
+             the bare name `run`)"
+        });
+    }
+    d
+}
+
+/// True when `message` has the form of a string Colony's validators return for `code`.
+fn is_colony_string(code: &str, message: &str) -> bool {
+    match code {
+        "API001" => {
+            message.starts_with("Unknown action key '")
+                && (message.ends_with("'.") || message.ends_with("'?"))
+        }
+        "IMP001" => message.starts_with("Blocked import: "),
+        "SHP001" => {
+            message.starts_with("Too many actions in one iteration: ")
+                && message.ends_with("do only that.")
+        }
+        "SHP003" => {
+            message.starts_with("Too many browse() calls: ")
+                && message.ends_with("for a specific action.")
+        }
+        "SHP004" => {
+            message.starts_with("Code is too long: ")
+                && message.ends_with("not a complete program.")
+        }
+        "SYN001" => message.starts_with("Syntax error: "),
+        _ => false,
+    }
 }
 
 /// Colony's `_closest_match`: the number of differing positions over the common length plus
