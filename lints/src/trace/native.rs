@@ -310,28 +310,43 @@ const POW10: [f64; 23] = [
 /// are exact `f64`s, so one division gives the correctly rounded value, which is also what
 /// serde_json computes for such numbers. `None` for anything else.
 fn fast_decimal(t: &str) -> Option<f64> {
-    let (neg, body) = match t.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, t),
+    let b = t.as_bytes();
+    let neg = b.first() == Some(&b'-');
+    let mut i = usize::from(neg);
+    let mut m: u64 = 0;
+    let mut digits = 0usize;
+    let mut take = |i: &mut usize, m: &mut u64| -> Option<usize> {
+        let start = *i;
+        while let Some(&c) = b.get(*i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            digits += 1;
+            if digits > 15 {
+                return None;
+            }
+            *m = *m * 10 + u64::from(c - b'0');
+            *i += 1;
+        }
+        Some(*i - start)
     };
-    let (int, frac) = match body.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (body, None),
-    };
-    let frac = frac.unwrap_or("");
-    if int.is_empty()
-        || (int.len() > 1 && int.starts_with('0'))
-        || (body.contains('.') && frac.is_empty())
-        || int.len() + frac.len() > 15
-        || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit())
-    {
+    let int_start = i;
+    let int_len = take(&mut i, &mut m)?;
+    if int_len == 0 || (int_len > 1 && b[int_start] == b'0') {
         return None;
     }
-    let mut m: u64 = 0;
-    for c in int.bytes().chain(frac.bytes()) {
-        m = m * 10 + u64::from(c - b'0');
+    let mut frac = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        frac = take(&mut i, &mut m)?;
+        if frac == 0 {
+            return None;
+        }
     }
-    let v = m as f64 / POW10[frac.len()];
+    if i != b.len() {
+        return None;
+    }
+    let v = m as f64 / POW10[frac];
     Some(if neg { -v } else { v })
 }
 
@@ -374,20 +389,15 @@ impl<'a> Scanner<'a> {
         f(self).map(Some)
     }
 
-    /// A string without escapes, borrowed (keys). Short strings dominate: a plain byte loop.
+    /// A string without escapes, borrowed (keys).
     fn plain_string(&mut self) -> Option<&'a str> {
         if self.peek()? != b'"' {
             return None;
         }
         let start = self.i + 1;
-        let mut end = start;
-        loop {
-            match *self.b.get(end)? {
-                b'"' => break,
-                b'\\' => return None,
-                c if c < 0x20 => return None,
-                _ => end += 1,
-            }
+        let end = super::flat::string_stop(self.b, start)?;
+        if self.b[end] != b'"' {
+            return None;
         }
         self.i = end + 1;
         // Both ends are ASCII quotes, so these are char boundaries.
