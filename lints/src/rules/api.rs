@@ -801,12 +801,7 @@ fn type_check(
         Some(t) if !param.approximate_type => types::parse_type(t),
         _ => types::Ty::Unknown,
     };
-    let described = param
-        .allowed
-        .is_none()
-        .then(|| param.description.as_deref().and_then(description_enum))
-        .flatten();
-    if let Some(allowed) = param.allowed.as_ref().or(described.as_ref()) {
+    if let Some(allowed) = param.allowed.as_ref() {
         let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
         if scalars && !allowed.is_empty() {
             let values = types::Ty::Literal(allowed.clone());
@@ -858,21 +853,6 @@ fn type_check(
         }
     }
     checker.report(d);
-}
-
-/// Allowed values stated in a parameter description as BFCL writes them:
-/// `The mode to set. [Enum]: ["engage", "release"]`.
-fn description_enum(description: &str) -> Option<Vec<serde_json::Value>> {
-    let at = description.find("[Enum]:")?;
-    let rest = description[at + "[Enum]:".len()..].trim_start();
-    if !rest.starts_with('[') {
-        return None;
-    }
-    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<serde_json::Value>>();
-    match de.next() {
-        Some(Ok(values)) if !values.is_empty() => Some(values),
-        _ => None,
-    }
 }
 
 /// Names within edit distance of `name` (at most a third of the longer length, between 1 and
@@ -1330,19 +1310,6 @@ mod tests {
         assert!(!meaning_changes("list_query", "list_queries", &vocab));
         // `agent` is a KB word: choosing it over `agents` is a different word, not a typo.
         assert!(meaning_changes("get_status", "get_agent_status", &vocab));
-    }
-
-    #[test]
-    fn enums_stated_in_descriptions() {
-        assert_eq!(
-            description_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
-            Some(vec![
-                serde_json::json!("engage"),
-                serde_json::json!("release")
-            ])
-        );
-        assert_eq!(description_enum("No enum here."), None);
-        assert_eq!(description_enum("[Enum]: not a list"), None);
     }
 
     #[test]
