@@ -22,7 +22,9 @@
 //!   broken deterministically: the smallest distance, then the lexicographically smallest key.
 //! - With no knowledge base loaded nothing is reported for keys (Colony's empty key set would
 //!   reject every literal key; cellguard cannot know Colony's live key set without one).
-//! - Keys whose middle segment is a per-process dynamic segment are treated as known.
+//! - Keys whose middle segment is a per-process dynamic segment are treated as known, and a
+//!   dynamic action is a suggestion candidate with the cell key's own middle segment (the one
+//!   the model copied from the prompt of that process).
 
 use super::Checker;
 use crate::diagnostic::{Diagnostic, Fix, Severity};
@@ -176,8 +178,22 @@ fn api_knowledge_base(checker: &mut Checker, root: Node) {
     }
     let src = checker.src;
     let kb = checker.kb;
-    let mut keys: Vec<&str> = kb.actions.iter().map(|a| a.key.as_str()).collect();
-    keys.sort_unstable();
+    let keys: Vec<&str> = kb
+        .actions
+        .iter()
+        .filter(|a| !a.dynamic_segment)
+        .map(|a| a.key.as_str())
+        .collect();
+    // Actions whose middle segment is random per process: (class, method).
+    let dynamic: Vec<(&str, &str)> = kb
+        .actions
+        .iter()
+        .filter(|a| a.dynamic_segment)
+        .filter_map(|a| {
+            let (class, rest) = a.key.split_once('.')?;
+            Some((class, rest.rsplit_once('.')?.1))
+        })
+        .collect();
     let mut found = Vec::new();
     for node in parse::walk(root).filter(|n| n.kind() == "call") {
         if !is_bare_run(node, src) {
@@ -191,8 +207,24 @@ fn api_knowledge_base(checker: &mut Checker, root: Node) {
         if known {
             continue;
         }
-        let closest = closest_match(&key, keys.iter().copied());
-        found.push((parse::range(arg), key, closest.map(str::to_string)));
+        // Colony compares with the live keys, whose random middle segment is the one the model
+        // copied from the prompt: a dynamic action is a candidate with the cell's own middle
+        // segment.
+        let mut parts = key.splitn(3, '.');
+        let middle = parts
+            .next()
+            .and(parts.next())
+            .filter(|_| parts.next().is_some());
+        let live: Vec<String> = match middle {
+            Some(mid) => dynamic
+                .iter()
+                .map(|(class, method)| format!("{class}.{mid}.{method}"))
+                .collect(),
+            None => Vec::new(),
+        };
+        let candidates = keys.iter().copied().chain(live.iter().map(String::as_str));
+        let closest = closest_match(&key, candidates).map(str::to_string);
+        found.push((parse::range(arg), key, closest));
     }
     for (range, key, closest) in found {
         let d = match closest {
