@@ -29,6 +29,7 @@
 use super::Checker;
 use crate::diagnostic::{Diagnostic, Fix, Severity};
 use crate::extract::{py_isspace, py_strip_range};
+use crate::kb::KnowledgeBase;
 use crate::parse;
 use crate::rules::{api, imports, shape, syntax};
 use crate::source::TextRange;
@@ -65,8 +66,29 @@ pub fn check(checker: &mut Checker) {
 /// `API001` words unknown keys as Colony does), a note saying why Colony stays silent is
 /// appended, so that each Colony string is the message of exactly one diagnostic of the cell.
 /// `colony` are the cell's Colony-profile findings.
-pub fn beyond_colony(mut d: Diagnostic, colony: &[Diagnostic]) -> Diagnostic {
+///
+/// A fix of an `API` rule that writes an action key Colony's validator does not know exactly (a
+/// short or class-qualified key the dispatcher would resolve) would make Colony reject the cell:
+/// it becomes display-only, saying so.
+pub fn beyond_colony(mut d: Diagnostic, colony: &[Diagnostic], kb: &KnowledgeBase) -> Diagnostic {
     d.severity = Severity::Info;
+    if d.rule.code.starts_with("API") {
+        if let Some(fix) = d.fix.as_mut() {
+            let rejected = fix.edits.iter().find_map(|e| {
+                let key = e.content.trim_matches(|c| c == '"' || c == '\'');
+                let colony_unknown =
+                    !key.is_empty() && kb.get(key).is_none() && kb.resolve(key).action().is_some();
+                colony_unknown.then(|| key.to_string())
+            });
+            if let Some(key) = rejected {
+                fix.applicability = crate::diagnostic::Applicability::DisplayOnly;
+                fix.message.push_str(&format!(
+                    " (not applied in the Colony profile: Colony's validator accepts only exact \
+                     keys and would reject `{key}`)"
+                ));
+            }
+        }
+    }
     if is_colony_string(d.rule.code, &d.message) {
         d.message.push_str(if colony.iter().any(|c| c.rule.code == "SYN001") {
             " (not reported by Colony, whose validators stop at the syntax error)"
