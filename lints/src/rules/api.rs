@@ -54,7 +54,7 @@ pub static UNKNOWN_ACTION: Rule = Rule {
         example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_statsu\", agent_ids=[])\n",
         fixed_example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_status\", agent_ids=[])\n",
         fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ..., also inflected or compounded: `is_disabled`/`is_enabled`, `stopping`/`starting`, `stopup`/`startup`), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables, f-strings or `+` concatenations get no fix; an implicit concatenation (`\"A.b.\" \"c\"`) is edited in the part that differs, keeping its split.",
-        options: "`knowledge-base`, `--kb`; `dialect`.",
+        options: "`knowledge-base`, `--kb`; `dialect`. With `profile = \"colony\"`, Colony's exact-key check, padded Hamming suggestion and messages (docs/colony-profile.md).",
         source: "Colony APIKnowledgeBaseValidator and dispatcher `_get_executor_for_action` (colony-reference §2.3, §3.4, §7.3 cases 18, 21, 22).",
         example_kb: DOC_KB,
         ..RuleDoc::EMPTY
