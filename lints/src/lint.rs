@@ -48,7 +48,8 @@ pub fn check_cell_with_table<'a>(
 }
 
 /// `profile = "colony"`: Colony's validators reproduced (rules/colony.rs) at their own
-/// severities; every other finding at `info`; a strict diagnostic that duplicates a Colony one
+/// severities; every other finding at `info` ([`rules::colony::beyond_colony`]); a strict
+/// diagnostic that duplicates a Colony one
 /// is dropped: same code and overlapping range, or, for the per-cell shape findings (`SHP001`,
 /// `SHP003`, `SHP004`, one per cell whatever the range each points at), the same code.
 fn colony_profile<'a>(
@@ -70,10 +71,7 @@ fn colony_profile<'a>(
                 .iter()
                 .any(|c| c.rule.code == d.rule.code && (per_cell || c.range.overlaps(d.range)))
         })
-        .map(|mut d| {
-            d.severity = Severity::Info;
-            d
-        })
+        .map(|d| rules::colony::beyond_colony(d, &colony, kb))
         .collect();
     out.extend(colony);
     out

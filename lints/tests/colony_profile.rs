@@ -8,8 +8,9 @@
 //! `git diff`.
 //!
 //! Beyond the exact expectations, every Colony-profile result must keep the profile's contract:
-//! only Colony's own validator messages (and an empty extraction) are above `info`, each string
-//! Colony would return appears exactly once, and no strict diagnostic duplicates one of them.
+//! only Colony's own validator messages (and an empty extraction) are above `info`, no `info`
+//! diagnostic has the message of a Colony string (so each string Colony would return is the
+//! message of exactly one diagnostic), and no strict diagnostic duplicates one of them.
 
 use cellguard_lints::config::{discover, Overrides, Profile, Project};
 use cellguard_lints::diagnostic::{Diagnostic, Severity};
@@ -109,6 +110,14 @@ fn check_contract(name: &str, diagnostics: &[Diagnostic]) {
         );
     }
     for d in diagnostics.iter().filter(|d| d.severity == Severity::Info) {
+        assert!(
+            !patterns
+                .iter()
+                .any(|(code, re)| *code == d.rule.code && re.is_match(&d.message)),
+            "{name}: {} at info repeats a Colony string: {}",
+            d.rule.code,
+            d.message
+        );
         let per_cell = matches!(d.rule.code, "SHP001" | "SHP003" | "SHP004");
         assert!(
             !colony

@@ -733,8 +733,42 @@ impl<'a> Extractor<'a> {
                     let name = self.text(left).to_string();
                     if self.is_decorator_ref(right) {
                         self.facts.aliases.insert(name);
-                    } else if let Some(v) = parse::literal_str(right, self.src) {
-                        self.facts.constants.insert(name, v);
+                    } else {
+                        // `action_executor = something_else`: the name no longer is Colony's.
+                        self.facts.aliases.remove(&name);
+                        if let Some(v) = parse::literal_str(right, self.src) {
+                            self.facts.constants.insert(name, v);
+                        }
+                    }
+                }
+                "function_definition" | "class_definition" | "decorated_definition" => {
+                    // A module that defines its own `action_executor` (a registry decorator of
+                    // another framework, a pytest fixture, a ROS callback) does not use
+                    // Colony's: its decorated methods are no actions. Colony's own definition
+                    // (in its dispatcher module) is recognised by its `planning_summary` /
+                    // `exclude_from_planning` parameters.
+                    let def = if stmt.kind() == "decorated_definition" {
+                        stmt.child_by_field_name("definition")
+                    } else {
+                        Some(stmt)
+                    };
+                    let Some(def) = def else { continue };
+                    let named = def
+                        .child_by_field_name("name")
+                        .is_some_and(|n| self.facts.aliases.contains(self.text(n)));
+                    if !named {
+                        continue;
+                    }
+                    let colony_like = def.kind() == "function_definition"
+                        && def.child_by_field_name("parameters").is_some_and(|p| {
+                            let t = self.text(p);
+                            t.contains("planning_summary") || t.contains("exclude_from_planning")
+                        });
+                    if !colony_like {
+                        if let Some(n) = def.child_by_field_name("name") {
+                            let n = self.text(n).to_string();
+                            self.facts.aliases.remove(&n);
+                        }
                     }
                 }
                 "if_statement" | "try_statement" | "with_statement" | "block" | "else_clause"
@@ -1737,7 +1771,10 @@ fn docstring_args(doc: &str) -> HashMap<String, String> {
 
 /// Functions whose bodies the extractor reads (dispatch keys, group tags and descriptions,
 /// enum `__str__`).
-const KEEP_BODIES: [&str; 6] = [
+const KEEP_BODIES: [&str; 7] = [
+    // A module's own `action_executor`: its signature tells Colony's factory from another
+    // framework's decorator of the same name.
+    "action_executor",
     "__init__",
     "capability_key",
     "get_capability_name",

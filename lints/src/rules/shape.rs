@@ -27,7 +27,7 @@ pub static TOO_MANY_ACTIONS: Rule = Rule {
         example: "await run(\"A.a.ack\")\nawait run(\"A.a.load\")\nawait run(\"A.a.analyze\")\nawait run(\"A.a.report\")\n",
         fixed_example: "await run(\"A.a.ack\")\nr = await run(\"A.a.analyze\")\nif r.success:\n    await run(\"A.a.report\")\nelse:\n    await run(\"A.a.retry\")\n",
         fix_safety: "No fix: splitting a cell is a planning decision.",
-        options: "`[lint.shape] max-actions` (default 3, Colony's).",
+        options: "`[lint.shape] max-actions` (default 3, Colony's). With `profile = \"colony\"`, Colony's own count and message (docs/colony-profile.md).",
         source: "Colony IterationShapeValidator `_count_runs_per_path` (colony-reference §3.5, §7.2 cases 8-11, 15).",
         ..RuleDoc::EMPTY
     },
@@ -65,7 +65,7 @@ pub static TOO_MANY_BROWSE: Rule = Rule {
         example: "await browse(\"agents\")\nawait browse(\"planning\")\n",
         fixed_example: "await browse(\"agents\")\n",
         fix_safety: "No fix.",
-        options: "`[lint.shape] max-browse` (default 1, Colony's).",
+        options: "`[lint.shape] max-browse` (default 1, Colony's). With `profile = \"colony\"`, Colony's textual count and message (docs/colony-profile.md).",
         source: "Colony IterationShapeValidator browse count (colony-reference §3.5, §7.2 case 12).",
         ..RuleDoc::EMPTY
     },
@@ -84,7 +84,7 @@ pub static CELL_TOO_LONG: Rule = Rule {
         example: "a = 1\nb = 2\nc = a + b\nlog(c)\n",
         fixed_example: "\"\"\"Add two numbers.\n\nA docstring does not count.\n\"\"\"\n# neither do comments\n\na = 1\nb = 2\nlog(a + b)\n",
         fix_safety: "No fix.",
-        options: "`[lint.shape] max-lines` (default 50, Colony's).",
+        options: "`[lint.shape] max-lines` (default 50, Colony's). With `profile = \"colony\"`, Colony's count (string lines included) and message (docs/colony-profile.md).",
         source: "Colony IterationShapeValidator line count (colony-reference §3.5, §7.2 case 17).",
         example_config: "[lint.shape]\nmax-lines = 3\n",
         ..RuleDoc::EMPTY

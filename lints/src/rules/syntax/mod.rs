@@ -91,6 +91,7 @@ pub static RULES: &[&Rule] = &[
 ];
 
 pub mod diagnose;
+pub mod literals;
 pub mod tokenize;
 
 pub use diagnose::PySyntaxError;
