@@ -71,7 +71,7 @@ fn colony_profile<'a>(
                 .iter()
                 .any(|c| c.rule.code == d.rule.code && (per_cell || c.range.overlaps(d.range)))
         })
-        .map(|d| rules::colony::beyond_colony(d, &colony))
+        .map(|d| rules::colony::beyond_colony(d, &colony, kb))
         .collect();
     out.extend(colony);
     out

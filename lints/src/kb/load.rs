@@ -385,6 +385,22 @@ pub(crate) fn literal_values(ty: &str) -> Option<Vec<Value>> {
     types::allowed_values(ty)
 }
 
+/// Allowed values stated in a parameter description as BFCL's function docs write them:
+/// `The mode to set. [Enum]: ["engage", "release"]` (a JSON array after `[Enum]:`). `None`
+/// without one, or when what follows is not a non-empty JSON array.
+pub(crate) fn described_enum(description: &str) -> Option<Vec<Value>> {
+    let at = description.find("[Enum]:")?;
+    let rest = description[at + "[Enum]:".len()..].trim_start();
+    if !rest.starts_with('[') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<Value>>();
+    match de.next() {
+        Some(Ok(values)) if !values.is_empty() => Some(values),
+        _ => None,
+    }
+}
+
 /// One parameter of a KB file or tool list.
 ///
 /// Errors: no `name` string (a nameless parameter can never be passed, and used to be read
@@ -411,7 +427,11 @@ fn kb_param(p: &Map<String, Value>) -> Result<Param, String> {
         .unwrap_or(default.is_none());
     let allowed = match p.get("allowed").or_else(|| p.get("enum")) {
         Some(Value::Array(a)) => Some(a.clone()),
-        _ => ty.as_deref().and_then(literal_values),
+        _ => ty.as_deref().and_then(literal_values).or_else(|| {
+            str_of(p.get("description"))
+                .as_deref()
+                .and_then(described_enum)
+        }),
     };
     Ok(Param {
         name,
@@ -703,7 +723,12 @@ fn tool(v: &Value) -> Option<Action> {
                     .get("enum")
                     .and_then(Value::as_array)
                     .cloned()
-                    .or_else(|| ty.as_deref().and_then(types::allowed_values));
+                    .or_else(|| ty.as_deref().and_then(types::allowed_values))
+                    .or_else(|| {
+                        p.get("description")
+                            .and_then(Value::as_str)
+                            .and_then(described_enum)
+                    });
                 params.push(Param {
                     name: pname.clone(),
                     ty,
@@ -845,6 +870,42 @@ mod tests {
                 .param("door")
                 .unwrap()
                 .required
+        );
+    }
+
+    #[test]
+    fn enums_stated_in_bfcl_descriptions() {
+        assert_eq!(
+            described_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
+            Some(vec![Value::from("engage"), Value::from("release")])
+        );
+        assert_eq!(described_enum("No enum here."), None);
+        assert_eq!(described_enum("[Enum]: not a list"), None);
+        assert_eq!(described_enum("[Enum]: []"), None);
+        let kb = load_str(
+            r#"[{"name": "lockDoors", "parameters": {"type": "dict", "properties": {
+                "unlock": {"type": "boolean", "description": "True to unlock."},
+                "door": {"type": "array", "items": {"type": "string"},
+                         "description": "The doors. [Enum]: [\"driver\", \"passenger\"]"},
+                "mode": {"type": "string", "enum": ["a"], "description": "[Enum]: [\"b\"]"},
+                "side": {"type": "array", "items": {"type": "string", "enum": ["left", "right"]}}
+            }, "required": ["unlock", "door"]}}]"#,
+            "tools.json",
+        )
+        .unwrap();
+        let tool = kb.get("lockDoors").unwrap();
+        let allowed = |p: &str| tool.param(p).unwrap().allowed.clone();
+        assert_eq!(allowed("unlock"), None);
+        assert_eq!(
+            allowed("door"),
+            Some(vec![Value::from("driver"), Value::from("passenger")])
+        );
+        // A schema `enum` wins over the description.
+        assert_eq!(allowed("mode"), Some(vec![Value::from("a")]));
+        // An `items` enum is in the element type (`list[Literal['left', 'right']]`).
+        assert_eq!(
+            tool.param("side").unwrap().ty.as_deref(),
+            Some("list[Literal['left', 'right']]")
         );
     }
 

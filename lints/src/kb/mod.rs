@@ -63,7 +63,8 @@ pub struct Param {
     pub default: Option<String>,
     /// Keyword-only (after `*`).
     pub keyword_only: bool,
-    /// Allowed literal values (`Literal[...]` or a JSON-schema `enum`), when constrained.
+    /// Allowed literal values, when constrained: a JSON-schema `enum`, `Literal[...]`, or a BFCL
+    /// description's `[Enum]: [...]` (on a list parameter the values constrain the elements).
     pub allowed: Option<Vec<serde_json::Value>>,
     /// Description from the docstring or schema.
     pub description: Option<String>,

@@ -54,7 +54,7 @@ pub static UNKNOWN_ACTION: Rule = Rule {
         example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_statsu\", agent_ids=[])\n",
         fixed_example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_status\", agent_ids=[])\n",
         fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ..., also inflected or compounded: `is_disabled`/`is_enabled`, `stopping`/`starting`, `stopup`/`startup`), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables, f-strings or `+` concatenations get no fix; an implicit concatenation (`\"A.b.\" \"c\"`) is edited in the part that differs, keeping its split.",
-        options: "`knowledge-base`, `--kb`; `dialect`.",
+        options: "`knowledge-base`, `--kb`; `dialect`. With `profile = \"colony\"`, Colony's exact-key check, padded Hamming suggestion and messages (docs/colony-profile.md).",
         source: "Colony APIKnowledgeBaseValidator and dispatcher `_get_executor_for_action` (colony-reference §2.3, §3.4, §7.3 cases 18, 21, 22).",
         example_kb: DOC_KB,
         ..RuleDoc::EMPTY
@@ -801,12 +801,7 @@ fn type_check(
         Some(t) if !param.approximate_type => types::parse_type(t),
         _ => types::Ty::Unknown,
     };
-    let described = param
-        .allowed
-        .is_none()
-        .then(|| param.description.as_deref().and_then(description_enum))
-        .flatten();
-    if let Some(allowed) = param.allowed.as_ref().or(described.as_ref()) {
+    if let Some(allowed) = param.allowed.as_ref() {
         let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
         if scalars && !allowed.is_empty() {
             let values = types::Ty::Literal(allowed.clone());
@@ -858,21 +853,6 @@ fn type_check(
         }
     }
     checker.report(d);
-}
-
-/// Allowed values stated in a parameter description as BFCL writes them:
-/// `The mode to set. [Enum]: ["engage", "release"]`.
-fn description_enum(description: &str) -> Option<Vec<serde_json::Value>> {
-    let at = description.find("[Enum]:")?;
-    let rest = description[at + "[Enum]:".len()..].trim_start();
-    if !rest.starts_with('[') {
-        return None;
-    }
-    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<serde_json::Value>>();
-    match de.next() {
-        Some(Ok(values)) if !values.is_empty() => Some(values),
-        _ => None,
-    }
 }
 
 /// Names within edit distance of `name` (at most a third of the longer length, between 1 and
@@ -1330,19 +1310,6 @@ mod tests {
         assert!(!meaning_changes("list_query", "list_queries", &vocab));
         // `agent` is a KB word: choosing it over `agents` is a different word, not a typo.
         assert!(meaning_changes("get_status", "get_agent_status", &vocab));
-    }
-
-    #[test]
-    fn enums_stated_in_descriptions() {
-        assert_eq!(
-            description_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
-            Some(vec![
-                serde_json::json!("engage"),
-                serde_json::json!("release")
-            ])
-        );
-        assert_eq!(description_enum("No enum here."), None);
-        assert_eq!(description_enum("[Enum]: not a list"), None);
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub static BLOCKED_IMPORT: Rule = Rule {
         example: "import os\n",
         fixed_example: "x = json.dumps({})\n",
         fix_safety: "Removing the import is unsafe: later uses of the name then fail.",
-        options: "`[lint.imports] allow`, `extend-allow`.",
+        options: "`[lint.imports] allow`, `extend-allow`. With `profile = \"colony\"`, Colony's root-only check and its `Blocked import: ...` messages (docs/colony-profile.md).",
         source: "Colony ImportWhitelistValidator (colony-reference §3.3); smolagents `authorized_imports` (guardrail-anchors §2.1).",
         ..RuleDoc::EMPTY
     },
@@ -76,7 +76,11 @@ pub fn is_allowed(module: &str, allow: &[String]) -> bool {
     allow.iter().any(|entry| {
         let entry = entry.trim();
         let entry = entry.strip_suffix(".*").unwrap_or(entry);
-        entry == "*" || module == entry || module.starts_with(&format!("{entry}."))
+        entry == "*"
+            || module == entry
+            || (module.len() > entry.len()
+                && module.starts_with(entry)
+                && module.as_bytes()[entry.len()] == b'.')
     })
 }
 
