@@ -468,7 +468,10 @@ impl<'a> Replayer<'a> {
                     .patterns
                     .iter()
                     .any(|p| p.mode == MatchMode::Substring),
-                cfg.guardrails.patterns.iter().any(|p| p.mode == MatchMode::Key),
+                cfg.guardrails
+                    .patterns
+                    .iter()
+                    .any(|p| p.mode == MatchMode::Key),
             ),
             no_bits: vec![0u64; cfg.guardrails.patterns.len().div_ceil(64).max(1)].into(),
         }
@@ -629,7 +632,10 @@ impl<'a> Replayer<'a> {
             Record::Call(_) | Record::Completion(_) => {}
             Record::Approval(a) => run.state.approvals.add(a),
             Record::Message(m) => run.state.on_message(set, m),
-            Record::Override(o) => run.state.semantic.set_disabled(&o.constraint_id, o.disabled),
+            Record::Override(o) => run
+                .state
+                .semantic
+                .set_disabled(&o.constraint_id, o.disabled),
             Record::Inference(_) | Record::State(_) => {}
         }
     }

@@ -757,7 +757,9 @@ fn prior_params_match(
     {
         return Err(d.error(
             &pm.span,
-            format!("`captures-subset-of` / `captures-any-in` need an {conds_name} regex that captures"),
+            format!(
+                "`captures-subset-of` / `captures-any-in` need an {conds_name} regex that captures"
+            ),
         ));
     }
     Ok(m)
@@ -810,11 +812,16 @@ fn semantic_constraint(
     if !ids.insert(id.clone()) {
         return Err(d.error(&iv.span, format!("duplicate constraint id `{id}`")));
     }
-    let av = get(t, "applies-to")
-        .ok_or_else(|| d.error(&v.span, "a semantic constraint needs `applies-to` (action patterns)"))?;
+    let av = get(t, "applies-to").ok_or_else(|| {
+        d.error(
+            &v.span,
+            "a semantic constraint needs `applies-to` (action patterns)",
+        )
+    })?;
     let mut applies_to = Vec::new();
     for (s, span) in strings(d, av, "`applies-to`")? {
-        applies_to.push(set.add_pattern(Pattern::compile(&s, mode).map_err(|m| d.error(&span, m))?));
+        applies_to
+            .push(set.add_pattern(Pattern::compile(&s, mode).map_err(|m| d.error(&span, m))?));
     }
     let scope = match get(t, "scope") {
         None => semantic::Scope::Cell,
@@ -869,7 +876,8 @@ fn semantic_constraint(
             let cv = get(et, "call")
                 .ok_or_else(|| d.error(&ev.span, "`evidence` needs `call` (a pattern)"))?;
             let ctext = string(d, cv, "`call`")?;
-            let pid = set.add_pattern(Pattern::compile(&ctext, mode).map_err(|m| d.error(&cv.span, m))?);
+            let pid =
+                set.add_pattern(Pattern::compile(&ctext, mode).map_err(|m| d.error(&cv.span, m))?);
             let status = match get(et, "status") {
                 Some(x) => statuses(d, x)?,
                 None => StatusSet::any(),

@@ -174,7 +174,11 @@ impl SemanticConstraints {
                                 None => text.to_string(),
                             };
                             Err((
-                                if c.reason.is_empty() { reason } else { c.reason.clone() },
+                                if c.reason.is_empty() {
+                                    reason
+                                } else {
+                                    c.reason.clone()
+                                },
                                 c.suggestion.clone(),
                             ))
                         } else {
@@ -189,8 +193,12 @@ impl SemanticConstraints {
                         Scope::Cell => h.first_seq() + h.cell_start() as u64,
                         Scope::Session => h.first_seq(),
                     };
-                    let found = h.hits(*watch).iter().rev().take_while(|&&seq| seq >= start).any(
-                        |&seq| {
+                    let found = h
+                        .hits(*watch)
+                        .iter()
+                        .rev()
+                        .take_while(|&&seq| seq >= start)
+                        .any(|&seq| {
                             h.get(seq).is_some_and(|rec| match prior_match {
                                 None => true,
                                 Some(m) => {
@@ -198,8 +206,7 @@ impl SemanticConstraints {
                                     m.eval(prior, result, call.params(), &captures)
                                 }
                             })
-                        },
-                    );
+                        });
                     if found {
                         Ok(())
                     } else {

@@ -820,9 +820,24 @@ mod tests {
             "0.00000000000001",
         ] {
             let want: f64 = serde_json::from_str(t).unwrap();
-            assert_eq!(fast_decimal(t).map(f64::to_bits), Some(want.to_bits()), "{t}");
+            assert_eq!(
+                fast_decimal(t).map(f64::to_bits),
+                Some(want.to_bits()),
+                "{t}"
+            );
         }
-        for t in ["01", "1.", ".5", "1e5", "1234567890123456", "0.000000000000001", "-", "", "1.2.3", "+1"] {
+        for t in [
+            "01",
+            "1.",
+            ".5",
+            "1e5",
+            "1234567890123456",
+            "0.000000000000001",
+            "-",
+            "",
+            "1.2.3",
+            "+1",
+        ] {
             assert_eq!(fast_decimal(t), None, "{t}");
         }
     }
