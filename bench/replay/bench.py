@@ -31,6 +31,7 @@ import ast
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -153,16 +154,19 @@ def timed_run(args, repeat=1):
     best = None
     for _ in range(repeat):
         cmd = ["/usr/bin/time", "-v"] + args if os.path.exists("/usr/bin/time") else args
-        before = os.times()
+        # getrusage, not os.times: the latter counts in clock ticks (10 ms), which rounds a short
+        # run down to zero CPU seconds.
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         dt = time.perf_counter() - t0
-        after = os.times()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if p.returncode not in (0, 1):
             raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.decode()[-2000:]}")
         m = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
         rss = int(m.group(1)) if m else None
-        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        cpu = max(cpu, 1e-6)
         if best is None or cpu < best["cpu"]:
             best = {"wall": dt, "cpu": cpu, "rss": rss}
         best["out"] = p.stdout
