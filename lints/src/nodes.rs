@@ -32,6 +32,23 @@ struct Info {
     named: bool,
 }
 
+/// Name and namedness of every node kind of the Python grammar, by kind id (what `Node::kind`
+/// and `Node::is_named` return for a node of that `kind_id`, without their per-node lookups).
+fn kinds() -> &'static [(&'static str, bool)] {
+    static KINDS: std::sync::OnceLock<Vec<(&'static str, bool)>> = std::sync::OnceLock::new();
+    KINDS.get_or_init(|| {
+        let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        (0..language.node_kind_count() as u16)
+            .map(|id| {
+                (
+                    language.node_kind_for_id(id).unwrap_or(""),
+                    language.node_kind_is_named(id),
+                )
+            })
+            .collect()
+    })
+}
+
 /// Every node of one tree in pre-order, with kinds, fields, parents and subtree extents.
 /// See the module docs.
 #[derive(Debug)]
@@ -48,8 +65,11 @@ impl<'t> NodeTable<'t> {
 
     /// Builds the table of the subtree rooted at `root` (index `0` is `root`).
     pub fn from_root(root: Node<'t>) -> Self {
-        let mut nodes: Vec<Node<'t>> = Vec::new();
-        let mut info: Vec<Info> = Vec::new();
+        // `descendant_count` is stored in the tree: the table never reallocates.
+        let capacity = root.descendant_count();
+        let mut nodes: Vec<Node<'t>> = Vec::with_capacity(capacity);
+        let mut info: Vec<Info> = Vec::with_capacity(capacity);
+        let kinds = kinds();
         let mut cursor = root.walk();
         let mut ancestors: Vec<u32> = Vec::new();
         'walk: loop {
@@ -60,8 +80,12 @@ impl<'t> NodeTable<'t> {
                 info[parent as usize].child_count += 1;
             }
             nodes.push(node);
+            let (kind, named) = kinds
+                .get(node.kind_id() as usize)
+                .copied()
+                .unwrap_or_else(|| (node.kind(), node.is_named()));
             info.push(Info {
-                kind: node.kind(),
+                kind,
                 // The root of the table has no parent here, whatever its field in the tree.
                 field: if parent == NONE {
                     None
@@ -71,7 +95,7 @@ impl<'t> NodeTable<'t> {
                 parent,
                 end: NONE,
                 child_count: 0,
-                named: node.is_named(),
+                named,
             });
             if cursor.goto_first_child() {
                 ancestors.push(id);

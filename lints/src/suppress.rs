@@ -507,6 +507,7 @@ impl CellSuppressions {
                 }
             }
         }
+        let mut rows_not_comments: Option<Vec<usize>> = None;
         let mut directives = Vec::new();
         for (c, row, own_line, ds) in found {
             for d in ds {
@@ -528,7 +529,9 @@ impl CellSuppressions {
                         }
                     }
                     DirectiveKind::Ignore if own_line => {
-                        own_line_coverage(src, &index, c, &leaves, &statement_at)
+                        let rows = rows_not_comments
+                            .get_or_insert_with(|| non_comment_rows_before(src, &index));
+                        own_line_coverage(rows, c, &leaves, &statement_at)
                     }
                     _ => {
                         let mut first = row;
@@ -565,9 +568,29 @@ impl CellSuppressions {
     }
 }
 
+/// `out[r]`: how many of the rows before row `r` are not comment rows (blank or code), for
+/// `r` up to the row count; a row range holds only comment rows when the counts at its ends
+/// are equal.
+fn non_comment_rows_before(src: &str, index: &LineIndex) -> Vec<usize> {
+    let mut out = Vec::with_capacity(index.line_count() + 1);
+    let mut n = 0;
+    out.push(0);
+    for r in 0..index.line_count() {
+        let a = index.line_start(r).unwrap_or(src.len());
+        let b = index.line_end(r, src);
+        if !src
+            .get(a..b)
+            .is_some_and(|t| t.trim_start().starts_with('#'))
+        {
+            n += 1;
+        }
+        out.push(n);
+    }
+    out
+}
+
 fn own_line_coverage(
-    src: &str,
-    index: &LineIndex,
+    non_comment_rows_before: &[usize],
     comment: Node,
     leaves: &[Node],
     statement_at: &std::collections::BTreeMap<usize, Node>,
@@ -580,15 +603,15 @@ fn own_line_coverage(
     let row = comment.start_position().row;
     let next_row = next.start_position().row;
     // Only comment rows may stand between the suppression and the code it covers.
-    for r in row + 1..next_row {
-        let a = index.line_start(r).unwrap_or(src.len());
-        let b = index.line_end(r, src);
-        if !src
-            .get(a..b)
-            .is_some_and(|t| t.trim_start().starts_with('#'))
-        {
-            return Coverage::Nothing;
-        }
+    let count = |r: usize| {
+        non_comment_rows_before
+            .get(r)
+            .or(non_comment_rows_before.last())
+            .copied()
+            .unwrap_or(0)
+    };
+    if next_row > row + 1 && count(next_row) != count(row + 1) {
+        return Coverage::Nothing;
     }
     match statement_at.get(&next.start_byte()) {
         Some(stmt) => Coverage::Rows(stmt.start_position().row, stmt.end_position().row),

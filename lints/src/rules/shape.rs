@@ -11,7 +11,7 @@ use crate::nodes::{NodeId, NodeTable};
 use crate::parse;
 use crate::semantic::{CallKind, FunctionId, SemanticModel, MAX_DEPTH};
 use crate::source::{LineIndex, TextRange};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use tree_sitter::Node;
 
 /// SHP001 too-many-actions.
@@ -117,21 +117,74 @@ pub fn check(checker: &mut Checker) {
 
 /// The actions of one execution path, in order: where each is reported (the action call, or
 /// the call of the cell function that dispatches it).
+///
+/// Stored run-length encoded: a call of a cell function that dispatches `n` actions is one run
+/// of `n` at the call, so helpers calling helpers (each doubling the count) cost one run per
+/// call site instead of one entry per action, and the count saturates instead of overflowing.
 #[derive(Debug, Clone, Default)]
 pub struct ActionPath {
-    /// Ranges of the counted calls, in execution order.
-    pub calls: Vec<TextRange>,
+    /// Ranges of the counted calls in execution order, each with how many actions it counts
+    /// for (consecutive runs never share a range).
+    runs: VecDeque<(TextRange, usize)>,
+    count: usize,
 }
 
 impl ActionPath {
-    /// Number of actions on the path.
-    pub fn count(&self) -> usize {
-        self.calls.len()
+    fn one(range: TextRange, n: usize) -> ActionPath {
+        if n == 0 {
+            return ActionPath::default();
+        }
+        ActionPath {
+            runs: VecDeque::from([(range, n)]),
+            count: n,
+        }
     }
 
-    fn then(mut self, other: ActionPath) -> ActionPath {
-        self.calls.extend(other.calls);
-        self
+    /// Number of actions on the path (saturating at `usize::MAX`).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The ranges of the counted calls, in execution order, each with the number of actions it
+    /// counts for.
+    pub fn runs(&self) -> impl Iterator<Item = (TextRange, usize)> + '_ {
+        self.runs.iter().copied()
+    }
+
+    /// Where the `n`-th action (zero-based) of the path is reported.
+    pub fn nth(&self, n: usize) -> Option<TextRange> {
+        let mut seen = 0usize;
+        for &(range, k) in &self.runs {
+            seen = seen.saturating_add(k);
+            if n < seen {
+                return Some(range);
+            }
+        }
+        None
+    }
+
+    /// This path followed by `other`. The shorter run list is moved into the longer one (at
+    /// its front or its back), so building a path costs `O(n log n)` whatever the nesting.
+    fn then(self, other: ActionPath) -> ActionPath {
+        let count = self.count.saturating_add(other.count);
+        let (mut a, mut b) = (self.runs, other.runs);
+        // Adjacent runs of one call merge (only the total per call matters).
+        if let (Some(last), Some(first)) = (a.back_mut(), b.front()) {
+            if last.0 == first.0 {
+                last.1 = last.1.saturating_add(first.1);
+                b.pop_front();
+            }
+        }
+        let runs = if a.len() >= b.len() {
+            a.extend(b);
+            a
+        } else {
+            while let Some(r) = a.pop_back() {
+                b.push_front(r);
+            }
+            b
+        };
+        ActionPath { runs, count }
     }
 
     fn or(self, other: ActionPath) -> ActionPath {
@@ -147,7 +200,8 @@ impl ActionPath {
 pub struct PathCounter<'m, 'a> {
     model: &'m SemanticModel<'a>,
     nodes: &'m NodeTable<'a>,
-    memo: HashMap<FunctionId, ActionPath>,
+    /// Actions on the longest path through each cell function's body.
+    memo: HashMap<FunctionId, usize>,
     active: Vec<FunctionId>,
 }
 
@@ -185,24 +239,26 @@ impl<'m, 'a> PathCounter<'m, 'a> {
             .unwrap_or_default()
     }
 
-    fn function_path(&mut self, f: FunctionId, depth: usize) -> ActionPath {
-        if let Some(p) = self.memo.get(&f) {
-            return p.clone();
+    /// The number of actions on the longest path through the body of `f` (only the number is
+    /// kept: a call of `f` counts that many actions at the call).
+    fn function_count(&mut self, f: FunctionId, depth: usize) -> usize {
+        if let Some(&n) = self.memo.get(&f) {
+            return n;
         }
         if self.active.contains(&f) {
-            return ActionPath::default(); // recursion: counted once
+            return 0; // recursion: counted once
         }
         self.active.push(f);
         let body = self.model.functions[f]
             .body
             .and_then(|b| self.nodes.id_of(b));
-        let path = match body {
-            Some(body) => self.count(body, depth + 1),
-            None => ActionPath::default(),
+        let n = match body {
+            Some(body) => self.count(body, depth + 1).count(),
+            None => 0,
         };
         self.active.pop();
-        self.memo.insert(f, path.clone());
-        path
+        self.memo.insert(f, n);
+        n
     }
 
     fn count(&mut self, id: NodeId, depth: usize) -> ActionPath {
@@ -215,14 +271,9 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                 let before = self.children_seq(id, depth);
                 let node = nodes.node(id);
                 let own = match self.model.call_kind(node) {
-                    CallKind::Action(_) => ActionPath {
-                        calls: vec![parse::range(node)],
-                    },
+                    CallKind::Action(_) => ActionPath::one(parse::range(node), 1),
                     CallKind::CellFunction(f) => {
-                        let inner = self.function_path(f, depth);
-                        ActionPath {
-                            calls: vec![parse::range(node); inner.count()],
-                        }
+                        ActionPath::one(parse::range(node), self.function_count(f, depth))
                     }
                     _ => ActionPath::default(),
                 };
@@ -294,17 +345,26 @@ impl<'m, 'a> PathCounter<'m, 'a> {
         }
     }
 
+    /// The `elif`/`else` chain of an `if`: each `elif` is its condition then its body or the
+    /// rest of the chain; an `else` ends it. Iterative, so a chain of any length cannot exhaust
+    /// the stack (the parts are counted in source order, as a recursive descent would).
     fn alternatives(&mut self, alternatives: &[NodeId], depth: usize) -> ActionPath {
-        match alternatives.split_first() {
-            None => ActionPath::default(),
-            Some((first, rest)) if self.nodes.kind(*first) == "elif_clause" => {
-                let cond = self.field(*first, "condition", depth);
-                let body = self.field(*first, "consequence", depth);
-                let others = self.alternatives(rest, depth);
-                cond.then(body.or(others))
+        let mut elifs: Vec<(ActionPath, ActionPath)> = Vec::new();
+        let mut tail = ActionPath::default();
+        for &alt in alternatives {
+            if self.nodes.kind(alt) == "elif_clause" {
+                let cond = self.field(alt, "condition", depth);
+                let body = self.field(alt, "consequence", depth);
+                elifs.push((cond, body));
+            } else {
+                tail = self.count(alt, depth + 1);
+                break;
             }
-            Some((first, _)) => self.count(*first, depth + 1),
         }
+        for (cond, body) in elifs.into_iter().rev() {
+            tail = cond.then(body.or(tail));
+        }
+        tail
     }
 }
 
@@ -320,9 +380,8 @@ fn too_many_actions(checker: &mut Checker) {
     }
     let index = LineIndex::new(checker.src);
     let mut lines: Vec<usize> = path
-        .calls
-        .iter()
-        .map(|r| index.line_of(r.start) + 1)
+        .runs()
+        .map(|(r, _)| index.line_of(r.start) + 1)
         .collect();
     lines.dedup();
     let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
@@ -334,7 +393,7 @@ fn too_many_actions(checker: &mut Checker) {
     checker.report(
         Diagnostic::new(
             &TOO_MANY_ACTIONS,
-            path.calls[max],
+            path.nth(max).unwrap_or_default(),
             format!(
                 "Too many actions in one iteration: {} {noun}, maximum is {max} (on the longest execution path)",
                 path.count()
