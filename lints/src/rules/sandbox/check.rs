@@ -12,7 +12,8 @@ use crate::diagnostic::Rule;
 use crate::parse;
 use crate::rules::imports::is_allowed;
 use crate::source::TextRange;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// Dunder attributes whose *read* is ordinary code (`type(e).__name__`, `hasattr(x,
@@ -381,14 +382,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
             deny,
             namespace_names,
             findings: Vec::new(),
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             nesting: 0,
         }
     }
 
     /// Runs the walk from the module node and returns the findings, in discovery order.
     pub fn run(mut self, root: Node<'t>) -> Vec<Finding> {
-        let mut flow: HashMap<String, VSet> = HashMap::new();
+        let mut flow: HashMap<String, VSet> = HashMap::default();
         for g in self.it.global_decls.clone() {
             if let Some(v) = self.it.globals.get(&g) {
                 flow.insert(g, v.clone());
@@ -767,7 +768,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         self.builtin_refs(node, &v, name, nctx.callee);
         if matches!(name, "__builtins__" | "__builtin__")
             && v.iter()
-                .any(|x| matches!(x, Val::Module(m) if m.real == "builtins"))
+                .any(|x| matches!(x, Val::Module(m) if &*m.real == "builtins"))
         {
             self.report(
                 &CODE_EXECUTION_BUILTIN,
@@ -777,7 +778,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
         } else if !matches!(name, "__builtins__" | "__builtin__")
             && v.iter().any(
-                |x| matches!(x, Val::Module(m) if m.real == "builtins" && m.path == "builtins"),
+                |x| matches!(x, Val::Module(m) if &*m.real == "builtins" && &*m.path == "builtins"),
             )
             && !v
                 .iter()
@@ -932,7 +933,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 None,
             );
         }
-        if m.real == "sys" && name == "modules" {
+        if &*m.real == "sys" && name == "modules" {
             self.report(
                 &DYNAMIC_IMPORT,
                 range,
@@ -1599,15 +1600,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 self.unsafe_allowed(&module, false, parse::range(m), allow);
                 let bindings = self.it.import_bindings(node);
-                let base = ModVal {
-                    path: module.clone(),
-                    real: self.it.cfg.table.real_name(&module),
-                    state: if is_allowed(&module, allow) {
+                let base = ModVal::new(
+                    module.clone(),
+                    self.it.cfg.table.real_name(&module),
+                    if is_allowed(&module, allow) {
                         ModState::Ok
                     } else {
                         ModState::Blocked
                     },
-                };
+                );
                 for (_, _, name_node) in bindings {
                     let name: String = ident(name_node, self.it.src).split_whitespace().collect();
                     let (res, esc) = self.it.module_step(&base, &name);

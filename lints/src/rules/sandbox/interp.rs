@@ -17,7 +17,8 @@ use super::reach::Reach;
 use super::value::*;
 use crate::parse;
 use crate::rules::imports::is_allowed;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// Deepest expression nesting evaluated; deeper expressions are [`Val::Unknown`].
@@ -446,13 +447,13 @@ impl<'t, 'a> Interp<'t, 'a> {
         let mut me = Interp {
             src,
             cfg,
-            globals: HashMap::new(),
+            globals: HashMap::default(),
             funcs: Vec::new(),
-            func_ids: HashMap::new(),
-            global_decls: HashSet::new(),
+            func_ids: HashMap::default(),
+            global_decls: HashSet::default(),
             round: 0,
             sites: Vec::new(),
-            decorated: HashSet::new(),
+            decorated: HashSet::default(),
             bound: Vec::new(),
             has_walrus: false,
             memo: std::cell::RefCell::new(None),
@@ -619,7 +620,11 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// Turns on the evaluation cache (the reporting walk calls this whenever the environment
     /// it evaluates in changes).
     pub fn start_memo(&self) {
-        *self.memo.borrow_mut() = Some(HashMap::new());
+        let mut memo = self.memo.borrow_mut();
+        match memo.as_mut() {
+            Some(m) => m.clear(),
+            None => *memo = Some(HashMap::default()),
+        }
     }
 
     fn bind_global(&mut self, target: Node, v: &VSet) -> bool {
@@ -857,15 +862,15 @@ impl<'t, 'a> Interp<'t, 'a> {
                     let allowed = is_allowed(&module, self.cfg.allow);
                     match alias {
                         Some(a) => {
-                            let v = Val::Module(ModVal {
-                                path: module.clone(),
-                                real: table.real_name(&module),
-                                state: if allowed {
+                            let v = Val::module(ModVal::new(
+                                module.clone(),
+                                table.real_name(&module),
+                                if allowed {
                                     ModState::Ok
                                 } else {
                                     ModState::Blocked
                                 },
-                            });
+                            ));
                             out.push((ident(a, self.src).into_owned(), VSet::one(v), dotted));
                         }
                         None => {
@@ -877,11 +882,11 @@ impl<'t, 'a> Interp<'t, 'a> {
                             } else {
                                 ModState::Parent
                             };
-                            let v = Val::Module(ModVal {
-                                path: root.clone(),
-                                real: table.real_name(&root),
+                            let v = Val::module(ModVal::new(
+                                root.clone(),
+                                table.real_name(&root),
                                 state,
-                            });
+                            ));
                             out.push((root, VSet::one(v), dotted));
                         }
                     }
@@ -893,15 +898,15 @@ impl<'t, 'a> Interp<'t, 'a> {
                 };
                 let relative = m.kind() == "relative_import";
                 let module: String = ident(m, self.src).split_whitespace().collect();
-                let base = ModVal {
-                    path: module.clone(),
-                    real: table.real_name(&module),
-                    state: if is_allowed(&module, self.cfg.allow) {
+                let base = ModVal::new(
+                    module.clone(),
+                    table.real_name(&module),
+                    if is_allowed(&module, self.cfg.allow) {
                         ModState::Ok
                     } else {
                         ModState::Blocked
                     },
-                };
+                );
                 let mut cursor = node.walk();
                 for child in node.children_by_field_name("name", &mut cursor) {
                     let (name_node, alias) = match child.kind() {
@@ -932,18 +937,18 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// The value of a name never bound in the cell (or not yet, at the top level).
     pub fn default_value(&self, name: &str) -> VSet {
         if name == "__builtins__" || name == "__builtin__" {
-            return VSet::one(Val::Module(ModVal {
-                path: "builtins".into(),
-                real: "builtins".into(),
-                state: ModState::Quiet,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                "builtins",
+                "builtins",
+                ModState::Quiet,
+            )));
         }
         if self.cfg.prebound.contains(name) {
-            return VSet::one(Val::Module(ModVal {
-                path: name.to_string(),
-                real: self.cfg.table.real_name(name),
-                state: ModState::Ok,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                name.to_string(),
+                self.cfg.table.real_name(name),
+                ModState::Ok,
+            )));
         }
         if let Some(b) = builtin(name) {
             return VSet::one(Val::Builtin(b));
@@ -952,18 +957,18 @@ impl<'t, 'a> Interp<'t, 'a> {
         // most likely imported by an earlier cell; another module name the table knows (a host
         // module, or one the allowlist blocks) is followed as a blocked module.
         if is_allowed(name, self.cfg.allow) {
-            return VSet::one(Val::Module(ModVal {
-                path: name.to_string(),
-                real: self.cfg.table.real_name(name),
-                state: ModState::Ok,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                name.to_string(),
+                self.cfg.table.real_name(name),
+                ModState::Ok,
+            )));
         }
         if self.cfg.table.family(name).is_some() || self.cfg.table.modules.contains_key(name) {
-            return VSet::one(Val::Module(ModVal {
-                path: name.to_string(),
-                real: name.to_string(),
-                state: ModState::Blocked,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                name.to_string(),
+                name.to_string(),
+                ModState::Blocked,
+            )));
         }
         VSet::unknown()
     }
@@ -992,7 +997,7 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// One attribute step from module `m`: the value of `m.name`, and the escape it is, if any.
     pub fn module_step(&self, m: &ModVal, name: &str) -> (VSet, Option<Escape>) {
         let table = self.cfg.table;
-        if m.real == "builtins" {
+        if &*m.real == "builtins" {
             if let Some(b) = builtin(name) {
                 return (VSet::one(Val::Builtin(b)), None);
             }
@@ -1003,16 +1008,16 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         if is_dunder(name) {
             return (
-                self.dunder_value(&Val::Module(m.clone()), name)
+                self.dunder_value(&Val::module(m.clone()), name)
                     .unwrap_or_else(VSet::unknown),
                 None,
             );
         }
-        if m.real == "builtins" {
+        if &*m.real == "builtins" {
             return (VSet::unknown(), None);
         }
-        if m.real == "sys" && name == "modules" {
-            return (VSet::one(Val::Member("sys.modules".into())), None);
+        if &*m.real == "sys" && name == "modules" {
+            return (VSet::one(Val::member("sys.modules")), None);
         }
         let path = format!("{}.{}", m.path, name);
         let real_sub = format!("{}.{}", m.real, name);
@@ -1034,13 +1039,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                     None
                 } else if is_private(name) {
                     Some(Escape::Private {
-                        module: m.path.clone(),
-                        real: m.real.clone(),
+                        module: m.path.to_string(),
+                        real: m.real.to_string(),
                         name: name.to_string(),
                     })
                 } else if m.state == ModState::Parent && !(is_sub && allowed) {
                     Some(Escape::Parent {
-                        module: m.path.clone(),
+                        module: m.path.to_string(),
                         name: name.to_string(),
                     })
                 } else if unsafe_target || !allowed {
@@ -1061,24 +1066,20 @@ impl<'t, 'a> Interp<'t, 'a> {
             } else {
                 ModState::Ok
             };
-            let v = Val::Module(ModVal {
-                path,
-                real: t.to_string(),
-                state,
-            });
+            let v = Val::module(ModVal::new(path, t.to_string(), state));
             return (VSet::one(v), escape);
         }
         let escape = if quiet {
             None
         } else if is_private(name) {
             Some(Escape::Private {
-                module: m.path.clone(),
-                real: m.real.clone(),
+                module: m.path.to_string(),
+                real: m.real.to_string(),
                 name: name.to_string(),
             })
         } else if m.state == ModState::Parent && !is_allowed(&real_sub, self.cfg.allow) {
             Some(Escape::Parent {
-                module: m.path.clone(),
+                module: m.path.to_string(),
                 name: name.to_string(),
             })
         } else if !table.knows(&m.real)
@@ -1096,30 +1097,20 @@ impl<'t, 'a> Interp<'t, 'a> {
         };
         if !table.knows(&m.real) {
             // A module the table never walked: the attribute may be a submodule.
-            let v = Val::Module(ModVal {
-                path,
-                real: real_sub,
-                state,
-            });
+            let v = Val::module(ModVal::new(path, real_sub, state));
             return (VSet::one(v), escape);
         }
-        (VSet::one(Val::Member(real_sub)), escape)
+        (VSet::one(Val::member(real_sub)), escape)
     }
 
     /// Values that dunder and frame attributes produce on any object.
     fn dunder_value(&self, v: &Val, name: &str) -> Option<VSet> {
-        let builtins_mod = || {
-            Val::Module(ModVal {
-                path: "builtins".into(),
-                real: "builtins".into(),
-                state: ModState::Quiet,
-            })
-        };
+        let builtins_mod = || Val::module(ModVal::new("builtins", "builtins", ModState::Quiet));
         Some(VSet::one(match name {
             "__builtins__" => builtins_mod(),
-            "__globals__" | "f_globals" | "f_locals" => Val::Ns(Box::new(Val::Main)),
-            "f_builtins" => Val::Ns(Box::new(builtins_mod())),
-            "__dict__" => Val::Ns(Box::new(v.clone())),
+            "__globals__" | "f_globals" | "f_locals" => Val::ns(Val::Main),
+            "f_builtins" => Val::ns(builtins_mod()),
+            "__dict__" => Val::ns(v.clone()),
             "__self__" if matches!(v, Val::Builtin(_)) => builtins_mod(),
             "__call__" if matches!(v, Val::Builtin(_) | Val::Func(_)) => v.clone(),
             _ => return None,
@@ -1136,7 +1127,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         match v {
             Val::Member(p) if !is_dunder(name) && p.len() < 512 => {
-                VSet::one(Val::Member(format!("{p}.{name}")))
+                VSet::one(Val::member(format!("{p}.{name}")))
             }
             Val::Main if !is_dunder(name) => self.lookup(name, &Env::Global),
             _ => VSet::unknown(),
@@ -1150,7 +1141,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let n = s.chars().count() as i64;
                 let i = if *i < 0 { i + n } else { *i };
                 match s.chars().nth(usize::try_from(i).unwrap_or(usize::MAX)) {
-                    Some(c) => VSet::one(Val::Str(c.to_string())),
+                    Some(c) => VSet::one(Val::str(c.to_string())),
                     None => VSet::unknown(),
                 }
             }
@@ -1187,11 +1178,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                 other => self.attr_value(other, k),
             },
             (Val::Module(m), Val::Str(k)) => self.module_step(m, k).0,
-            (Val::Member(p), Val::Str(k)) if p == "sys.modules" => VSet::one(Val::Module(ModVal {
-                path: k.clone(),
-                real: self.cfg.table.real_name(k),
-                state: ModState::Quiet,
-            })),
+            (Val::Member(p), Val::Str(k)) if &**p == "sys.modules" => VSet::one(Val::module(
+                ModVal::new(k.clone(), self.cfg.table.real_name(k), ModState::Quiet),
+            )),
             _ => VSet::unknown(),
         }
     }
@@ -1248,10 +1237,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                             out.extend_from_slice(b);
                         }
                     }
-                    return VSet::one(Val::Bytes(out));
+                    return VSet::one(Val::bytes(out));
                 }
                 match concat_product(&parts) {
-                    Some(v) => v.into_iter().map(Val::Str).collect(),
+                    Some(v) => v.into_iter().map(Val::str).collect(),
                     None => VSet::unknown(),
                 }
             }
@@ -1456,8 +1445,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let r = match v {
                     Val::Str(s) => {
                         let chars: Vec<char> = s.chars().collect();
-                        slice_indices(chars.len(), start, stop, step)
-                            .map(|ix| Val::Str(ix.into_iter().map(|i| chars[i]).collect()))
+                        slice_indices(chars.len(), start, stop, step).map(|ix| {
+                            Val::str(ix.into_iter().map(|i| chars[i]).collect::<String>())
+                        })
                     }
                     Val::Bytes(b) => slice_indices(b.len(), start, stop, step)
                         .map(|ix| Val::Bytes(ix.into_iter().map(|i| b[i]).collect())),
@@ -1574,11 +1564,11 @@ impl<'t, 'a> Interp<'t, 'a> {
                     .eval(a, env, d)
                     .iter()
                     .map(|v| match v {
-                        Val::Str(s) => Val::Module(ModVal {
-                            path: s.clone(),
-                            real: self.cfg.table.real_name(s),
-                            state: ModState::Blocked,
-                        }),
+                        Val::Str(s) => Val::module(ModVal::new(
+                            s.clone(),
+                            self.cfg.table.real_name(s),
+                            ModState::Blocked,
+                        )),
                         _ => Val::Unknown,
                     })
                     .collect(),
@@ -1591,7 +1581,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 "get_running_loop" | "get_event_loop" | "new_event_loop"
             )
         {
-            return VSet::one(Val::Member("asyncio.AbstractEventLoop".into()));
+            return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
         VSet::unknown()
     }
@@ -1636,10 +1626,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                 out.or_unknown()
             }
             "vars" => match arg(0) {
-                None => VSet::one(Val::Ns(Box::new(Val::Main))),
-                Some(v) => v.iter().map(|x| Val::Ns(Box::new(x.clone()))).collect(),
+                None => VSet::one(Val::ns(Val::Main)),
+                Some(v) => v.iter().map(|x| Val::ns(x.clone())).collect(),
             },
-            "globals" | "locals" => VSet::one(Val::Ns(Box::new(Val::Main))),
+            "globals" | "locals" => VSet::one(Val::ns(Val::Main)),
             "__import__" => {
                 let Some(names) = arg(0).or_else(|| kw("name")) else {
                     return VSet::unknown();
@@ -1649,16 +1639,16 @@ impl<'t, 'a> Interp<'t, 'a> {
                     .iter()
                     .map(|n| match n {
                         Val::Str(s) => {
-                            let path = if full {
-                                s.clone()
+                            let path: &str = if full {
+                                s
                             } else {
-                                s.split('.').next().unwrap_or("").to_string()
+                                s.split('.').next().unwrap_or("")
                             };
-                            Val::Module(ModVal {
-                                real: self.cfg.table.real_name(&path),
+                            Val::module(ModVal::new(
                                 path,
-                                state: ModState::Blocked,
-                            })
+                                self.cfg.table.real_name(path),
+                                ModState::Blocked,
+                            ))
                         }
                         _ => Val::Unknown,
                     })
@@ -1668,7 +1658,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Val::Int(i) => u32::try_from(*i)
                     .ok()
                     .and_then(char::from_u32)
-                    .map(|c| Val::Str(c.to_string())),
+                    .map(|c| Val::str(c.to_string())),
                 _ => None,
             }),
             "ord" => map1(&|v| match v {
@@ -1679,9 +1669,9 @@ impl<'t, 'a> Interp<'t, 'a> {
             }),
             "str" => {
                 if pos.is_empty() {
-                    return VSet::one(Val::Str(String::new()));
+                    return VSet::one(Val::str(String::new()));
                 }
-                map1(&|v| display(v).map(Val::Str))
+                map1(&|v| display(v).map(Val::str))
             }
             "int" => {
                 let base = match arg(1) {
@@ -1718,9 +1708,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                             _ => return None,
                         }
                     }
-                    Some(Val::Bytes(out))
+                    Some(Val::bytes(out))
                 }
-                Val::Str(s) => Some(Val::Bytes(s.as_bytes().to_vec())),
+                Val::Str(s) => Some(Val::bytes(s.as_bytes())),
                 Val::Bytes(b) => Some(Val::Bytes(b.clone())),
                 _ => None,
             }),
@@ -1742,7 +1732,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         match recv {
             Val::Str(s) => self.str_method(s, method, pos, kws, env, d),
             Val::Bytes(b) => match method {
-                "decode" => Some(match String::from_utf8(b.clone()) {
+                "decode" => Some(match String::from_utf8(b.to_vec()) {
                     Ok(s) => VSet::str(s),
                     Err(_) => VSet::unknown(),
                 }),
@@ -1767,7 +1757,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Some(
                     v.iter()
                         .map(|x| match x {
-                            Val::Str(s) => decode_hex(s).map(Val::Bytes).unwrap_or(Val::Unknown),
+                            Val::Str(s) => decode_hex(s).map(Val::bytes).unwrap_or(Val::Unknown),
                             _ => Val::Unknown,
                         })
                         .collect(),
@@ -1837,14 +1827,14 @@ impl<'t, 'a> Interp<'t, 'a> {
                     let mut parts = Vec::new();
                     for (i, item) in items.iter().enumerate() {
                         if i > 0 {
-                            parts.push(VSet::one(Val::Str(s.to_string())));
+                            parts.push(VSet::one(Val::str(s.to_string())));
                         }
                         parts.push(item.clone());
                     }
                     match concat_product(&parts) {
                         Some(v) => {
                             for x in v {
-                                out.push(Val::Str(x));
+                                out.push(Val::str(x));
                             }
                         }
                         None => {
@@ -1872,7 +1862,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     let kw_vals: Option<Vec<(String, VSet)>> = pairs
                         .iter()
                         .map(|(k, v)| match k.0.as_slice() {
-                            [Val::Str(k)] => Some((k.clone(), v.clone())),
+                            [Val::Str(k)] => Some((k.to_string(), v.clone())),
                             _ => None,
                         })
                         .collect();
@@ -1959,12 +1949,12 @@ impl<'t, 'a> Interp<'t, 'a> {
                             } else {
                                 s.strip_suffix(x.as_str())
                             };
-                            Val::Str(r.unwrap_or(s).to_string())
+                            Val::str(r.unwrap_or(s).to_string())
                         })
                         .collect(),
                 )
             }
-            "encode" => Some(VSet::one(Val::Bytes(s.as_bytes().to_vec()))),
+            "encode" => Some(VSet::one(Val::bytes(s.as_bytes()))),
             "split" => {
                 if args.len() > 1 || !kws.is_empty() {
                     return Some(VSet::unknown());
@@ -1983,7 +1973,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     return Some(VSet::unknown());
                 }
                 Some(VSet::one(Val::seq(
-                    parts.into_iter().map(|p| VSet::one(Val::Str(p))).collect(),
+                    parts.into_iter().map(|p| VSet::one(Val::str(p))).collect(),
                 )))
             }
             _ => None,
@@ -2026,7 +2016,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     _ => {}
                 }
             }
-            return VSet::one(Val::Bytes(out));
+            return VSet::one(Val::bytes(out));
         }
         let mut parts: Vec<VSet> = Vec::new();
         let mut lit = String::new();
@@ -2066,19 +2056,19 @@ impl<'t, 'a> Interp<'t, 'a> {
                     };
                     let v = self.eval(expr, env, d);
                     let strs: Option<Vec<Val>> =
-                        v.iter().map(|x| display(x).map(Val::Str)).collect();
+                        v.iter().map(|x| display(x).map(Val::str)).collect();
                     let Some(strs) = strs else {
                         return VSet::unknown();
                     };
-                    parts.push(VSet::one(Val::Str(std::mem::take(&mut lit))));
+                    parts.push(VSet::one(Val::str(std::mem::take(&mut lit))));
                     parts.push(strs.into_iter().collect());
                 }
                 _ => {}
             }
         }
-        parts.push(VSet::one(Val::Str(lit)));
+        parts.push(VSet::one(Val::str(lit)));
         match concat_product(&parts) {
-            Some(v) => v.into_iter().map(Val::Str).collect(),
+            Some(v) => v.into_iter().map(Val::str).collect(),
             None => VSet::unknown(),
         }
     }
@@ -2186,13 +2176,13 @@ fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
             if x.len() + y.len() > MAX_STR {
                 return None;
             }
-            Str(format!("{x}{y}"))
+            Val::str(format!("{x}{y}"))
         }
         ("+", Bytes(x), Bytes(y)) => {
             if x.len() + y.len() > MAX_STR {
                 return None;
             }
-            Bytes([x.as_slice(), y.as_slice()].concat())
+            Val::bytes([&x[..], &y[..]].concat())
         }
         ("+", Seq(x), Seq(y)) => {
             if x.len() + y.len() > MAX_SEQ {
@@ -2205,7 +2195,7 @@ fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
             if s.len().checked_mul(n)? > MAX_STR {
                 return None;
             }
-            Str(s.repeat(n))
+            Val::str(s.repeat(n))
         }
         ("*", Seq(s), Int(n)) | ("*", Int(n), Seq(s)) => {
             let n = usize::try_from(*n).unwrap_or(0);

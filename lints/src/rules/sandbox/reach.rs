@@ -8,7 +8,8 @@
 //! binary with `include_str!` and parsed once on first use.
 
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::OnceLock;
 
 /// The generated table as stored in `reach.json` (format `cellguard-sandbox-reach/1`).
