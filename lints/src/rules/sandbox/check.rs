@@ -2,7 +2,10 @@
 //! for the top level (function bodies, lambdas, comprehensions and class bodies use the merged
 //! bindings), and reports every escape it finds.
 
-use super::interp::{bind_into, call_args, first_named, ident, unparen, Env, Escape, Interp};
+use super::interp::{
+    bind_into, call_args, first_named, ident, unparen, Bindings, Env, Escape, Interp,
+};
+use super::scan::NameId;
 use super::value::*;
 use super::{
     CODE_EXECUTION_BUILTIN, DANGEROUS_MEMBER, DUNDER_ACCESS, DUNDER_METHOD_DEFINITION,
@@ -12,8 +15,8 @@ use crate::diagnostic::Rule;
 use crate::parse;
 use crate::rules::imports::is_allowed;
 use crate::source::TextRange;
+use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeSet;
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// Dunder attributes whose *read* is ordinary code (`type(e).__name__`, `hasattr(x,
@@ -389,10 +392,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// Runs the walk from the module node and returns the findings, in discovery order.
     pub fn run(mut self, root: Node<'t>) -> Vec<Finding> {
-        let mut flow: HashMap<String, VSet> = HashMap::default();
+        if !self.it.relevance.any_hot() {
+            // Nothing in the cell can produce a finding (see `scan`).
+            return Vec::new();
+        }
+        let mut flow = Bindings::new(self.it.names.len());
         for g in self.it.global_decls.clone() {
-            if let Some(v) = self.it.globals.get(&g) {
-                flow.insert(g, v.clone());
+            if let Some(v) = self.it.globals.get(g) {
+                let v = v.clone();
+                flow.0[g as usize] = v;
             }
         }
         self.run_block(root, &mut flow, true, 0);
@@ -401,24 +409,47 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// Drops a value-based builtin finding (SBX001/SBX003) nested inside another of the same
-    /// rule (`__builtins__` inside `__builtins__.eval`).
+    /// rule (`__builtins__` inside `__builtins__.eval`). O(n log n).
     fn dedupe(&mut self) {
-        let nested: Vec<bool> = self
+        let is_value_rule =
+            |code: &str| code == DYNAMIC_IMPORT.code || code == CODE_EXECUTION_BUILTIN.code;
+        // Spans of the two rules sorted by (rule, start, end), with the running maximum end of
+        // each rule's spans.
+        let mut spans: Vec<(&'static str, usize, usize)> = self
             .findings
             .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                (f.rule.code == DYNAMIC_IMPORT.code || f.rule.code == CODE_EXECUTION_BUILTIN.code)
-                    && self.findings.iter().enumerate().any(|(j, g)| {
-                        i != j
-                            && g.rule.code == f.rule.code
-                            && g.range.start <= f.range.start
-                            && f.range.end <= g.range.end
-                            && (g.range.start, g.range.end) != (f.range.start, f.range.end)
-                    })
-            })
+            .filter(|f| is_value_rule(f.rule.code))
+            .map(|f| (f.rule.code, f.range.start, f.range.end))
             .collect();
-        let mut keep = nested.into_iter().map(|n| !n);
+        if spans.len() < 2 {
+            return;
+        }
+        spans.sort_unstable();
+        spans.dedup();
+        let mut max_end = Vec::with_capacity(spans.len());
+        for (i, s) in spans.iter().enumerate() {
+            let prev = match i {
+                0 => None,
+                _ if spans[i - 1].0 != s.0 => None,
+                _ => Some(max_end[i - 1]),
+            };
+            max_end.push(prev.map_or(s.2, |m: usize| m.max(s.2)));
+        }
+        // Nested: some other span of the rule starts before it and ends at or after its end, or
+        // starts with it and ends after it.
+        let nested = |f: &Finding| -> bool {
+            if !is_value_rule(f.rule.code) {
+                return false;
+            }
+            let key = (f.rule.code, f.range.start);
+            let lo = spans.partition_point(|s| s.0 < f.rule.code);
+            let before = spans.partition_point(|s| (s.0, s.1) < key);
+            let upto = spans.partition_point(|s| (s.0, s.1) <= key);
+            (before > lo && max_end[before - 1] >= f.range.end)
+                || (upto > before && spans[upto - 1].2 > f.range.end)
+        };
+        let keep: Vec<bool> = self.findings.iter().map(|f| !nested(f)).collect();
+        let mut keep = keep.into_iter();
         self.findings.retain(|_| keep.next().unwrap_or(true));
     }
 
@@ -445,25 +476,62 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- statements -------------------------------------------------------------------------
 
-    fn run_block(
-        &mut self,
-        block: Node<'t>,
-        flow: &mut HashMap<String, VSet>,
-        strong: bool,
-        depth: u32,
-    ) {
+    fn run_block(&mut self, block: Node<'t>, flow: &mut Bindings, strong: bool, depth: u32) {
         for stmt in named(block) {
             self.run_stmt(stmt, flow, strong, depth);
         }
     }
 
-    fn run_stmt(
-        &mut self,
-        stmt: Node<'t>,
-        flow: &mut HashMap<String, VSet>,
-        strong: bool,
-        depth: u32,
-    ) {
+    /// Binds `v` to the demanded names of `target` in the top-level environment.
+    fn bind_flow(&self, flow: &mut Bindings, target: Node, v: &VSet, strong: bool) {
+        let relevance = &self.it.relevance;
+        bind_into(
+            flow,
+            &self.it.names,
+            target,
+            v,
+            strong,
+            self.it.src,
+            &|id| relevance.demands(id),
+            &mut Vec::new(),
+        );
+    }
+
+    /// True when some name the target binds is demanded (so its value must be computed).
+    fn binds_demanded(&self, target: Node) -> bool {
+        if self.it.relevance.all {
+            return true;
+        }
+        let mut stack = vec![(target, 0u32)];
+        while let Some((n, depth)) = stack.pop() {
+            if depth > 200 {
+                continue;
+            }
+            match n.kind() {
+                "identifier" => {
+                    if self.it.name_id(n).is_some_and(|id| self.it.demands(id)) {
+                        return true;
+                    }
+                }
+                "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+                | "expression_list"
+                | "tuple"
+                | "list"
+                | "parenthesized_expression"
+                | "as_pattern_target"
+                | "list_splat_pattern"
+                | "list_splat" => {
+                    stack.extend(named(n).into_iter().map(|c| (c, depth + 1)));
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn run_stmt(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool, depth: u32) {
         if depth > 48 {
             self.check_tree(stmt, None, NodeCtx::ROOT);
             return;
@@ -482,10 +550,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             "if_statement" | "for_statement" | "while_statement" | "try_statement"
             | "with_statement" | "match_statement" => {
-                let names: Vec<String> = self.it.names_bound_in(stmt).map(str::to_string).collect();
+                let names: Vec<NameId> = self
+                    .it
+                    .names_bound_in(stmt)
+                    .filter(|n| self.it.demands(*n))
+                    .collect();
                 for n in names {
-                    if let Some(g) = self.it.globals.get(&n) {
-                        flow.entry(n).or_default().join(g);
+                    if let Some(g) = self.it.globals.get(n) {
+                        let g = g.clone();
+                        if let Some(slot) = flow.0.get_mut(n as usize) {
+                            slot.join(&g);
+                        }
                     }
                 }
                 self.run_parts(stmt, flow, depth);
@@ -498,14 +573,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// The pieces of a compound statement: headers checked, blocks run, bindings weak.
-    fn run_parts(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>, depth: u32) {
+    fn run_parts(&mut self, node: Node<'t>, flow: &mut Bindings, depth: u32) {
         if node.kind() == "for_statement" {
             if let Some(r) = node.child_by_field_name("right") {
                 self.check_tree(r, Some(flow), NodeCtx::ROOT);
-                let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
                 if let Some(l) = node.child_by_field_name("left") {
                     self.check_tree(l, Some(flow), NodeCtx::STORE);
-                    bind_into(flow, l, &v, false, self.it.src);
+                    if self.binds_demanded(l) {
+                        let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
+                        self.bind_flow(flow, l, &v, false);
+                    }
                 }
             }
         }
@@ -530,7 +607,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         for n in parse::walk(child) {
                             if n.kind() == "as_pattern" {
                                 if let Some(a) = n.child_by_field_name("alias") {
-                                    bind_into(flow, a, &VSet::unknown(), false, self.it.src);
+                                    self.bind_flow(flow, a, &VSet::unknown(), false);
                                 }
                             }
                         }
@@ -540,13 +617,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    fn run_def(
-        &mut self,
-        def: Node<'t>,
-        flow: &mut HashMap<String, VSet>,
-        strong: bool,
-        decorated: bool,
-    ) {
+    fn run_def(&mut self, def: Node<'t>, flow: &mut Bindings, strong: bool, decorated: bool) {
         self.check_def_name(def);
         if let Some(p) = def.child_by_field_name("parameters") {
             self.check_tree(p, Some(flow), NodeCtx::ROOT);
@@ -565,11 +636,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if decorated {
                 v.push(Val::Unknown);
             }
-            bind_into(flow, name, &v, strong, self.it.src);
+            self.bind_flow(flow, name, &v, strong);
         }
     }
 
-    fn run_class(&mut self, class: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
+    fn run_class(&mut self, class: Node<'t>, flow: &mut Bindings, strong: bool) {
         if let Some(s) = class.child_by_field_name("superclasses") {
             self.check_tree(s, Some(flow), NodeCtx::ROOT);
         }
@@ -577,11 +648,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.check_tree(b, None, NodeCtx::CLASS_BODY);
         }
         if let Some(name) = class.child_by_field_name("name") {
-            bind_into(flow, name, &VSet::unknown(), strong, self.it.src);
+            self.bind_flow(flow, name, &VSet::unknown(), strong);
         }
     }
 
-    fn bind_walrus(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>) {
+    fn bind_walrus(&mut self, node: Node<'t>, flow: &mut Bindings) {
         if !self.it.has_walrus {
             return;
         }
@@ -591,14 +662,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     n.child_by_field_name("name"),
                     n.child_by_field_name("value"),
                 ) {
-                    let v = self.it.eval(value, &Env::Flow(flow), 0);
-                    bind_into(flow, name, &v, false, self.it.src);
+                    if self.binds_demanded(name) {
+                        let v = self.it.eval(value, &Env::Flow(flow), 0);
+                        self.bind_flow(flow, name, &v, false);
+                    }
                 }
             }
         }
     }
 
-    fn apply_bindings(&mut self, stmt: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
+    fn apply_bindings(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool) {
         self.bind_walrus(stmt, flow);
         match stmt.kind() {
             "expression_statement" => {
@@ -619,9 +692,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
                                 }
                             };
                             let Some(value) = value else { continue };
+                            if !targets.iter().any(|t| self.binds_demanded(*t)) {
+                                continue;
+                            }
                             let v = self.it.eval(value, &Env::Flow(flow), 0);
                             for t in targets {
-                                bind_into(flow, t, &v, strong, self.it.src);
+                                self.bind_flow(flow, t, &v, strong);
                             }
                         }
                         "augmented_assignment" => {
@@ -629,9 +705,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                                 e.child_by_field_name("left"),
                                 e.child_by_field_name("right"),
                             ) {
-                                if l.kind() == "identifier" {
+                                if l.kind() == "identifier" && self.binds_demanded(l) {
                                     let v = self.it.eval_augmented(e, l, r, &Env::Flow(flow), 0);
-                                    bind_into(flow, l, &v, strong, self.it.src);
+                                    self.bind_flow(flow, l, &v, strong);
                                 }
                             }
                         }
@@ -641,10 +717,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             "import_statement" | "import_from_statement" => {
                 for (name, v, _) in self.it.import_bindings(stmt) {
+                    let Some(id) = self.it.names.get(&name) else {
+                        continue;
+                    };
+                    if !self.it.demands(id) {
+                        continue;
+                    }
+                    let slot = &mut flow.0[id as usize];
                     if strong {
-                        flow.insert(name, v);
+                        *slot = v;
                     } else {
-                        flow.entry(name).or_default().join(&v);
+                        slot.join(&v);
                     }
                 }
             }
@@ -654,18 +737,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- expression walk --------------------------------------------------------------------
 
-    /// Checks every node under `node`. `flow` is the top-level environment, or `None` for the
-    /// merged one; lambdas, comprehensions, function and class bodies always use the merged one.
-    fn check_tree(&mut self, node: Node<'t>, flow: Option<&HashMap<String, VSet>>, start: NodeCtx) {
+    /// Checks every hot node under `node` (no rule can fire elsewhere, see `scan`). `flow` is
+    /// the top-level environment, or `None` for the merged one; lambdas, comprehensions, function
+    /// and class bodies always use the merged one.
+    fn check_tree(&mut self, node: Node<'t>, flow: Option<&Bindings>, start: NodeCtx) {
         // The environment is fixed for the whole walk: evaluations can be cached.
         self.it.start_memo();
+        if !self.it.is_hot(node) {
+            return;
+        }
+        // The hot nodes in pre-order, with their environment and context.
+        let mut order: Vec<(Node<'t>, bool, NodeCtx)> = Vec::new();
         let mut stack: Vec<(Node<'t>, bool, NodeCtx)> = vec![(node, flow.is_none(), start)];
         while let Some((n, global, nctx)) = stack.pop() {
-            let env = match (global, flow) {
-                (false, Some(f)) => Env::Flow(f),
-                _ => Env::Global,
-            };
-            self.check_node(n, &env, &nctx);
+            order.push((n, global, nctx));
             let inner_global = global
                 || matches!(
                     n.kind(),
@@ -677,21 +762,45 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         | "function_definition"
                         | "class_definition"
                 );
-            let mut kids = Vec::new();
+            let first = stack.len();
             let mut cursor = n.walk();
             if cursor.goto_first_child() {
                 loop {
                     let c = cursor.node();
-                    if c.is_named() && c.kind() != "comment" {
+                    if c.is_named() && c.kind() != "comment" && self.it.is_hot(c) {
                         let cctx = child_ctx(n, &nctx, c, cursor.field_name());
-                        kids.push((c, inner_global, cctx));
+                        stack.push((c, inner_global, cctx));
                     }
                     if !cursor.goto_next_sibling() {
                         break;
                     }
                 }
             }
-            stack.extend(kids.into_iter().rev());
+            stack[first..].reverse();
+        }
+        let env_of = |global: bool| match (global, flow) {
+            (false, Some(f)) => Env::Flow(f),
+            _ => Env::Global,
+        };
+        // Evaluate bottom-up first, so that every evaluation finds its operands cached and long
+        // chains cost one step per node.
+        for (n, global, _) in order.iter().rev() {
+            if matches!(
+                n.kind(),
+                "attribute"
+                    | "call"
+                    | "subscript"
+                    | "binary_operator"
+                    | "parenthesized_expression"
+                    | "boolean_operator"
+                    | "conditional_expression"
+                    | "unary_operator"
+            ) {
+                self.it.eval(*n, &env_of(*global), 0);
+            }
+        }
+        for (n, global, nctx) in order {
+            self.check_node(n, &env_of(global), &nctx);
         }
     }
 
@@ -1299,10 +1408,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .collect();
         for code in codes {
             let tree = parse::parse(&code, None);
-            let it = Interp::new(
+            let it = Interp::with_gate(
                 tree.root_node(),
                 &code,
                 super::interp::Config { ..self.it.cfg },
+                !self.it.relevance.all,
             );
             let mut inner = Sbx::new(it, self.deny, self.namespace_names);
             inner.nesting = self.nesting + 1;

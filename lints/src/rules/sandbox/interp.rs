@@ -14,11 +14,13 @@
 //! or to [`Val::Unknown`].
 
 use super::reach::Reach;
+use super::scan::{self, NameId, Names, Relevance};
 use super::value::*;
 use crate::parse;
 use crate::rules::imports::is_allowed;
-use std::collections::BTreeSet;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
 use tree_sitter::Node;
 
 /// Deepest expression nesting evaluated; deeper expressions are [`Val::Unknown`].
@@ -159,12 +161,34 @@ pub struct FuncInfo<'t> {
     pub returns: VSet,
 }
 
+/// Values bound to the names of a cell, by [`NameId`]; an empty set means "not bound".
+#[derive(Debug, Clone, Default)]
+pub struct Bindings(pub Vec<VSet>);
+
+impl Bindings {
+    /// A map with room for `n` names, all unbound.
+    pub fn new(n: usize) -> Self {
+        Bindings(vec![VSet::default(); n])
+    }
+    /// The values bound to name `id` (empty when unbound).
+    pub fn get(&self, id: NameId) -> Option<&VSet> {
+        self.0.get(id as usize)
+    }
+    fn slot(&mut self, id: NameId) -> &mut VSet {
+        let i = id as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, VSet::default());
+        }
+        &mut self.0[i]
+    }
+}
+
 /// Where names are looked up.
 pub enum Env<'e> {
     /// The merged bindings of the whole cell.
     Global,
     /// The flow-sensitive top-level bindings at one point of the cell.
-    Flow(&'e HashMap<String, VSet>),
+    Flow(&'e Bindings),
     /// One extra binding on top of another environment (comprehension folding).
     Bind(&'e Env<'e>, &'e str, &'e VSet),
 }
@@ -229,27 +253,36 @@ pub struct Interp<'t, 'a> {
     pub src: &'a str,
     /// Configuration.
     pub cfg: Config<'a>,
-    /// Every value bound to each name anywhere in the cell.
-    pub globals: HashMap<String, VSet>,
+    /// The identifiers of the cell.
+    pub names: Names<'a>,
+    /// Every value bound to each name anywhere in the cell (for the demanded names; see
+    /// [`scan`](super::scan)).
+    pub globals: Bindings,
     /// Functions and lambdas of the cell.
     pub funcs: Vec<FuncInfo<'t>>,
     /// `node.id()` of a function or lambda -> index in `funcs`.
     pub func_ids: HashMap<usize, u32>,
     /// Names declared `global` or `nonlocal` inside functions.
-    pub global_decls: HashSet<String>,
-    /// The current fixpoint round.
-    round: usize,
+    pub global_decls: Vec<NameId>,
     /// Binding sites, collected once, with the function a `return`/`yield` belongs to.
     sites: Vec<(Node<'t>, Option<u32>)>,
     /// `node.id()` of decorated function definitions.
     decorated: HashSet<usize>,
     /// Every name bound in the cell with the start byte of its binding site, in source order.
-    pub bound: Vec<(usize, String)>,
+    pub bound: Vec<(usize, NameId)>,
     /// Whether the cell contains an assignment expression (`:=`) anywhere.
     pub has_walrus: bool,
-    /// Evaluation cache for the reporting walk (`(node id, merged env)`), see
-    /// [`Interp::start_memo`].
-    memo: std::cell::RefCell<Option<HashMap<(usize, bool), VSet>>>,
+    /// What can produce findings: hot positions and demanded names.
+    pub relevance: Relevance,
+    /// Evaluation cache of the reporting walk, keyed by `(node id, merged env)` and stamped with
+    /// the generation it was computed in (see [`Interp::start_memo`]).
+    memo: RefCell<HashMap<(usize, bool), (u32, VSet)>>,
+    /// The current memo generation.
+    generation: Cell<u32>,
+    /// Variables read while the fixpoint evaluates a site (names, then function results).
+    reads: RefCell<Option<Vec<u32>>>,
+    /// Set when an evaluation met the depth bound.
+    truncated: Cell<bool>,
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
@@ -357,23 +390,31 @@ fn py_mod(a: i64, b: i64) -> Option<i64> {
 }
 
 /// Binds `v` to the names of an assignment target in `map` (weakly: joined; strongly:
-/// replaced). Returns true when `map` changed.
+/// replaced). Returns true when `map` changed; the names that changed are pushed to `changed`.
+/// Names `keep` rejects are skipped.
 pub fn bind_into(
-    map: &mut HashMap<String, VSet>,
+    map: &mut Bindings,
+    names: &Names,
     target: Node,
     v: &VSet,
     strong: bool,
     src: &str,
+    keep: &dyn Fn(NameId) -> bool,
+    changed: &mut Vec<NameId>,
 ) -> bool {
-    bind_into_at(map, target, v, strong, src, 0)
+    bind_into_at(map, names, target, v, strong, src, keep, changed, 0)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bind_into_at(
-    map: &mut HashMap<String, VSet>,
+    map: &mut Bindings,
+    names: &Names,
     target: Node,
     v: &VSet,
     strong: bool,
     src: &str,
+    keep: &dyn Fn(NameId) -> bool,
+    changed: &mut Vec<NameId>,
     depth: u32,
 ) -> bool {
     if depth > MAX_DEPTH {
@@ -381,14 +422,24 @@ fn bind_into_at(
     }
     match target.kind() {
         "identifier" => {
-            let name = ident(target, src).into_owned();
-            if strong {
-                let changed = map.get(&name) != Some(v);
-                map.insert(name, v.clone().or_unknown());
-                changed
-            } else {
-                map.entry(name).or_default().join(v)
+            let Some(id) = names.get(&ident(target, src)) else {
+                return false;
+            };
+            if !keep(id) {
+                return false;
             }
+            let slot = map.slot(id);
+            let did = if strong {
+                let did = *slot != *v;
+                *slot = v.clone().or_unknown();
+                did
+            } else {
+                slot.join(v)
+            };
+            if did {
+                changed.push(id);
+            }
+            did
         }
         "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple"
         | "list" => {
@@ -397,16 +448,26 @@ fn bind_into_at(
                 .iter()
                 .any(|i| matches!(i.kind(), "list_splat_pattern" | "list_splat"));
             let n = items.len();
-            let mut changed = false;
+            let mut did = false;
             for (i, item) in items.iter().enumerate() {
                 let part = if starred {
                     VSet::unknown()
                 } else {
                     component(v, i, n)
                 };
-                changed |= bind_into_at(map, *item, &part, strong, src, depth + 1);
+                did |= bind_into_at(
+                    map,
+                    names,
+                    *item,
+                    &part,
+                    strong,
+                    src,
+                    keep,
+                    changed,
+                    depth + 1,
+                );
             }
-            changed
+            did
         }
         "parenthesized_expression" | "as_pattern_target" | "list_splat_pattern" | "list_splat" => {
             match first_named(target) {
@@ -416,7 +477,17 @@ fn bind_into_at(
                     } else {
                         v.clone()
                     };
-                    bind_into_at(map, inner, &val, strong, src, depth + 1)
+                    bind_into_at(
+                        map,
+                        names,
+                        inner,
+                        &val,
+                        strong,
+                        src,
+                        keep,
+                        changed,
+                        depth + 1,
+                    )
                 }
                 None => false,
             }
@@ -442,29 +513,47 @@ fn component(v: &VSet, i: usize, n: usize) -> VSet {
 }
 
 impl<'t, 'a> Interp<'t, 'a> {
-    /// Builds the interpreter for a cell and computes the merged bindings.
+    /// Builds the interpreter for a cell: the relevance pre-pass, then the merged bindings of
+    /// the demanded names.
     pub fn new(root: Node<'t>, src: &'a str, cfg: Config<'a>) -> Self {
+        Self::with_gate(root, src, cfg, true)
+    }
+
+    /// As [`Interp::new`]; with `gate` false every node is treated as hot and every name as
+    /// demanded (the reference the gated analysis is tested against).
+    pub fn with_gate(root: Node<'t>, src: &'a str, cfg: Config<'a>, gate: bool) -> Self {
+        let mut names = Names::default();
+        let mut facts = scan::collect(root, src, &mut names);
+        let relevance = scan::relevance(&mut facts, &names, &cfg, gate);
+        let n = names.len();
         let mut me = Interp {
             src,
             cfg,
-            globals: HashMap::default(),
-            funcs: Vec::new(),
-            func_ids: HashMap::default(),
-            global_decls: HashSet::default(),
-            round: 0,
+            names,
+            globals: Bindings::new(n),
+            funcs: Vec::with_capacity(facts.funcs.len()),
+            func_ids: std::mem::take(&mut facts.func_ids),
+            global_decls: std::mem::take(&mut facts.global_decls),
             sites: Vec::new(),
-            decorated: HashSet::default(),
-            bound: Vec::new(),
-            has_walrus: false,
-            memo: std::cell::RefCell::new(None),
+            decorated: std::mem::take(&mut facts.decorated),
+            bound: std::mem::take(&mut facts.bound),
+            has_walrus: facts.has_walrus,
+            relevance,
+            memo: RefCell::new(HashMap::default()),
+            generation: Cell::new(0),
+            reads: RefCell::new(None),
+            truncated: Cell::new(false),
         };
-        me.collect_sites(root);
-        me.bound.sort_by_key(|(b, _)| *b);
-        for round in 0..MAX_ROUNDS {
-            me.round = round;
-            if !me.bind_pass() {
-                break;
-            }
+        for f in std::mem::take(&mut facts.funcs) {
+            me.register_function(f);
+        }
+        if me.relevance.any_hot() {
+            let needed: Vec<u32> = (0..facts.sites.len())
+                .filter(|s| me.relevance.needed.get(*s).copied().unwrap_or(false))
+                .map(|s| s as u32)
+                .collect();
+            me.sites = std::mem::take(&mut facts.sites);
+            me.fixpoint(needed);
         }
         me
     }
@@ -474,7 +563,22 @@ impl<'t, 'a> Interp<'t, 'a> {
         parse::text(node, self.src)
     }
 
-    /// Registers a `function_definition` or `lambda` node.
+    /// True when `node` may produce a finding (its range holds a hot position).
+    pub fn is_hot(&self, node: Node) -> bool {
+        self.relevance.is_hot(node.start_byte(), node.end_byte())
+    }
+
+    /// The id of the name an identifier node spells.
+    pub fn name_id(&self, node: Node) -> Option<NameId> {
+        self.names.get(&ident(node, self.src))
+    }
+
+    /// True when name `id` is demanded (its bindings are tracked).
+    pub fn demands(&self, id: NameId) -> bool {
+        self.relevance.demands(id)
+    }
+
+    /// Registers a `function_definition` or `lambda` node (in pre-order, as the pre-pass did).
     fn register_function(&mut self, node: Node<'t>) {
         let mut params = Vec::new();
         if let Some(ps) = node.child_by_field_name("parameters") {
@@ -524,14 +628,11 @@ impl<'t, 'a> Interp<'t, 'a> {
                 });
             }
         }
-        let id = self.funcs.len() as u32;
-        self.func_ids.insert(node.id(), id);
         // A parameter may receive anything from callers cellguard cannot see.
         for p in &params {
-            self.globals
-                .entry(p.name.clone())
-                .or_default()
-                .push(Val::Unknown);
+            if let Some(id) = self.names.get(&p.name) {
+                self.globals.slot(id).push(Val::Unknown);
+            }
         }
         self.funcs.push(FuncInfo {
             node,
@@ -540,103 +641,36 @@ impl<'t, 'a> Interp<'t, 'a> {
         });
     }
 
-    /// Collects the binding sites once (a depth-first walk that knows the enclosing function,
-    /// so no `parent()` walks are needed).
-    fn collect_sites(&mut self, root: Node<'t>) {
-        let mut stack: Vec<(Node<'t>, Option<u32>)> = vec![(root, None)];
-        while let Some((node, func)) = stack.pop() {
-            let kind = node.kind();
-            if kind == "function_definition" || kind == "lambda" {
-                self.register_function(node);
-            }
-            let target = match kind {
-                "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                    node.child_by_field_name("left")
-                }
-                "named_expression" => {
-                    self.has_walrus = true;
-                    node.child_by_field_name("name")
-                }
-                "as_pattern" => node.child_by_field_name("alias"),
-                "function_definition" | "class_definition" => node.child_by_field_name("name"),
-                "import_statement" | "import_from_statement" => Some(node),
-                _ => None,
-            };
-            if let Some(t) = target {
-                for id in parse::walk(t) {
-                    if id.kind() == "identifier" {
-                        self.bound
-                            .push((node.start_byte(), ident(id, self.src).into_owned()));
-                    }
-                }
-            }
-            if matches!(
-                kind,
-                "assignment"
-                    | "augmented_assignment"
-                    | "named_expression"
-                    | "for_statement"
-                    | "for_in_clause"
-                    | "as_pattern"
-                    | "function_definition"
-                    | "lambda"
-                    | "return_statement"
-                    | "yield"
-                    | "call"
-                    | "import_statement"
-                    | "import_from_statement"
-                    | "class_definition"
-                    | "global_statement"
-                    | "nonlocal_statement"
-            ) {
-                self.sites.push((node, func));
-            }
-            let inner = match kind {
-                "function_definition" => self.func_ids.get(&node.id()).copied(),
-                "class_definition" => None,
-                _ => func,
-            };
-            let mut cursor = node.walk();
-            let kids: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-            for k in kids.into_iter().rev() {
-                if kind == "decorated_definition" && k.kind() == "function_definition" {
-                    self.decorated.insert(k.id());
-                }
-                stack.push((k, inner));
-            }
-        }
-    }
-
     /// Names bound by binding sites that start inside `node` (any scope).
-    pub fn names_bound_in(&self, node: Node) -> impl Iterator<Item = &str> {
+    pub fn names_bound_in(&self, node: Node) -> impl Iterator<Item = NameId> + '_ {
         let (start, end) = (node.start_byte(), node.end_byte());
         let from = self.bound.partition_point(|(b, _)| *b < start);
         self.bound[from..]
             .iter()
             .take_while(move |(b, _)| *b < end)
-            .map(|(_, n)| n.as_str())
+            .map(|(_, n)| *n)
     }
 
-    /// Turns on the evaluation cache (the reporting walk calls this whenever the environment
-    /// it evaluates in changes).
+    /// Starts a new evaluation cache generation (the reporting walk calls this whenever the
+    /// environment it evaluates in may have changed). O(1): stale entries are ignored.
     pub fn start_memo(&self) {
-        let mut memo = self.memo.borrow_mut();
-        match memo.as_mut() {
-            Some(m) => m.clear(),
-            None => *memo = Some(HashMap::default()),
+        let g = self.generation.get().wrapping_add(1);
+        self.generation.set(if g == 0 { 1 } else { g });
+    }
+
+    /// Records that the site being evaluated read variable `v`.
+    fn note_read(&self, v: u32) {
+        if let Some(log) = self.reads.borrow_mut().as_mut() {
+            log.push(v);
         }
     }
 
-    fn bind_global(&mut self, target: Node, v: &VSet) -> bool {
-        let v = self.widened(v);
-        bind_into(&mut self.globals, target, &v, false, self.src)
-    }
-
-    /// After the first rounds, new plain data (strings, numbers, sequences) is widened to
-    /// [`Val::Unknown`] so that loops (`i += 1`) converge; values that carry escapes (builtins,
-    /// modules, functions, dunder or private names) keep propagating.
-    fn widened(&self, v: &VSet) -> VSet {
-        if self.round < 2 {
+    /// Values bound by a site that has been evaluated twice already are widened: plain data
+    /// (strings, numbers, sequences) becomes [`Val::Unknown`] so that loops (`i += 1`)
+    /// converge; values that carry escapes (builtins, modules, functions, dunder or private
+    /// names) keep propagating.
+    fn widened(v: &VSet, widen: bool) -> VSet {
+        if !widen {
             return v.clone();
         }
         v.iter()
@@ -650,148 +684,233 @@ impl<'t, 'a> Interp<'t, 'a> {
             .collect()
     }
 
-    fn join_global(&mut self, name: String, v: &VSet) -> bool {
-        let v = self.widened(v);
-        self.globals.entry(name).or_default().join(&v)
+    fn bind_global(&mut self, target: Node, v: &VSet, widen: bool, changed: &mut Vec<u32>) {
+        let v = Self::widened(v, widen);
+        let relevance = &self.relevance;
+        bind_into(
+            &mut self.globals,
+            &self.names,
+            target,
+            &v,
+            false,
+            self.src,
+            &|id| relevance.demands(id),
+            changed,
+        );
     }
 
-    /// One pass over every binding site; true when some binding grew.
-    fn bind_pass(&mut self) -> bool {
-        let mut changed = false;
-        for i in 0..self.sites.len() {
-            let (node, func) = self.sites[i];
-            match node.kind() {
-                "assignment" => {
-                    if let Some(left) = node.child_by_field_name("left") {
-                        let v = match node.child_by_field_name("right") {
-                            Some(r) => self.eval(r, &Env::Global, 0),
-                            None => continue,
-                        };
-                        changed |= self.bind_global(left, &v);
-                    }
-                }
-                "augmented_assignment" => {
-                    if let (Some(l), Some(r)) = (
-                        node.child_by_field_name("left"),
-                        node.child_by_field_name("right"),
-                    ) {
-                        if l.kind() == "identifier" {
-                            let v = self.eval_augmented(node, l, r, &Env::Global, 0);
-                            changed |= self.bind_global(l, &v);
-                        }
-                    }
-                }
-                "named_expression" => {
-                    if let (Some(n), Some(v)) = (
-                        node.child_by_field_name("name"),
-                        node.child_by_field_name("value"),
-                    ) {
-                        let v = self.eval(v, &Env::Global, 0);
-                        changed |= self.bind_global(n, &v);
-                    }
-                }
-                "for_statement" | "for_in_clause" => {
-                    if let (Some(l), Some(r)) = (
-                        node.child_by_field_name("left"),
-                        node.child_by_field_name("right"),
-                    ) {
-                        let v = elements(&self.eval(r, &Env::Global, 0));
-                        changed |= self.bind_global(l, &v);
-                    }
-                }
-                "as_pattern" => {
-                    if let Some(alias) = node.child_by_field_name("alias") {
-                        changed |= self.bind_global(alias, &VSet::unknown());
-                    }
-                }
-                "function_definition" => {
-                    if let (Some(name), Some(id)) = (
-                        node.child_by_field_name("name"),
-                        self.func_ids.get(&node.id()).copied(),
-                    ) {
-                        let mut v = VSet::one(Val::Func(id));
-                        if self.decorated.contains(&node.id()) {
-                            v.push(Val::Unknown);
-                        }
-                        changed |= self.bind_global(name, &v);
-                        changed |= self.bind_defaults(id);
-                    }
-                }
-                "lambda" => {
-                    if let Some(id) = self.func_ids.get(&node.id()).copied() {
-                        changed |= self.bind_defaults(id);
-                        if let Some(body) = node.child_by_field_name("body") {
-                            let v = self.eval(body, &Env::Global, 0);
-                            let v = self.widened(&v);
-                            changed |= self.funcs[id as usize].returns.join(&v);
-                        }
-                    }
-                }
-                "return_statement" => {
-                    if let Some(id) = func {
-                        let v = match first_named(node) {
-                            Some(e) => self.eval(e, &Env::Global, 0),
-                            None => VSet::unknown(),
-                        };
-                        let v = self.widened(&v);
-                        changed |= self.funcs[id as usize].returns.join(&v);
-                    }
-                }
-                "yield" => {
-                    if let Some(id) = func {
-                        changed |= self.funcs[id as usize].returns.push(Val::Unknown);
-                    }
-                }
-                "call" => changed |= self.bind_call_args(node),
-                "import_statement" | "import_from_statement" => {
-                    for (name, v, _) in self.import_bindings(node) {
-                        changed |= self.join_global(name, &v);
-                    }
-                }
-                "class_definition" => {
-                    if let Some(name) = node.child_by_field_name("name") {
-                        changed |= self.bind_global(name, &VSet::unknown());
-                    }
-                }
-                "global_statement" | "nonlocal_statement" => {
-                    for n in named_children(node) {
-                        self.global_decls.insert(ident(n, self.src).into_owned());
-                    }
-                }
-                _ => {}
+    fn join_global(&mut self, name: &str, v: &VSet, widen: bool, changed: &mut Vec<u32>) {
+        let Some(id) = self.names.get(name) else {
+            return;
+        };
+        if !self.relevance.demands(id) {
+            return;
+        }
+        let v = Self::widened(v, widen);
+        if self.globals.slot(id).join(&v) {
+            changed.push(id);
+        }
+    }
+
+    fn join_returns(&mut self, f: u32, v: &VSet, widen: bool, changed: &mut Vec<u32>) {
+        let v = Self::widened(v, widen);
+        let n = self.names.len() as u32;
+        if let Some(func) = self.funcs.get_mut(f as usize) {
+            if func.returns.join(&v) {
+                changed.push(n + f);
             }
         }
-        changed
     }
 
-    fn bind_defaults(&mut self, id: u32) -> bool {
-        let mut changed = false;
+    /// The merged bindings: a worklist over the needed binding sites. A site is evaluated again
+    /// only when a variable it read (a name, or a function's results) changed; it is evaluated
+    /// in rounds in source order, so a site sees what earlier sites bound in the same round.
+    /// Values a site binds from its third evaluation on are widened, and no site is evaluated
+    /// more than [`MAX_ROUNDS`] times.
+    fn fixpoint(&mut self, mut current: Vec<u32>) {
+        let n_sites = self.sites.len();
+        let n_vars = self.names.len() + self.funcs.len();
+        let mut readers: Vec<Vec<u32>> = vec![Vec::new(); n_vars];
+        let mut site_reads: Vec<Vec<u32>> = vec![Vec::new(); n_sites];
+        let mut evals = vec![0u8; n_sites];
+        let mut in_current = vec![false; n_sites];
+        let mut in_next = vec![false; n_sites];
+        let mut changed: Vec<u32> = Vec::new();
+        while !current.is_empty() {
+            for s in &current {
+                in_current[*s as usize] = true;
+            }
+            let mut next: Vec<u32> = Vec::new();
+            for &s in &current {
+                let si = s as usize;
+                in_current[si] = false;
+                if evals[si] as usize >= MAX_ROUNDS {
+                    continue;
+                }
+                let widen = evals[si] >= 2;
+                evals[si] += 1;
+                *self.reads.borrow_mut() = Some(Vec::new());
+                changed.clear();
+                self.run_site(si, widen, &mut changed);
+                let mut log = self.reads.borrow_mut().take().unwrap_or_default();
+                log.sort_unstable();
+                log.dedup();
+                for v in log {
+                    let known = &mut site_reads[si];
+                    if let Err(pos) = known.binary_search(&v) {
+                        known.insert(pos, v);
+                        if let Some(r) = readers.get_mut(v as usize) {
+                            r.push(s);
+                        }
+                    }
+                }
+                for v in changed.drain(..) {
+                    for &t in readers.get(v as usize).map(|r| r.as_slice()).unwrap_or(&[]) {
+                        let ti = t as usize;
+                        if !in_current[ti] && !in_next[ti] {
+                            in_next[ti] = true;
+                            next.push(t);
+                        }
+                    }
+                }
+            }
+            next.sort_unstable();
+            for t in &next {
+                in_next[*t as usize] = false;
+            }
+            current = next;
+        }
+    }
+
+    /// Evaluates one binding site in the merged environment and binds what it binds.
+    fn run_site(&mut self, i: usize, widen: bool, changed: &mut Vec<u32>) {
+        let (node, func) = self.sites[i];
+        match node.kind() {
+            "assignment" => {
+                if let (Some(left), Some(r)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) {
+                    let v = self.eval(r, &Env::Global, 0);
+                    self.bind_global(left, &v, widen, changed);
+                }
+            }
+            "augmented_assignment" => {
+                if let (Some(l), Some(r)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) {
+                    if l.kind() == "identifier" {
+                        let v = self.eval_augmented(node, l, r, &Env::Global, 0);
+                        self.bind_global(l, &v, widen, changed);
+                    }
+                }
+            }
+            "named_expression" => {
+                if let (Some(n), Some(v)) = (
+                    node.child_by_field_name("name"),
+                    node.child_by_field_name("value"),
+                ) {
+                    let v = self.eval(v, &Env::Global, 0);
+                    self.bind_global(n, &v, widen, changed);
+                }
+            }
+            "for_statement" | "for_in_clause" => {
+                if let (Some(l), Some(r)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) {
+                    let v = elements(&self.eval(r, &Env::Global, 0));
+                    self.bind_global(l, &v, widen, changed);
+                }
+            }
+            "as_pattern" => {
+                if let Some(alias) = node.child_by_field_name("alias") {
+                    self.bind_global(alias, &VSet::unknown(), widen, changed);
+                }
+            }
+            "function_definition" => {
+                if let (Some(name), Some(id)) = (
+                    node.child_by_field_name("name"),
+                    self.func_ids.get(&node.id()).copied(),
+                ) {
+                    let mut v = VSet::one(Val::Func(id));
+                    if self.decorated.contains(&node.id()) {
+                        v.push(Val::Unknown);
+                    }
+                    self.bind_global(name, &v, widen, changed);
+                    self.bind_defaults(id, widen, changed);
+                }
+            }
+            "lambda" => {
+                if let Some(id) = self.func_ids.get(&node.id()).copied() {
+                    self.bind_defaults(id, widen, changed);
+                    if let Some(body) = node.child_by_field_name("body") {
+                        let v = self.eval(body, &Env::Global, 0);
+                        self.join_returns(id, &v, widen, changed);
+                    }
+                }
+            }
+            "return_statement" => {
+                if let Some(id) = func {
+                    let v = match first_named(node) {
+                        Some(e) => self.eval(e, &Env::Global, 0),
+                        None => VSet::unknown(),
+                    };
+                    self.join_returns(id, &v, widen, changed);
+                }
+            }
+            "yield" => {
+                if let Some(id) = func {
+                    self.join_returns(id, &VSet::unknown(), false, changed);
+                }
+            }
+            "call" => self.bind_call_args(node, widen, changed),
+            "import_statement" | "import_from_statement" => {
+                for (name, v, _) in self.import_bindings(node) {
+                    self.join_global(&name, &v, widen, changed);
+                }
+            }
+            "class_definition" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    self.bind_global(name, &VSet::unknown(), widen, changed);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn bind_defaults(&mut self, id: u32, widen: bool, changed: &mut Vec<u32>) {
         let params = self.funcs[id as usize].params.clone();
         for p in params {
             if let Some(d) = p.default {
                 let v = self.eval(d, &Env::Global, 0);
-                changed |= self.join_global(p.name.clone(), &v);
+                self.join_global(&p.name, &v, widen, changed);
             }
         }
-        changed
     }
 
     /// Binds the arguments of a call to a cell function's parameters.
-    fn bind_call_args(&mut self, call: Node<'t>) -> bool {
+    fn bind_call_args(&mut self, call: Node<'t>, widen: bool, changed: &mut Vec<u32>) {
         let Some(callee) = call.child_by_field_name("function") else {
-            return false;
+            return;
         };
         let callee = unparen(callee);
         let may_be_func = match callee.kind() {
             "lambda" => true,
-            "identifier" => self
-                .globals
-                .get(&*ident(callee, self.src))
-                .is_some_and(|v| v.iter().any(|x| matches!(x, Val::Func(_)))),
+            "identifier" => match self.name_id(callee) {
+                Some(id) => {
+                    self.note_read(id);
+                    self.globals
+                        .get(id)
+                        .is_some_and(|v| v.iter().any(|x| matches!(x, Val::Func(_))))
+                }
+                None => false,
+            },
             _ => false,
         };
         if !may_be_func {
-            return false;
+            return;
         }
         let ids: Vec<u32> = self
             .eval(callee, &Env::Global, 0)
@@ -802,7 +921,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             })
             .collect();
         if ids.is_empty() {
-            return false;
+            return;
         }
         let (pos, kws, _) = call_args(call.child_by_field_name("arguments"), self.src);
         let pos_vals: Vec<VSet> = pos.iter().map(|p| self.eval(*p, &Env::Global, 0)).collect();
@@ -810,7 +929,6 @@ impl<'t, 'a> Interp<'t, 'a> {
             .iter()
             .map(|(k, v)| (k.clone(), self.eval(*v, &Env::Global, 0)))
             .collect();
-        let mut changed = false;
         for id in ids {
             let params = self.funcs[id as usize].params.clone();
             let positional: Vec<&Param> = params
@@ -828,20 +946,18 @@ impl<'t, 'a> Interp<'t, 'a> {
                     } else {
                         v.clone()
                     };
-                    changed |= self.join_global(p.name.clone(), &v);
+                    self.join_global(&p.name, &v, widen, changed);
                 }
             }
             for (k, v) in &kw_vals {
                 if let Some(p) = params.iter().find(|p| {
                     p.name == *k && matches!(p.kind, ParamKind::Positional | ParamKind::KwOnly)
                 }) {
-                    changed |= self.join_global(p.name.clone(), v);
+                    self.join_global(&p.name, v, widen, changed);
                 }
             }
         }
-        changed
     }
-
     /// Names bound by an import statement, with their values and the node naming each.
     pub fn import_bindings(&self, node: Node<'t>) -> Vec<(String, VSet, Node<'t>)> {
         let mut out = Vec::new();
@@ -983,14 +1099,20 @@ impl<'t, 'a> Interp<'t, 'a> {
                     self.lookup(name, parent)
                 }
             }
-            Env::Flow(map) => match map.get(name) {
+            Env::Flow(map) => match self.names.get(name).and_then(|id| map.get(id)) {
                 Some(v) if !v.is_empty() => v.clone(),
                 _ => self.default_value(name),
             },
-            Env::Global => match self.globals.get(name) {
-                Some(v) if !v.is_empty() => v.clone(),
-                _ => self.default_value(name),
-            },
+            Env::Global => {
+                let id = self.names.get(name);
+                if let Some(id) = id {
+                    self.note_read(id);
+                }
+                match id.and_then(|id| self.globals.get(id)) {
+                    Some(v) if !v.is_empty() => v.clone(),
+                    _ => self.default_value(name),
+                }
+            }
         }
     }
 
@@ -1186,29 +1308,38 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     /// Evaluates an expression.
+    ///
+    /// Expressions nested deeper than [`MAX_DEPTH`] below `node` evaluate to
+    /// [`Val::Unknown`]. During the reporting walk results are cached per node and environment;
+    /// a result that met the depth bound is not cached, so a cached value never depends on how
+    /// deep the evaluation that computed it started (the walk evaluates bottom-up, so every
+    /// evaluation finds its operands cached and chains of any length evaluate exactly).
     pub fn eval(&self, node: Node<'t>, env: &Env, depth: u32) -> VSet {
         if depth > MAX_DEPTH {
+            self.truncated.set(true);
             return VSet::unknown();
         }
-        let cheap = matches!(node.kind(), "identifier" | "string" | "integer");
+        let gen = self.generation.get();
         let key = match env {
-            _ if cheap => None,
+            _ if gen == 0 => None,
+            _ if matches!(scan::kind(node), scan::K::Identifier) => None,
             Env::Global => Some((node.id(), true)),
             Env::Flow(_) => Some((node.id(), false)),
             Env::Bind(..) => None,
         };
         if let Some(k) = key {
-            if let Some(memo) = self.memo.borrow().as_ref() {
-                if let Some(v) = memo.get(&k) {
+            if let Some((g, v)) = self.memo.borrow().get(&k) {
+                if *g == gen {
                     return v.clone();
                 }
             }
         }
+        let outer = self.truncated.replace(false);
         let v = self.eval_uncached(node, env, depth);
-        if let Some(k) = key {
-            if let Some(memo) = self.memo.borrow_mut().as_mut() {
-                memo.insert(k, v.clone());
-            }
+        let cut = self.truncated.get();
+        self.truncated.set(outer || cut);
+        if let (Some(k), false) = (key, cut) {
+            self.memo.borrow_mut().insert(k, (gen, v.clone()));
         }
         v
     }
@@ -1530,12 +1661,14 @@ impl<'t, 'a> Interp<'t, 'a> {
             let v = match cv {
                 Val::Builtin(b) => self.builtin_call(b, &pos, &kws, env, d),
                 Val::Member(p) => self.member_call(p, &pos, &kws, env, d),
-                Val::Func(id) => self
-                    .funcs
-                    .get(*id as usize)
-                    .map(|f| f.returns.clone())
-                    .unwrap_or_default()
-                    .or_unknown(),
+                Val::Func(id) => {
+                    self.note_read(self.names.len() as u32 + *id);
+                    self.funcs
+                        .get(*id as usize)
+                        .map(|f| f.returns.clone())
+                        .unwrap_or_default()
+                        .or_unknown()
+                }
                 _ => VSet::unknown(),
             };
             out.join(&v);

@@ -7,9 +7,9 @@
 //! `tools/README.md`) and committed as `reach.json` next to this file; it is compiled into the
 //! binary with `include_str!` and parsed once on first use.
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::OnceLock;
 
 /// The generated table as stored in `reach.json` (format `cellguard-sandbox-reach/1`).
