@@ -5,8 +5,8 @@
 //! token soups.
 
 use cellguard_lints::config::{ConfigFile, Overrides, Settings};
-use cellguard_lints::rules::sandbox::analyse;
 use cellguard_lints::parse;
+use cellguard_lints::rules::sandbox::analyse;
 use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -42,14 +42,22 @@ fn findings(src: &str, s: &Settings, gate: bool) -> Vec<String> {
     let tree = parse::parse(src, None);
     analyse(&tree, src, s, gate)
         .into_iter()
-        .map(|f| format!("{} {}..{} {}", f.rule.code, f.range.start, f.range.end, f.message))
+        .map(|f| {
+            format!(
+                "{} {}..{} {}",
+                f.rule.code, f.range.start, f.range.end, f.message
+            )
+        })
         .collect()
 }
 
 fn assert_same(src: &str, s: &Settings) -> usize {
     let gated = findings(src, s, true);
     let ungated = findings(src, s, false);
-    assert_eq!(gated, ungated, "gated and ungated analyses differ on:\n{src}");
+    assert_eq!(
+        gated, ungated,
+        "gated and ungated analyses differ on:\n{src}"
+    );
     gated.len()
 }
 
@@ -66,11 +74,7 @@ fn adversarial_inputs_keep_every_finding() {
         }
         total += n;
         // The same input inside a function, a class and a branch, after unrelated code.
-        let indented: String = case
-            .input
-            .lines()
-            .map(|l| format!("    {l}\n"))
-            .collect();
+        let indented: String = case.input.lines().map(|l| format!("    {l}\n")).collect();
         for wrapped in [
             format!("x = 1\ndef wrapper(a, b=2):\n{indented}"),
             format!("class Wrapper:\n{indented}"),
@@ -122,7 +126,11 @@ fn case_fixtures_and_doc_examples_agree() {
             n += 1;
         }
     }
-    assert!(n > 100, "only {n} Python fixtures found in {}", dir.display());
+    assert!(
+        n > 100,
+        "only {n} Python fixtures found in {}",
+        dir.display()
+    );
     for rule in cellguard_lints::rules::sandbox::RULES {
         let config = rule.doc.example_config;
         for src in [rule.doc.example, rule.doc.fixed_example] {
@@ -138,7 +146,11 @@ fn pathological_shapes_agree() {
     let cases = [
         format!("x = collections{}\n", "._sys".repeat(n)),
         format!("x = json{}._os\n", ".a".repeat(n)),
-        format!("g = getattr\nx = {}x{}\n", "g(".repeat(50), ", \"__class__\")".repeat(50)),
+        format!(
+            "g = getattr\nx = {}x{}\n",
+            "g(".repeat(50),
+            ", \"__class__\")".repeat(50)
+        ),
         format!("x = {}\n", vec!["\"_\""; n].join(" + ")),
         (0..n)
             .map(|i| format!("v{} = v{}\n", i + 1, i))

@@ -75,7 +75,11 @@ pub fn is_allowed(module: &str, allow: &[String]) -> bool {
     allow.iter().any(|entry| {
         let entry = entry.trim();
         let entry = entry.strip_suffix(".*").unwrap_or(entry);
-        entry == "*" || module == entry || module.starts_with(&format!("{entry}."))
+        entry == "*"
+            || module == entry
+            || (module.len() > entry.len()
+                && module.starts_with(entry)
+                && module.as_bytes()[entry.len()] == b'.')
     })
 }
 

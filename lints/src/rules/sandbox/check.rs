@@ -5,7 +5,7 @@
 use super::interp::{
     bind_into, call_args, first_named, ident, unparen, Bindings, Env, Escape, Interp,
 };
-use super::scan::NameId;
+use super::scan::{kind, Children, NameId, K};
 use super::value::*;
 use super::{
     CODE_EXECUTION_BUILTIN, DANGEROUS_MEMBER, DUNDER_ACCESS, DUNDER_METHOD_DEFINITION,
@@ -193,6 +193,74 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     pi == p.len()
 }
 
+/// The `deny-members` entries, compiled: exact entries in a map, glob entries in order, and the
+/// root modules any entry can match (most paths are rejected by one lookup).
+struct DenyList<'a> {
+    entries: &'a [String],
+    exact: rustc_hash::FxHashMap<&'a str, usize>,
+    globs: Vec<usize>,
+    roots: HashSet<&'a str>,
+    any_root: bool,
+}
+
+fn root_of(path: &str) -> &str {
+    path.split_once('.').map_or(path, |(r, _)| r)
+}
+
+impl<'a> DenyList<'a> {
+    fn new(entries: &'a [String], table: &'static super::reach::Reach) -> Self {
+        let mut d = DenyList {
+            entries,
+            exact: Default::default(),
+            globs: Vec::new(),
+            roots: HashSet::default(),
+            any_root: false,
+        };
+        for (i, e) in entries.iter().enumerate() {
+            if e.contains('*') {
+                d.globs.push(i);
+                if root_of(e).contains('*') {
+                    d.any_root = true;
+                }
+            } else {
+                d.exact.entry(e.as_str()).or_insert(i);
+            }
+            d.roots.insert(root_of(e));
+        }
+        // Other names of a denied member (`asyncio.subprocess.create_subprocess_exec`).
+        for (from, to) in &table.deny_aliases {
+            if d.exact.contains_key(to.as_str()) {
+                d.roots.insert(root_of(from));
+            }
+        }
+        d
+    }
+
+    /// The first entry (in configuration order) that matches `path` or the denied member
+    /// `path` is another name for.
+    fn matches(&self, path: &str, table: &super::reach::Reach) -> Option<&'a str> {
+        if self.entries.is_empty() || (!self.any_root && !self.roots.contains(root_of(path))) {
+            return None;
+        }
+        let mut best = self.exact.get(path).copied();
+        if let Some(alias) = table.deny_alias(path) {
+            if let Some(i) = self.exact.get(alias) {
+                best = Some(best.map_or(*i, |b| b.min(*i)));
+            }
+        }
+        for &i in &self.globs {
+            if best.is_some_and(|b| b < i) {
+                break;
+            }
+            if glob_match(&self.entries[i], path) {
+                best = Some(i);
+                break;
+            }
+        }
+        best.map(|i| self.entries[i].as_str())
+    }
+}
+
 /// How an attribute or name is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ctx {
@@ -218,7 +286,8 @@ pub struct Finding {
 /// The sandbox checker for one cell.
 pub struct Sbx<'t, 'a> {
     it: Interp<'t, 'a>,
-    deny: &'a [String],
+    deny_entries: &'a [String],
+    deny: DenyList<'a>,
     namespace_names: &'a BTreeSet<String>,
     findings: Vec<Finding>,
     seen: HashSet<(&'static str, usize, usize)>,
@@ -292,61 +361,80 @@ impl NodeCtx {
 }
 
 /// The context of `child` (reached through `field`) of `parent`.
-fn child_ctx(parent: Node, pctx: &NodeCtx, child: Node, field: Option<&str>) -> NodeCtx {
-    let pk = parent.kind();
+fn child_ctx(pk: K, pctx: &NodeCtx, ck: K, field: Option<&str>) -> NodeCtx {
     let ctx = match pk {
-        "assignment" | "for_statement" | "for_in_clause" if field == Some("left") => Ctx::Store,
-        "augmented_assignment" if field == Some("left") => Ctx::Aug,
-        "as_pattern" if field == Some("alias") => Ctx::Store,
-        "delete_statement" => Ctx::Del,
-        "pattern_list"
-        | "tuple_pattern"
-        | "list_pattern"
-        | "list_splat_pattern"
-        | "parenthesized_expression"
-        | "tuple"
-        | "list"
-        | "expression_list"
-        | "list_splat"
-        | "as_pattern_target" => pctx.ctx,
+        K::Assignment | K::ForStatement | K::ForInClause if field == Some("left") => Ctx::Store,
+        K::AugmentedAssignment if field == Some("left") => Ctx::Aug,
+        K::AsPattern if field == Some("alias") => Ctx::Store,
+        K::DeleteStatement => Ctx::Del,
+        K::PatternList
+        | K::TuplePattern
+        | K::ListPattern
+        | K::ListSplatPattern
+        | K::ParenthesizedExpression
+        | K::Tuple
+        | K::List
+        | K::ExpressionList
+        | K::ListSplat
+        | K::AsPatternTarget => pctx.ctx,
         _ => Ctx::Load,
     };
-    let callee = (pk == "call" && field == Some("function"))
-        || (pk == "parenthesized_expression" && pctx.callee);
-    let name_only = child.kind() == "identifier"
+    let callee = (pk == K::Call && field == Some("function"))
+        || (pk == K::ParenthesizedExpression && pctx.callee);
+    let name_only = ck == K::Identifier
         && match pk {
-            "attribute" => field == Some("attribute"),
-            "keyword_argument" => field == Some("name"),
-            "function_definition"
-            | "class_definition"
-            | "default_parameter"
-            | "typed_default_parameter"
-            | "named_expression" => field == Some("name"),
-            "parameters"
-            | "lambda_parameters"
-            | "typed_parameter"
-            | "list_splat_pattern"
-            | "dictionary_splat_pattern"
-            | "dotted_name"
-            | "aliased_import"
-            | "import_statement"
-            | "import_from_statement"
-            | "relative_import"
-            | "global_statement"
-            | "nonlocal_statement"
-            | "keyword_pattern"
-            | "case_pattern"
-            | "as_pattern_target" => true,
+            K::Attribute => field == Some("attribute"),
+            K::KeywordArgument => field == Some("name"),
+            K::FunctionDefinition
+            | K::ClassDefinition
+            | K::DefaultParameter
+            | K::TypedDefaultParameter
+            | K::NamedExpression => field == Some("name"),
+            K::Parameters
+            | K::LambdaParameters
+            | K::TypedParameter
+            | K::ListSplatPattern
+            | K::DictionarySplatPattern
+            | K::DottedName
+            | K::AliasedImport
+            | K::ImportStatement
+            | K::ImportFromStatement
+            | K::RelativeImport
+            | K::GlobalStatement
+            | K::NonlocalStatement
+            | K::KeywordPattern
+            | K::CasePattern
+            | K::AsPatternTarget => true,
             _ => false,
         };
     NodeCtx {
         ctx,
         callee,
         name_only,
-        class_block: pk == "class_definition" && field == Some("body"),
-        class_stmt: pctx.class_block && child.kind() == "expression_statement",
-        class_assign: pctx.class_stmt && child.kind() == "assignment",
+        class_block: pk == K::ClassDefinition && field == Some("body"),
+        class_stmt: pctx.class_block && ck == K::ExpressionStatement,
+        class_assign: pctx.class_stmt && ck == K::Assignment,
     }
+}
+
+/// Parent kinds under which `child_ctx` looks at the field name of a child.
+fn needs_field(pk: K) -> bool {
+    matches!(
+        pk,
+        K::Assignment
+            | K::ForStatement
+            | K::ForInClause
+            | K::AugmentedAssignment
+            | K::AsPattern
+            | K::Call
+            | K::Attribute
+            | K::KeywordArgument
+            | K::FunctionDefinition
+            | K::ClassDefinition
+            | K::DefaultParameter
+            | K::TypedDefaultParameter
+            | K::NamedExpression
+    )
 }
 
 fn importlib_family(real: &str) -> bool {
@@ -380,9 +468,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         deny: &'a [String],
         namespace_names: &'a BTreeSet<String>,
     ) -> Self {
+        let table = it.cfg.table;
         Sbx {
             it,
-            deny,
+            deny_entries: deny,
+            deny: DenyList::new(deny, table),
             namespace_names,
             findings: Vec::new(),
             seen: HashSet::default(),
@@ -747,32 +837,31 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         }
         // The hot nodes in pre-order, with their environment and context.
-        let mut order: Vec<(Node<'t>, bool, NodeCtx)> = Vec::new();
-        let mut stack: Vec<(Node<'t>, bool, NodeCtx)> = vec![(node, flow.is_none(), start)];
-        while let Some((n, global, nctx)) = stack.pop() {
-            order.push((n, global, nctx));
+        let mut order: Vec<(Node<'t>, K, bool, NodeCtx)> = Vec::new();
+        let mut stack: Vec<(Node<'t>, K, bool, NodeCtx)> =
+            vec![(node, kind(node), flow.is_none(), start)];
+        while let Some((n, nk, global, nctx)) = stack.pop() {
+            order.push((n, nk, global, nctx));
             let inner_global = global
                 || matches!(
-                    n.kind(),
-                    "lambda"
-                        | "list_comprehension"
-                        | "generator_expression"
-                        | "set_comprehension"
-                        | "dictionary_comprehension"
-                        | "function_definition"
-                        | "class_definition"
+                    nk,
+                    K::Lambda
+                        | K::ListComprehension
+                        | K::GeneratorExpression
+                        | K::SetComprehension
+                        | K::DictionaryComprehension
+                        | K::FunctionDefinition
+                        | K::ClassDefinition
                 );
+            let with_field = needs_field(nk);
             let first = stack.len();
-            let mut cursor = n.walk();
-            if cursor.goto_first_child() {
-                loop {
-                    let c = cursor.node();
-                    if c.is_named() && c.kind() != "comment" && self.it.is_hot(c) {
-                        let cctx = child_ctx(n, &nctx, c, cursor.field_name());
-                        stack.push((c, inner_global, cctx));
-                    }
-                    if !cursor.goto_next_sibling() {
-                        break;
+            let mut kids = Children::new(n);
+            while let Some((c, field)) = kids.next(with_field) {
+                if c.is_named() && self.it.is_hot(c) {
+                    let ck = kind(c);
+                    if ck != K::Comment {
+                        let cctx = child_ctx(nk, &nctx, ck, field);
+                        stack.push((c, ck, inner_global, cctx));
                     }
                 }
             }
@@ -784,40 +873,40 @@ impl<'t, 'a> Sbx<'t, 'a> {
         };
         // Evaluate bottom-up first, so that every evaluation finds its operands cached and long
         // chains cost one step per node.
-        for (n, global, _) in order.iter().rev() {
+        for (n, nk, global, _) in order.iter().rev() {
             if matches!(
-                n.kind(),
-                "attribute"
-                    | "call"
-                    | "subscript"
-                    | "binary_operator"
-                    | "parenthesized_expression"
-                    | "boolean_operator"
-                    | "conditional_expression"
-                    | "unary_operator"
+                nk,
+                K::Attribute
+                    | K::Call
+                    | K::Subscript
+                    | K::BinaryOperator
+                    | K::ParenthesizedExpression
+                    | K::BooleanOperator
+                    | K::ConditionalExpression
+                    | K::UnaryOperator
             ) {
                 self.it.eval(*n, &env_of(*global), 0);
             }
         }
-        for (n, global, nctx) in order {
-            self.check_node(n, &env_of(global), &nctx);
+        for (n, nk, global, nctx) in order {
+            self.check_node(n, nk, &env_of(global), &nctx);
         }
     }
 
-    fn check_node(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        match node.kind() {
-            "identifier" => self.check_identifier(node, env, nctx),
-            "attribute" => self.check_attribute(node, env, nctx),
-            "subscript" => self.check_subscript(node, env, nctx),
-            "call" => self.check_call(node, env, nctx),
-            "function_definition" => self.check_def_name(node),
-            "assignment" => self.check_assignment(node, env, nctx),
-            "list" | "tuple" | "set" if nctx.ctx == Ctx::Load => {
+    fn check_node(&mut self, node: Node<'t>, nk: K, env: &Env, nctx: &NodeCtx) {
+        match nk {
+            K::Identifier => self.check_identifier(node, env, nctx),
+            K::Attribute => self.check_attribute(node, env, nctx),
+            K::Subscript => self.check_subscript(node, env, nctx),
+            K::Call => self.check_call(node, env, nctx),
+            K::FunctionDefinition => self.check_def_name(node),
+            K::Assignment => self.check_assignment(node, env, nctx),
+            K::List | K::Tuple | K::Set if nctx.ctx == Ctx::Load => {
                 for item in named(node) {
                     self.check_escape(item, env, "stored in a container");
                 }
             }
-            "dictionary" => {
+            K::Dictionary => {
                 for pair in named(node) {
                     for f in ["key", "value"] {
                         if let Some(x) = pair.child_by_field_name(f) {
@@ -826,12 +915,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
-            "yield" => {
+            K::Yield => {
                 if let Some(e) = first_named(node) {
                     self.check_escape(e, env, "yielded");
                 }
             }
-            "keyword_pattern" => {
+            K::KeywordPattern => {
                 if let Some(n) = first_named(node) {
                     let name = ident(n, self.it.src);
                     let name = &*name;
@@ -845,8 +934,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
-            "import_statement" | "import_from_statement" => self.check_import(node),
-            "exec_statement" => self.report(
+            K::ImportStatement | K::ImportFromStatement => self.check_import(node),
+            K::ExecStatement => self.report(
                 &CODE_EXECUTION_BUILTIN,
                 parse::range(node),
                 "`exec` statement executes arbitrary code".into(),
@@ -859,7 +948,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- names ------------------------------------------------------------------------------
 
     fn check_identifier(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        if !nctx.is_load() {
+        // A plain name holds no builtin or module (and `__loader__` is not plain).
+        if !nctx.is_load() || !self.it.is_obj_hot(node) {
             return;
         }
         let name = ident(node, self.it.src);
@@ -1015,7 +1105,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
         }
-        if ctx == Ctx::Load {
+        if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
@@ -1114,12 +1204,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// Reports `path` when a deny-members entry matches it; true when it did.
     fn deny_check(&mut self, path: &str, range: TextRange) -> bool {
-        let alias = self.it.cfg.table.deny_alias(path);
-        let hit = self
-            .deny
-            .iter()
-            .find(|d| glob_match(d, path) || alias == Some(d.as_str()))
-            .cloned();
+        let hit = self.deny.matches(path, self.it.cfg.table);
         match hit {
             Some(entry) => {
                 let shown = path.replace("asyncio.AbstractEventLoop", "asyncio event loop");
@@ -1154,7 +1239,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let vals = self.it.eval(value, env, 0);
         let keys = self.it.eval(sub, env, 0);
         self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
-        if ctx == Ctx::Load {
+        if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
@@ -1320,7 +1405,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         }
                     }
                 }
-                if inner_callee.kind() != "attribute" && !self.deny.is_empty() {
+                if inner_callee.kind() != "attribute" && !self.deny_entries.is_empty() {
                     self.deny_check(p, crange);
                 }
             }
@@ -1353,6 +1438,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .chain(kws.iter().map(|(_, v)| *v))
                 .collect();
             for a in args {
+                // Only hot arguments can fold to a dunder name.
+                if !self.it.is_hot(a) {
+                    continue;
+                }
                 let strs: Vec<String> =
                     self.it.eval(a, env, 0).strs().map(str::to_string).collect();
                 for s in strs {
@@ -1386,7 +1475,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         // What the call returns (`getattr(__builtins__, "open")`, `vars(m).get("eval")`).
-        if !cv.only_unknown() || inner_callee.kind() == "attribute" {
+        if (!cv.only_unknown() || inner_callee.kind() == "attribute") && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
@@ -1414,7 +1503,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 super::interp::Config { ..self.it.cfg },
                 !self.it.relevance.all,
             );
-            let mut inner = Sbx::new(it, self.deny, self.namespace_names);
+            let mut inner = Sbx::new(it, self.deny_entries, self.namespace_names);
             inner.nesting = self.nesting + 1;
             for f in inner.run(tree.root_node()) {
                 self.report(
@@ -1576,6 +1665,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn check_escape(&mut self, node: Node<'t>, env: &Env, how: &str) {
+        // Reflective builtins and cell functions come only from non-plain names.
+        if !self.it.is_obj_hot(node) {
+            return;
+        }
         let mut v = self.it.eval(node, env, 0);
         // A function or lambda that hands out a reflective builtin smuggles it just the same.
         let returned: Vec<VSet> = v
@@ -1710,7 +1803,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 self.unsafe_allowed(&module, false, parse::range(m), allow);
                 let bindings = self.it.import_bindings(node);
-                let base = ModVal::new(
+                let base = std::rc::Rc::new(ModVal::new(
                     module.clone(),
                     self.it.cfg.table.real_name(&module),
                     if is_allowed(&module, allow) {
@@ -1718,7 +1811,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     } else {
                         ModState::Blocked
                     },
-                );
+                ));
                 for (_, _, name_node) in bindings {
                     let name: String = ident(name_node, self.it.src).split_whitespace().collect();
                     let (res, esc) = self.it.module_step(&base, &name);

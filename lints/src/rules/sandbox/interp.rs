@@ -14,13 +14,14 @@
 //! or to [`Val::Unknown`].
 
 use super::reach::Reach;
-use super::scan::{self, NameId, Names, Relevance};
+use super::scan::{self, NameId, Names, Relevance, K};
 use super::value::*;
 use crate::parse;
 use crate::rules::imports::is_allowed;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
+use std::rc::Rc;
 use tree_sitter::Node;
 
 /// Deepest expression nesting evaluated; deeper expressions are [`Val::Unknown`].
@@ -124,6 +125,45 @@ pub struct Config<'a> {
     pub prebound: &'a BTreeSet<String>,
     /// The reachability table.
     pub table: &'static Reach,
+    /// `[lint.imports] deny-members` entries (members of their modules are tracked by path).
+    pub deny: &'a [String],
+}
+
+/// Root modules whose members some rule looks at by path, besides the deny-members entries:
+/// import machinery (`importlib.import_module`), `operator.attrgetter`, `sys.modules` and
+/// asyncio's event loops.
+const MEMBER_ROOTS: &[&str] = &[
+    "importlib",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "_imp",
+    "imp",
+    "operator",
+    "sys",
+    "asyncio",
+];
+
+/// The first dotted segment of a name.
+fn root_of(path: &str) -> &str {
+    path.split_once('.').map_or(path, |(r, _)| r)
+}
+
+/// The roots of the members tracked by path (see [`Interp::member`]).
+fn member_roots(cfg: &Config) -> Option<HashSet<String>> {
+    let mut roots: HashSet<String> = MEMBER_ROOTS.iter().map(|r| r.to_string()).collect();
+    for d in cfg.deny {
+        let r = root_of(d);
+        if r.contains('*') {
+            return None;
+        }
+        roots.insert(r.to_string());
+    }
+    for (from, to) in &cfg.table.deny_aliases {
+        if cfg.deny.iter().any(|d| d == to) {
+            roots.insert(root_of(from).to_string());
+        }
+    }
+    Some(roots)
 }
 
 /// Kind of a parameter.
@@ -268,6 +308,9 @@ pub struct Interp<'t, 'a> {
     sites: Vec<(Node<'t>, Option<u32>)>,
     /// `node.id()` of decorated function definitions.
     decorated: HashSet<usize>,
+    /// `node.id()` of methods (function definitions directly in a class body): their names
+    /// are not bound in the cell's namespace.
+    methods: HashSet<usize>,
     /// Every name bound in the cell with the start byte of its binding site, in source order.
     pub bound: Vec<(usize, NameId)>,
     /// Whether the cell contains an assignment expression (`:=`) anywhere.
@@ -283,6 +326,16 @@ pub struct Interp<'t, 'a> {
     reads: RefCell<Option<Vec<u32>>>,
     /// Set when an evaluation met the depth bound.
     truncated: Cell<bool>,
+    /// [`Interp::module_step`] results by (module value address, attribute name).
+    #[allow(clippy::type_complexity)]
+    step_memo: RefCell<HashMap<(usize, NameId), (Rc<ModVal>, VSet, Option<Escape>)>>,
+    /// [`Interp::default_value`] results by name.
+    default_memo: RefCell<HashMap<NameId, VSet>>,
+    /// Roots of the members tracked by path; `None` when every member is (a deny-members
+    /// entry starts with a wildcard).
+    member_roots: Option<HashSet<String>>,
+    /// The one member value standing for every member of a root that is not tracked.
+    opaque_members: RefCell<HashMap<String, Val>>,
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
@@ -524,7 +577,6 @@ impl<'t, 'a> Interp<'t, 'a> {
     pub fn with_gate(root: Node<'t>, src: &'a str, cfg: Config<'a>, gate: bool) -> Self {
         let mut names = Names::default();
         let mut facts = scan::collect(root, src, &mut names);
-        let relevance = scan::relevance(&mut facts, &names, &cfg, gate);
         let n = names.len();
         let mut me = Interp {
             src,
@@ -532,18 +584,31 @@ impl<'t, 'a> Interp<'t, 'a> {
             names,
             globals: Bindings::new(n),
             funcs: Vec::with_capacity(facts.funcs.len()),
-            func_ids: std::mem::take(&mut facts.func_ids),
-            global_decls: std::mem::take(&mut facts.global_decls),
+            func_ids: HashMap::default(),
+            global_decls: Vec::new(),
             sites: Vec::new(),
-            decorated: std::mem::take(&mut facts.decorated),
-            bound: std::mem::take(&mut facts.bound),
+            decorated: HashSet::default(),
+            methods: HashSet::default(),
+            bound: Vec::new(),
             has_walrus: facts.has_walrus,
-            relevance,
+            relevance: Relevance::default(),
             memo: RefCell::new(HashMap::default()),
             generation: Cell::new(0),
             reads: RefCell::new(None),
             truncated: Cell::new(false),
+            step_memo: RefCell::new(HashMap::default()),
+            default_memo: RefCell::new(HashMap::default()),
+            member_roots: member_roots(&cfg),
+            opaque_members: RefCell::new(HashMap::default()),
         };
+        me.relevance = scan::relevance(&mut facts, &me.names, &me.cfg, gate, &|x, sites, chain| {
+            me.chain_is_opaque(x, sites, chain)
+        });
+        me.func_ids = std::mem::take(&mut facts.func_ids);
+        me.global_decls = std::mem::take(&mut facts.global_decls);
+        me.decorated = std::mem::take(&mut facts.decorated);
+        me.methods = std::mem::take(&mut facts.methods);
+        me.bound = std::mem::take(&mut facts.bound);
         for f in std::mem::take(&mut facts.funcs) {
             me.register_function(f);
         }
@@ -558,6 +623,91 @@ impl<'t, 'a> Interp<'t, 'a> {
         me
     }
 
+    /// The value of module member `path`. Members of modules no rule looks at by path
+    /// (anything but deny-members roots, import machinery, `operator`, `sys`, `asyncio`) are
+    /// one opaque member per root module: what they are is never reported, and tracking each
+    /// path (`enum.Enum.__members__.items...`) only grows value sets.
+    pub fn member(&self, path: &str) -> Val {
+        let Some(roots) = &self.member_roots else {
+            return Val::member(path);
+        };
+        let root = root_of(path);
+        if roots.contains(root) {
+            return Val::member(path);
+        }
+        self.opaque_members
+            .borrow_mut()
+            .entry(root.to_string())
+            .or_insert_with(|| Val::member(root))
+            .clone()
+    }
+
+    /// True when, whatever `name` holds (bound only by the import statements `sites`, or not
+    /// at all), the attribute chain `chain` on it is an opaque module member or unknown, with no
+    /// escape, import machinery, frame function or denied member on the way: no rule can fire
+    /// on such a chain, so the pre-pass does not count its name as hot there.
+    fn chain_is_opaque(&self, name: NameId, sites: &[Node<'t>], chain: &[NameId]) -> bool {
+        let text = self.names.text(name).to_string();
+        let mut vals: Vec<Val> = self.default_value(&text).iter().cloned().collect();
+        for site in sites {
+            for (bound, v, _) in self.import_bindings(*site) {
+                if bound == text {
+                    vals.extend(v.iter().cloned());
+                }
+            }
+        }
+        let tracked = |path: &str| match &self.member_roots {
+            None => true,
+            Some(roots) => roots.contains(root_of(path)),
+        };
+        // Modules whose functions some rule reports by name.
+        let special = |real: &str| {
+            tracked(real)
+                || matches!(
+                    root_of(real),
+                    "builtins" | "inspect" | "traceback" | "threading"
+                )
+        };
+        for (i, a) in chain.iter().enumerate() {
+            let a = self.names.text(*a);
+            if is_dunder(a) {
+                return false;
+            }
+            let last = i + 1 == chain.len();
+            let mut next = Vec::new();
+            for v in &vals {
+                match v {
+                    Val::Module(m) => {
+                        if special(&m.real) || special(&m.path) {
+                            return false;
+                        }
+                        let (res, esc) = self.module_step(m, a);
+                        if esc.is_some() {
+                            return false;
+                        }
+                        for r in res.iter() {
+                            match r {
+                                Val::Member(p) if !tracked(p) => next.push(r.clone()),
+                                Val::Module(rm)
+                                    if !last && !special(&rm.real) && !special(&rm.path) =>
+                                {
+                                    next.push(r.clone())
+                                }
+                                Val::Unknown => next.push(Val::Unknown),
+                                _ => return false,
+                            }
+                        }
+                    }
+                    Val::Member(p) if !tracked(p) => next.push(v.clone()),
+                    Val::Unknown => next.push(Val::Unknown),
+                    _ => return false,
+                }
+            }
+            vals = next;
+        }
+        true
+    }
+
     /// The text of a node.
     pub fn text(&self, node: Node) -> &'a str {
         parse::text(node, self.src)
@@ -566,6 +716,13 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// True when `node` may produce a finding (its range holds a hot position).
     pub fn is_hot(&self, node: Node) -> bool {
         self.relevance.is_hot(node.start_byte(), node.end_byte())
+    }
+
+    /// True when `node` may evaluate to an object some rule looks for (a builtin, module,
+    /// member, namespace or cell function): only identifiers of non-plain names produce them.
+    pub fn is_obj_hot(&self, node: Node) -> bool {
+        self.relevance
+            .is_obj_hot(node.start_byte(), node.end_byte())
     }
 
     /// The id of the name an identifier node spells.
@@ -834,11 +991,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                     node.child_by_field_name("name"),
                     self.func_ids.get(&node.id()).copied(),
                 ) {
-                    let mut v = VSet::one(Val::Func(id));
-                    if self.decorated.contains(&node.id()) {
-                        v.push(Val::Unknown);
+                    if !self.methods.contains(&node.id()) {
+                        let mut v = VSet::one(Val::Func(id));
+                        if self.decorated.contains(&node.id()) {
+                            v.push(Val::Unknown);
+                        }
+                        self.bind_global(name, &v, widen, changed);
                     }
-                    self.bind_global(name, &v, widen, changed);
                     self.bind_defaults(id, widen, changed);
                 }
             }
@@ -1014,7 +1173,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 };
                 let relative = m.kind() == "relative_import";
                 let module: String = ident(m, self.src).split_whitespace().collect();
-                let base = ModVal::new(
+                let base = std::rc::Rc::new(ModVal::new(
                     module.clone(),
                     table.real_name(&module),
                     if is_allowed(&module, self.cfg.allow) {
@@ -1022,7 +1181,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     } else {
                         ModState::Blocked
                     },
-                );
+                ));
                 let mut cursor = node.walk();
                 for child in node.children_by_field_name("name", &mut cursor) {
                     let (name_node, alias) = match child.kind() {
@@ -1052,6 +1211,19 @@ impl<'t, 'a> Interp<'t, 'a> {
 
     /// The value of a name never bound in the cell (or not yet, at the top level).
     pub fn default_value(&self, name: &str) -> VSet {
+        // Cached so that module values keep one identity (see `module_step`).
+        let id = self.names.get(name);
+        if let Some(v) = id.and_then(|id| self.default_memo.borrow().get(&id).cloned()) {
+            return v;
+        }
+        let v = self.default_value_uncached(name);
+        if let Some(id) = id {
+            self.default_memo.borrow_mut().insert(id, v.clone());
+        }
+        v
+    }
+
+    fn default_value_uncached(&self, name: &str) -> VSet {
         if name == "__builtins__" || name == "__builtin__" {
             return VSet::one(Val::module(ModVal::new(
                 "builtins",
@@ -1117,7 +1289,26 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     /// One attribute step from module `m`: the value of `m.name`, and the escape it is, if any.
-    pub fn module_step(&self, m: &ModVal, name: &str) -> (VSet, Option<Escape>) {
+    ///
+    /// Cached per module value and attribute name: a chain like `os.path.join` is stepped once
+    /// however often the walk evaluates it.
+    pub fn module_step(&self, m: &Rc<ModVal>, name: &str) -> (VSet, Option<Escape>) {
+        let Some(id) = self.names.get(name) else {
+            return self.module_step_uncached(m, name);
+        };
+        let key = (Rc::as_ptr(m) as usize, id);
+        if let Some((_, v, e)) = self.step_memo.borrow().get(&key) {
+            return (v.clone(), e.clone());
+        }
+        let (v, e) = self.module_step_uncached(m, name);
+        // The entry keeps `m` alive, so its address cannot be reused by another module value.
+        self.step_memo
+            .borrow_mut()
+            .insert(key, (m.clone(), v.clone(), e.clone()));
+        (v, e)
+    }
+
+    fn module_step_uncached(&self, m: &ModVal, name: &str) -> (VSet, Option<Escape>) {
         let table = self.cfg.table;
         if &*m.real == "builtins" {
             if let Some(b) = builtin(name) {
@@ -1222,7 +1413,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             let v = Val::module(ModVal::new(path, real_sub, state));
             return (VSet::one(v), escape);
         }
-        (VSet::one(Val::member(real_sub)), escape)
+        (VSet::one(self.member(&real_sub)), escape)
     }
 
     /// Values that dunder and frame attributes produce on any object.
@@ -1249,7 +1440,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         match v {
             Val::Member(p) if !is_dunder(name) && p.len() < 512 => {
-                VSet::one(Val::member(format!("{p}.{name}")))
+                VSet::one(self.member(&format!("{p}.{name}")))
             }
             Val::Main if !is_dunder(name) => self.lookup(name, &Env::Global),
             _ => VSet::unknown(),
@@ -1346,14 +1537,14 @@ impl<'t, 'a> Interp<'t, 'a> {
 
     fn eval_uncached(&self, node: Node<'t>, env: &Env, depth: u32) -> VSet {
         let d = depth + 1;
-        match node.kind() {
-            "parenthesized_expression" => match first_named(node) {
+        match scan::kind(node) {
+            K::ParenthesizedExpression => match first_named(node) {
                 Some(inner) => self.eval(inner, env, d),
                 None => VSet::unknown(),
             },
-            "identifier" => self.lookup(&ident(node, self.src), env),
-            "string" => self.fold_string(node, env, d),
-            "concatenated_string" => {
+            K::Identifier => self.lookup(&ident(node, self.src), env),
+            K::String => self.fold_string(node, env, d),
+            K::ConcatenatedString => {
                 let parts: Vec<VSet> = named_children(node)
                     .into_iter()
                     .map(|c| self.fold_string(c, env, d))
@@ -1375,13 +1566,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                     None => VSet::unknown(),
                 }
             }
-            "integer" => match parse_int(self.text(node)) {
+            K::Integer => match parse_int(self.text(node)) {
                 Some(i) => VSet::one(Val::Int(i)),
                 None => VSet::unknown(),
             },
-            "true" => VSet::one(Val::Int(1)),
-            "false" => VSet::one(Val::Int(0)),
-            "attribute" => {
+            K::True => VSet::one(Val::Int(1)),
+            K::False => VSet::one(Val::Int(0)),
+            K::Attribute => {
                 let (Some(obj), Some(attr)) = (
                     node.child_by_field_name("object"),
                     node.child_by_field_name("attribute"),
@@ -1395,9 +1586,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 out.or_unknown()
             }
-            "subscript" => self.eval_subscript(node, env, d),
-            "call" => self.eval_call(node, env, d),
-            "binary_operator" => {
+            K::Subscript => self.eval_subscript(node, env, d),
+            K::Call => self.eval_call(node, env, d),
+            K::BinaryOperator => {
                 let (Some(l), Some(r), Some(op)) = (
                     node.child_by_field_name("left"),
                     node.child_by_field_name("right"),
@@ -1409,7 +1600,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let rv = self.eval(r, env, d);
                 binop(self.text(op), &lv, &rv)
             }
-            "unary_operator" => {
+            K::UnaryOperator => {
                 let (Some(arg), Some(op)) = (
                     node.child_by_field_name("argument"),
                     node.child_by_field_name("operator"),
@@ -1427,7 +1618,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     })
                     .collect()
             }
-            "boolean_operator" => {
+            K::BooleanOperator => {
                 let mut out = VSet::default();
                 for f in ["left", "right"] {
                     if let Some(c) = node.child_by_field_name(f) {
@@ -1436,7 +1627,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 out.or_unknown()
             }
-            "conditional_expression" => {
+            K::ConditionalExpression => {
                 let kids = named_children(node);
                 let mut out = VSet::default();
                 for i in [0, 2] {
@@ -1446,23 +1637,23 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 out.or_unknown()
             }
-            "named_expression" => match node.child_by_field_name("value") {
+            K::NamedExpression => match node.child_by_field_name("value") {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            "assignment" => match node.child_by_field_name("right") {
+            K::Assignment => match node.child_by_field_name("right") {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            "keyword_argument" => match node.child_by_field_name("value") {
+            K::KeywordArgument => match node.child_by_field_name("value") {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            "lambda" => match self.func_ids.get(&node.id()) {
+            K::Lambda => match self.func_ids.get(&node.id()) {
                 Some(id) => VSet::one(Val::Func(*id)),
                 None => VSet::unknown(),
             },
-            "list" | "tuple" | "set" | "expression_list" => {
+            K::List | K::Tuple | K::Set | K::ExpressionList => {
                 let items = named_children(node);
                 if items.len() > MAX_SEQ || items.iter().any(|i| i.kind() == "list_splat") {
                     return VSet::unknown();
@@ -1471,7 +1662,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     items.into_iter().map(|i| self.eval(i, env, d)).collect(),
                 ))
             }
-            "dictionary" => {
+            K::Dictionary => {
                 let items = named_children(node);
                 if items.len() > MAX_SEQ {
                     return VSet::unknown();
@@ -1487,7 +1678,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 VSet::one(Val::dict(pairs))
             }
-            "list_comprehension" | "generator_expression" | "set_comprehension" => {
+            K::ListComprehension | K::GeneratorExpression | K::SetComprehension => {
                 self.eval_comprehension(node, env, d)
             }
             _ => VSet::unknown(),

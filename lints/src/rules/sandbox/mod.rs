@@ -250,6 +250,7 @@ pub fn analyse(
         allow: &settings.allowed_imports,
         prebound: &settings.namespace.modules,
         table: reach::table(),
+        deny: &settings.deny_members,
     };
     let it = interp::Interp::with_gate(root, src, cfg, gate);
     check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root)

@@ -145,9 +145,54 @@ pub enum K {
     Tuple,
     List,
     ListSplat,
+    DeleteStatement,
+    ExpressionStatement,
+    Subscript,
+    Set,
+    Dictionary,
+    ListComprehension,
+    GeneratorExpression,
+    SetComprehension,
+    DictionaryComprehension,
+    BinaryOperator,
+    BooleanOperator,
+    ConditionalExpression,
+    UnaryOperator,
+    ConcatenatedString,
+    Integer,
+    ArgumentList,
+    DictionarySplat,
+    Pair,
+    True,
+    False,
 }
 
 impl K {
+    /// Kinds whose children the pre-pass tells apart by field name.
+    fn uses_fields(self) -> bool {
+        matches!(
+            self,
+            K::Assignment
+                | K::AugmentedAssignment
+                | K::NamedExpression
+                | K::ForStatement
+                | K::ForInClause
+                | K::DefaultParameter
+                | K::TypedDefaultParameter
+                | K::Lambda
+                | K::Call
+                | K::Attribute
+                | K::KeywordArgument
+                | K::FunctionDefinition
+                | K::ClassDefinition
+                | K::Subscript
+                | K::ListComprehension
+                | K::SetComprehension
+                | K::GeneratorExpression
+                | K::DictionaryComprehension
+        )
+    }
+
     /// Kinds whose children are statements or statement parts: their non-structural children
     /// are units.
     fn structural(self) -> bool {
@@ -232,6 +277,26 @@ const KIND_NAMES: &[(&str, K)] = &[
     ("tuple", K::Tuple),
     ("list", K::List),
     ("list_splat", K::ListSplat),
+    ("delete_statement", K::DeleteStatement),
+    ("expression_statement", K::ExpressionStatement),
+    ("subscript", K::Subscript),
+    ("set", K::Set),
+    ("dictionary", K::Dictionary),
+    ("list_comprehension", K::ListComprehension),
+    ("generator_expression", K::GeneratorExpression),
+    ("set_comprehension", K::SetComprehension),
+    ("dictionary_comprehension", K::DictionaryComprehension),
+    ("binary_operator", K::BinaryOperator),
+    ("boolean_operator", K::BooleanOperator),
+    ("conditional_expression", K::ConditionalExpression),
+    ("unary_operator", K::UnaryOperator),
+    ("concatenated_string", K::ConcatenatedString),
+    ("integer", K::Integer),
+    ("argument_list", K::ArgumentList),
+    ("pair", K::Pair),
+    ("dictionary_splat", K::DictionarySplat),
+    ("true", K::True),
+    ("false", K::False),
 ];
 
 /// The kind of a node (named nodes only; anonymous nodes are [`K::Other`]).
@@ -254,9 +319,7 @@ pub fn kind(node: Node) -> K {
         }
         t
     });
-    if !node.is_named() {
-        return K::Other;
-    }
+    // Anonymous symbols have ids of their own, all mapped to `Other`.
     table
         .get(node.kind_id() as usize)
         .copied()
@@ -320,6 +383,20 @@ const HOT_BUILTINS: &[&str] = &[
     "bytearray",
 ];
 
+/// Attributes that give a namespace, the builtins module or a callable whatever their object
+/// is (`x.__dict__`, `f.__globals__`, `frame.f_builtins`, `print.__self__`).
+const VALUE_ATTRS: &[&str] = &[
+    "__builtins__",
+    "__builtin__",
+    "__globals__",
+    "__dict__",
+    "__self__",
+    "__call__",
+    "f_globals",
+    "f_locals",
+    "f_builtins",
+];
+
 /// Names that read namespaces by a computed name: with any of them in the cell, every name is
 /// demanded.
 const DYNAMIC_NAMESPACE: &[&str] = &[
@@ -338,6 +415,9 @@ pub struct Relevance {
     pub all: bool,
     /// Sorted byte offsets of the hot positions.
     pub hot: Vec<u32>,
+    /// Sorted byte offsets of the identifiers of non-plain names (the hot positions that can
+    /// produce objects: builtins, modules, members, namespaces, functions).
+    pub obj_hot: Vec<u32>,
     /// Demanded names (by [`NameId`]).
     pub demanded: Vec<bool>,
     /// Demanded function results (by function index).
@@ -354,6 +434,15 @@ impl Relevance {
         }
         let i = self.hot.partition_point(|p| (*p as usize) < start);
         self.hot.get(i).is_some_and(|p| (*p as usize) < end)
+    }
+    /// True when the byte range `[start, end)` holds an identifier of a non-plain name: only
+    /// then can its value hold a builtin, module, member, namespace or cell function.
+    pub fn is_obj_hot(&self, start: usize, end: usize) -> bool {
+        if self.all {
+            return true;
+        }
+        let i = self.obj_hot.partition_point(|p| (*p as usize) < start);
+        self.obj_hot.get(i).is_some_and(|p| (*p as usize) < end)
     }
     /// True when any position of the cell is hot.
     pub fn any_hot(&self) -> bool {
@@ -377,6 +466,11 @@ struct RangeRec {
     lambda_body: bool,
     /// A unit (statement or statement part).
     unit: bool,
+    /// The arguments of a call.
+    call_args: bool,
+    /// Whether the value of the range's expression may be (part of) the value of the
+    /// enclosing range's expression: a function it holds is held there too.
+    carries_up: bool,
 }
 
 /// One identifier occurrence.
@@ -387,10 +481,14 @@ struct Occ {
     range: u32,
     /// Read as a name (not an attribute name, keyword, parameter or import part).
     lookup: bool,
+    /// The attribute chain it is the object of (`x` in `x.a.b`), or [`NONE`].
+    chain: u32,
+    /// Whether its value may be (part of) the value of its range's expression.
+    carries: bool,
 }
 
 /// A call site whose argument range binds the parameters of cell functions.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct CallRec {
     range: u32,
     site: u32,
@@ -398,6 +496,18 @@ struct CallRec {
     callee_name: u32,
     /// `node.id()` of a lambda callee, or 0.
     callee_lambda: usize,
+    /// The argument ranges with the parameter each binds.
+    args: SmallVec<[(u32, Slot); 4]>,
+}
+
+/// Which parameter an argument binds (as the interpreter's `bind_call_args` does; `*x` and
+/// `**x` arguments bind nothing).
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// The n-th positional argument: the n-th positional parameter, or `*args`.
+    Pos(u32),
+    /// A keyword argument: the positional or keyword-only parameter of that name.
+    Kw(NameId),
 }
 
 /// Per-function facts the pre-pass records.
@@ -409,6 +519,27 @@ pub struct FuncFacts {
     pub params: SmallVec<[NameId; 4]>,
     /// Parameter names with a default value.
     pub defaulted: SmallVec<[NameId; 2]>,
+    /// Positional parameters in order.
+    positional: SmallVec<[NameId; 4]>,
+    /// The `*args` parameter.
+    star: Option<NameId>,
+    /// Keyword-only parameters.
+    kw_only: SmallVec<[NameId; 2]>,
+}
+
+impl FuncFacts {
+    /// The parameter an argument in `slot` binds.
+    fn param_for(&self, slot: Slot) -> Option<NameId> {
+        match slot {
+            Slot::Pos(i) => self.positional.get(i as usize).copied().or(self.star),
+            Slot::Kw(k) => self
+                .positional
+                .iter()
+                .chain(self.kw_only.iter())
+                .find(|p| **p == k)
+                .copied(),
+        }
+    }
 }
 
 /// Variables are names (`0..names`) and function results (`names + f`), encoded during the walk
@@ -430,6 +561,15 @@ pub struct Facts<'t> {
     pub func_ids: FxHashMap<usize, u32>,
     /// `node.id()` of decorated function definitions.
     pub decorated: rustc_hash::FxHashSet<usize>,
+    /// `node.id()` of function definitions directly in a class body (methods).
+    pub methods: rustc_hash::FxHashSet<usize>,
+    /// `node.id()` of relative `from` imports.
+    relative_imports: rustc_hash::FxHashSet<usize>,
+    /// Lambdas: the range they are in and whether their value is that range's value.
+    lambda_seeds: Vec<(u32, bool)>,
+    /// Attribute chains on a name (`os.path.join`): the occurrence of the name and the
+    /// attribute names in order.
+    chains: Vec<(u32, SmallVec<[NameId; 4]>)>,
     /// Every name bound in the cell with the start byte of its binding site, in source order.
     pub bound: Vec<(usize, NameId)>,
     /// Whether the cell contains an assignment expression anywhere.
@@ -455,6 +595,50 @@ struct Frame {
     own_func: Option<u32>,
     /// Call record index of a `call` node.
     call: u32,
+    /// A class body (a `block` whose parent is a `class_definition`).
+    class_body: bool,
+    /// The attribute chain an `attribute` node belongs to.
+    chain: u32,
+    /// Positional arguments entered so far (an `argument_list`).
+    positional: u32,
+    /// Whether this node's value may be (part of) its range's value (see [`passes`]).
+    carries: bool,
+    /// A call whose arguments may be its value (`getattr(f, "__call__")`, `d.get(k, f)`).
+    args_carry: bool,
+    /// An attribute whose object may be its value (`f.__call__`, `d.get`).
+    obj_carries: bool,
+}
+
+/// Whether the value of a child (reached through `field`) of a node may be (part of) the
+/// node's value, as far as cell functions go: containers, parentheses, conditionals, the value
+/// of a subscript, the callee of a call (its results), comprehension bodies, walrus and nested
+/// assignments, and the special cases recorded in the frame.
+fn passes(p: &Frame, field: Option<&str>) -> bool {
+    match p.k {
+        K::ParenthesizedExpression
+        | K::List
+        | K::Tuple
+        | K::Set
+        | K::ExpressionList
+        | K::Dictionary
+        | K::Pair
+        | K::ConditionalExpression
+        | K::BooleanOperator
+        | K::ListSplat
+        | K::DictionarySplat
+        | K::ArgumentList => true,
+        K::NamedExpression => field == Some("value"),
+        K::Assignment => field == Some("right"),
+        K::KeywordArgument => field == Some("value"),
+        K::Subscript => field == Some("value"),
+        K::Call => field == Some("function") || (field == Some("arguments") && p.args_carry),
+        K::Attribute => field == Some("object") && p.obj_carries,
+        K::ListComprehension
+        | K::SetComprehension
+        | K::GeneratorExpression
+        | K::DictionaryComprehension => field == Some("body"),
+        _ => false,
+    }
 }
 
 struct Walker<'t, 's, 'f> {
@@ -471,6 +655,10 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
     }
 
     fn push_range(&mut self, sinks: SmallVec<[u32; 2]>, unit: bool) -> u32 {
+        self.push_range_carrying(sinks, unit, false)
+    }
+
+    fn push_range_carrying(&mut self, sinks: SmallVec<[u32; 2]>, unit: bool, up: bool) -> u32 {
         let id = self.facts.ranges.len() as u32;
         self.facts.ranges.push(RangeRec {
             parent: self.cur_range,
@@ -478,6 +666,8 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             callee: NONE,
             lambda_body: false,
             unit,
+            call_args: false,
+            carries_up: up,
         });
         self.cur_range = id;
         id
@@ -559,29 +749,49 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         }
         if let Some(ps) = node.child_by_field_name("parameters") {
             let mut c = ps.walk();
+            let mut kw_only = false;
             for p in ps.named_children(&mut c) {
-                let (name_node, has_default) = match kind(p) {
-                    K::Identifier => (Some(p), false),
+                // (name, has default, 0 plain / 1 star / 2 double star)
+                let (name_node, has_default, splat) = match kind(p) {
+                    K::Identifier => (Some(p), false, 0),
                     K::DefaultParameter | K::TypedDefaultParameter => {
-                        (p.child_by_field_name("name"), true)
+                        (p.child_by_field_name("name"), true, 0)
                     }
                     K::TypedParameter => {
                         let inner = p.named_child(0);
                         match inner.map(kind) {
-                            Some(K::ListSplatPattern | K::DictionarySplatPattern) => {
-                                (inner.and_then(|i| i.named_child(0)), false)
+                            Some(K::ListSplatPattern) => {
+                                (inner.and_then(|i| i.named_child(0)), false, 1)
                             }
-                            _ => (inner, false),
+                            Some(K::DictionarySplatPattern) => {
+                                (inner.and_then(|i| i.named_child(0)), false, 2)
+                            }
+                            _ => (inner, false, 0),
                         }
                     }
-                    K::ListSplatPattern | K::DictionarySplatPattern => (p.named_child(0), false),
-                    _ => (None, false),
+                    K::ListSplatPattern => (p.named_child(0), false, 1),
+                    K::DictionarySplatPattern => (p.named_child(0), false, 2),
+                    _ => {
+                        if p.kind() == "keyword_separator" {
+                            kw_only = true;
+                        }
+                        (None, false, 0)
+                    }
                 };
                 let Some(name_node) = name_node else { continue };
                 let pid = self.name(name_node);
                 facts.params.push(pid);
                 if has_default {
                     facts.defaulted.push(pid);
+                }
+                match splat {
+                    1 => {
+                        facts.star = Some(pid);
+                        kw_only = true;
+                    }
+                    2 => {}
+                    _ if kw_only => facts.kw_only.push(pid),
+                    _ => facts.positional.push(pid),
                 }
             }
         }
@@ -632,6 +842,18 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
     /// Called when the cursor enters `node` (reached through `field` of the parent frame).
     fn enter(&mut self, node: Node<'t>, field: Option<&str>, stack: &mut Vec<Frame>) {
         let k = kind(node);
+        // Positional arguments entered so far in an argument list (this one included).
+        if let Some(top) = stack.last_mut() {
+            if top.k == K::ArgumentList
+                && node.is_named()
+                && !matches!(
+                    k,
+                    K::Comment | K::ListSplat | K::DictionarySplat | K::KeywordArgument
+                )
+            {
+                top.positional += 1;
+            }
+        }
         let parent = stack.last();
         let pk = parent.map(|f| f.k).unwrap_or(K::Other);
         // The function a `return`/`yield` belongs to: a def's children are in it, a class's are
@@ -642,6 +864,8 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             _ => f.func,
         });
         let saved = self.cur_range;
+        let carries = parent.is_none_or(|p| p.carries && passes(p, field));
+        let ranges_before = self.facts.ranges.len();
         // Units: the non-structural children of structural nodes.
         if !k.structural() && k != K::Comment && pk.structural() && node.is_named() {
             self.push_range(SmallVec::new(), true);
@@ -653,27 +877,55 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 | (K::NamedExpression, Some("value"))
                 | (K::ForStatement | K::ForInClause, Some("right")) => {
                     let sinks = p.targets.clone();
-                    self.push_range(sinks, false);
+                    self.push_range_carrying(sinks, false, carries);
                 }
                 (K::DefaultParameter | K::TypedDefaultParameter, Some("value")) => {
                     let sinks = p.targets.clone();
-                    self.push_range(sinks, false);
+                    self.push_range_carrying(sinks, false, carries);
                 }
                 (K::Lambda, Some("body")) => {
                     if let Some(f) = p.own_func {
-                        let r = self.push_range(SmallVec::from_slice(&[RET | f]), false);
+                        let r = self.push_range_carrying(
+                            SmallVec::from_slice(&[RET | f]),
+                            false,
+                            false,
+                        );
                         self.facts.ranges[r as usize].lambda_body = true;
                     }
                 }
                 (K::Call, Some("arguments")) => {
-                    let r = self.push_range(SmallVec::new(), false);
+                    let r = self.push_range_carrying(SmallVec::new(), false, carries);
+                    self.facts.ranges[r as usize].call_args = true;
                     if let Some(c) = self.facts.calls.get_mut(p.call as usize) {
                         c.range = r;
+                        self.facts.ranges[r as usize].callee = c.callee_name;
+                        // `f(x for x in y)`: the generator is the one positional argument.
+                        if k == K::GeneratorExpression {
+                            c.args.push((r, Slot::Pos(0)));
+                        }
+                    }
+                }
+                (K::ArgumentList, _) if p.call != NONE && node.is_named() => {
+                    let slot = match k {
+                        K::Comment | K::ListSplat | K::DictionarySplat => None,
+                        K::KeywordArgument => node
+                            .child_by_field_name("name")
+                            .map(|n| Slot::Kw(self.name(n))),
+                        _ => Some(Slot::Pos(p.positional.saturating_sub(1))),
+                    };
+                    if let Some(slot) = slot {
+                        let r = self.push_range_carrying(SmallVec::new(), false, carries);
+                        if let Some(c) = self.facts.calls.get_mut(p.call as usize) {
+                            self.facts.ranges[r as usize].callee = c.callee_name;
+                            c.args.push((r, slot));
+                        }
                     }
                 }
                 _ => {}
             }
         }
+        // Within a range of its own, a node's value is the range's value.
+        let carries = carries || self.facts.ranges.len() > ranges_before;
         let mut frame = Frame {
             k,
             saved_range: saved,
@@ -681,17 +933,68 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             targets: SmallVec::new(),
             own_func: None,
             call: NONE,
+            class_body: k == K::Block && pk == K::ClassDefinition,
+            chain: NONE,
+            positional: 0,
+            carries,
+            args_carry: false,
+            obj_carries: false,
         };
+        if k == K::ArgumentList {
+            frame.call = parent.map_or(NONE, |p| if p.k == K::Call { p.call } else { NONE });
+        }
         match k {
             K::Identifier => {
                 let name = self.name(node);
                 let lookup = !name_only(pk, field);
+                let mut occ_chain = NONE;
+                if pk == K::Attribute {
+                    if field == Some("object") {
+                        occ_chain = parent.map_or(NONE, |p| p.chain);
+                    }
+                    if let Some(chain) = self
+                        .facts
+                        .chains
+                        .get_mut(parent.map_or(NONE, |p| p.chain) as usize)
+                    {
+                        match field {
+                            Some("object") => chain.0 = self.facts.occs.len() as u32,
+                            Some("attribute") => chain.1.push(name),
+                            _ => {}
+                        }
+                    }
+                }
                 self.facts.occs.push(Occ {
                     pos: node.start_byte() as u32,
                     name,
                     range: self.cur_range,
                     lookup,
+                    chain: occ_chain,
+                    carries,
                 });
+            }
+            K::Attribute => {
+                // `f.__call__`, `f.__dict__[...]` and dict methods (`d.get`) may be functions
+                // held by their object.
+                let t = crate::parse::text(node, self.src).trim_end();
+                let last = t
+                    .rsplit(|c: char| c == '.' || c.is_whitespace())
+                    .next()
+                    .unwrap_or("");
+                frame.obj_carries = last.starts_with("__")
+                    || matches!(
+                        last,
+                        "get" | "pop" | "setdefault" | "copy" | "keys" | "values"
+                    );
+                // The outermost attribute of a chain starts it; inner ones (objects of an
+                // attribute) continue it.
+                frame.chain = match parent {
+                    Some(p) if p.k == K::Attribute && field == Some("object") => p.chain,
+                    _ => {
+                        self.facts.chains.push((NONE, SmallVec::new()));
+                        (self.facts.chains.len() - 1) as u32
+                    }
+                };
             }
             K::String => {
                 let t = crate::parse::text(node, self.src);
@@ -740,12 +1043,27 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 self.site(node, func, t);
             }
             K::FunctionDefinition | K::Lambda => {
+                if k == K::Lambda {
+                    self.facts.lambda_seeds.push((self.cur_range, carries));
+                }
+                // A method's name is bound in its class namespace, which no bare name outside
+                // the class statement sees.
+                let n = stack.len();
+                let in_class_body = |i: usize| stack.get(i).is_some_and(|f| f.class_body);
+                let method = k == K::FunctionDefinition
+                    && n >= 1
+                    && (in_class_body(n - 1)
+                        || (pk == K::DecoratedDefinition && n >= 2 && in_class_body(n - 2)));
                 let f = self.register_function(node, k);
+                if method {
+                    self.facts.func_facts[f as usize].def_name = None;
+                    self.facts.methods.insert(node.id());
+                }
                 let facts = self.facts.func_facts[f as usize].clone();
                 let mut t: SmallVec<[u32; 2]> = SmallVec::new();
                 if let Some(d) = facts.def_name {
                     t.push(d);
-                } else {
+                } else if k == K::Lambda {
                     t.push(RET | f);
                 }
                 t.extend(facts.defaulted.iter().copied());
@@ -782,12 +1100,28 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     site,
                     callee_name: NONE,
                     callee_lambda: 0,
+                    args: SmallVec::new(),
                 };
                 if let Some(callee) = node.child_by_field_name("function") {
                     let callee = super::interp::unparen(callee);
                     match kind(callee) {
-                        K::Identifier => rec.callee_name = self.name(callee),
+                        K::Identifier => {
+                            rec.callee_name = self.name(callee);
+                            // Builtins whose result holds their arguments.
+                            frame.args_carry = matches!(
+                                self.names.text(rec.callee_name),
+                                "getattr" | "list" | "tuple" | "reversed"
+                            );
+                        }
                         K::Lambda => rec.callee_lambda = callee.id(),
+                        K::Attribute => {
+                            let t = crate::parse::text(callee, self.src).trim_end();
+                            let last = t
+                                .rsplit(|c: char| c == '.' || c.is_whitespace())
+                                .next()
+                                .unwrap_or("");
+                            frame.args_carry = matches!(last, "get" | "pop" | "setdefault");
+                        }
                         _ => {}
                     }
                 }
@@ -796,7 +1130,17 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             }
             K::ImportStatement | K::ImportFromStatement => {
                 let t = self.import_targets(node, k);
-                self.facts.imported.extend(t.iter().copied());
+                // `from . import x` binds an unknown value (the analysis does not follow
+                // relative imports); the statement itself is still checked.
+                let relative = k == K::ImportFromStatement
+                    && node
+                        .child_by_field_name("module_name")
+                        .is_some_and(|m| kind(m) == K::RelativeImport);
+                if relative {
+                    self.facts.relative_imports.insert(node.id());
+                } else {
+                    self.facts.imported.extend(t.iter().copied());
+                }
                 self.record_bound(node.start_byte(), node);
                 self.site(node, func, t);
                 self.facts
@@ -838,6 +1182,8 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
 /// reporting walk's `name_only`).
 fn name_only(pk: K, field: Option<&str>) -> bool {
     match pk {
+        // Assignment targets are written, not read.
+        K::Assignment | K::ForStatement | K::ForInClause => field == Some("left"),
         K::Attribute => field == Some("attribute"),
         K::KeywordArgument => field == Some("name"),
         K::FunctionDefinition
@@ -873,25 +1219,104 @@ pub fn collect<'t, 's>(root: Node<'t>, src: &'s str, names: &mut Names<'s>) -> F
         facts: &mut facts,
         cur_range: NONE,
     };
+    // One frame and one child iterator per entered node.
     let mut stack: Vec<Frame> = Vec::new();
-    let mut cursor: TreeCursor<'t> = root.walk();
-    loop {
-        let node = cursor.node();
-        let field = cursor.field_name();
-        w.enter(node, field, &mut stack);
-        if cursor.goto_first_child() {
-            continue;
+    w.enter(root, None, &mut stack);
+    let mut iters: Vec<Children<'t>> = vec![Children::new(root)];
+    while let Some(it) = iters.last_mut() {
+        // Field names cost a lookup: only the parents that look at them ask.
+        let with_field = stack.last().is_some_and(|p| p.k.uses_fields());
+        match it.next(with_field) {
+            Some((child, field)) => {
+                w.enter(child, field, &mut stack);
+                iters.push(Children::new(child));
+            }
+            None => {
+                iters.pop();
+                if let Some(f) = stack.pop() {
+                    w.cur_range = f.saved_range;
+                }
+            }
         }
-        loop {
-            if let Some(f) = stack.pop() {
-                w.cur_range = f.saved_range;
+    }
+    facts
+}
+
+/// Nodes with more children than this are iterated with a tree cursor.
+const WIDE: usize = 12;
+
+/// The children of a node, in order, with their field names on request. A narrow node is read
+/// by index (`ts_node_child` scans from the first child, which is cheaper than a cursor step for
+/// a few children); a wide one with a tree cursor, so that iterating stays linear.
+pub enum Children<'t> {
+    /// By index.
+    Index {
+        /// The parent.
+        node: Node<'t>,
+        /// The next index.
+        i: usize,
+        /// The number of children.
+        n: usize,
+    },
+    /// By cursor.
+    Cursor {
+        /// The cursor, on the previous child once started.
+        cursor: TreeCursor<'t>,
+        /// Whether the cursor has moved to the first child.
+        started: bool,
+    },
+}
+
+impl<'t> Children<'t> {
+    /// The children of `node`.
+    pub fn new(node: Node<'t>) -> Self {
+        let n = node.child_count();
+        if n > WIDE {
+            Children::Cursor {
+                cursor: node.walk(),
+                started: false,
             }
-            if cursor.goto_next_sibling() {
-                break;
+        } else {
+            Children::Index { node, i: 0, n }
+        }
+    }
+
+    /// The next child, with its field name when `with_field` is set.
+    pub fn next(&mut self, with_field: bool) -> Option<(Node<'t>, Option<&'static str>)> {
+        match self {
+            Children::Index { node, i, n } => {
+                while *i < *n {
+                    let idx = *i;
+                    *i += 1;
+                    if let Some(c) = node.child(idx) {
+                        let f = if with_field {
+                            u32::try_from(idx)
+                                .ok()
+                                .and_then(|x| node.field_name_for_child(x))
+                        } else {
+                            None
+                        };
+                        return Some((c, f));
+                    }
+                }
+                None
             }
-            if !cursor.goto_parent() {
-                // Back at the root: everything has been left.
-                return facts;
+            Children::Cursor { cursor, started } => {
+                let moved = if *started {
+                    cursor.goto_next_sibling()
+                } else {
+                    *started = true;
+                    cursor.goto_first_child()
+                };
+                if !moved {
+                    return None;
+                }
+                let f = if with_field {
+                    cursor.field_name()
+                } else {
+                    None
+                };
+                Some((cursor.node(), f))
             }
         }
     }
@@ -960,7 +1385,16 @@ impl Csr {
 
 /// Computes hot positions, demanded names and needed sites from the facts of the walk. With
 /// `gate` false, everything is hot, demanded and needed.
-pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> Relevance {
+/// `boring(name, sites, chain)` tells whether every value `name` may hold (it is bound only by
+/// the import statements `sites`, or not at all) makes the attribute chain `chain` an opaque
+/// module member with no finding on the way (`os.getcwd`, `json.dumps`).
+pub fn relevance<'t>(
+    facts: &mut Facts<'t>,
+    names: &Names,
+    cfg: &Config,
+    gate: bool,
+    boring: &dyn Fn(NameId, &[Node<'t>], &[NameId]) -> bool,
+) -> Relevance {
     let n_names = names.len();
     let n_funcs = facts.funcs.len();
     let n_vars = n_names + n_funcs;
@@ -969,6 +1403,7 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
         return Relevance {
             all: true,
             hot: Vec::new(),
+            obj_hot: Vec::new(),
             demanded: vec![true; n_names],
             demanded_returns: vec![true; n_funcs],
             needed: vec![true; n_sites],
@@ -1009,44 +1444,6 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
             otherwise_bound[*p as usize] = true;
         }
     }
-    let all_params: SmallVec<[u32; 2]> = facts
-        .func_facts
-        .iter()
-        .flat_map(|f| f.params.iter().copied())
-        .collect();
-    for c in facts.calls.clone() {
-        let mut sinks: SmallVec<[u32; 2]> = SmallVec::new();
-        if c.callee_lambda != 0 {
-            if let Some(f) = facts.func_ids.get(&c.callee_lambda) {
-                sinks.extend(facts.func_facts[*f as usize].params.iter().copied());
-            }
-        } else if c.callee_name != NONE {
-            if otherwise_bound
-                .get(c.callee_name as usize)
-                .copied()
-                .unwrap_or(false)
-            {
-                sinks = all_params.clone();
-            } else if let Some(fs) = defs_by_name.get(&c.callee_name) {
-                for f in fs {
-                    sinks.extend(facts.func_facts[*f as usize].params.iter().copied());
-                }
-            }
-        }
-        if sinks.is_empty() {
-            continue;
-        }
-        if let Some(r) = facts.ranges.get_mut(c.range as usize) {
-            r.sinks = sinks.clone();
-            r.callee = c.callee_name;
-        }
-        if let Some(t) = facts.site_targets.get_mut(c.site as usize) {
-            *t = sinks;
-        }
-    }
-
-    // ---- closure A: non-plain variables -------------------------------------------------------
-    let n_ranges = facts.ranges.len();
     let occ_by_name = Csr::build(
         n_names,
         facts
@@ -1055,7 +1452,281 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
             .enumerate()
             .map(|(i, o)| (o.name as usize, i as u32)),
     );
+    // Occurrences that may read the cell's namespace by a computed name: the builtins where
+    // they are read, the frame and function attributes anywhere.
+    let mut dynamic_occs: Vec<u32> = Vec::new();
+    for n in DYNAMIC_NAMESPACE {
+        if let Some(id) = names.get(n) {
+            for o in occ_by_name.get(id as usize) {
+                if facts.occs[*o as usize].lookup || !matches!(*n, "vars" | "globals" | "locals") {
+                    dynamic_occs.push(*o);
+                }
+            }
+        }
+    }
+    // The parameters an argument binds, given what the call may call.
+    let func_facts = &facts.func_facts;
+    let slot_params = |funcs: &mut dyn Iterator<Item = u32>, slot: Slot| -> SmallVec<[u32; 2]> {
+        let mut out: SmallVec<[u32; 2]> = SmallVec::new();
+        for f in funcs {
+            if let Some(p) = func_facts[f as usize].param_for(slot) {
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    };
+    let n_funcs_u32 = n_funcs as u32;
+    let method_funcs: rustc_hash::FxHashSet<u32> = facts
+        .funcs
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| facts.methods.contains(&n.id()))
+        .map(|(f, _)| f as u32)
+        .collect();
+    // The functions a call may call, given whether its callee name may hold any function.
+    let candidates = |c: &CallRec, any: bool| -> SmallVec<[u32; 4]> {
+        if c.callee_lambda != 0 {
+            return facts
+                .func_ids
+                .get(&c.callee_lambda)
+                .copied()
+                .into_iter()
+                .collect();
+        }
+        if c.callee_name == NONE {
+            return SmallVec::new();
+        }
+        if any {
+            // Methods are never values of the analysis (their names are not bound): no call
+            // reaches them.
+            return (0..n_funcs_u32)
+                .filter(|f| !method_funcs.contains(f))
+                .collect();
+        }
+        defs_by_name
+            .get(&c.callee_name)
+            .map(|fs| fs.iter().copied().collect())
+            .unwrap_or_default()
+    };
+    // Names that may hold a cell function: def names, and names bound from a value that
+    // mentions one or holds a lambda (through arguments to the parameters they bind). Only
+    // calls of such names bind parameters.
+    let mut may_func = vec![false; n_names];
+    // Names that may hold a function through a binding (not only their own defs): a call of such
+    // a name may call any function.
+    let mut holds_any = vec![false; n_names];
+    {
+        let mut arg_call = vec![(NONE, 0u32); facts.ranges.len()];
+        for (i, c) in facts.calls.iter().enumerate() {
+            for (j, (r, _)) in c.args.iter().enumerate() {
+                if let Some(slot) = arg_call.get_mut(*r as usize) {
+                    *slot = (i as u32, j as u32);
+                }
+            }
+        }
+        let mut range_f = vec![false; facts.ranges.len()];
+        let mut queue: Vec<usize> = defs_by_name.keys().map(|d| *d as usize).collect();
+        for d in &queue {
+            may_func[*d] = true;
+        }
+        // Arguments that may be functions, passed to a callee that is not (yet) known to hold
+        // any function: bound to its defs now, to every function once it is.
+        let mut waiting: FxHashMap<NameId, Vec<(u32, u32)>> = FxHashMap::default();
+        let ranges = &facts.ranges;
+        let calls = &facts.calls;
+        let mark = |v: usize,
+                    may_func: &mut Vec<bool>,
+                    holds_any: &mut Vec<bool>,
+                    queue: &mut Vec<usize>| {
+            if v < n_names {
+                let newly_any = !holds_any[v];
+                holds_any[v] = true;
+                if !may_func[v] {
+                    may_func[v] = true;
+                    queue.push(v);
+                } else if newly_any {
+                    // Calls of it waiting for this to be known.
+                    queue.push(v);
+                }
+            }
+        };
+        let mut heat = |r: u32,
+                        may_func: &mut Vec<bool>,
+                        holds_any: &mut Vec<bool>,
+                        queue: &mut Vec<usize>,
+                        waiting: &mut FxHashMap<NameId, Vec<(u32, u32)>>| {
+            let mut r = r;
+            while r != NONE && !range_f[r as usize] {
+                range_f[r as usize] = true;
+                let rec = &ranges[r as usize];
+                for s in &rec.sinks {
+                    if s & RET == 0 {
+                        mark(*s as usize, may_func, holds_any, queue);
+                    }
+                }
+                let (ci, ai) = arg_call[r as usize];
+                if let Some(c) = calls.get(ci as usize) {
+                    let slot = c.args[ai as usize].1;
+                    let i = c.callee_name as usize;
+                    let bound = c.callee_name != NONE && otherwise_bound[i];
+                    let any = bound && holds_any[i];
+                    for p in slot_params(&mut candidates(c, any).into_iter(), slot) {
+                        mark(p as usize, may_func, holds_any, queue);
+                    }
+                    if bound && !any {
+                        waiting.entry(c.callee_name).or_default().push((ci, ai));
+                    }
+                }
+                // A function in the range's value is in the enclosing range's value only if the
+                // range's expression carries into it.
+                r = if rec.carries_up { rec.parent } else { NONE };
+            }
+        };
+        for (r, carries) in facts.lambda_seeds.clone() {
+            if carries {
+                heat(r, &mut may_func, &mut holds_any, &mut queue, &mut waiting);
+            }
+        }
+        // A namespace read by name may hand out any function.
+        for o in dynamic_occs
+            .iter()
+            .filter(|o| facts.occs[**o as usize].carries)
+        {
+            heat(
+                facts.occs[*o as usize].range,
+                &mut may_func,
+                &mut holds_any,
+                &mut queue,
+                &mut waiting,
+            );
+        }
+        while let Some(v) = queue.pop() {
+            if holds_any[v] {
+                if let Some(pending) = waiting.remove(&(v as NameId)) {
+                    for (ci, ai) in pending {
+                        let c = &facts.calls[ci as usize];
+                        let slot = c.args[ai as usize].1;
+                        for p in slot_params(&mut candidates(c, true).into_iter(), slot) {
+                            let p = p as usize;
+                            let newly_any = !holds_any[p];
+                            holds_any[p] = true;
+                            if !may_func[p] || newly_any {
+                                may_func[p] = true;
+                                queue.push(p);
+                            }
+                        }
+                    }
+                }
+            }
+            for o in occ_by_name.get(v) {
+                let o = &facts.occs[*o as usize];
+                // An attribute of a function is not a function (`f.__call__` is, and
+                // `f.__dict__[...]` may be one: dunder attributes keep it).
+                let through_attribute = o.chain != NONE
+                    && facts.chains.get(o.chain as usize).is_none_or(|c| {
+                        !c.1.first()
+                            .is_some_and(|n| names.text(*n).starts_with("__"))
+                    });
+                if o.lookup && o.carries && !through_attribute {
+                    heat(
+                        o.range,
+                        &mut may_func,
+                        &mut holds_any,
+                        &mut queue,
+                        &mut waiting,
+                    );
+                }
+            }
+        }
+    }
+    // Each argument's sinks: the parameters it binds.
+    let mut arg_sinks: Vec<(u32, SmallVec<[u32; 2]>)> = Vec::new();
+    let mut call_targets: Vec<(u32, SmallVec<[u32; 2]>)> = Vec::new();
+    for c in &facts.calls {
+        let i = c.callee_name as usize;
+        let any = c.callee_name != NONE && otherwise_bound[i] && holds_any[i];
+        let funcs = candidates(c, any);
+        if funcs.is_empty() {
+            continue;
+        }
+        let mut all: SmallVec<[u32; 2]> = SmallVec::new();
+        for (r, slot) in &c.args {
+            let sinks = slot_params(&mut funcs.iter().copied(), *slot);
+            for p in &sinks {
+                if !all.contains(p) {
+                    all.push(*p);
+                }
+            }
+            arg_sinks.push((*r, sinks));
+        }
+        call_targets.push((c.site, all));
+    }
+    for (r, sinks) in arg_sinks {
+        if let Some(rec) = facts.ranges.get_mut(r as usize) {
+            rec.sinks = sinks;
+        }
+    }
+    for (site, targets) in call_targets {
+        if let Some(t) = facts.site_targets.get_mut(site as usize) {
+            *t = targets;
+        }
+    }
+
+    // Occurrences that start a boring attribute chain: names bound only by absolute imports (or
+    // never bound), whose chain ends on an opaque member.
+    let mut import_only: Vec<Option<SmallVec<[Node; 1]>>> = vec![Some(SmallVec::new()); n_names];
+    for (s, targets) in facts.site_targets.iter().enumerate() {
+        let Some((node, _)) = facts.sites.get(s) else {
+            continue;
+        };
+        let import = matches!(kind(*node), K::ImportStatement | K::ImportFromStatement)
+            && !facts.relative_imports.contains(&node.id());
+        for t in targets {
+            if t & RET != 0 {
+                continue;
+            }
+            let slot = &mut import_only[*t as usize];
+            match slot {
+                Some(v) if import => v.push(*node),
+                _ => *slot = None,
+            }
+        }
+    }
+    for ff in &facts.func_facts {
+        for p in &ff.params {
+            import_only[*p as usize] = None;
+        }
+    }
+    for g in &facts.global_decls {
+        import_only[*g as usize] = None;
+    }
+    let mut boring_occ = vec![false; facts.occs.len()];
+    let mut verdicts: FxHashMap<(NameId, SmallVec<[NameId; 4]>), bool> = FxHashMap::default();
+    for (occ, chain) in &facts.chains {
+        let Some(o) = facts.occs.get(*occ as usize) else {
+            continue;
+        };
+        if chain.is_empty() {
+            continue;
+        }
+        let Some(sites) = &import_only[o.name as usize] else {
+            continue;
+        };
+        let key = (o.name, chain.clone());
+        let verdict = *verdicts
+            .entry(key)
+            .or_insert_with(|| boring(o.name, sites, chain));
+        boring_occ[*occ as usize] = verdict;
+    }
+
+    // ---- closure A: non-plain variables -------------------------------------------------------
+    let n_ranges = facts.ranges.len();
     let mut nonplain = vec![false; n_vars];
+    // Names that are triggers by their text wherever they occur (attribute, keyword and
+    // definition names included); other names matter only where they are read.
+    let mut text_trigger = vec![false; n_names];
     let mut range_hot = vec![false; n_ranges];
     let mut queue: Vec<usize> = Vec::new();
     let mark = |v: usize, nonplain: &mut Vec<bool>, queue: &mut Vec<usize>| {
@@ -1064,9 +1735,18 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
             queue.push(v);
         }
     };
+    // Attribute names whose value matters whatever the object is (namespaces, the builtins
+    // module, bound builtins): they taint values, not only positions.
+    let mut value_attr = vec![false; n_names];
     for id in 0..n_names {
         let t = names.text(id as NameId);
-        if t.contains("__") || TRIGGER_WORDS.contains(&t) || default_interesting(t, cfg) {
+        if t.contains("__") || TRIGGER_WORDS.contains(&t) {
+            text_trigger[id] = true;
+        }
+        if VALUE_ATTRS.contains(&t) {
+            value_attr[id] = true;
+            mark(id, &mut nonplain, &mut queue);
+        } else if default_interesting(t, cfg) {
             mark(id, &mut nonplain, &mut queue);
         }
     }
@@ -1095,7 +1775,11 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
     while let Some(v) = queue.pop() {
         if v < n_names {
             for o in occ_by_name.get(v) {
-                let r = facts.occs[*o as usize].range;
+                let occ = &facts.occs[*o as usize];
+                if boring_occ[*o as usize] || !(occ.lookup || value_attr[v]) {
+                    continue;
+                }
+                let r = occ.range;
                 heat(r, &mut range_hot, &mut nonplain, &mut queue);
             }
         } else if let Some(d) = facts.func_facts[v - n_names].def_name {
@@ -1107,21 +1791,28 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
     }
     // Hot positions: triggers and identifiers of non-plain names, merged in order.
     let mut hot: Vec<u32> = Vec::with_capacity(facts.triggers.len());
+    let mut obj_hot: Vec<u32> = Vec::new();
     let mut ti = facts.triggers.iter().map(|(p, _)| *p).peekable();
-    for o in &facts.occs {
-        if !nonplain[o.name as usize] {
+    for (i, o) in facts.occs.iter().enumerate() {
+        let n = o.name as usize;
+        let value = nonplain[n] && !boring_occ[i] && (o.lookup || value_attr[n]);
+        if !value && !text_trigger[n] {
             continue;
         }
         while let Some(t) = ti.next_if(|t| *t <= o.pos) {
             hot.push(t);
         }
         hot.push(o.pos);
+        if value {
+            obj_hot.push(o.pos);
+        }
     }
     hot.extend(ti);
     if hot.is_empty() {
         return Relevance {
             all: false,
             hot,
+            obj_hot,
             demanded: vec![false; n_names],
             demanded_returns: vec![false; n_funcs],
             needed: vec![false; n_sites],
@@ -1129,10 +1820,17 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
     }
 
     // ---- closure B: demanded variables ----------------------------------------------------------
-    let dynamic = DYNAMIC_NAMESPACE
-        .iter()
-        .filter_map(|n| names.get(n))
-        .any(|id| !occ_by_name.get(id as usize).is_empty());
+    // A namespace read by name in a hot unit may read any name: every name is demanded.
+    let unit_of = |mut r: u32| {
+        while r != NONE && !facts.ranges[r as usize].unit {
+            r = facts.ranges[r as usize].parent;
+        }
+        r
+    };
+    let dynamic = dynamic_occs.iter().any(|o| {
+        let u = unit_of(facts.occs[*o as usize].range);
+        u != NONE && range_hot[u as usize]
+    });
     let mut demanded = vec![dynamic; n_vars];
     if !dynamic {
         let var_ranges = Csr::build(
@@ -1206,6 +1904,7 @@ pub fn relevance(facts: &mut Facts, names: &Names, cfg: &Config, gate: bool) -> 
     Relevance {
         all: false,
         hot,
+        obj_hot,
         demanded,
         demanded_returns,
         needed,

@@ -201,6 +201,11 @@ impl VSet {
         if self.0.contains(&v) {
             return false;
         }
+        self.push_new(v)
+    }
+
+    /// [`VSet::push`] of a value known not to be in the set.
+    fn push_new(&mut self, v: Val) -> bool {
         if self.0.len() < MAX_SET {
             self.0.push(v);
             return true;
@@ -239,6 +244,22 @@ impl VSet {
             return !self.0.is_empty();
         }
         let mut changed = false;
+        if self.0.len() * other.0.len() > 4 * MAX_SET {
+            // Large sets: membership by hashing, so a join stays linear.
+            let fresh: Vec<Val> = {
+                let mine: rustc_hash::FxHashSet<&Val> = self.0.iter().collect();
+                other
+                    .0
+                    .iter()
+                    .filter(|v| !mine.contains(v))
+                    .cloned()
+                    .collect()
+            };
+            for v in fresh {
+                changed |= self.push_new(v);
+            }
+            return changed;
+        }
         for v in &other.0 {
             changed |= self.push(v.clone());
         }
