@@ -30,6 +30,16 @@ fn main() -> ExitCode {
         .build_global();
     match commands::run(cli) {
         Ok(status) => ExitCode::from(status as u8),
+        // A reader that closed the pipe early (`cellguard kb show | head`) is not an error:
+        // exit quietly, as `cat` does.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

@@ -582,3 +582,183 @@ fn the_format_doc_covers_colony_kb_and_cellguard_kb_fields() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(json(&out.stdout).as_array().unwrap().len(), 4);
 }
+
+/// `fixtures/kb/regressions/NAME/`: inputs that once produced a wrong KB. In each directory,
+/// `cellguard` run with the arguments in `args` (one a line; default `kb scan src`) must print
+/// exactly `expected-kb.json` and, when that file is present, exactly `expected-stderr.txt` on
+/// standard error.
+#[test]
+fn regression_fixtures_give_their_expected_kb() {
+    let root = fixtures().join("regressions");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("expected-kb.json").is_file())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 2);
+    for case in cases {
+        let args: Vec<String> = match std::fs::read_to_string(case.join("args")) {
+            Ok(text) => text.lines().map(str::to_string).collect(),
+            Err(_) => vec!["kb".into(), "scan".into(), "src".into()],
+        };
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_in(&case, &args);
+        assert_eq!(out.code, 0, "{}: {}", case.display(), out.stderr);
+        let expected = std::fs::read_to_string(case.join("expected-kb.json")).unwrap();
+        assert_eq!(json(&out.stdout), json(&expected), "{}", case.display());
+        if let Ok(stderr) = std::fs::read_to_string(case.join("expected-stderr.txt")) {
+            assert_eq!(out.stderr, stderr, "{}", case.display());
+        }
+    }
+}
+
+/// A recorded prompt does not show `**kwargs`: the imported KB says `null` (unknown), and
+/// that survives an export and a re-import.
+#[test]
+fn prompt_import_keeps_unknown_kwargs_through_a_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let prompt = fixtures().join("regressions/prompt_after_kb/prompt.md");
+    let out = run_in(
+        dir.path(),
+        &["kb", "import", prompt.to_str().unwrap(), "-o", "kb.json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = json(&std::fs::read_to_string(dir.path().join("kb.json")).unwrap());
+    let action =
+        &first["groups"][0]["actions"]["AgentPoolCapability.AgentPoolCapability.create_agent"];
+    assert_eq!(action["accepts_extra_kwargs"], Value::Null);
+    let out = run_in(dir.path(), &["kb", "import", "kb.json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json(&out.stdout), first);
+}
+
+/// `kb show --output-format json KEY` prints the (empty or ambiguous) list on standard output
+/// and why on standard error; the text form states keyword-only parameters after `*`.
+#[test]
+fn show_explains_unresolved_keys_in_json_mode_and_marks_keyword_only() {
+    let dir = capabilities();
+    let out = run_in(
+        &dir,
+        &[
+            "kb",
+            "show",
+            "--kb",
+            "colony_app",
+            "--output-format",
+            "json",
+            "__repl_guidance__",
+        ],
+    );
+    assert_eq!(out.code, 1);
+    assert_eq!(json(&out.stdout), json!([]));
+    assert_eq!(out.stderr, "`__repl_guidance__` is a pseudo key: Colony's prompt lists it under `## Available Actions`, but it is not a callable action (APIKnowledgeBase rejects it).\n");
+    let out = run_in(
+        &dir,
+        &[
+            "kb",
+            "show",
+            "--kb",
+            "colony_app",
+            "--output-format",
+            "json",
+            "propose_plna",
+        ],
+    );
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr, "`propose_plna` does not resolve to any known action. Did you mean `PlanCoordinationCapability.PlanCoordinationCapability.propose_plan`?\n");
+    let out = run_in(&dir, &["kb", "show", "--kb", "colony_app"]);
+    assert!(out.stdout.contains("  PlanCoordinationCapability.PlanCoordinationCapability.deep_review(plan_id: str, depth: int = 2, *, strict: bool, **kwargs) -> dict\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("  MemoryCapability.MemoryCapability.store(key: str, value: dict[str, Any], *, ttl_seconds: int | None = None) -> str\n"), "{}", out.stdout);
+}
+
+/// A reader that stops early (`cellguard kb show | head`) is not an error: no message, and the
+/// exit code is the command's.
+#[test]
+fn closed_output_pipe_is_not_an_error() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .args([
+            "kb",
+            "show",
+            "--kb",
+            "fixtures/corpus/colony/colony-kb.json",
+        ])
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end at once: the ~90 kB listing cannot fit in the pipe buffer.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+/// `knowledge-base` mixing a source directory, a tool file and a recorded prompt: every input
+/// contributes, the later one wins on a conflict, and the conflict names the inputs relative
+/// to the working directory as the user wrote them.
+#[test]
+fn config_mixes_directories_and_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("src/app");
+    std::fs::create_dir_all(&app).unwrap();
+    for f in [
+        "__init__.py",
+        "guardrails.py",
+        "planning.py",
+        "action_types.py",
+    ] {
+        std::fs::copy(capabilities().join("colony_app").join(f), app.join(f)).unwrap();
+    }
+    std::fs::create_dir(dir.path().join("kbs")).unwrap();
+    for (from, to) in [
+        ("import/openai-tools.json", "kbs/tools.json"),
+        ("import/recorded-prompt.md", "kbs/prompt.md"),
+    ] {
+        std::fs::copy(fixtures().join(from), dir.path().join(to)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("cellguard.toml"),
+        "knowledge-base = [\"src\", \"kbs/tools.json\", \"kbs/prompt.md\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("cells")).unwrap();
+    std::fs::write(
+        dir.path().join("cells/c.py"),
+        concat!(
+            // from the sources
+            "a = await run(\"propose_plan\", goal=\"g\", steps=[\"a\"], mode=\"slow\")\n",
+            // from the tool file
+            "b = await run(\"book_flight\", cabin=\"first\")\n",
+            // from the prompt, which wins over the sources: `note`, not `reason`
+            "c = await run(\"GuardrailWaiverCapability.guardrail_waiver.request_guardrail_waiver\", guardrail_id=\"g\", note=\"n\")\n",
+        ),
+    )
+    .unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "check",
+            "cells",
+            "--output-format",
+            "concise",
+            "--ignore",
+            "SHP001",
+        ],
+    );
+    assert_eq!(
+        out.stdout,
+        concat!(
+            "cells/c.py:1:15: API002 [*] Action key `propose_plan` is not canonical: the dispatcher resolves it to `PlanCoordinationCapability.PlanCoordinationCapability.propose_plan`\n",
+            "cells/c.py:1:59: API006 Argument `mode` of `propose_plan` expects one of 'fast', 'careful', got 'slow'\n",
+            "cells/c.py:2:36: API006 Argument `cabin` of `book_flight` expects one of 'economy', 'business', got 'first'\n",
+            "Found 3 diagnostics (2 errors, 1 warning).\n[*] 1 fixable with the `--fix` option.\n",
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("warning: kbs/prompt.md: action `GuardrailWaiverCapability.guardrail_waiver.request_guardrail_waiver` is defined differently by src and kbs/prompt.md (parameter `reason` only in the earlier source; parameter `note` only in the later source); kbs/prompt.md wins\n"), "{}", out.stderr);
+}

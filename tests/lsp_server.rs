@@ -736,6 +736,52 @@ fn completion_of_action_keys_and_parameter_names() {
     assert_eq!(c.shutdown().code(), Some(0));
 }
 
+/// An action of an agent or policy has a middle key segment that is random per process:
+/// completion used to insert `Class.*.name`, which no process registers (and `API002` then
+/// flagged). It inserts the short key, which the dispatcher resolves in every process.
+#[test]
+fn completion_of_a_per_process_key_inserts_its_short_key() {
+    let ws = empty_workspace();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/policy.py"),
+        "from colony import ActionPolicy, AgentCapability, action_executor\n\nclass PlannerPolicy(ActionPolicy):\n    @action_executor()\n    async def wait_for_next_event(self, timeout: float = 30.0) -> dict:\n        \"\"\"Wait.\"\"\"\n\nclass Cap(AgentCapability):\n    @action_executor()\n    async def wait_for_it(self) -> None:\n        \"\"\"It.\"\"\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("cellguard.toml"),
+        "knowledge-base = [\"src\"]\n",
+    )
+    .unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "c.py");
+    c.open(&u, "python", 1, "r = await run(\"wait\")\n");
+    c.diagnostics_at(&u, 1);
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 19}}),
+    );
+    let got: Vec<(&str, &str)> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["label"].as_str().unwrap(),
+                i["textEdit"]["newText"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("PlannerPolicy.*.wait_for_next_event", "wait_for_next_event"),
+            ("Cap.Cap.wait_for_it", "Cap.Cap.wait_for_it"),
+        ]
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
 #[test]
 fn definition_jumps_to_the_action_source() {
     let ws = workspace();
@@ -913,8 +959,13 @@ fn print_debug_information_reports_version_encoding_config_and_kb() {
         info.contains(&format!("config: {}", cfg.display())),
         "{info}"
     );
+    // The inputs are listed as configured (the count used to say "from 0 file(s)" for a
+    // scanned source directory).
     assert!(
-        info.contains("knowledge base: 3 actions from 1 file(s)"),
+        info.contains(&format!(
+            "  knowledge base: 3 actions, 3 pseudo keys, from 1 input(s)\n    {}\n",
+            ws.path().join("kb.json").display()
+        )),
         "{info}"
     );
     let unknown = c.send_request(
@@ -968,6 +1019,85 @@ fn malformed_and_out_of_range_requests_get_errors_or_clamped_answers() {
     let diags = c.diagnostics_at(&u, 2);
     assert_eq!(codes(&diags), vec!["IMP001", "IMP001"]);
     // The server still works and exits cleanly.
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
+/// A message with a wrong `Content-Length` desynchronised the stream for good: every later
+/// request went unanswered. The server now answers the stray bytes with a parse error and
+/// resynchronises at the next `Content-Length` header.
+#[test]
+fn a_wrong_content_length_does_not_stall_the_session() {
+    let ws = empty_workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "m.py");
+    c.open(&u, "python", 1, "import os\n");
+    c.diagnostics_at(&u, 1);
+    let body = br#"{"jsonrpc":"2.0","id":"x","method":"textDocument/hover"}"#;
+    for header in [
+        format!("Content-Length: {}\r\n\r\n", body.len() - 8),
+        "Content-Length: abc\r\n\r\n".to_string(),
+        "Content-Length: 99999999999999999999\r\n\r\n".to_string(),
+    ] {
+        c.send_raw(header.as_bytes());
+        c.send_raw(body);
+        let h = c.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 7}}),
+        );
+        assert!(h.is_null() || h.is_object(), "{header}: {h}");
+    }
+    c.change(&u, 2, None, "import os\nimport sys\n");
+    assert_eq!(codes(&c.diagnostics_at(&u, 2)), vec!["IMP001", "IMP001"]);
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
+/// A pull that waits longer than the server allows for a lint (a very large document) was
+/// answered with an empty report: the document's diagnostics vanished and nothing asked again.
+/// It is now `ServerCancelled` (-32802) with `retriggerRequest`, and a later pull gets the
+/// diagnostics. (The wait is shortened to 1 ms through the server's test hook.)
+#[test]
+fn a_pull_that_outlasts_the_lint_is_cancelled_with_retrigger() {
+    let ws = empty_workspace();
+    let mut c = Client::spawn_with_env(ws.path(), &[("CELLGUARD_SERVER_DIAGNOSTIC_WAIT_MS", "1")]);
+    c.initialize(ws.path(), pull_caps(), Value::Null);
+    let u = uri(ws.path(), "big.py");
+    let text =
+        "import os\n".to_string() + &"x = [i * 2 for i in range(10) if i % 3]\n".repeat(3000);
+    c.open(&u, "python", 1, &text);
+    let id = c.send_request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": u}}),
+    );
+    let first = c.response(id);
+    assert_eq!(first["error"]["code"], -32802, "{first}");
+    assert_eq!(first["error"]["data"], json!({"retriggerRequest": true}));
+    // Re-pulled until the lint is done: then the report is full.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let id = c.send_request(
+            "textDocument/diagnostic",
+            json!({"textDocument": {"uri": u}}),
+        );
+        let r = c.response(id);
+        if r.get("error").is_none() {
+            assert_eq!(r["result"]["kind"], "full");
+            assert_eq!(
+                codes(r["result"]["items"].as_array().unwrap()),
+                vec!["IMP001", "SHP004"]
+            );
+            break;
+        }
+        assert_eq!(r["error"]["code"], -32802);
+        assert!(std::time::Instant::now() < deadline, "never linted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A document that is not open gets an empty report, not a cancellation.
+    let other = uri(ws.path(), "closed.py");
+    let r = c.request(
+        "textDocument/diagnostic",
+        json!({"textDocument": {"uri": other}}),
+    );
+    assert_eq!(r, json!({"kind": "full", "items": []}));
     assert_eq!(c.shutdown().code(), Some(0));
 }
 

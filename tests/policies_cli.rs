@@ -187,6 +187,40 @@ fn tau_bench_stack_b_window() {
     );
 }
 
+/// Window before compaction (stack C): at inference 6 of `#0` the window drops positions 2-3
+/// and compaction folds only 4-10 into the summary, so the first user turns are gone without
+/// ever being summarised. The figures were computed by an independent simulation of
+/// pyAgentic's policies (fixtures/policies/tau-bench/README.md), which agrees with the replay
+/// on all 200 corpus conversations under four stacks.
+#[test]
+fn tau_bench_window_before_compaction_drops_unsummarised_turns() {
+    let (code, v) = json(&["--config", "fixtures/policies/tau-bench/stack-c.toml", TAU]);
+    assert_eq!(code, 0);
+    let t0 = format!("{TAU}#0");
+    assert_eq!(
+        rows(&v, &t0),
+        vec![
+            row(1, 88, &[], &[], &[], &[]),
+            row(3, 973, &[], &[], &[], &[]),
+            row(5, 1234, &[], &[], &[], &[]),
+            row(7, 2161, &[], &[], &[], &[]),
+            row(9, 2912, &[], &[], &[], &[]),
+            row(9, 3059, &[], &[], &[0, 1], &[]),
+            row(3, 844, &[], &[], &[2, 3], &[4, 5, 6, 7, 8, 9, 10]),
+            row(5, 1431, &[], &[], &[], &[]),
+            row(7, 2021, &[], &[], &[], &[]),
+        ]
+    );
+    let t1 = format!("{TAU}#1");
+    assert_eq!(
+        v["contexts"],
+        serde_json::json!([
+            {"trace": t0, "inferences": 9, "peak_chars": 3059, "final_chars": 2720, "chars_removed": 3823},
+            {"trace": t1, "inferences": 5, "peak_chars": 2109, "final_chars": 2109, "chars_removed": 0},
+        ])
+    );
+}
+
 #[test]
 fn text_report_shows_compactions_and_conversations() {
     let out = replay(&["--config", "fixtures/policies/tau-bench/stack-a.toml", TAU]);

@@ -104,7 +104,7 @@ fn json_shape_counts_and_exit_code() {
         ]
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("t.jsonl:6: invalid JSON"), "{stderr}");
+    assert!(stderr.contains("t.jsonl:6:2: invalid JSON"), "{stderr}");
     assert!(
         stderr.contains("t.jsonl:7: unknown record kind `policy_effect` skipped"),
         "{stderr}"
@@ -309,7 +309,7 @@ fn format_override_and_detection() {
 
 #[test]
 fn real_tau_bench_conversations() {
-    // Six conversations copied from tau-bench's GPT-4o airline run (see the fixture README).
+    // Nine conversations copied from tau-bench's GPT-4o airline run (see the fixture README).
     let out = replay(&[
         "--config",
         "fixtures/replay/tau-bench-airline/cellguard.toml",
@@ -318,8 +318,8 @@ fn real_tau_bench_conversations() {
         "json",
     ]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["summary"]["traces"].as_u64(), Some(6));
-    assert_eq!(v["summary"]["calls"].as_u64(), Some(47));
+    assert_eq!(v["summary"]["traces"].as_u64(), Some(9));
+    assert_eq!(v["summary"]["calls"].as_u64(), Some(76));
     // #5 (corpus entry 141): the agent cancelled a basic-economy reservation on the user's word
     // that it was booked 10 hours ago, without ever fetching it.
     let d = v["decisions"]

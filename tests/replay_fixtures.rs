@@ -4,7 +4,9 @@
 //! one; paths relative to the case directory), optional extra arguments (`args`, one per line) and
 //! `expected.json`: the exit code and the parts of the JSON report that must match exactly
 //! (`summary`, `decisions` with `--all-decisions`, and `completions` / `block_streaks` when
-//! present), or the error text on standard error for exit code 2.
+//! present), or the error text on standard error for exit code 2. Cases under
+//! `fixtures/replay/robustness/` also record the warnings printed on standard error (`warnings`,
+//! one entry per line, the `cellguard: warning: ` prefix removed).
 //!
 //! `CELLGUARD_BLESS=1 cargo test --test replay_fixtures` rewrites the expected files from the
 //! current output; review the diff before committing.
@@ -24,7 +26,7 @@ fn cases(root: &str) -> Vec<PathBuf> {
     out
 }
 
-fn run_case(dir: &Path) -> Result<(), String> {
+fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rel = dir.strip_prefix(root).unwrap_or(dir);
     let named = |file: &str| -> Option<PathBuf> {
@@ -76,6 +78,14 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 a[k] = v.clone();
             }
         }
+        if with_warnings {
+            let warnings: Vec<Value> = stderr
+                .lines()
+                .filter_map(|l| l.strip_prefix("cellguard: warning: "))
+                .map(|l| Value::from(l.find("fixtures/").map_or(l, |i| &l[i..])))
+                .collect();
+            a["warnings"] = Value::from(warnings);
+        }
         a
     };
     let expected_path = dir.join("expected.json");
@@ -114,11 +124,19 @@ fn normalize(p: &Path) -> PathBuf {
 }
 
 fn run_all(root: &str, at_least: usize) {
+    run_all_with(root, at_least, false)
+}
+
+fn run_all_with(root: &str, at_least: usize, with_warnings: bool) {
     let dirs = cases(root);
     assert!(dirs.len() >= at_least, "{root}: only {} cases", dirs.len());
     let failures: Vec<String> = dirs
         .iter()
-        .filter_map(|d| run_case(d).err().map(|e| format!("{}: {e}", d.display())))
+        .filter_map(|d| {
+            run_case_with(d, with_warnings)
+                .err()
+                .map(|e| format!("{}: {e}", d.display()))
+        })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
@@ -131,4 +149,19 @@ fn colony_conformance_fixtures() {
 #[test]
 fn tau_bench_fixtures() {
     run_all("fixtures/replay/tau-bench-airline/cases", 1);
+}
+
+/// Inputs that once broke the replay or lost records (empty files, bad UTF-8, malformed lines,
+/// a bad conversation in a list, a forced wrong format, SWE-agent's last step): exit code,
+/// report and warnings are pinned.
+#[test]
+fn robustness_fixtures() {
+    run_all_with("fixtures/replay/robustness", 8, true);
+}
+
+/// Colony's other recording shapes (codegen-iterations endpoint output, its `{iterations}`
+/// wrapper under another epoch, span exports with several agents).
+#[test]
+fn format_fixtures() {
+    run_all_with("fixtures/replay/formats", 3, true);
 }

@@ -4,9 +4,12 @@ mode), the same rules on the same traces, in one run.
 
     python3 bench/replay/bench.py [--calls 10000000] [--tau PATH] [--invariant-sizes 250,500,1000]
 
-Needs a release build (`cargo build --release`; the script builds it when missing) and, for the
-Invariant half, `pip install invariant-ai` (LOCAL_POLICY=1 is set here; without it Invariant's
-`Policy` calls a hosted API). Missing Invariant is reported, and cellguard is still measured.
+Needs a release build (`cargo build --release`; the script builds it when missing). For the
+Invariant half it creates `bench/out/venv`, installs `invariant-ai` from PyPI there (pinned by
+INVARIANT_VERSION, default 0.3.5) and re-runs itself with that interpreter; `--no-venv` uses the
+current interpreter instead. LOCAL_POLICY=1 is set (without it Invariant's `Policy` calls a
+hosted API). When Invariant cannot be installed this is reported, and cellguard is still
+measured.
 
 Workloads:
 1. tau-bench: the real GPT-4o airline run (200 conversations, 1,164 calls), three policy rules
@@ -24,6 +27,7 @@ Workloads:
 Prints a Markdown report; `--out FILE` also writes it.
 """
 import argparse
+import ast
 import json
 import os
 import re
@@ -38,16 +42,18 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.path.join(ROOT, "target", "release", "cellguard")
 TAU_DEFAULT = os.path.join(ROOT, "..", "..", "shared", "corpus", "traces", "tau-bench", "gpt-4o-airline.json")
 
+# IPL string literals do not process escapes: `"\\b"` is a backslash and a `b`, not a word
+# boundary, so every regex is written as an IPL raw string (`r"..."`) with single backslashes.
 TAU_POLICY = r'''
 from invariant import count
 raise "explicit-confirmation" if:
     (call: ToolCall)
-    match("^(book_reservation|cancel_reservation|update_reservation_.*)$", call.function.name)
+    match(r"^(book_reservation|cancel_reservation|update_reservation_.*)$", call.function.name)
     not count(min=1):
         (m: Message)
         m -> call
         m.role == "user"
-        match("(?is).*\\byes\\b.*", m.content)
+        match(r"(?is).*\byes\b.*", m.content)
         not count(min=1):
             (m2: Message)
             m -> m2
@@ -64,7 +70,7 @@ raise "user-before-booking" if:
 
 raise "reservation-before-change" if:
     (call: ToolCall)
-    match("^(cancel_reservation|update_reservation_.*)$", call.function.name)
+    match(r"^(cancel_reservation|update_reservation_.*)$", call.function.name)
     not count(min=1):
         (prior: ToolCall)
         prior -> call
@@ -76,42 +82,64 @@ SYNTHETIC_POLICY = r'''
 from invariant import count
 raise "no-delete" if:
     (call: ToolCall)
-    match("^.*\\.delete_[^.]*$", call.function.name)
+    match(r"^.*\.delete_[^.]*$", call.function.name)
 
 raise "plan-order" if:
     (call: ToolCall)
-    match("^.*\\.propose_plan$", call.function.name)
+    match(r"^.*\.propose_plan$", call.function.name)
     not count(min=1):
         (prior: ToolCall)
         prior -> call
-        match("^.*\\.check_plan_conflicts$", prior.function.name)
+        match(r"^.*\.check_plan_conflicts$", prior.function.name)
 
 raise "read-before-update" if:
     (call: ToolCall)
-    match("^.*\\.update_record$", call.function.name)
+    match(r"^.*\.update_record$", call.function.name)
     not count(min=1):
         (prior: ToolCall)
         prior -> call
-        match("^.*\\.get_record$", prior.function.name)
+        match(r"^.*\.get_record$", prior.function.name)
         prior.function.arguments.record_id == call.function.arguments.record_id
 
 raise "confirm-booking" if:
     (call: ToolCall)
-    match("^.*\\.book_[^.]*$", call.function.name)
+    match(r"^.*\.book_[^.]*$", call.function.name)
     not count(min=1):
         (m: Message)
         m -> call
         m.role == "user"
-        match("(?is).*\\byes\\b.*", m.content)
+        match(r"(?is).*\byes\b.*", m.content)
 
 raise "spawn-rate" if:
     (call: ToolCall)
-    match("^.*\\.spawn_[^.]*$", call.function.name)
+    match(r"^.*\.spawn_[^.]*$", call.function.name)
     count(min=5):
         (prior: ToolCall)
         prior -> call
-        match("^.*\\.spawn_[^.]*$", prior.function.name)
+        match(r"^.*\.spawn_[^.]*$", prior.function.name)
 '''
+
+
+VENV = os.path.join(ROOT, "bench", "out", "venv")
+
+
+def ensure_venv():
+    """Re-executes this script under bench/out/venv with invariant-ai installed (once)."""
+    if "--no-venv" in sys.argv or os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+        return
+    py = os.path.join(VENV, "bin", "python")
+    version = os.environ.get("INVARIANT_VERSION", "0.3.5")
+    try:
+        if not os.path.exists(py):
+            subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        have = subprocess.run([py, "-c", "import invariant"], capture_output=True).returncode == 0
+        if not have:
+            subprocess.run([py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                            f"invariant-ai=={version}"], check=True)
+    except (subprocess.CalledProcessError, OSError) as e:
+        print(f"cannot set up {VENV} ({e}); running without it", file=sys.stderr)
+        return
+    os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
 
 
 def build():
@@ -120,20 +148,25 @@ def build():
 
 
 def timed_run(args, repeat=1):
-    """Best wall time of `repeat` runs, peak RSS (KiB) and stdout of the last run."""
-    best, rss, out = None, None, b""
+    """Runs `args` `repeat` times; returns the best run's wall and CPU (user + system) seconds,
+    the peak RSS (KiB) and the last run's stdout."""
+    best = None
     for _ in range(repeat):
         cmd = ["/usr/bin/time", "-v"] + args if os.path.exists("/usr/bin/time") else args
+        before = os.times()
         t0 = time.perf_counter()
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         dt = time.perf_counter() - t0
+        after = os.times()
         if p.returncode not in (0, 1):
             raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.decode()[-2000:]}")
         m = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
         rss = int(m.group(1)) if m else None
-        best = dt if best is None else min(best, dt)
-        out = p.stdout
-    return best, rss, out
+        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        if best is None or cpu < best["cpu"]:
+            best = {"wall": dt, "cpu": cpu, "rss": rss}
+        best["out"] = p.stdout
+    return best
 
 
 def cellguard(config, trace, extra=(), repeat=1):
@@ -173,11 +206,27 @@ def invariant_violations(policy, n, messages):
             c += 1
     out = set()
     for e in policy.analyze(messages).errors:
+        # `e.key` is (rule index, trace indexes of the bound variables); `e.ranges` also
+        # highlights objects the rule's quantifiers looked at (other calls), so only ranges in a
+        # bound message count.
+        bound = set()
+        key = getattr(e, "key", None)
+        if isinstance(key, str):  # invariant-ai 0.3.5 stores the repr of the tuple
+            try:
+                key = ast.literal_eval(key)
+            except (ValueError, SyntaxError):
+                key = None
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], tuple):
+            bound = {k for k in key[1] if isinstance(k, int)}
+        calls = []
         for r in e.ranges:
             path = getattr(r, "json_path", str(r))
             m = re.match(r"^(\d+)\.tool_calls\.(\d+)", path)
             if m:
-                out.add((n, cell_of.get(int(m.group(1))), int(m.group(2))))
+                calls.append((int(m.group(1)), int(m.group(2))))
+        own = [c for c in calls if c[0] in bound] or calls
+        for mi, ci in own:
+            out.add((n, cell_of.get(mi), ci))
     return out
 
 
@@ -192,6 +241,7 @@ def main():
     ap.add_argument("--invariant-sizes", default="250,500,1000")
     ap.add_argument("--out")
     ap.add_argument("--workdir")
+    ap.add_argument("--no-venv", action="store_true", help="use the current interpreter")
     a = ap.parse_args()
     build()
     work = a.workdir or tempfile.mkdtemp(prefix="cellguard-bench-")
@@ -208,7 +258,13 @@ def main():
     except ImportError as e:
         have_inv = False
         p(f"Invariant is not installed ({e}); only cellguard is measured. `pip install invariant-ai`.")
-    p(f"Machine: {os.cpu_count()} cores; cellguard single-threaded; Invariant {inv_version if have_inv else '-'} (LOCAL_POLICY=1).")
+    cg_version = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.strip()
+    p(f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}. Machine: {os.cpu_count()} cores, load average "
+      f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start; {cg_version} (release build, "
+      f"single-threaded); Invariant {inv_version if have_inv else '-'} (LOCAL_POLICY=1), "
+      f"Python {sys.version.split()[0]}.")
+    p("Rates are per CPU second (user + system), i.e. per core: on a shared machine wall-clock "
+      "time measures the other load as much as the tools.")
     p()
 
     # 1. tau-bench.
@@ -217,25 +273,27 @@ def main():
         conv = json.load(open(tau))
         n_calls = sum(len(m.get("tool_calls") or []) for e in conv for m in e["traj"])
         cfg = os.path.join(HERE, "tau.toml")
-        dt, rss, out = cellguard(cfg, tau, ["--output-format", "json"], repeat=5)
-        cg = violations_cellguard(out)
+        r = cellguard(cfg, tau, ["--output-format", "json"], repeat=5)
+        cg = violations_cellguard(r["out"])
         p(f"## tau-bench airline ({len(conv)} conversations, {n_calls} calls, 3 rules)")
         p()
-        p("| tool | seconds | calls/s | violating calls |")
-        p("|---|---|---|---|")
-        p(f"| cellguard | {dt:.3f} | {fmt_rate(n_calls / dt)} | {len(cg)} |")
+        p("| tool | wall s | CPU s | calls per CPU second | violating calls |")
+        p("|---|---|---|---|---|")
+        p(f"| cellguard | {r['wall']:.3f} | {r['cpu']:.3f} | {fmt_rate(n_calls / r['cpu'])} | {len(cg)} |")
         if have_inv:
             pol = invariant_policy(TAU_POLICY)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             inv = set()
             for i, e in enumerate(conv):
                 inv |= invariant_violations(pol, i, e["traj"])
-            idt = time.perf_counter() - t0
-            p(f"| Invariant | {idt:.3f} | {fmt_rate(n_calls / idt)} | {len(inv)} |")
+            idt, icpu = time.perf_counter() - t0, time.process_time() - c0
+            p(f"| Invariant | {idt:.3f} | {icpu:.3f} | {fmt_rate(n_calls / icpu)} | {len(inv)} |")
             p()
-            p(f"Ratio (cellguard / Invariant calls per second): **{idt / dt:,.0f}x** "
-              f"(cellguard time includes process start and reading the 4 MB file).")
-            p(f"Same violating calls: {cg == inv} (only cellguard: {sorted(cg - inv)[:10]}, only Invariant: {sorted(inv - cg)[:10]}).")
+            p(f"Ratio, cellguard / Invariant calls per CPU second: **{icpu / r['cpu']:,.0f}x** "
+              f"(wall-clock: {idt / r['wall']:,.0f}x; cellguard's time includes process start and "
+              f"reading the 4 MB file).")
+            p(f"Same violating calls: {cg == inv} (only cellguard: {sorted(cg - inv)[:10]}, "
+              f"only Invariant: {sorted(inv - cg)[:10]}).")
         p()
 
     # 2. synthetic.
@@ -250,16 +308,16 @@ def main():
         subprocess.run([sys.executable, os.path.join(HERE, "gen_synthetic.py"), str(small_n), small], check=True)
     cfg = os.path.join(HERE, "synthetic.toml")
     size = os.path.getsize(big)
-    dt, rss_big, out = cellguard(cfg, big, ["--output-format", "json-lines"], repeat=1)
-    summary = json.loads(out.decode().strip().splitlines()[-1])["summary"]
-    dts, rss_small, _ = cellguard(cfg, small, ["--output-format", "json-lines"], repeat=1)
-    rate = a.calls / dt
+    rb = cellguard(cfg, big, ["--output-format", "json-lines"], repeat=1)
+    summary = json.loads(rb["out"].decode().strip().splitlines()[-1])["summary"]
+    rs = cellguard(cfg, small, ["--output-format", "json-lines"], repeat=1)
+    rate = a.calls / rb["cpu"]
     p(f"## synthetic ({a.calls:,} calls, {size / 1e9:.2f} GB native JSON Lines, 5 guardrails)")
     p()
-    p("| tool | calls | seconds | calls/s | peak RSS |")
-    p("|---|---|---|---|---|")
-    p(f"| cellguard | {small_n:,} | {dts:.2f} | {fmt_rate(small_n / dts)} | {rss_small / 1024:.1f} MiB |")
-    p(f"| cellguard | {a.calls:,} | {dt:.2f} | {fmt_rate(rate)} | {rss_big / 1024:.1f} MiB |")
+    p("| tool | calls | wall s | CPU s | calls per CPU second (one core) | peak RSS |")
+    p("|---|---|---|---|---|---|")
+    for n, r in ((small_n, rs), (a.calls, rb)):
+        p(f"| cellguard | {n:,} | {r['wall']:.2f} | {r['cpu']:.2f} | {fmt_rate(n / r['cpu'])} | {r['rss'] / 1024:.1f} MiB |")
     p()
     p(f"cellguard summary at {a.calls:,} calls: {json.dumps(summary)}")
     p()
@@ -272,25 +330,26 @@ def main():
             chat = os.path.join(work, f"prefix-{n}.json")
             subprocess.run([sys.executable, os.path.join(HERE, "gen_synthetic.py"), str(n), nat, "--chat", chat], check=True)
             msgs = json.load(open(chat))
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             inv = invariant_violations(pol, 0, msgs)
-            idt = time.perf_counter() - t0
-            cdt, _, cout = cellguard(cfg, nat, ["--output-format", "json"], repeat=3)
-            cg = violations_cellguard(cout)
-            best = max(best, n / idt)
-            rows.append((n, idt, n / idt, cdt, n / cdt, len(inv), len(cg), inv == cg))
-        p("Invariant on prefixes of the same trace (chat form), cellguard on the same prefixes:")
+            idt, icpu = time.perf_counter() - t0, time.process_time() - c0
+            rc = cellguard(cfg, nat, ["--output-format", "json"], repeat=3)
+            cg = violations_cellguard(rc["out"])
+            best = max(best, n / icpu)
+            rows.append((n, icpu, n / icpu, rc["cpu"], n / rc["cpu"], len(inv), len(cg), inv == cg))
+        p("Invariant on prefixes of the same trace (chat form), cellguard on the same prefixes (CPU seconds):")
         p()
-        p("| calls | Invariant s | Invariant calls/s | cellguard s | cellguard calls/s | violations (Invariant / cellguard) | same calls |")
+        p("| calls | Invariant CPU s | Invariant calls/s | cellguard CPU s | cellguard calls/s | violations (Invariant / cellguard) | same calls |")
         p("|---|---|---|---|---|---|---|")
-        for n, idt, ir, cdt, cr, ni, nc, same in rows:
-            p(f"| {n:,} | {idt:.2f} | {fmt_rate(ir)} | {cdt:.3f} | {fmt_rate(cr)} | {ni} / {nc} | {same} |")
+        for n, icpu, ir, ccpu, cr, ni, nc, same in rows:
+            p(f"| {n:,} | {icpu:.2f} | {fmt_rate(ir)} | {ccpu:.3f} | {fmt_rate(cr)} | {ni} / {nc} | {same} |")
         p()
-        p(f"Throughput ratio, cellguard at {a.calls:,} calls vs Invariant's best prefix: "
-          f"**{rate / best:,.0f}x** ({fmt_rate(rate)} vs {fmt_rate(best)} calls/s).")
+        p(f"Throughput ratio, cellguard at {a.calls:,} calls vs Invariant's best prefix (CPU time): "
+          f"**{rate / best:,.0f}x** ({fmt_rate(rate)} vs {fmt_rate(best)} calls per CPU second).")
         p()
-    p(f"Peak RSS: {rss_small / 1024:.1f} MiB at {small_n:,} calls, {rss_big / 1024:.1f} MiB at {a.calls:,} calls "
+    p(f"Peak RSS: {rs['rss'] / 1024:.1f} MiB at {small_n:,} calls, {rb['rss'] / 1024:.1f} MiB at {a.calls:,} calls "
       f"(history window {10_000:,} records).")
+    p(f"Load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}.")
     if a.out:
         with open(a.out, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -299,4 +358,5 @@ def main():
 
 
 if __name__ == "__main__":
+    ensure_venv()
     main()

@@ -364,7 +364,11 @@ fn string_parts(expr: Node, src: &str) -> Option<Vec<StringPart>> {
         "string" => vec![expr],
         "concatenated_string" => {
             let mut c = expr.walk();
-            let parts: Vec<Node> = expr.named_children(&mut c).collect();
+            // Comments between the parts are extras of the node, not parts.
+            let parts: Vec<Node> = expr
+                .named_children(&mut c)
+                .filter(|p| !p.is_extra())
+                .collect();
             if parts.iter().any(|p| p.kind() != "string") {
                 return None;
             }

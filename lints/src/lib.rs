@@ -7,10 +7,12 @@
 
 pub mod config;
 pub mod diagnostic;
+pub mod distance;
 pub mod extract;
 pub mod fix;
 pub mod kb;
 pub mod lint;
+pub mod nodes;
 pub mod parse;
 pub mod response;
 pub mod rules;

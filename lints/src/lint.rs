@@ -7,6 +7,7 @@ use crate::config::{Profile, Settings};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::extract::{extract_with, Cell, ExtractOptions, Extraction};
 use crate::kb::KnowledgeBase;
+use crate::nodes::NodeTable;
 use crate::parse;
 use crate::rules::{self, Checker};
 use crate::source::SourceFile;
@@ -19,11 +20,23 @@ pub fn check_parsed_cell(
     settings: &Settings,
     kb: &KnowledgeBase,
 ) -> Vec<Diagnostic> {
-    let mut checker = Checker::new(cell, tree, settings, kb);
+    check_cell_with_table(cell, tree, &NodeTable::new(tree), settings, kb)
+}
+
+/// [`check_parsed_cell`] with the node table of `tree` already built (every rule family
+/// iterates it instead of walking the tree again).
+pub fn check_cell_with_table<'a>(
+    cell: &'a Cell,
+    tree: &'a Tree,
+    nodes: &'a NodeTable<'a>,
+    settings: &'a Settings,
+    kb: &'a KnowledgeBase,
+) -> Vec<Diagnostic> {
+    let mut checker = Checker::with_table(cell, tree, nodes, settings, kb);
     rules::check_cell(&mut checker);
     let mut diagnostics = checker.into_diagnostics();
     if settings.profile == Profile::Colony {
-        diagnostics = colony_profile(cell, tree, settings, kb, diagnostics);
+        diagnostics = colony_profile(cell, tree, nodes, settings, kb, diagnostics);
     }
     diagnostics.sort_by(|a, b| {
         a.range
@@ -35,29 +48,30 @@ pub fn check_parsed_cell(
 }
 
 /// `profile = "colony"`: Colony's validators reproduced (rules/colony.rs) at their own
-/// severities; every other finding at `info`; a strict diagnostic that duplicates a Colony one
-/// (same code, overlapping range) is dropped.
-fn colony_profile(
-    cell: &Cell,
-    tree: &Tree,
-    settings: &Settings,
-    kb: &KnowledgeBase,
+/// severities; every other finding at `info` ([`rules::colony::beyond_colony`]); a strict
+/// diagnostic that duplicates a Colony one
+/// is dropped: same code and overlapping range, or, for the per-cell shape findings (`SHP001`,
+/// `SHP003`, `SHP004`, one per cell whatever the range each points at), the same code.
+fn colony_profile<'a>(
+    cell: &'a Cell,
+    tree: &'a Tree,
+    nodes: &'a NodeTable<'a>,
+    settings: &'a Settings,
+    kb: &'a KnowledgeBase,
     strict: Vec<Diagnostic>,
 ) -> Vec<Diagnostic> {
-    let mut checker = Checker::new(cell, tree, settings, kb);
+    let mut checker = Checker::with_table(cell, tree, nodes, settings, kb);
     rules::colony::check(&mut checker);
     let colony = checker.into_diagnostics();
     let mut out: Vec<Diagnostic> = strict
         .into_iter()
         .filter(|d| {
+            let per_cell = matches!(d.rule.code, "SHP001" | "SHP003" | "SHP004");
             !colony
                 .iter()
-                .any(|c| c.rule.code == d.rule.code && c.range.overlaps(d.range))
+                .any(|c| c.rule.code == d.rule.code && (per_cell || c.range.overlaps(d.range)))
         })
-        .map(|mut d| {
-            d.severity = Severity::Info;
-            d
-        })
+        .map(|d| rules::colony::beyond_colony(d, &colony, kb))
         .collect();
     out.extend(colony);
     out
@@ -122,12 +136,14 @@ pub fn check_file_with(
         })
         .collect();
     let trees: Vec<Tree> = cells.iter().map(&mut tree_for).collect();
+    let tables: Vec<NodeTable> = trees.iter().map(NodeTable::new).collect();
     let mut per_cell: Vec<Vec<Diagnostic>> = cells
         .iter()
         .zip(&trees)
-        .map(|(cell, tree)| check_parsed_cell(cell, tree, settings, kb))
+        .zip(&tables)
+        .map(|((cell, tree), nodes)| check_cell_with_table(cell, tree, nodes, settings, kb))
         .collect();
-    crate::suppress::apply(&cells, &trees, &mut per_cell, &mut out, settings);
+    crate::suppress::apply_with_tables(&cells, &tables, &mut per_cell, &mut out, settings);
     for (cell, diagnostics) in cells.iter().zip(per_cell) {
         out.extend(map_to_file(cell, multi_cell, diagnostics));
     }

@@ -76,7 +76,8 @@ pub fn literal_str(node: Node, src: &str) -> Option<String> {
         "concatenated_string" => {
             let mut out = String::new();
             let mut cursor = node.walk();
-            for child in node.named_children(&mut cursor) {
+            // Comments between the parts are extras of the node, not parts.
+            for child in node.named_children(&mut cursor).filter(|c| !c.is_extra()) {
                 out.push_str(&string_value(child, src)?);
             }
             Some(out)

@@ -115,19 +115,47 @@ impl Decision {
     /// The JSON object of spec §8: `{trace, cell, index, action_key, raw_key, recorded,
     /// decision, guardrail, reason, suggestion}`.
     pub fn to_json(&self) -> Value {
-        json!({
-            "trace": &*self.trace,
-            "cell": self.cell,
-            "index": self.index,
-            "action_key": self.action_key,
-            "raw_key": self.raw_key,
-            "recorded": self.recorded.as_str(),
-            "decision": self.decision.as_str(),
-            "guardrail": self.guardrail.as_deref(),
-            "reason": self.reason,
-            "suggestion": self.suggestion,
-        })
+        serde_json::to_value(self.json_view()).unwrap_or(Value::Null)
     }
+
+    /// Writes [`Decision::to_json`]'s object as one line of compact JSON, without building a
+    /// `Value` (the json-lines stream of long traces).
+    ///
+    /// Errors: those of `w`.
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *w, &self.json_view()).map_err(std::io::Error::from)?;
+        w.write_all(b"\n")
+    }
+
+    fn json_view(&self) -> DecisionJson<'_> {
+        DecisionJson {
+            trace: &self.trace,
+            cell: self.cell,
+            index: self.index,
+            action_key: &self.action_key,
+            raw_key: &self.raw_key,
+            recorded: self.recorded.as_str(),
+            decision: self.decision.as_str(),
+            guardrail: self.guardrail.as_deref(),
+            reason: self.reason.as_deref(),
+            suggestion: self.suggestion.as_deref(),
+        }
+    }
+}
+
+/// The serialized form of a [`Decision`], field order as in spec §8.
+#[derive(Serialize)]
+struct DecisionJson<'a> {
+    trace: &'a str,
+    cell: Option<u64>,
+    index: u64,
+    action_key: &'a str,
+    raw_key: &'a str,
+    recorded: &'static str,
+    decision: &'static str,
+    guardrail: Option<&'a str>,
+    reason: Option<&'a str>,
+    suggestion: Option<&'a str>,
 }
 
 /// A replayed completion.
@@ -618,7 +646,10 @@ impl<'a> Replayer<'a> {
         let kb_key = self.kb_index(raw).map(|i| kb.actions[i].key.as_str());
         let recorded = c.action_key.as_deref().filter(|k| !k.is_empty());
         let resolved = recorded.or(kb_key).unwrap_or(raw);
-        let partial = kb_key.is_none() && recorded.is_none() && raw.split('.').nth(2).is_none();
+        // Shorter than three segments (fewer than two dots).
+        let partial = kb_key.is_none()
+            && recorded.is_none()
+            && memchr::memchr_iter(b'.', raw.as_bytes()).nth(1).is_none();
         CallKeys {
             raw,
             resolved,

@@ -29,6 +29,7 @@
 
 use crate::config::{Dialect, Settings};
 use crate::kb::KnowledgeBase;
+use crate::nodes::{NodeId, NodeTable};
 use crate::parse;
 use std::collections::{HashMap, HashSet};
 use tree_sitter::{Node, Tree};
@@ -518,8 +519,9 @@ struct Frame<'a> {
     await_context: AwaitContext,
 }
 
-struct Builder<'a> {
+struct Builder<'a, 'n> {
     src: &'a str,
+    nodes: &'n NodeTable<'a>,
     scopes: Vec<Scope<'a>>,
     functions: Vec<Function<'a>>,
     function_by_node: HashMap<usize, FunctionId>,
@@ -533,6 +535,24 @@ struct Builder<'a> {
 fn children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
     let mut cursor = node.walk();
     node.children(&mut cursor).collect()
+}
+
+/// The expression an `await` applies to, given the node tree-sitter puts under it. Python's
+/// grammar binds `await` tighter than `**` (`power: await_primary '**' factor`), so
+/// `await run() ** 2` awaits `run()`; tree-sitter-python parses it as `await (run() ** 2)`, so the
+/// left operand of a `**` is followed down to what is really awaited.
+fn awaited_operand(mut inner: Node<'_>) -> Node<'_> {
+    while inner.kind() == "binary_operator"
+        && inner
+            .child_by_field_name("operator")
+            .is_some_and(|op| op.kind() == "**")
+    {
+        match inner.child_by_field_name("left") {
+            Some(left) => inner = parse::unparenthesize(left),
+            None => break,
+        }
+    }
+    inner
 }
 
 fn named_children<'a>(node: Node<'a>) -> Vec<Node<'a>> {
@@ -555,7 +575,7 @@ pub fn is_async(node: Node) -> bool {
     node.child(0).is_some_and(|c| c.kind() == "async")
 }
 
-impl<'a> Builder<'a> {
+impl<'a> Builder<'a, '_> {
     fn new_scope(&mut self, kind: ScopeKind, node: Node<'a>, parent: Option<ScopeId>) -> ScopeId {
         self.scopes.push(Scope {
             kind,
@@ -653,27 +673,31 @@ impl<'a> Builder<'a> {
         scope
     }
 
-    fn visit_children(&mut self, node: Node<'a>, scope: ScopeId, depth: usize) {
-        for child in children(node) {
+    fn visit_children(&mut self, id: NodeId, scope: ScopeId, depth: usize) {
+        let nodes = self.nodes;
+        for child in nodes.children(id) {
             self.visit(child, scope, depth + 1);
         }
     }
 
-    fn visit(&mut self, node: Node<'a>, scope: ScopeId, depth: usize) {
+    fn visit(&mut self, id: NodeId, scope: ScopeId, depth: usize) {
         if depth > MAX_DEPTH {
             self.truncated = true;
             return;
         }
-        match node.kind() {
-            "function_definition" => self.visit_function(node, scope, depth),
-            "lambda" => self.visit_lambda(node, scope, depth, None),
-            "class_definition" => self.visit_class(node, scope, depth),
-            k if is_comprehension(k) => self.visit_comprehension(node, scope, depth),
+        let nodes = self.nodes;
+        let node = nodes.node(id);
+        match nodes.kind(id) {
+            "function_definition" => self.visit_function(id, scope, depth),
+            "lambda" => self.visit_lambda(id, scope, depth, None),
+            "class_definition" => self.visit_class(id, scope, depth),
+            k if is_comprehension(k) => self.visit_comprehension(id, scope, depth),
             "assignment" => {
-                if let Some(left) = node.child_by_field_name("left") {
-                    let mut right = node.child_by_field_name("right");
-                    while let Some(r) = right.filter(|r| r.kind() == "assignment") {
-                        right = r.child_by_field_name("right");
+                if let Some(left_id) = nodes.child_by_field(id, "left") {
+                    let left = nodes.node(left_id);
+                    let mut right = nodes.child_by_field(id, "right");
+                    while let Some(r) = right.filter(|&r| nodes.kind(r) == "assignment") {
+                        right = nodes.child_by_field(r, "right");
                     }
                     if right.is_none() {
                         self.bind_targets(left, scope, BindingKind::Annotation, None, depth);
@@ -684,53 +708,60 @@ impl<'a> Builder<'a> {
                             None
                         };
                         if let (Some(v), "identifier") = (value, left.kind()) {
-                            if parse::unparenthesize(v).kind() == "lambda" {
+                            let lambda = self.unparenthesize(v);
+                            if nodes.kind(lambda) == "lambda" {
                                 // `f = lambda ...`: the lambda is named after the variable.
-                                self.bind(scope, left, BindingKind::Assignment, value);
-                                for child in children(node) {
-                                    if child.id() == v.id() {
+                                self.bind(
+                                    scope,
+                                    left,
+                                    BindingKind::Assignment,
+                                    Some(nodes.node(v)),
+                                );
+                                for child in nodes.children(id) {
+                                    if child == v {
                                         let name = parse::text(left, self.src).to_string();
-                                        self.visit_lambda(
-                                            parse::unparenthesize(v),
-                                            scope,
-                                            depth + 1,
-                                            Some(name),
-                                        );
-                                    } else if child.id() != left.id() {
+                                        self.visit_lambda(lambda, scope, depth + 1, Some(name));
+                                    } else if child != left_id {
                                         self.visit(child, scope, depth + 1);
                                     }
                                 }
                                 return;
                             }
                         }
-                        self.bind_targets(left, scope, BindingKind::Assignment, value, depth);
+                        self.bind_targets(
+                            left,
+                            scope,
+                            BindingKind::Assignment,
+                            value.map(|v| nodes.node(v)),
+                            depth,
+                        );
                     }
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
             "augmented_assignment" => {
-                if let Some(left) = node.child_by_field_name("left") {
+                if let Some(left) = nodes.child_by_field(id, "left") {
+                    let left = nodes.node(left);
                     self.bind_targets(left, scope, BindingKind::AugmentedAssignment, None, depth);
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
             "named_expression" => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = nodes.child_by_field(id, "name") {
                     let target = self.nearest_non_comprehension(scope);
                     self.bind(
                         target,
-                        name,
+                        nodes.node(name),
                         BindingKind::NamedExpression,
-                        node.child_by_field_name("value"),
+                        nodes.child_by_field(id, "value").map(|v| nodes.node(v)),
                     );
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
-            "for_statement" => self.visit_for(node, scope, depth),
+            "for_statement" => self.visit_for(id, scope, depth),
             "while_statement" => {
-                for child in children(node) {
-                    let field = field_of(node, child);
-                    if matches!(field, Some("condition") | Some("body")) {
+                for child in nodes.children(id) {
+                    if matches!(nodes.field(child), Some("condition") | Some("body")) {
                         self.frame_mut().loops.push(node);
                         self.visit(child, scope, depth + 1);
                         self.frame_mut().loops.pop();
@@ -740,12 +771,13 @@ impl<'a> Builder<'a> {
                 }
             }
             "try_statement" => {
-                let handlers: Vec<Node<'a>> = named_children(node)
-                    .into_iter()
-                    .filter(|c| matches!(c.kind(), "except_clause" | "except_group_clause"))
+                let handlers: Vec<Node<'a>> = nodes
+                    .named_children(id)
+                    .filter(|&c| matches!(nodes.kind(c), "except_clause" | "except_group_clause"))
+                    .map(|c| nodes.node(c))
                     .collect();
-                for child in children(node) {
-                    if field_of(node, child) == Some("body") {
+                for child in nodes.children(id) {
+                    if nodes.field(child) == Some("body") {
                         self.frame_mut().guards.push(Guard {
                             kind: GuardKind::Try,
                             node,
@@ -761,8 +793,8 @@ impl<'a> Builder<'a> {
             }
             "with_statement" => {
                 let suppressed = self.suppressed_exceptions(node);
-                for child in children(node) {
-                    if field_of(node, child) == Some("body") && !suppressed.is_empty() {
+                for child in nodes.children(id) {
+                    if nodes.field(child) == Some("body") && !suppressed.is_empty() {
                         self.frame_mut().guards.push(Guard {
                             kind: GuardKind::Suppress,
                             node,
@@ -777,39 +809,38 @@ impl<'a> Builder<'a> {
                 }
             }
             "with_item" => {
-                if let Some(v) = node.child_by_field_name("value") {
-                    if v.kind() == "as_pattern" {
-                        if let Some(alias) = v.child_by_field_name("alias") {
+                if let Some(v) = nodes.child_by_field(id, "value") {
+                    if nodes.kind(v) == "as_pattern" {
+                        if let Some(alias) = nodes.child_by_field(v, "alias") {
+                            let alias = nodes.node(alias);
                             self.bind_targets(alias, scope, BindingKind::WithTarget, None, depth);
                         }
                     }
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
             "except_clause" | "except_group_clause" => {
-                for child in named_children(node) {
-                    if child.kind() == "as_pattern" {
-                        if let Some(alias) = child.child_by_field_name("alias") {
+                for child in nodes.named_children(id) {
+                    if nodes.kind(child) == "as_pattern" {
+                        if let Some(alias) = nodes.child_by_field(child, "alias") {
+                            let alias = nodes.node(alias);
                             self.bind_targets(alias, scope, BindingKind::ExceptTarget, None, depth);
                         }
                     }
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
             "import_statement" => {
-                let mut cursor = node.walk();
-                let names: Vec<Node<'a>> =
-                    node.children_by_field_name("name", &mut cursor).collect();
-                for name in names {
-                    match name.kind() {
+                for name in nodes.children_by_field(id, "name") {
+                    match nodes.kind(name) {
                         "aliased_import" => {
-                            if let Some(alias) = name.child_by_field_name("alias") {
-                                self.bind(scope, alias, BindingKind::Import, None);
+                            if let Some(alias) = nodes.child_by_field(name, "alias") {
+                                self.bind(scope, nodes.node(alias), BindingKind::Import, None);
                             }
                         }
                         "dotted_name" => {
-                            if let Some(first) = name.named_child(0) {
-                                self.bind(scope, first, BindingKind::Import, None);
+                            if let Some(first) = nodes.named_children(name).next() {
+                                self.bind(scope, nodes.node(first), BindingKind::Import, None);
                             }
                         }
                         _ => {}
@@ -817,37 +848,33 @@ impl<'a> Builder<'a> {
                 }
             }
             "import_from_statement" | "future_import_statement" => {
-                let mut cursor = node.walk();
-                let names: Vec<Node<'a>> =
-                    node.children_by_field_name("name", &mut cursor).collect();
-                for name in names {
-                    match name.kind() {
+                for name in nodes.children_by_field(id, "name") {
+                    match nodes.kind(name) {
                         "aliased_import" => {
-                            if let Some(alias) = name.child_by_field_name("alias") {
-                                self.bind(scope, alias, BindingKind::Import, None);
+                            if let Some(alias) = nodes.child_by_field(name, "alias") {
+                                self.bind(scope, nodes.node(alias), BindingKind::Import, None);
                             }
                         }
                         "dotted_name" => {
-                            let parts = named_children(name);
-                            if let Some(last) = parts.last() {
-                                self.bind(scope, *last, BindingKind::Import, None);
+                            if let Some(last) = nodes.named_children(name).last() {
+                                self.bind(scope, nodes.node(last), BindingKind::Import, None);
                             }
                         }
                         _ => {}
                     }
                 }
-                if named_children(node)
-                    .iter()
-                    .any(|c| c.kind() == "wildcard_import")
+                if nodes
+                    .named_children(id)
+                    .any(|c| nodes.kind(c) == "wildcard_import")
                 {
                     self.scopes[scope].wildcard_import = true;
                 }
             }
             "global_statement" | "nonlocal_statement" => {
-                let global = node.kind() == "global_statement";
-                for ident in named_children(node) {
-                    if ident.kind() == "identifier" {
-                        let name = parse::text(ident, self.src).to_string();
+                let global = nodes.kind(id) == "global_statement";
+                for ident in nodes.named_children(id) {
+                    if nodes.kind(ident) == "identifier" {
+                        let name = parse::text(nodes.node(ident), self.src).to_string();
                         if global {
                             self.scopes[scope].globals.insert(name);
                         } else {
@@ -857,22 +884,22 @@ impl<'a> Builder<'a> {
                 }
             }
             "delete_statement" => {
-                for child in named_children(node) {
-                    self.bind_targets(child, scope, BindingKind::Delete, None, depth);
+                for child in nodes.named_children(id) {
+                    self.bind_targets(nodes.node(child), scope, BindingKind::Delete, None, depth);
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
             "case_clause" => {
-                for child in named_children(node) {
-                    if child.kind() == "case_pattern" {
-                        self.bind_captures(child, scope, depth);
+                for child in nodes.named_children(id) {
+                    if nodes.kind(child) == "case_pattern" {
+                        self.bind_captures(nodes.node(child), scope, depth);
                     }
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
             "await" => {
-                if let Some(inner) = node.named_child(0) {
-                    let inner = parse::unparenthesize(inner);
+                if let Some(inner) = nodes.named_children(id).next() {
+                    let inner = awaited_operand(parse::unparenthesize(nodes.node(inner)));
                     match inner.kind() {
                         "call" => {
                             self.awaited.insert(inner.id());
@@ -884,14 +911,14 @@ impl<'a> Builder<'a> {
                         _ => {}
                     }
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
             "call" => {
-                if let Some(callee) = node.child_by_field_name("function") {
+                if let Some(callee) = nodes.child_by_field(id, "function") {
                     let frame = self.frame();
                     let site = CallSite {
                         node,
-                        callee: parse::unparenthesize(callee),
+                        callee: nodes.node(self.unparenthesize(callee)),
                         scope,
                         function: frame.function,
                         loops: frame.loops.clone(),
@@ -901,10 +928,21 @@ impl<'a> Builder<'a> {
                     };
                     self.sites.push(site);
                 }
-                self.visit_children(node, scope, depth);
+                self.visit_children(id, scope, depth);
             }
-            _ => self.visit_children(node, scope, depth),
+            _ => self.visit_children(id, scope, depth),
         }
+    }
+
+    /// Skips parentheses like [`parse::unparenthesize`]: `((x))` -> `x`.
+    fn unparenthesize(&self, mut id: NodeId) -> NodeId {
+        while self.nodes.kind(id) == "parenthesized_expression" {
+            match self.nodes.named_children(id).next() {
+                Some(inner) => id = inner,
+                None => break,
+            }
+        }
+        id
     }
 
     fn bind_captures(&mut self, node: Node<'a>, scope: ScopeId, depth: usize) {
@@ -1004,7 +1042,7 @@ impl<'a> Builder<'a> {
                     out.extend(
                         named_children(args)
                             .into_iter()
-                            .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment"),
+                            .filter(|a| a.kind() != "keyword_argument" && !a.is_extra()),
                     );
                 }
             }
@@ -1012,30 +1050,34 @@ impl<'a> Builder<'a> {
         out
     }
 
-    fn bind_parameters(&mut self, params: Node<'a>, outer: ScopeId, inner: ScopeId, depth: usize) {
-        for p in named_children(params) {
-            match p.kind() {
-                "identifier" => self.bind(inner, p, BindingKind::Parameter, None),
+    fn bind_parameters(&mut self, params: NodeId, outer: ScopeId, inner: ScopeId, depth: usize) {
+        let nodes = self.nodes;
+        for p in nodes.named_children(params) {
+            let pn = nodes.node(p);
+            match nodes.kind(p) {
+                "identifier" => self.bind(inner, pn, BindingKind::Parameter, None),
                 "default_parameter" | "typed_default_parameter" => {
-                    if let Some(name) = p.child_by_field_name("name") {
+                    if let Some(name) = nodes.child_by_field(p, "name") {
+                        let name = nodes.node(name);
                         self.bind_targets(name, inner, BindingKind::Parameter, None, depth);
                     }
                     for field in ["value", "type"] {
-                        if let Some(v) = p.child_by_field_name(field) {
+                        if let Some(v) = nodes.child_by_field(p, field) {
                             self.visit(v, outer, depth + 1);
                         }
                     }
                 }
                 "typed_parameter" => {
-                    for c in named_children(p) {
-                        if Some(c) == p.child_by_field_name("type") {
+                    let ty = nodes.child_by_field(p, "type");
+                    for c in nodes.named_children(p) {
+                        if Some(c) == ty {
                             self.visit(c, outer, depth + 1);
                         } else {
-                            self.bind_param_pattern(c, inner, depth);
+                            self.bind_param_pattern(nodes.node(c), inner, depth);
                         }
                     }
                 }
-                _ => self.bind_param_pattern(p, inner, depth),
+                _ => self.bind_param_pattern(pn, inner, depth),
             }
         }
     }
@@ -1056,20 +1098,25 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn visit_function(&mut self, node: Node<'a>, scope: ScopeId, depth: usize) {
-        let name_node = node.child_by_field_name("name");
+    fn visit_function(&mut self, id: NodeId, scope: ScopeId, depth: usize) {
+        let nodes = self.nodes;
+        let node = nodes.node(id);
+        let name_node = nodes.child_by_field(id, "name").map(|n| nodes.node(n));
         if let Some(n) = name_node {
             self.bind(scope, n, BindingKind::FunctionDef, Some(node));
         }
         let inner = self.new_scope(ScopeKind::Function, node, Some(scope));
-        if let Some(params) = node.child_by_field_name("parameters") {
+        if let Some(params) = nodes.child_by_field(id, "parameters") {
             self.bind_parameters(params, scope, inner, depth);
         }
-        if let Some(rt) = node.child_by_field_name("return_type") {
+        if let Some(rt) = nodes.child_by_field(id, "return_type") {
             self.visit(rt, scope, depth + 1);
         }
-        let is_async = is_async(node);
-        let body = node.child_by_field_name("body");
+        let is_async = nodes
+            .children(id)
+            .next()
+            .is_some_and(|c| nodes.kind(c) == "async");
+        let body = nodes.child_by_field(id, "body");
         let fid = self.functions.len();
         self.functions.push(Function {
             node,
@@ -1077,7 +1124,7 @@ impl<'a> Builder<'a> {
             is_async,
             is_lambda: false,
             scope: inner,
-            body,
+            body: body.map(|b| nodes.node(b)),
         });
         self.function_by_node.insert(node.id(), fid);
         if let Some(body) = body {
@@ -1096,12 +1143,14 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn visit_lambda(&mut self, node: Node<'a>, scope: ScopeId, depth: usize, name: Option<String>) {
+    fn visit_lambda(&mut self, id: NodeId, scope: ScopeId, depth: usize, name: Option<String>) {
+        let nodes = self.nodes;
+        let node = nodes.node(id);
         let inner = self.new_scope(ScopeKind::Lambda, node, Some(scope));
-        if let Some(params) = node.child_by_field_name("parameters") {
+        if let Some(params) = nodes.child_by_field(id, "parameters") {
             self.bind_parameters(params, scope, inner, depth);
         }
-        let body = node.child_by_field_name("body");
+        let body = nodes.child_by_field(id, "body");
         let fid = self.functions.len();
         self.functions.push(Function {
             node,
@@ -1109,7 +1158,7 @@ impl<'a> Builder<'a> {
             is_async: false,
             is_lambda: true,
             scope: inner,
-            body,
+            body: body.map(|b| nodes.node(b)),
         });
         self.function_by_node.insert(node.id(), fid);
         if let Some(body) = body {
@@ -1124,17 +1173,19 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn visit_class(&mut self, node: Node<'a>, scope: ScopeId, depth: usize) {
-        if let Some(n) = node.child_by_field_name("name") {
-            self.bind(scope, n, BindingKind::ClassDef, None);
+    fn visit_class(&mut self, id: NodeId, scope: ScopeId, depth: usize) {
+        let nodes = self.nodes;
+        let node = nodes.node(id);
+        if let Some(n) = nodes.child_by_field(id, "name") {
+            self.bind(scope, nodes.node(n), BindingKind::ClassDef, None);
         }
         for field in ["superclasses", "type_parameters"] {
-            if let Some(s) = node.child_by_field_name(field) {
+            if let Some(s) = nodes.child_by_field(id, field) {
                 self.visit(s, scope, depth + 1);
             }
         }
         let inner = self.new_scope(ScopeKind::Class, node, Some(scope));
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = nodes.child_by_field(id, "body") {
             // A class body runs in place, inside the loops and guards around it, but `await`
             // is not legal there.
             let (function, loops, guards) = {
@@ -1152,12 +1203,16 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn visit_comprehension(&mut self, node: Node<'a>, scope: ScopeId, depth: usize) {
+    fn visit_comprehension(&mut self, id: NodeId, scope: ScopeId, depth: usize) {
+        let nodes = self.nodes;
+        let node = nodes.node(id);
         let inner = self.new_scope(ScopeKind::Comprehension, node, Some(scope));
-        let kids = named_children(node);
         let mut first_iter = None;
-        if let Some(first) = kids.iter().find(|c| c.kind() == "for_in_clause") {
-            first_iter = first.child_by_field_name("right");
+        if let Some(first) = nodes
+            .named_children(id)
+            .find(|&c| nodes.kind(c) == "for_in_clause")
+        {
+            first_iter = nodes.child_by_field(first, "right");
             if let Some(r) = first_iter {
                 // The first iterable is evaluated once, in the enclosing scope.
                 self.visit(r, scope, depth + 1);
@@ -1173,7 +1228,7 @@ impl<'a> Builder<'a> {
             )
         };
         loops.push(node);
-        let await_context = match (node.kind(), outer_await) {
+        let await_context = match (nodes.kind(id), outer_await) {
             ("generator_expression", AwaitContext::Allowed) => AwaitContext::GeneratorExpression,
             (_, a) => a,
         };
@@ -1183,13 +1238,14 @@ impl<'a> Builder<'a> {
             guards,
             await_context,
         });
-        for c in kids {
-            if c.kind() == "for_in_clause" {
-                if let Some(left) = c.child_by_field_name("left") {
+        for c in nodes.named_children(id) {
+            if nodes.kind(c) == "for_in_clause" {
+                if let Some(left) = nodes.child_by_field(c, "left") {
+                    let left = nodes.node(left);
                     self.bind_targets(left, inner, BindingKind::ComprehensionTarget, None, depth);
                 }
-                for part in children(c) {
-                    if Some(part.id()) == first_iter.map(|f| f.id()) {
+                for part in nodes.children(c) {
+                    if Some(part) == first_iter {
                         continue;
                     }
                     self.visit(part, inner, depth + 1);
@@ -1201,34 +1257,21 @@ impl<'a> Builder<'a> {
         self.frames.pop();
     }
 
-    fn visit_for(&mut self, node: Node<'a>, scope: ScopeId, depth: usize) {
-        if let Some(left) = node.child_by_field_name("left") {
+    fn visit_for(&mut self, id: NodeId, scope: ScopeId, depth: usize) {
+        let nodes = self.nodes;
+        let node = nodes.node(id);
+        if let Some(left) = nodes.child_by_field(id, "left") {
+            let left = nodes.node(left);
             self.bind_targets(left, scope, BindingKind::ForTarget, None, depth);
         }
-        for child in children(node) {
-            if field_of(node, child) == Some("body") {
+        for child in nodes.children(id) {
+            if nodes.field(child) == Some("body") {
                 self.frame_mut().loops.push(node);
                 self.visit(child, scope, depth + 1);
                 self.frame_mut().loops.pop();
             } else {
                 self.visit(child, scope, depth + 1);
             }
-        }
-    }
-}
-
-/// The field name under which `child` hangs from `parent`.
-fn field_of(parent: Node, child: Node) -> Option<&'static str> {
-    let mut cursor = parent.walk();
-    if !cursor.goto_first_child() {
-        return None;
-    }
-    loop {
-        if cursor.node().id() == child.id() {
-            return cursor.field_name();
-        }
-        if !cursor.goto_next_sibling() {
-            return None;
         }
     }
 }
@@ -1279,8 +1322,10 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
         return out;
     }
     for a in named_children(args) {
+        if a.is_extra() {
+            continue; // comments and backslash continuations (`line_continuation`)
+        }
         match a.kind() {
-            "comment" => {}
             "keyword_argument" => {
                 if let (Some(n), Some(v)) = (
                     a.child_by_field_name("name"),
@@ -1318,7 +1363,7 @@ pub fn call_args<'a>(call: Node<'a>, src: &'a str) -> CallArgs<'a> {
                                         from_dict_literal: true,
                                     });
                                 }
-                                ("comment", _, _) => {}
+                                _ if pair.is_extra() => {}
                                 _ => out.star_kwargs = true,
                             }
                         }
@@ -1363,9 +1408,20 @@ pub fn is_plain_string(node: Node, src: &str) -> bool {
 impl<'a> SemanticModel<'a> {
     /// Builds the model of one parsed cell.
     pub fn build(tree: &'a Tree, src: &'a str, settings: &Settings, kb: &KnowledgeBase) -> Self {
-        let root = tree.root_node();
+        Self::build_with_table(&NodeTable::new(tree), src, settings, kb)
+    }
+
+    /// [`SemanticModel::build`] from the node table of the cell's tree.
+    pub fn build_with_table(
+        nodes: &NodeTable<'a>,
+        src: &'a str,
+        settings: &Settings,
+        kb: &KnowledgeBase,
+    ) -> Self {
+        let root = nodes.node(0);
         let mut b = Builder {
             src,
+            nodes,
             scopes: Vec::new(),
             functions: Vec::new(),
             function_by_node: HashMap::new(),
@@ -1381,7 +1437,7 @@ impl<'a> SemanticModel<'a> {
             truncated: false,
         };
         let module = b.new_scope(ScopeKind::Module, root, None);
-        b.visit_children(root, module, 0);
+        b.visit_children(0, module, 0);
         b.resolve_declarations();
         for site in &mut b.sites {
             site.awaited = b.awaited.contains(&site.node.id());
@@ -1506,7 +1562,7 @@ impl<'a> SemanticModel<'a> {
             "string" => self.string_value(expr, scope, depth),
             "concatenated_string" => {
                 let mut out = String::new();
-                for part in named_children(expr) {
+                for part in named_children(expr).into_iter().filter(|p| !p.is_extra()) {
                     out.push_str(&self.string_value(part, scope, depth)?);
                 }
                 Some(out)
@@ -1806,7 +1862,7 @@ impl<'a> SemanticModel<'a> {
     }
 }
 
-impl<'a> Builder<'a> {
+impl<'a> Builder<'a, '_> {
     /// Moves bindings declared `global`/`nonlocal` to the scope that owns them.
     fn resolve_declarations(&mut self) {
         for id in 0..self.scopes.len() {

@@ -37,6 +37,7 @@
 use crate::config::Settings;
 use crate::diagnostic::{Diagnostic, Edit, Fix, Rule};
 use crate::extract::Cell;
+use crate::nodes::NodeTable;
 use crate::rules::{self, meta};
 use crate::source::{LineIndex, TextRange};
 use std::collections::BTreeSet;
@@ -340,7 +341,12 @@ pub struct LogicalLines {
 
 impl LogicalLines {
     /// Computes the logical lines of `src` from its tree.
-    pub fn new(tree: &Tree, src: &str, index: &LineIndex) -> Self {
+    pub fn new(tree: &Tree, _src: &str, index: &LineIndex) -> Self {
+        Self::from_table(&NodeTable::new(tree), index)
+    }
+
+    /// Computes the logical lines from the node table of the cell's tree.
+    pub fn from_table(table: &NodeTable, index: &LineIndex) -> Self {
         let rows = index.line_count();
         let mut joined = vec![false; rows];
         let mut join = |a: usize, b: usize| {
@@ -348,8 +354,9 @@ impl LogicalLines {
                 *j = true;
             }
         };
-        for node in crate::parse::walk(tree.root_node()) {
-            match node.kind() {
+        let mut stack: Vec<(&str, usize)> = Vec::new();
+        for (id, node) in table.iter() {
+            match table.kind(id) {
                 "line_continuation" => {
                     let r = node.start_position().row;
                     join(r, r + 1);
@@ -362,15 +369,16 @@ impl LogicalLines {
                 }
                 _ => {}
             }
-            if node.child_count() > 1 {
-                let mut stack: Vec<(&str, usize)> = Vec::new();
-                let mut cursor = node.walk();
-                for child in node.children(&mut cursor) {
-                    if child.is_named() {
+            if table.child_count(id) > 1 {
+                stack.clear();
+                for child in table.children(id) {
+                    if table.is_named(child) {
                         continue;
                     }
-                    match child.kind() {
-                        k @ ("(" | "[" | "{") => stack.push((k, child.start_position().row)),
+                    match table.kind(child) {
+                        k @ ("(" | "[" | "{") => {
+                            stack.push((k, table.node(child).start_position().row))
+                        }
                         k @ (")" | "]" | "}") => {
                             let open = match k {
                                 ")" => "(",
@@ -380,7 +388,7 @@ impl LogicalLines {
                             if let Some(pos) = stack.iter().rposition(|(o, _)| *o == open) {
                                 let (_, row) = stack[pos];
                                 stack.truncate(pos);
-                                let end = child.end_position().row;
+                                let end = table.node(child).end_position().row;
                                 if end > row {
                                     join(row, end);
                                 }
@@ -391,7 +399,6 @@ impl LogicalLines {
                 }
             }
         }
-        let _ = src;
         let mut first = vec![0; rows];
         let mut last = vec![0; rows];
         let mut start = 0;
@@ -444,35 +451,17 @@ pub struct CellSuppressions {
 impl CellSuppressions {
     /// Finds the directives of a cell (from its `comment` nodes) and computes their coverage.
     pub fn new(src: &str, tree: &Tree) -> Self {
+        Self::from_table(src, &NodeTable::new(tree))
+    }
+
+    /// [`CellSuppressions::new`] from the node table of the cell's tree.
+    pub fn from_table(src: &str, table: &NodeTable) -> Self {
         let index = LineIndex::new(src);
-        let logical = LogicalLines::new(tree, src, &index);
-        let mut comments = Vec::new();
-        let mut leaves: Vec<Node> = Vec::new();
-        let mut statement_at: std::collections::BTreeMap<usize, Node> = Default::default();
-        for node in crate::parse::walk(tree.root_node()) {
-            if node.kind() == "comment" {
-                comments.push(node);
-            } else if node.child_count() == 0 && node.end_byte() > node.start_byte() {
-                leaves.push(node);
-            }
-            if is_statement(node.kind()) {
-                let e = statement_at.entry(node.start_byte()).or_insert(node);
-                if node.end_byte() > e.end_byte() {
-                    *e = node;
-                }
-            }
-        }
-        // Strings closing on a row, by end row: the first row of the longest one.
-        let mut string_first: std::collections::BTreeMap<usize, usize> = Default::default();
-        for node in crate::parse::walk(tree.root_node()).filter(|n| n.kind() == "string") {
-            let (a, b) = (node.start_position().row, node.end_position().row);
-            if b > a {
-                let e = string_first.entry(b).or_insert(a);
-                *e = (*e).min(a);
-            }
-        }
-        let mut directives = Vec::new();
-        for c in comments {
+        // The directives of each comment, in source order; most cells have none, and then
+        // nothing else needs computing.
+        let mut found: Vec<(Node, usize, bool, Vec<Directive>)> = Vec::new();
+        for id in table.of_kind("comment") {
+            let c = table.node(id);
             // A comment token runs to the end of its row; a CRLF row's `\r` is no part of it.
             let text = crate::parse::text(c, src).trim_end_matches('\r');
             let row = c.start_position().row;
@@ -480,7 +469,48 @@ impl CellSuppressions {
             let own_line = src
                 .get(row_start..c.start_byte())
                 .is_some_and(|s| s.trim().is_empty());
-            for d in parse_comment(text, c.start_byte(), own_line) {
+            let ds = parse_comment(text, c.start_byte(), own_line);
+            if !ds.is_empty() {
+                found.push((c, row, own_line, ds));
+            }
+        }
+        if found.is_empty() {
+            return CellSuppressions {
+                directives: Vec::new(),
+                index,
+            };
+        }
+        let logical = LogicalLines::from_table(table, &index);
+        let mut leaves: Vec<Node> = Vec::new();
+        let mut statement_at: std::collections::BTreeMap<usize, Node> = Default::default();
+        // Strings closing on a row, by end row: the first row of the longest one.
+        let mut string_first: std::collections::BTreeMap<usize, usize> = Default::default();
+        for (id, node) in table.iter() {
+            let kind = table.kind(id);
+            if kind != "comment"
+                && table.child_count(id) == 0
+                && node.end_byte() > node.start_byte()
+            {
+                leaves.push(node);
+            }
+            if is_statement(kind) {
+                let e = statement_at.entry(node.start_byte()).or_insert(node);
+                if node.end_byte() > e.end_byte() {
+                    *e = node;
+                }
+            }
+            if kind == "string" {
+                let (a, b) = (node.start_position().row, node.end_position().row);
+                if b > a {
+                    let e = string_first.entry(b).or_insert(a);
+                    *e = (*e).min(a);
+                }
+            }
+        }
+        let mut rows_not_comments: Option<Vec<usize>> = None;
+        let mut directives = Vec::new();
+        for (c, row, own_line, ds) in found {
+            for d in ds {
                 if d.malformed.is_some() {
                     directives.push((d, Coverage::Nothing));
                     continue;
@@ -499,7 +529,9 @@ impl CellSuppressions {
                         }
                     }
                     DirectiveKind::Ignore if own_line => {
-                        own_line_coverage(src, &index, c, &leaves, &statement_at)
+                        let rows = rows_not_comments
+                            .get_or_insert_with(|| non_comment_rows_before(src, &index));
+                        own_line_coverage(rows, c, &leaves, &statement_at)
                     }
                     _ => {
                         let mut first = row;
@@ -536,9 +568,29 @@ impl CellSuppressions {
     }
 }
 
+/// `out[r]`: how many of the rows before row `r` are not comment rows (blank or code), for
+/// `r` up to the row count; a row range holds only comment rows when the counts at its ends
+/// are equal.
+fn non_comment_rows_before(src: &str, index: &LineIndex) -> Vec<usize> {
+    let mut out = Vec::with_capacity(index.line_count() + 1);
+    let mut n = 0;
+    out.push(0);
+    for r in 0..index.line_count() {
+        let a = index.line_start(r).unwrap_or(src.len());
+        let b = index.line_end(r, src);
+        if !src
+            .get(a..b)
+            .is_some_and(|t| t.trim_start().starts_with('#'))
+        {
+            n += 1;
+        }
+        out.push(n);
+    }
+    out
+}
+
 fn own_line_coverage(
-    src: &str,
-    index: &LineIndex,
+    non_comment_rows_before: &[usize],
     comment: Node,
     leaves: &[Node],
     statement_at: &std::collections::BTreeMap<usize, Node>,
@@ -551,15 +603,15 @@ fn own_line_coverage(
     let row = comment.start_position().row;
     let next_row = next.start_position().row;
     // Only comment rows may stand between the suppression and the code it covers.
-    for r in row + 1..next_row {
-        let a = index.line_start(r).unwrap_or(src.len());
-        let b = index.line_end(r, src);
-        if !src
-            .get(a..b)
-            .is_some_and(|t| t.trim_start().starts_with('#'))
-        {
-            return Coverage::Nothing;
-        }
+    let count = |r: usize| {
+        non_comment_rows_before
+            .get(r)
+            .or(non_comment_rows_before.last())
+            .copied()
+            .unwrap_or(0)
+    };
+    if next_row > row + 1 && count(next_row) != count(row + 1) {
+        return Coverage::Nothing;
     }
     match statement_at.get(&next.start_byte()) {
         Some(stmt) => Coverage::Rows(stmt.start_position().row, stmt.end_position().row),
@@ -587,10 +639,22 @@ pub fn apply(
     file_diagnostics: &mut Vec<Diagnostic>,
     settings: &Settings,
 ) {
+    let tables: Vec<NodeTable> = trees.iter().map(NodeTable::new).collect();
+    apply_with_tables(cells, &tables, per_cell, file_diagnostics, settings);
+}
+
+/// [`apply`] with the node table of each cell's tree (parallel to `cells`).
+pub fn apply_with_tables(
+    cells: &[Cell],
+    tables: &[NodeTable],
+    per_cell: &mut [Vec<Diagnostic>],
+    file_diagnostics: &mut Vec<Diagnostic>,
+    settings: &Settings,
+) {
     let sups: Vec<CellSuppressions> = cells
         .iter()
-        .zip(trees)
-        .map(|(c, t)| CellSuppressions::new(&c.text, t))
+        .zip(tables)
+        .map(|(c, t)| CellSuppressions::from_table(&c.text, t))
         .collect();
     let mut usage: Vec<Vec<Usage>> = sups
         .iter()
@@ -633,6 +697,9 @@ pub fn apply(
 
     for (ci, diagnostics) in per_cell.iter_mut().enumerate() {
         let s = &sups[ci];
+        if s.directives.is_empty() && file_level.is_empty() {
+            continue;
+        }
         let by_row = s.by_row();
         diagnostics.retain(|diag| {
             if suppressed_by_file(diag.rule.code, &mut usage) {

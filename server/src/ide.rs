@@ -542,6 +542,17 @@ fn ident_before(text: &str, end: usize) -> &str {
 
 /// Completion at file offset `offset`: action keys inside the key string of `run(`, parameter
 /// names inside the argument list of an action call.
+/// The text a completion inserts for action `i`: its key, except for an action whose middle
+/// segment is random per process (`Class.*.name`), which no literal can spell: its short key
+/// when that resolves to it in every process (what `API002` asks for), else the key.
+fn insertable_key(kb: &cellguard_lints::kb::KnowledgeBase, i: usize) -> String {
+    let a = &kb.actions[i];
+    if a.dynamic_segment && kb.resolve(&a.short_key).action() == Some(i) {
+        return a.short_key.clone();
+    }
+    a.key.clone()
+}
+
 pub fn completion(
     result: &LintResult,
     offset: usize,
@@ -598,7 +609,8 @@ pub fn completion(
         return kb
             .actions
             .iter()
-            .map(|a| lsp::CompletionItem {
+            .enumerate()
+            .map(|(i, a)| lsp::CompletionItem {
                 label: a.key.clone(),
                 kind: Some(lsp::CompletionItemKind::FUNCTION),
                 detail: Some(a.signature()),
@@ -612,7 +624,7 @@ pub fn completion(
                 sort_text: Some(format!("{}{}", u8::from(a.exclude_from_planning), a.key)),
                 text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit::new(
                     range,
-                    a.key.clone(),
+                    insertable_key(kb, i),
                 ))),
                 ..Default::default()
             })
@@ -692,11 +704,12 @@ pub fn action_count(
     settings: &cellguard_lints::Settings,
     kb: &KnowledgeBase,
 ) -> Option<(usize, u32)> {
-    let model = SemanticModel::build(tree, cell_src, settings, kb);
+    let nodes = cellguard_lints::nodes::NodeTable::new(tree);
+    let model = SemanticModel::build_with_table(&nodes, cell_src, settings, kb);
     if model.actions.is_empty() {
         return None;
     }
-    let path = PathCounter::new(&model).path(tree.root_node());
+    let path = PathCounter::new(&model, &nodes).path(tree.root_node());
     Some((path.count(), settings.max_actions))
 }
 

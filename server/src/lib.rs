@@ -60,6 +60,23 @@ const FEATURE_WAIT: Duration = Duration::from_secs(5);
 /// How long pull diagnostics and fix-all wait for the lint of the current text.
 const DIAGNOSTIC_WAIT: Duration = Duration::from_secs(120);
 
+/// LSP `ServerCancelled`: the server gave up on a request; with `retriggerRequest` the client
+/// asks again.
+const SERVER_CANCELLED: i64 = -32802;
+
+/// How long a pull of diagnostics waits: [`DIAGNOSTIC_WAIT`], or
+/// `CELLGUARD_SERVER_DIAGNOSTIC_WAIT_MS` (read once; a test hook).
+fn diagnostic_wait() -> Duration {
+    static WAIT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *WAIT.get_or_init(|| {
+        std::env::var("CELLGUARD_SERVER_DIAGNOSTIC_WAIT_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_millis)
+            .unwrap_or(DIAGNOSTIC_WAIT)
+    })
+}
+
 /// Runs the language server on stdio until the client sends `exit` or closes stdin.
 ///
 /// Returns `Ok(true)` after a clean `shutdown` + `exit`, `Ok(false)` when the client exited
@@ -721,14 +738,22 @@ impl Shared {
                     if let Some(e) = &r.config_error {
                         let _ = writeln!(s, "  config error: {e}");
                     }
+                    // The inputs as configured: KB files, and the source directories and
+                    // Python files that were scanned.
                     let _ = writeln!(
                         s,
-                        "  knowledge base: {} actions from {} file(s)",
+                        "  knowledge base: {} actions, {} pseudo keys, from {} input(s)",
                         r.project.kb.actions.len(),
-                        r.project.kb.sources.len()
+                        r.project.kb.pseudo_keys.len(),
+                        r.project.kb_paths.len()
                     );
-                    for src in &r.project.kb.sources {
-                        let _ = writeln!(s, "    {}", src.display());
+                    for src in &r.project.kb_paths {
+                        let kind = if src.is_dir() {
+                            " (sources, scanned)"
+                        } else {
+                            ""
+                        };
+                        let _ = writeln!(s, "    {}{kind}", src.display());
                     }
                     let _ = writeln!(
                         s,
@@ -1003,7 +1028,18 @@ impl LanguageServer for Backend {
         params: lsp::DocumentDiagnosticParams,
     ) -> RpcResult<lsp::DocumentDiagnosticReportResult> {
         let uri = params.text_document.uri;
-        let result = self.shared.fresh_result(&uri, DIAGNOSTIC_WAIT).await;
+        let open = lock(&self.shared.docs).contains_key(&uri);
+        let result = self.shared.fresh_result(&uri, diagnostic_wait()).await;
+        if result.is_none() && open {
+            // The lint of the current text is still running (a very large document): an empty
+            // report would clear the document's diagnostics, and nothing would ask again. The
+            // LSP's answer is `ServerCancelled` with `retriggerRequest`: the client re-pulls.
+            return Err(RpcError {
+                code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(SERVER_CANCELLED),
+                message: "cellguard is still linting this document; ask again".into(),
+                data: Some(serde_json::json!({"retriggerRequest": true})),
+            });
+        }
         let full = |items: Vec<lsp::Diagnostic>, result_id: Option<String>| {
             lsp::DocumentDiagnosticReportResult::Report(lsp::DocumentDiagnosticReport::Full(
                 lsp::RelatedFullDocumentDiagnosticReport {

@@ -11,6 +11,7 @@
 //!   "knowledgeBase": ["kb/actions.json"],
 //!   "profile": "strict", "dialect": "colony",
 //!   "select": ["API", "SHP"], "extendSelect": [], "ignore": ["SHP004"],
+//!   (also accepted as `lint.select`, `lint.extendSelect`, `lint.ignore`, as ruff spells them)
 //!   "lint": {"enable": true},
 //!   "fixAll": true,
 //!   "codeAction": {"disableRuleComment": {"enable": true}, "fixViolation": {"enable": true}},
@@ -142,9 +143,14 @@ impl ClientSettings {
             strings
         };
         s.knowledge_base = list(&["knowledgeBase"], &mut warnings).unwrap_or_default();
-        s.select = list(&["select"], &mut warnings);
-        s.extend_select = list(&["extendSelect"], &mut warnings).unwrap_or_default();
-        s.ignore = list(&["ignore"], &mut warnings).unwrap_or_default();
+        // `lint.select` / `lint.extendSelect` / `lint.ignore` too, as ruff's current settings
+        // spell them (`ruff.lint.ignore`); the top-level key wins when both are given.
+        let either = |key: &str, warnings: &mut Vec<String>| {
+            list(&[key], warnings).or_else(|| list(&["lint", key], warnings))
+        };
+        s.select = either("select", &mut warnings);
+        s.extend_select = either("extendSelect", &mut warnings).unwrap_or_default();
+        s.ignore = either("ignore", &mut warnings).unwrap_or_default();
         let boolean = |path: &[&str], default: bool, warnings: &mut Vec<String>| -> bool {
             match get(obj, path) {
                 None => default,
@@ -261,6 +267,22 @@ mod tests {
             ClientSettings::from_value(&Value::Null).0,
             ClientSettings::default()
         );
+    }
+
+    /// ruff users write `lint.ignore` (`ruff.lint.ignore`): it was silently ignored.
+    #[test]
+    fn lint_table_spellings_of_select_and_ignore() {
+        let (s, w) = ClientSettings::from_value(&json!({"cellguard": {
+            "lint": {"select": ["API"], "extendSelect": ["SHP"], "ignore": ["IMP001"], "enable": true}
+        }}));
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s.select, Some(vec!["API".to_string()]));
+        assert_eq!(s.extend_select, vec!["SHP".to_string()]);
+        assert_eq!(s.ignore, vec!["IMP001".to_string()]);
+        // The top-level spelling wins.
+        let (s, _) =
+            ClientSettings::from_value(&json!({"ignore": ["API001"], "lint": {"ignore": ["X"]}}));
+        assert_eq!(s.ignore, vec!["API001".to_string()]);
     }
 
     #[test]

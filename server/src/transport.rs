@@ -48,6 +48,14 @@ async fn read_header_line<R: AsyncBufRead + Unpin>(r: &mut R) -> std::io::Result
     }
 }
 
+/// Byte offset of a `Content-Length:` header name in `line` (ASCII case-insensitive).
+fn find_content_length(line: &str) -> Option<usize> {
+    const NAME: &[u8] = b"content-length:";
+    line.as_bytes()
+        .windows(NAME.len())
+        .position(|w| w.eq_ignore_ascii_case(NAME))
+}
+
 /// A framed JSON-RPC message.
 pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
@@ -119,7 +127,23 @@ where
                 continue;
             }
             saw_header = true;
-            let text = String::from_utf8_lossy(&line);
+            let mut text = String::from_utf8_lossy(&line).into_owned();
+            // Resynchronise after a body whose `Content-Length` was wrong: the rest of that
+            // body (or garbage) runs into the next header line, `...}Content-Length: 52`.
+            // What precedes the header is answered as a parse error; the header block starts
+            // afresh at `Content-Length`.
+            if let Some(pos) = find_content_length(&text).filter(|&p| p > 0) {
+                if !text[..pos].trim().is_empty() {
+                    let _ = out.send(error_frame(
+                        Value::Null,
+                        -32700,
+                        "Parse error: bytes outside any message (was a `Content-Length` wrong?)",
+                    ));
+                }
+                text = text[pos..].to_string();
+                length = None;
+                bad_header = false;
+            }
             match text.split_once(':') {
                 Some((k, v)) if k.trim().eq_ignore_ascii_case("content-length") => {
                     match v.trim().parse::<usize>() {
@@ -268,5 +292,46 @@ mod tests {
                 (Value::Null, -32700),
             ]
         );
+    }
+
+    /// A wrong `Content-Length` (too short, unparsable, absurd) leaves the rest of a body in
+    /// front of the next header: reading resynchronises at the next `Content-Length`, so the
+    /// messages after it are served (a too long one swallows the start of the next message,
+    /// which only the one after it survives).
+    #[tokio::test]
+    async fn wrong_content_lengths_resynchronise_at_the_next_header() {
+        let good = br#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#;
+        let body = br#"{"jsonrpc":"2.0","id":"x","method":5}"#;
+        for junk in [
+            [b"Content-Length: 30\r\n\r\n".as_slice(), body].concat(),
+            [b"Content-Length: abc\r\n\r\n".as_slice(), b"{}"].concat(),
+            [
+                b"Content-Length: 99999999999999999999\r\n\r\n".as_slice(),
+                b"{}",
+            ]
+            .concat(),
+            [b"content-length: 60\r\n\r\n".as_slice(), body].concat(),
+        ] {
+            let mut input = junk.clone();
+            for _ in 0..3 {
+                input.extend(frame(good));
+            }
+            let (to_server, mut server_side) = tokio::io::duplex(1 << 16);
+            let (tx, _rx) = mpsc::unbounded_channel();
+            pump_input(&input[..], to_server, tx).await;
+            let mut forwarded = Vec::new();
+            server_side.read_to_end(&mut forwarded).await.unwrap();
+            let n = forwarded
+                .windows(good.len())
+                .filter(|w| *w == good.as_slice())
+                .count();
+            // The too-long length eats the first good message's header.
+            let expected = if junk.starts_with(b"content-length: 60") {
+                2
+            } else {
+                3
+            };
+            assert_eq!(n, expected, "{}", String::from_utf8_lossy(&junk));
+        }
     }
 }

@@ -379,6 +379,13 @@ fn relative(path: &Path) -> PathBuf {
 /// A config error or warning as printed: `path:line:col: message`.
 fn config_error(mut e: cellguard_lints::config::ConfigError) -> String {
     e.path = relative(&e.path);
+    // Paths quoted in the message (the inputs of a knowledge-base conflict) too.
+    if let Ok(cwd) = std::env::current_dir() {
+        let prefix = format!("{}{}", cwd.display(), std::path::MAIN_SEPARATOR);
+        if cwd.is_absolute() && e.message.contains(&prefix) {
+            e.message = e.message.replace(&prefix, "");
+        }
+    }
     e.to_string()
 }
 

@@ -359,6 +359,13 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitStatus> {
             .map(|&i| export::show_json(&kb.actions[i]))
             .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        // The list says what matched; why nothing (or more than one action) did goes to
+        // standard error.
+        if matched.len() != 1 {
+            let mut why = Vec::new();
+            explain_unresolved(&kb, raw, &resolution, &mut why)?;
+            eprint!("{}", String::from_utf8_lossy(&why));
+        }
         return Ok(if matched.is_empty() || matched.len() > 1 {
             ExitStatus::Failure
         } else {
@@ -366,29 +373,13 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitStatus> {
         });
     }
     match resolution {
-        Resolution::Pseudo => {
-            writeln!(out, "`{raw}` is a pseudo key: Colony's prompt lists it under `## Available Actions`, but it is not a callable action (APIKnowledgeBase rejects it).")?;
-            Ok(ExitStatus::Failure)
-        }
-        Resolution::Unknown => {
-            write!(out, "`{raw}` does not resolve to any known action.")?;
-            let s = kb.suggest(raw, 3);
-            if !s.is_empty() {
-                let names: Vec<String> = s
-                    .iter()
-                    .map(|s| format!("`{}`", kb.actions[s.action].key))
-                    .collect();
-                write!(out, " Did you mean {}?", names.join(", "))?;
-            }
-            writeln!(out)?;
+        Resolution::Pseudo | Resolution::Unknown => {
+            explain_unresolved(&kb, raw, &resolution, &mut out)?;
             Ok(ExitStatus::Failure)
         }
         Resolution::Ambiguous(v) => {
-            writeln!(
-                out,
-                "`{raw}` is ambiguous: {} actions end in `.{raw}` (the dispatcher resolves none of them):\n",
-                v.len()
-            )?;
+            explain_unresolved(&kb, raw, &Resolution::Ambiguous(v.clone()), &mut out)?;
+            writeln!(out)?;
             for i in v {
                 print_action(&kb, &kb.actions[i], None, &mut out)?;
                 writeln!(out)?;
@@ -409,6 +400,35 @@ fn show(args: ShowArgs) -> anyhow::Result<ExitStatus> {
             .map(|h| format!("resolved from `{raw}`: {h}"));
             print_action(&kb, &kb.actions[i], how.as_deref(), &mut out)?;
             Ok(ExitStatus::Success)
+        }
+    }
+}
+
+/// Why `raw` names no single action: a pseudo key, unknown (with suggestions), or ambiguous.
+fn explain_unresolved(
+    kb: &KnowledgeBase,
+    raw: &str,
+    resolution: &Resolution,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    match resolution {
+        Resolution::Pseudo => writeln!(out, "`{raw}` is a pseudo key: Colony's prompt lists it under `## Available Actions`, but it is not a callable action (APIKnowledgeBase rejects it)."),
+        Resolution::Ambiguous(v) => writeln!(
+            out,
+            "`{raw}` is ambiguous: {} actions end in `.{raw}` (the dispatcher resolves none of them):",
+            v.len()
+        ),
+        _ => {
+            write!(out, "`{raw}` does not resolve to any known action.")?;
+            let s = kb.suggest(raw, 3);
+            if !s.is_empty() {
+                let names: Vec<String> = s
+                    .iter()
+                    .map(|s| format!("`{}`", kb.actions[s.action].key))
+                    .collect();
+                write!(out, " Did you mean {}?", names.join(", "))?;
+            }
+            writeln!(out)
         }
     }
 }

@@ -153,19 +153,25 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     let opts = Options {
         on_block: args.on_block,
         epoch: args.epoch,
-        // The HTML timelines need every call; json-lines streams instead of keeping.
+        // The HTML timelines need every call (kept here, bounded, by the sink); json-lines
+        // streams instead of keeping.
         all_decisions: args.all_decisions || html,
-        keep_decisions: !streaming,
+        keep_decisions: !streaming && !html,
     };
     let mut io_error: Option<std::io::Error> = None;
-    let report = {
+    let mut html_kept = render::HtmlDecisions::default();
+    let mut report = {
         let out_ref = &mut out;
         let err_ref = &mut io_error;
+        let kept = &mut html_kept;
         let mut sink = |d: &Decision| {
             if streaming && err_ref.is_none() {
-                if let Err(e) = writeln!(out_ref, "{}", d.to_json()) {
+                if let Err(e) = d.write_json(out_ref) {
                     *err_ref = Some(e);
                 }
+            }
+            if html {
+                kept.add(d);
             }
         };
         let mut observers: Vec<Box<dyn replay::Observer>> = Vec::new();
@@ -196,7 +202,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         ReplayFormat::Json => render::json(&report, &mut out)?,
         ReplayFormat::JsonLines => render::json_lines_tail(&report, &mut out)?,
         ReplayFormat::Sarif => render::sarif(&report, &mut out)?,
-        ReplayFormat::Html => render::html(&report, &mut out)?,
+        ReplayFormat::Html => {
+            let more = html_kept.omitted_notable;
+            report.decisions = html_kept.decisions;
+            render::html(&report, more, &mut out)?
+        }
     }
     out.flush()?;
     let s = &report.summary;

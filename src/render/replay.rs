@@ -309,6 +309,19 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         rules.extend(s.sarif_rules());
         results.extend(s.sarif_results());
     }
+    // Trace paths as URI references, as `cellguard check` writes them (absolute paths become
+    // `file://` URIs), for every result including the sections'.
+    for r in &mut results {
+        if let Some(locs) = r.get_mut("locations").and_then(Value::as_array_mut) {
+            for l in locs {
+                if let Some(Value::String(u)) =
+                    l.pointer_mut("/physicalLocation/artifactLocation/uri")
+                {
+                    *u = super::sarif::path_uri(u);
+                }
+            }
+        }
+    }
     let doc = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -348,11 +361,52 @@ pub fn esc(s: &str) -> String {
 /// Calls drawn per trace timeline (the rest are summarised).
 const TIMELINE_CAP: usize = 2000;
 
+/// Blocked, unreached and changed calls listed in the HTML table (the rest are counted).
+const NOTABLE_CAP: usize = 10_000;
+
+/// The decisions an HTML report keeps while a replay streams: the first [`TIMELINE_CAP`] calls
+/// of each trace (its timeline) and the first [`NOTABLE_CAP`] blocked, unreached or changed
+/// calls, so memory stays bounded however long the traces are.
+#[derive(Default)]
+pub struct HtmlDecisions {
+    /// Kept decisions, in replay order.
+    pub decisions: Vec<Decision>,
+    /// Listed decisions beyond [`NOTABLE_CAP`], not kept.
+    pub omitted_notable: u64,
+    trace: Option<std::sync::Arc<str>>,
+    in_trace: usize,
+    notable: usize,
+}
+
+impl HtmlDecisions {
+    /// Offers one decision.
+    pub fn add(&mut self, d: &Decision) {
+        if self.trace.as_deref() != Some(&*d.trace) {
+            self.trace = Some(d.trace.clone());
+            self.in_trace = 0;
+        }
+        self.in_trace += 1;
+        let notable = d.notable();
+        let on_timeline = self.in_trace <= TIMELINE_CAP;
+        let listed = notable && self.notable < NOTABLE_CAP;
+        if notable {
+            if listed {
+                self.notable += 1;
+            } else {
+                self.omitted_notable += 1;
+            }
+        }
+        if on_timeline || listed {
+            self.decisions.push(d.clone());
+        }
+    }
+}
+
 /// The HTML report: summary, blocks per guardrail, a timeline per trace (one mark per call,
 /// blocked calls in red, unreached in grey, changed outcomes outlined), the listed decisions,
 /// and report sections. `report.decisions` should hold every decision (`--all-decisions`) so
 /// timelines are complete.
-pub fn html(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+pub fn html(report: &Report, more_notable: u64, out: &mut impl Write) -> std::io::Result<()> {
     let s = &report.summary;
     let mut h = String::new();
     h.push_str(r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>cellguard replay</title><style>
@@ -397,6 +451,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
             esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.epoch), esc(&t.on_block)
         ));
         let mut last_cell = None;
+        let shown = ds.len().min(TIMELINE_CAP);
         for d in ds.iter().take(TIMELINE_CAP) {
             if last_cell.is_some() && last_cell != Some(d.cell) {
                 h.push_str("<i class=\"cellgap\"></i>");
@@ -421,10 +476,10 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
                 esc(&title)
             ));
         }
-        if ds.len() > TIMELINE_CAP {
+        if ds.len() >= TIMELINE_CAP && t.calls > shown as u64 {
             h.push_str(&format!(
                 "<span class=\"muted\">… {} more calls</span>",
-                ds.len() - TIMELINE_CAP
+                t.calls - shown as u64
             ));
         } else if (ds.len() as u64) < t.calls {
             h.push_str(&format!(
@@ -446,6 +501,11 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
             ));
         }
         h.push_str("</table>");
+        if more_notable > 0 {
+            h.push_str(&format!(
+                "<p class=\"muted\">… and {more_notable} more (every one is in <code>--output-format json-lines</code>).</p>"
+            ));
+        }
     }
     for sec in &report.sections {
         h.push_str(&format!("<h2>{}</h2>{}", esc(&sec.title()), sec.html()));

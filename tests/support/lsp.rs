@@ -66,8 +66,14 @@ fn read_message(r: &mut impl BufRead) -> Result<Option<Value>, String> {
 impl Client {
     /// Starts `cellguard server` in `cwd`.
     pub fn spawn(cwd: &Path) -> Self {
+        Self::spawn_with_env(cwd, &[])
+    }
+
+    /// Starts `cellguard server` in `cwd` with extra environment variables.
+    pub fn spawn_with_env(cwd: &Path, env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(binary())
             .arg("server")
+            .envs(env.iter().copied())
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -158,7 +158,12 @@ impl ArgsAware {
         if let Some(i) = rule.eq_index {
             // The newest record with equal values decides: older ones are further back in the
             // window and in time.
-            let key = super::target_key(&set.eq_indexes[i], call.params());
+            let key = super::index_key(
+                &set.eq_indexes[i],
+                call.params,
+                &crate::trace::RawJson::none(),
+                false,
+            );
             return match st.eq[i].get(&key) {
                 Some(&seq) if seq >= window_start => h.get(seq).is_some_and(age_ok),
                 _ => false,

@@ -745,7 +745,14 @@ fn args_rule(
         None => None,
     };
     let prior = match get(t, "required-prior") {
-        None => Prior::Nothing,
+        // A rule without a prior would never block: almost certainly a mistake. Colony's
+        // empty `required_prior` (which skips the rule) stays expressible as `""`.
+        None => {
+            return Err(d.error(
+                &v.span,
+                "an args-aware rule needs `required-prior` (a call pattern, `{ call = ... }` or `{ message = ... }`; `\"\"` for Colony's rule that never blocks)",
+            ))
+        }
         Some(p) => match &p.kind {
             SKind::Str(s) if s.is_empty() => Prior::Nothing,
             SKind::Str(s) => {

@@ -359,6 +359,9 @@ impl<'a> Proposed<'a> {
     }
 }
 
+/// The params and result objects of a history record.
+pub type ParsedPrior = (Map<String, Value>, Map<String, Value>);
+
 /// One record of the rebuilt call history (Colony `CallRecord`, colony-reference §5.1).
 #[derive(Debug, Clone)]
 pub struct HistEntry {
@@ -373,8 +376,9 @@ pub struct HistEntry {
     /// Result (kept only when a predicate reads prior params: `same`/`equal` fall back to
     /// fields of the result).
     pub result: Option<RawJson>,
-    /// Params and result parsed, once, when a predicate first reads them.
-    pub parsed: OnceCell<(Map<String, Value>, Map<String, Value>)>,
+    /// Params and result parsed, once, when a predicate first reads them (boxed: most
+    /// records are never parsed, and the history holds up to `history-cap` of them).
+    pub parsed: OnceCell<Box<ParsedPrior>>,
 }
 
 /// A result as an object: a JSON object, or a string holding one (chat tool output).
@@ -395,13 +399,13 @@ impl HistEntry {
     /// The params and result objects (parsed once).
     pub fn objects(&self) -> &(Map<String, Value>, Map<String, Value>) {
         self.parsed.get_or_init(|| {
-            (
+            Box::new((
                 self.params
                     .as_ref()
                     .map(RawJson::object)
                     .unwrap_or_default(),
                 self.result.as_ref().map(result_object).unwrap_or_default(),
-            )
+            ))
         })
     }
 }
@@ -425,6 +429,122 @@ fn canonical(v: Option<&Value>, out: &mut String) {
         Some(other) => out.push_str(&other.to_string()),
     }
     out.push('\u{0}');
+}
+
+/// Borrowed top-level members of a JSON object, looked up by name without building a map.
+struct TopFields<'n> {
+    names: &'n [&'n str],
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for TopFields<'_> {
+    type Value = Vec<Option<&'de serde_json::value::RawValue>>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TopFields<'_> {
+    type Value = Vec<Option<&'de serde_json::value::RawValue>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = vec![None; self.names.len()];
+        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match self.names.iter().position(|n| *n == k) {
+                // A repeated key: the last one wins, as in a parsed map.
+                Some(i) => out[i] = Some(map.next_value::<&'de serde_json::value::RawValue>()?),
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The raw texts of the top-level members `names` of the JSON object `json` (`None` per
+/// missing member), or `None` when `json` is not an object. Flat objects are read by hand.
+fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Vec<Option<&'a str>>> {
+    if let Some((members, _)) = crate::trace::flat::object(json) {
+        return Some(
+            names
+                .iter()
+                .map(|n| members.iter().rev().find(|(k, _)| k == n).map(|(_, v)| *v))
+                .collect(),
+        );
+    }
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(json);
+    let found = TopFields { names }.deserialize(&mut de).ok()?;
+    Some(found.into_iter().map(|r| r.map(|r| r.get())).collect())
+}
+
+/// [`canonical`] of a raw value, without parsing the common cases (plain strings, numbers,
+/// null).
+fn canonical_raw(v: Option<&str>, out: &mut String) {
+    let Some(t) = v else {
+        return canonical(None, out);
+    };
+    let b = t.as_bytes();
+    match b.first() {
+        // Without escapes the recorded text is what serde_json would write.
+        Some(b'"') if !b.contains(&b'\\') => {
+            out.push_str(t);
+            out.push('\u{0}');
+        }
+        Some(b'n') => canonical(None, out),
+        _ => match serde_json::from_str::<Value>(t) {
+            Ok(v) => canonical(Some(&v), out),
+            Err(_) => canonical(None, out),
+        },
+    }
+}
+
+/// The index key of the call with `params` (as the target, `prior = false`) or of a prior
+/// record with `params` and `result` (`prior = true`: a member missing from the params is
+/// looked up in the result object), without parsing whole objects when the names are plain
+/// member names. Equal to [`prior_key`] / [`target_key`] over the parsed objects.
+pub fn index_key(spec: &EqIndexSpec, params: &RawJson, result: &RawJson, prior: bool) -> String {
+    let names: Vec<&str> = spec
+        .pairs
+        .iter()
+        .map(|(pp, tp)| if prior { pp.as_str() } else { tp.as_str() })
+        .collect();
+    let fast = if names.iter().any(|n| n.contains('.')) {
+        None
+    } else {
+        match params.json() {
+            None => Some(vec![None; names.len()]),
+            Some(j) => top_fields(j, &names),
+        }
+    };
+    let Some(found) = fast else {
+        let p = params.object();
+        return if prior {
+            prior_key(spec, &p, &result_object(result))
+        } else {
+            target_key(spec, &p)
+        };
+    };
+    let mut k = String::new();
+    let mut result_obj: Option<Map<String, Value>> = None;
+    for (name, v) in names.iter().zip(&found) {
+        match v {
+            Some(v) => canonical_raw(Some(v), &mut k),
+            // `lookup(prior).or_else(lookup(result))`: a missing param falls back to the
+            // result (parsed once, only then).
+            None if prior => {
+                let r = result_obj.get_or_insert_with(|| result_object(result));
+                canonical(predicates::lookup(r, name), &mut k);
+            }
+            None => canonical(None, &mut k),
+        }
+    }
+    k
 }
 
 /// The index key of a prior record (`prior` params, else `result` fields).
@@ -719,13 +839,11 @@ impl TraceState {
             hit && w.status.allows(status)
         };
         let seq = self.history.next_seq();
-        let mut objects: Option<(Map<String, Value>, Map<String, Value>)> = None;
         for (spec, map) in set.eq_indexes.iter().zip(self.eq.iter_mut()) {
             if !matches_watch(&set.watches[spec.watch]) {
                 continue;
             }
-            let (p, r) = objects.get_or_insert_with(|| (params.object(), result_object(result)));
-            map.insert(prior_key(spec, p, r), seq);
+            map.insert(index_key(spec, params, result, true), seq);
             if map.len() > 4 * self.history.cap {
                 let first = self.history.first_seq();
                 map.retain(|_, s| *s >= first);
@@ -766,6 +884,63 @@ mod tests {
                 std::iter::once(0),
             );
         }
+    }
+
+    #[test]
+    fn index_keys_equal_the_parsed_map_keys() {
+        let spec = EqIndexSpec {
+            watch: 0,
+            pairs: vec![
+                ("reservation_id".into(), "reservation_id".into()),
+                ("n".into(), "count".into()),
+            ],
+        };
+        let raw = |t: &str| {
+            RawJson::from_raw(serde_json::value::RawValue::from_string(t.to_string()).unwrap())
+        };
+        let cases = [
+            (r#"{"reservation_id": "X1", "n": 1}"#, r#"null"#),
+            (r#"{"n": 1.0, "reservation_id": "caf\u00e9"}"#, r#"null"#),
+            (r#"{"n": null}"#, r#"{"reservation_id": "R9", "n": 7}"#),
+            (
+                r#"{"x": {"reservation_id": "no"}}"#,
+                r#""{\"reservation_id\": \"R2\"}""#,
+            ),
+            (
+                r#"{"reservation_id": ["a", 1], "n": {"b": 2, "a": true}, "reservation_id": "dup"}"#,
+                r#"null"#,
+            ),
+            (r#"[1, 2]"#, r#"{"reservation_id": "R3"}"#),
+            (r#"{"reservation_id": "a\"b", "n": -0.5e3}"#, r#"null"#),
+        ];
+        for (params, result) in cases {
+            let (p, r) = (raw(params), raw(result));
+            assert_eq!(
+                index_key(&spec, &p, &r, true),
+                prior_key(&spec, &p.object(), &result_object(&r)),
+                "prior {params} / {result}"
+            );
+            assert_eq!(
+                index_key(&spec, &p, &r, false),
+                target_key(&spec, &p.object()),
+                "target {params}"
+            );
+        }
+        let none = RawJson::none();
+        assert_eq!(
+            index_key(&spec, &none, &none, false),
+            target_key(&spec, &Map::new())
+        );
+        // Dotted paths go the general way.
+        let dotted = EqIndexSpec {
+            watch: 0,
+            pairs: vec![("a.b".into(), "a.b".into())],
+        };
+        let p = raw(r#"{"a": {"b": 3}}"#);
+        assert_eq!(
+            index_key(&dotted, &p, &none, true),
+            prior_key(&dotted, &p.object(), &Map::new())
+        );
     }
 
     #[test]

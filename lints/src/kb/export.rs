@@ -52,7 +52,8 @@ struct ActionOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     docstring: Option<&'a str>,
     params: Vec<ParamOut<'a>>,
-    accepts_extra_kwargs: bool,
+    /// `null` when not known (a recorded prompt).
+    accepts_extra_kwargs: Option<bool>,
     is_async: bool,
     returns: Option<&'a str>,
     exclude_from_planning: bool,
@@ -93,7 +94,7 @@ impl<'a> ActionOut<'a> {
                     description: p.description.as_deref(),
                 })
                 .collect(),
-            accepts_extra_kwargs: a.accepts_extra_kwargs,
+            accepts_extra_kwargs: (!a.extra_kwargs_unknown).then_some(a.accepts_extra_kwargs),
             is_async: a.is_async,
             returns: a.returns.as_deref(),
             exclude_from_planning: a.exclude_from_planning,

@@ -385,7 +385,36 @@ pub(crate) fn literal_values(ty: &str) -> Option<Vec<Value>> {
     types::allowed_values(ty)
 }
 
-fn kb_param(p: &Map<String, Value>) -> Param {
+/// Allowed values stated in a parameter description as BFCL's function docs write them:
+/// `The mode to set. [Enum]: ["engage", "release"]` (a JSON array after `[Enum]:`). `None`
+/// without one, or when what follows is not a non-empty JSON array.
+pub(crate) fn described_enum(description: &str) -> Option<Vec<Value>> {
+    let at = description.find("[Enum]:")?;
+    let rest = description[at + "[Enum]:".len()..].trim_start();
+    if !rest.starts_with('[') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<Value>>();
+    match de.next() {
+        Some(Ok(values)) if !values.is_empty() => Some(values),
+        _ => None,
+    }
+}
+
+/// One parameter of a KB file or tool list.
+///
+/// Errors: no `name` string (a nameless parameter can never be passed, and used to be read
+/// as a parameter named "").
+fn kb_param(p: &Map<String, Value>) -> Result<Param, String> {
+    let name = match p.get("name") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(other) => {
+            return Err(format!(
+                "parameter `name` must be a non-empty string, not {other}"
+            ))
+        }
+        None => return Err("parameter without a `name`".into()),
+    };
     let ty = str_of(p.get("type")).or_else(|| str_of(p.get("annotation")));
     let default = match p.get("default") {
         None | Some(Value::Null) => None,
@@ -398,10 +427,14 @@ fn kb_param(p: &Map<String, Value>) -> Param {
         .unwrap_or(default.is_none());
     let allowed = match p.get("allowed").or_else(|| p.get("enum")) {
         Some(Value::Array(a)) => Some(a.clone()),
-        _ => ty.as_deref().and_then(literal_values),
+        _ => ty.as_deref().and_then(literal_values).or_else(|| {
+            str_of(p.get("description"))
+                .as_deref()
+                .and_then(described_enum)
+        }),
     };
-    Param {
-        name: str_of(p.get("name")).unwrap_or_default(),
+    Ok(Param {
+        name,
         approximate_type: bool_of(p.get("approximate_type")),
         display_type: str_of(p.get("display_type")),
         ty,
@@ -410,7 +443,7 @@ fn kb_param(p: &Map<String, Value>) -> Param {
         keyword_only: bool_of(p.get("keyword_only")),
         allowed,
         description: str_of(p.get("description")),
-    }
+    })
 }
 
 /// Rewrites `Class.<mid>.rest` to `Class.*.rest` (a per-process middle segment).
@@ -498,9 +531,13 @@ fn cellguard_kb(obj: &Map<String, Value>) -> Result<KnowledgeBase, String> {
                 .map(|ps| {
                     ps.iter()
                         .filter_map(Value::as_object)
-                        .map(kb_param)
-                        .collect()
+                        .enumerate()
+                        .map(|(pi, p)| {
+                            kb_param(p).map_err(|e| format!("action `{key}`, params[{pi}]: {e}"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()
                 })
+                .transpose()?
                 .unwrap_or_default();
             let source = match a.get("source") {
                 Some(v @ Value::Object(_)) => {
@@ -556,10 +593,14 @@ fn cellguard_kb(obj: &Map<String, Value>) -> Result<KnowledgeBase, String> {
                 short_key,
                 group,
                 summary: str_of(a.get("summary")).or_else(|| {
-                    str_of(a.get("docstring")).map(|d| d.lines().next().unwrap_or("").to_string())
+                    str_of(a.get("docstring")).map(|d| {
+                        let first = d.trim().split("\n\n").next().unwrap_or("");
+                        first.split_whitespace().collect::<Vec<_>>().join(" ")
+                    })
                 }),
                 params,
                 accepts_extra_kwargs: bool_of(a.get("accepts_extra_kwargs")),
+                extra_kwargs_unknown: matches!(a.get("accepts_extra_kwargs"), Some(Value::Null)),
                 is_async: a.get("is_async").and_then(Value::as_bool).unwrap_or(true),
                 exclude_from_planning: bool_of(a.get("exclude_from_planning")),
                 planning: planning || bool_of(a.get("planning")),
@@ -614,7 +655,7 @@ fn schema_type(p: &Value) -> Option<String> {
         "integer" => "int".to_string(),
         "number" | "float" => "float".to_string(),
         "boolean" => "bool".to_string(),
-        "array" => match p.get("items").and_then(schema_type) {
+        "array" => match p.get("items").and_then(item_type) {
             Some(inner) => format!("list[{inner}]"),
             None => "list".to_string(),
         },
@@ -635,6 +676,21 @@ fn schema_type(p: &Value) -> Option<String> {
                 .join(" | "),
         ),
         _ => None,
+    }
+}
+
+/// The element type of an array: an `enum` constrains the elements (`list[Literal["a", "b"]]`),
+/// which a parameter's `allowed` list cannot say.
+fn item_type(items: &Value) -> Option<String> {
+    match items.get("enum").and_then(Value::as_array) {
+        Some(vals) if !vals.is_empty() => Some(format!(
+            "Literal[{}]",
+            vals.iter()
+                .map(types::json_to_python_literal)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        _ => schema_type(items),
     }
 }
 
@@ -667,7 +723,12 @@ fn tool(v: &Value) -> Option<Action> {
                     .get("enum")
                     .and_then(Value::as_array)
                     .cloned()
-                    .or_else(|| ty.as_deref().and_then(types::allowed_values));
+                    .or_else(|| ty.as_deref().and_then(types::allowed_values))
+                    .or_else(|| {
+                        p.get("description")
+                            .and_then(Value::as_str)
+                            .and_then(described_enum)
+                    });
                 params.push(Param {
                     name: pname.clone(),
                     ty,
@@ -695,19 +756,33 @@ fn tool(v: &Value) -> Option<Action> {
         .or_else(|| f.get("params"))
         .and_then(Value::as_array)
     {
-        for p in ps.iter().filter_map(Value::as_object) {
-            params.push(kb_param(p));
-        }
+        // A tool's nameless parameter is skipped (tool lists are read leniently).
+        params.extend(
+            ps.iter()
+                .filter_map(Value::as_object)
+                .filter_map(|p| kb_param(p).ok()),
+        );
     }
-    let summary = match f.get("description") {
+    let description = match f.get("description") {
         Some(Value::String(s)) => Some(s.clone()),
         _ => str_of(f.get("docstring")),
+    };
+    // A description of several paragraphs: its first one is the summary, and the whole text is
+    // kept as the docstring.
+    let (summary, docstring) = match description {
+        Some(d) if d.trim().contains("\n\n") => {
+            let first = d.trim().split("\n\n").next().unwrap_or("");
+            let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
+            (Some(first), Some(d.trim().to_string()))
+        }
+        other => (other, None),
     };
     Some(Action {
         short_key: name.rsplit('.').next().unwrap_or(&name).to_string(),
         key: name,
         group: str_of(v.get("class")),
         summary,
+        docstring,
         params,
         accepts_extra_kwargs,
         is_async: false,
@@ -759,27 +834,78 @@ mod tests {
 
     #[test]
     fn loads_corpus_formats() {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/kb");
-        if !corpus.exists() {
-            return; // the shared corpus is not part of a clean clone's guarantees
-        }
+        // Copies of corpus files kept in the repository (sources and licences in
+        // fixtures/corpus/README.md).
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/corpus");
         let colony = load_path(&corpus.join("colony/colony-kb.json")).unwrap();
         assert_eq!(colony.actions.len(), 430);
         assert_eq!(colony.pseudo_keys.len(), 3);
-        let tau = load_path(&corpus.join("tau-bench-airline/tools.json")).unwrap();
-        assert_eq!(tau.actions.len(), 14);
-        let book = tau.get("book_reservation").unwrap();
+        let status = colony
+            .get("AgentPoolCapability.AgentPoolCapability.get_agent_status")
+            .unwrap();
+        assert_eq!(status.params[0].name, "agent_ids");
+        let smol = load_path(&corpus.join("smolagents/default_tools.json")).unwrap();
+        let mut names: Vec<&str> = smol.actions.iter().map(|a| a.key.as_str()).collect();
+        names.sort_unstable();
         assert_eq!(
-            book.param("cabin").unwrap().allowed.as_ref().unwrap().len(),
-            3
+            names,
+            vec![
+                "final_answer",
+                "python_interpreter",
+                "transcriber",
+                "user_input",
+                "visit_webpage",
+                "web_search",
+                "wikipedia_search"
+            ]
         );
-        let math = load_path(&corpus.join("bfcl/multi_turn_func_doc/math_api.json")).unwrap();
+        let codeact = load_path(&corpus.join("codeact/tools.json")).unwrap();
+        assert_eq!(codeact.actions.len(), 15);
+        assert_eq!(codeact.get("put").unwrap().params.len(), 2);
+        let cars = load_path(&corpus.join("bfcl/func_doc/vehicle_control.json")).unwrap();
+        assert_eq!(cars.actions.len(), 22);
         assert!(
-            math.get("absolute_value")
+            cars.get("lockDoors")
                 .unwrap()
-                .param("number")
+                .param("door")
                 .unwrap()
                 .required
+        );
+    }
+
+    #[test]
+    fn enums_stated_in_bfcl_descriptions() {
+        assert_eq!(
+            described_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
+            Some(vec![Value::from("engage"), Value::from("release")])
+        );
+        assert_eq!(described_enum("No enum here."), None);
+        assert_eq!(described_enum("[Enum]: not a list"), None);
+        assert_eq!(described_enum("[Enum]: []"), None);
+        let kb = load_str(
+            r#"[{"name": "lockDoors", "parameters": {"type": "dict", "properties": {
+                "unlock": {"type": "boolean", "description": "True to unlock."},
+                "door": {"type": "array", "items": {"type": "string"},
+                         "description": "The doors. [Enum]: [\"driver\", \"passenger\"]"},
+                "mode": {"type": "string", "enum": ["a"], "description": "[Enum]: [\"b\"]"},
+                "side": {"type": "array", "items": {"type": "string", "enum": ["left", "right"]}}
+            }, "required": ["unlock", "door"]}}]"#,
+            "tools.json",
+        )
+        .unwrap();
+        let tool = kb.get("lockDoors").unwrap();
+        let allowed = |p: &str| tool.param(p).unwrap().allowed.clone();
+        assert_eq!(allowed("unlock"), None);
+        assert_eq!(
+            allowed("door"),
+            Some(vec![Value::from("driver"), Value::from("passenger")])
+        );
+        // A schema `enum` wins over the description.
+        assert_eq!(allowed("mode"), Some(vec![Value::from("a")]));
+        // An `items` enum is in the element type (`list[Literal['left', 'right']]`).
+        assert_eq!(
+            tool.param("side").unwrap().ty.as_deref(),
+            Some("list[Literal['left', 'right']]")
         );
     }
 
@@ -790,6 +916,24 @@ mod tests {
             Some(vec![Value::from("a"), Value::from("b"), Value::from(3)])
         );
         assert_eq!(literal_values("list[str]"), None);
+    }
+
+    /// A parameter without a usable name was read as a parameter named "".
+    #[test]
+    fn nameless_parameters_are_errors() {
+        for (text, want) in [
+            (
+                r#"{"schema":"cellguard-kb/1","groups":[{"actions":{"a":{"params":[{"name":1}]}}}]}"#,
+                "action `a`, params[0]: parameter `name` must be a non-empty string, not 1",
+            ),
+            (
+                r#"{"schema":"cellguard-kb/1","groups":[{"actions":{"a":{"params":[{"type":"str"}]}}}]}"#,
+                "action `a`, params[0]: parameter without a `name`",
+            ),
+        ] {
+            let e = load_str(text, "kb.json").unwrap_err();
+            assert!(e.message.contains(want), "{e:?}");
+        }
     }
 
     #[test]

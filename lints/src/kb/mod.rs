@@ -63,7 +63,8 @@ pub struct Param {
     pub default: Option<String>,
     /// Keyword-only (after `*`).
     pub keyword_only: bool,
-    /// Allowed literal values (`Literal[...]` or a JSON-schema `enum`), when constrained.
+    /// Allowed literal values, when constrained: a JSON-schema `enum`, `Literal[...]`, or a BFCL
+    /// description's `[Enum]: [...]` (on a list parameter the values constrain the elements).
     pub allowed: Option<Vec<serde_json::Value>>,
     /// Description from the docstring or schema.
     pub description: Option<String>,
@@ -84,6 +85,10 @@ pub struct Action {
     pub params: Vec<Param>,
     /// Accepts `**kwargs` (unknown parameters are then passed through).
     pub accepts_extra_kwargs: bool,
+    /// Whether the action accepts `**kwargs` is not known (a recorded prompt does not show it):
+    /// `accepts_extra_kwargs` is then `false`, a merge takes the other source's value, and no
+    /// conflict is reported about it.
+    pub extra_kwargs_unknown: bool,
     /// Coroutine (must be awaited when called directly).
     pub is_async: bool,
     /// Hidden from the prompt but dispatchable.
@@ -139,11 +144,17 @@ impl Action {
         self.params.iter().find(|p| p.name == name)
     }
 
-    /// `key(name: type, name: type = default, ..., **kwargs) -> returns`, the signature shown in
-    /// hovers and rule help (`= ...` marks an optional parameter whose default is unknown).
+    /// `key(name: type, name: type = default, ..., *, kw: type, **kwargs) -> returns`, the
+    /// signature shown in hovers and rule help (`= ...` marks an optional parameter whose
+    /// default is unknown; `*` precedes the keyword-only parameters, as in Python).
     pub fn signature(&self) -> String {
         let mut params: Vec<String> = Vec::new();
+        let mut keyword_only = false;
         for p in &self.params {
+            if p.keyword_only && !keyword_only {
+                params.push("*".into());
+            }
+            keyword_only = p.keyword_only;
             params.push({
                 let mut s = p.name.clone();
                 if let Some(t) = &p.ty {
@@ -469,22 +480,27 @@ impl KnowledgeBase {
     /// results never depend on hashing.
     pub fn suggest(&self, raw: &str, limit: usize) -> Vec<Suggestion> {
         let raw_last = raw.rsplit('.').next().unwrap_or(raw);
-        let threshold =
-            |a: &str, b: &str| (a.chars().count().max(b.chars().count()) / 3).clamp(1, 3);
+        let (raw_len, last_len) = (raw.chars().count(), raw_last.chars().count());
+        // A candidate is kept when its distance is at most a third of the longer string (1..=3):
+        // the bounded distance rejects the others early (on the length difference first).
+        let threshold = |a: usize, b: usize| (a.max(b) / 3).clamp(1, 3);
         let mut found: Vec<Suggestion> = Vec::new();
         for (i, a) in self.actions.iter().enumerate() {
-            let whole = strsim::osa_distance(raw, &a.key);
-            if whole == 0 {
-                continue;
+            let whole_limit = threshold(raw_len, a.key.chars().count());
+            match crate::distance::osa_within(raw, &a.key, whole_limit) {
+                Some(0) => continue,
+                Some(whole) => {
+                    found.push(Suggestion {
+                        action: i,
+                        distance: whole,
+                        by_last_segment: false,
+                    });
+                    continue;
+                }
+                None => {}
             }
-            let seg = strsim::osa_distance(raw_last, &a.short_key);
-            if whole <= threshold(raw, &a.key) {
-                found.push(Suggestion {
-                    action: i,
-                    distance: whole,
-                    by_last_segment: false,
-                });
-            } else if seg <= threshold(raw_last, &a.short_key) {
+            let seg_limit = threshold(last_len, a.short_key.chars().count());
+            if let Some(seg) = crate::distance::osa_within(raw_last, &a.short_key, seg_limit) {
                 found.push(Suggestion {
                     action: i,
                     distance: seg,
@@ -556,7 +572,10 @@ fn action_differences(old: &Action, new: &Action) -> Vec<String> {
             out.push(format!("parameter `{}` only in the later source", q.name));
         }
     }
-    if old.accepts_extra_kwargs != new.accepts_extra_kwargs {
+    if old.accepts_extra_kwargs != new.accepts_extra_kwargs
+        && !old.extra_kwargs_unknown
+        && !new.extra_kwargs_unknown
+    {
         out.push(format!(
             "`**kwargs` accepted: {} vs {}",
             old.accepts_extra_kwargs, new.accepts_extra_kwargs
@@ -588,6 +607,10 @@ fn fill_from(new: &mut Action, old: &Action) {
     if new.tags.is_empty() {
         new.tags = old.tags.clone();
     }
+    if new.extra_kwargs_unknown {
+        new.accepts_extra_kwargs = old.accepts_extra_kwargs;
+        new.extra_kwargs_unknown = old.extra_kwargs_unknown;
+    }
     for q in &mut new.params {
         let Some(p) = old.param(&q.name) else {
             continue;
@@ -598,7 +621,15 @@ fn fill_from(new: &mut Action, old: &Action) {
             (Some(b), true) => {
                 exact_old && types::consistent(p.ty.as_deref().unwrap_or(""), false, b, true)
             }
-            _ => false,
+            // The same type with module-qualified names (a prompt's `str(annotation)`): the
+            // earlier, shorter spelling is kept.
+            // or the bare head of the earlier generic (`Page` for `Page[T]`): the earlier,
+            // more precise spelling is kept.
+            (Some(b), false) => p.ty.as_deref().is_some_and(|a| {
+                exact_old
+                    && ((a.len() < b.len() && types::same_modulo_qualification(a, b))
+                        || types::is_bare_head_of(b, a))
+            }),
         };
         if better {
             q.ty = p.ty.clone();
@@ -780,5 +811,54 @@ mod tests {
         assert_eq!(s[0].distance, 1);
         let s = kb.suggest("A.A.spawn_agent", 3);
         assert_eq!(s.iter().map(|s| s.action).collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    /// The suggestions computed without pruning: the distance of every pair.
+    fn exhaustive_suggest(
+        kb: &KnowledgeBase,
+        raw: &str,
+        limit: usize,
+    ) -> Vec<(usize, usize, bool)> {
+        let raw_last = raw.rsplit('.').next().unwrap_or(raw);
+        let threshold =
+            |a: &str, b: &str| (a.chars().count().max(b.chars().count()) / 3).clamp(1, 3);
+        let mut found = Vec::new();
+        for (i, a) in kb.actions.iter().enumerate() {
+            let whole = strsim::osa_distance(raw, &a.key);
+            if whole == 0 {
+                continue;
+            }
+            let seg = strsim::osa_distance(raw_last, &a.short_key);
+            if whole <= threshold(raw, &a.key) {
+                found.push((i, whole, false));
+            } else if seg <= threshold(raw_last, &a.short_key) {
+                found.push((i, seg, true));
+            }
+        }
+        found.sort_by(|x, y| {
+            x.1.cmp(&y.1)
+                .then(kb.actions[x.0].key.len().cmp(&kb.actions[y.0].key.len()))
+                .then(kb.actions[x.0].key.cmp(&kb.actions[y.0].key))
+        });
+        found.truncate(limit);
+        found
+    }
+
+    proptest::proptest! {
+        /// Length pruning never changes the suggestions, their distances or their order.
+        #[test]
+        fn pruned_suggestions_equal_the_exhaustive_ones(
+            raw in "[abAé._]{0,14}",
+            keys in proptest::collection::vec("[abAé_]{1,5}\\.[abAé_]{1,5}\\.[abAé_]{1,9}", 1..24),
+        ) {
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let kb = kb(&refs);
+            let got: Vec<(usize, usize, bool)> = kb
+                .suggest(&raw, 5)
+                .iter()
+                .map(|s| (s.action, s.distance, s.by_last_segment))
+                .collect();
+            proptest::prop_assert_eq!(got, exhaustive_suggest(&kb, &raw, 5));
+        }
     }
 }

@@ -221,7 +221,7 @@ fn import_section(lines: &[&str], first_line: usize) -> Result<KnowledgeBase, Pr
             } else {
                 let (params, extra) = match params_line {
                     Some((n, l)) => parse_params_line(l, n)?,
-                    None => (Vec::new(), false),
+                    None => (Vec::new(), None),
                 };
                 let description = desc.join("\n").trim().to_string();
                 let summary = description
@@ -245,7 +245,8 @@ fn import_section(lines: &[&str], first_line: usize) -> Result<KnowledgeBase, Pr
                     group: group_key,
                     summary,
                     params,
-                    accepts_extra_kwargs: extra,
+                    accepts_extra_kwargs: extra.unwrap_or(false),
+                    extra_kwargs_unknown: extra.is_none(),
                     is_async: true,
                     dynamic_segment: dynamic,
                     key,
@@ -264,9 +265,13 @@ fn import_section(lines: &[&str], first_line: usize) -> Result<KnowledgeBase, Pr
     Ok(kb)
 }
 
-/// Parses `Parameters: a: str, b?: list` or `Parameters (JSON Schema): {...}`; the flag is
-/// `true` when the schema allows extra properties.
-fn parse_params_line(line: &str, line_no: usize) -> Result<(Vec<Param>, bool), PromptError> {
+/// Parses `Parameters: a: str, b?: list` or `Parameters (JSON Schema): {...}`; the flag says
+/// whether the schema allows extra properties (`None` for the plain list, which does not show
+/// `**kwargs`).
+fn parse_params_line(
+    line: &str,
+    line_no: usize,
+) -> Result<(Vec<Param>, Option<bool>), PromptError> {
     if let Some(json) = line.strip_prefix("Parameters (JSON Schema):") {
         let schema: Value = serde_json::from_str(json.trim()).map_err(|e| PromptError {
             line: Some(line_no),
@@ -301,7 +306,7 @@ fn parse_params_line(line: &str, line_no: usize) -> Result<(Vec<Param>, bool), P
             }
         }
         let extra = matches!(schema.get("additionalProperties"), Some(Value::Bool(true)));
-        return Ok((params, extra));
+        return Ok((params, Some(extra)));
     }
     let list = line.strip_prefix("Parameters:").unwrap_or(line).trim();
     let mut params = Vec::new();
@@ -334,7 +339,7 @@ fn parse_params_line(line: &str, line_no: usize) -> Result<(Vec<Param>, bool), P
             ..Default::default()
         });
     }
-    Ok((params, false))
+    Ok((params, None))
 }
 
 /// A JSON Schema property as a Python type, for the `FULL` / `COMPACT_SCHEMA` detail levels.

@@ -629,6 +629,29 @@ impl<'a> Extractor<'a> {
         parse::text(n, self.src)
     }
 
+    /// The source text of `n` on one line, as a KB records annotations and defaults: comments
+    /// dropped, whitespace runs outside string literals collapsed to one space (none just inside
+    /// brackets), string literals kept byte for byte. With `annotation`, a trailing comma before
+    /// a closing bracket is dropped too (`list[\n    str,\n]` -> `list[str]`).
+    fn one_line(&self, n: Node, annotation: bool) -> String {
+        // Protected (string) and skipped (comment) byte ranges, in order (an explicit stack:
+        // annotations can nest deeply).
+        let mut spans: Vec<(usize, usize, bool)> = Vec::new();
+        let mut stack = vec![n];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "comment" => spans.push((node.start_byte(), node.end_byte(), false)),
+                "string" => spans.push((node.start_byte(), node.end_byte(), true)),
+                _ => {
+                    let mut c = node.walk();
+                    let children: Vec<Node> = node.children(&mut c).collect();
+                    stack.extend(children.into_iter().rev());
+                }
+            }
+        }
+        one_line_text(self.src, n.start_byte(), n.end_byte(), &spans, annotation)
+    }
+
     fn pos(&self, n: Node) -> Pos {
         let start = n.start_byte();
         let col_bytes = n.start_position().column;
@@ -710,8 +733,42 @@ impl<'a> Extractor<'a> {
                     let name = self.text(left).to_string();
                     if self.is_decorator_ref(right) {
                         self.facts.aliases.insert(name);
-                    } else if let Some(v) = parse::literal_str(right, self.src) {
-                        self.facts.constants.insert(name, v);
+                    } else {
+                        // `action_executor = something_else`: the name no longer is Colony's.
+                        self.facts.aliases.remove(&name);
+                        if let Some(v) = parse::literal_str(right, self.src) {
+                            self.facts.constants.insert(name, v);
+                        }
+                    }
+                }
+                "function_definition" | "class_definition" | "decorated_definition" => {
+                    // A module that defines its own `action_executor` (a registry decorator of
+                    // another framework, a pytest fixture, a ROS callback) does not use
+                    // Colony's: its decorated methods are no actions. Colony's own definition
+                    // (in its dispatcher module) is recognised by its `planning_summary` /
+                    // `exclude_from_planning` parameters.
+                    let def = if stmt.kind() == "decorated_definition" {
+                        stmt.child_by_field_name("definition")
+                    } else {
+                        Some(stmt)
+                    };
+                    let Some(def) = def else { continue };
+                    let named = def
+                        .child_by_field_name("name")
+                        .is_some_and(|n| self.facts.aliases.contains(self.text(n)));
+                    if !named {
+                        continue;
+                    }
+                    let colony_like = def.kind() == "function_definition"
+                        && def.child_by_field_name("parameters").is_some_and(|p| {
+                            let t = self.text(p);
+                            t.contains("planning_summary") || t.contains("exclude_from_planning")
+                        });
+                    if !colony_like {
+                        if let Some(n) = def.child_by_field_name("name") {
+                            let n = self.text(n).to_string();
+                            self.facts.aliases.remove(&n);
+                        }
                     }
                 }
                 "if_statement" | "try_statement" | "with_statement" | "block" | "else_clause"
@@ -926,7 +983,7 @@ impl<'a> Extractor<'a> {
         if let Some(d) = parse::dotted_name(v, self.src) {
             return Some(KeyExpr::Name(d));
         }
-        Some(KeyExpr::Other(collapse_ws(self.text(v))))
+        Some(KeyExpr::Other(self.one_line(v, false)))
     }
 
     fn decorator_kw(&self, args: &mut DecoratorArgs, name: &str, v: Node) {
@@ -942,7 +999,7 @@ impl<'a> Extractor<'a> {
                 let b = bool_of(v);
                 if b.is_none() {
                     args.unreadable
-                        .push((name.to_string(), collapse_ws(self.text(v))));
+                        .push((name.to_string(), self.one_line(v, false)));
                 }
                 match name {
                     "exclude_from_planning" => args.exclude_from_planning = b,
@@ -955,7 +1012,7 @@ impl<'a> Extractor<'a> {
                 None if self.text(v) == "None" => {}
                 None => args
                     .unreadable
-                    .push(("tags".into(), collapse_ws(self.text(v)))),
+                    .push(("tags".into(), self.one_line(v, false))),
             },
             "input_schema" => {
                 if let Some(d) = parse::dotted_name(v, self.src) {
@@ -1035,7 +1092,7 @@ impl<'a> Extractor<'a> {
         let docstring = body.and_then(|b| self.docstring(b));
         let returns = def
             .child_by_field_name("return_type")
-            .map(|t| clean_annotation(self.text(t)));
+            .map(|t| clean_annotation(&self.one_line(t, true)));
         let mut f = FuncFacts {
             name,
             pos,
@@ -1166,7 +1223,7 @@ impl<'a> Extractor<'a> {
                 continue;
             };
             let name = self.text(name_node).to_string();
-            let ty = ty.map(|t| clean_annotation(self.text(t)));
+            let ty = ty.map(|t| clean_annotation(&self.one_line(t, true)));
             if first {
                 first = false;
                 f.first_param = Some((name.clone(), ty.clone()));
@@ -1174,7 +1231,7 @@ impl<'a> Extractor<'a> {
                     continue;
                 }
             }
-            let default = default.map(|d| collapse_ws(self.text(d)));
+            let default = default.map(|d| self.one_line(d, false));
             if positional_only && f.deco.as_ref().is_some_and(|d| !d.bare) {
                 let pos = self.pos(name_node);
                 self.warn(pos, format!("`{name}` is positional-only, but `run(...)` passes every parameter by keyword: Colony's call of `{}` fails with a TypeError when it is given", f.name));
@@ -1355,7 +1412,7 @@ impl<'a> Extractor<'a> {
             if name.starts_with('_') || self.text(ty).starts_with("ClassVar") {
                 return;
             }
-            let ty = clean_annotation(self.text(ty));
+            let ty = clean_annotation(&self.one_line(ty, true));
             let (default, required) = match right {
                 None => (None, true),
                 Some(r) => self.field_default(r),
@@ -1394,7 +1451,7 @@ impl<'a> Extractor<'a> {
                             .unwrap_or("");
                         let v = a
                             .child_by_field_name("value")
-                            .map(|v| collapse_ws(self.text(v)))
+                            .map(|v| self.one_line(v, false))
                             .unwrap_or_default();
                         if n == "default" {
                             return (Some(v.clone()), v == "...");
@@ -1403,7 +1460,7 @@ impl<'a> Extractor<'a> {
                             return (Some(format!("{v}()")), false);
                         }
                     } else if a.kind() != "comment" {
-                        let v = collapse_ws(self.text(a));
+                        let v = self.one_line(a, false);
                         let req = v == "..." || v == "Ellipsis";
                         return (if req { None } else { Some(v) }, req);
                     }
@@ -1411,7 +1468,7 @@ impl<'a> Extractor<'a> {
                 return (None, true);
             }
         }
-        (Some(collapse_ws(self.text(r))), false)
+        (Some(self.one_line(r, false)), false)
     }
 
     /// `self._capability_key = "x"`, `self.capability_key = "x"`, or
@@ -1486,29 +1543,92 @@ impl<'a> Extractor<'a> {
     }
 }
 
-/// Collapses whitespace runs (newlines included) to one space.
-fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// An annotation as written, on one line: whitespace runs collapsed, no space just inside
-/// brackets, no trailing comma before a closing bracket, quotes of a whole-string forward
-/// reference removed.
-fn clean_annotation(s: &str) -> String {
-    let mut t = collapse_ws(s);
-    for (from, to) in [
-        ("[ ", "["),
-        (" ]", "]"),
-        ("( ", "("),
-        (" )", ")"),
-        (",]", "]"),
-        (", ]", "]"),
-    ] {
-        while t.contains(from) {
-            t = t.replace(from, to);
+/// Renders `src[start..end]` on one line (see `Extractor::one_line`): `spans` are the sorted
+/// `(start, end, protected)` byte ranges of string literals (protected: copied as they are) and
+/// comments (dropped).
+fn one_line_text(
+    src: &str,
+    start: usize,
+    end: usize,
+    spans: &[(usize, usize, bool)],
+    annotation: bool,
+) -> String {
+    struct Out {
+        text: String,
+        pending_space: bool,
+        /// The last character pushed ends a protected (string) piece.
+        last_protected: bool,
+        annotation: bool,
+    }
+    impl Out {
+        fn plain(&mut self, piece: &str) {
+            for c in piece.chars() {
+                if c.is_whitespace() {
+                    self.pending_space = !self.text.is_empty();
+                    continue;
+                }
+                let prev = if self.last_protected {
+                    None
+                } else {
+                    self.text.chars().next_back()
+                };
+                if matches!(c, ']' | ')' | '}') {
+                    if self.annotation && prev == Some(',') {
+                        self.text.pop();
+                    }
+                    self.pending_space = false;
+                }
+                self.separator(prev);
+                self.text.push(c);
+                self.last_protected = false;
+            }
+        }
+        fn protected(&mut self, piece: &str) {
+            let prev = if self.last_protected {
+                None
+            } else {
+                self.text.chars().next_back()
+            };
+            self.separator(prev);
+            self.text.push_str(piece);
+            self.last_protected = true;
+        }
+        fn separator(&mut self, prev: Option<char>) {
+            if self.pending_space && !matches!(prev, Some('[' | '(' | '{')) {
+                self.text.push(' ');
+            }
+            self.pending_space = false;
         }
     }
-    let trimmed = t.trim();
+    let end = end.min(src.len());
+    let mut out = Out {
+        text: String::with_capacity(end.saturating_sub(start)),
+        pending_space: false,
+        last_protected: false,
+        annotation,
+    };
+    let mut at = start;
+    for &(s, e, protected) in spans {
+        if s < at || e > end {
+            continue;
+        }
+        out.plain(src.get(at..s).unwrap_or(""));
+        if protected {
+            out.protected(src.get(s..e).unwrap_or(""));
+        } else {
+            // A comment ends its line: it separates what surrounds it.
+            out.plain(" ");
+        }
+        at = e;
+    }
+    out.plain(src.get(at..end).unwrap_or(""));
+    out.text
+}
+
+/// An annotation as written (already on one line, see `Extractor::one_line`), without the
+/// quotes of a whole-string forward reference (`"Model"` -> `Model`).
+fn clean_annotation(s: &str) -> String {
+    let trimmed = s.trim();
     if trimmed.len() >= 2 {
         let (a, b) = (trimmed.as_bytes()[0], trimmed.as_bytes()[trimmed.len() - 1]);
         if (a == b'"' || a == b'\'')
@@ -1651,7 +1771,10 @@ fn docstring_args(doc: &str) -> HashMap<String, String> {
 
 /// Functions whose bodies the extractor reads (dispatch keys, group tags and descriptions,
 /// enum `__str__`).
-const KEEP_BODIES: [&str; 6] = [
+const KEEP_BODIES: [&str; 7] = [
+    // A module's own `action_executor`: its signature tells Colony's factory from another
+    // framework's decorator of the same name.
+    "action_executor",
     "__init__",
     "capability_key",
     "get_capability_name",
@@ -2707,6 +2830,7 @@ fn build_action(
         summary,
         params,
         accepts_extra_kwargs: accepts_kwargs,
+        extra_kwargs_unknown: false,
         is_async: func.is_async,
         exclude_from_planning: deco.exclude_from_planning.unwrap_or(false),
         planning,

@@ -174,7 +174,9 @@ pub fn consistent(a: &str, a_approx: bool, b: &str, b_approx: bool) -> bool {
         return true;
     }
     match (a_approx, b_approx) {
-        (false, false) => false,
+        (false, false) => {
+            same_modulo_qualification(a, b) || is_bare_head_of(a, b) || is_bare_head_of(b, a)
+        }
         (true, true) => head(a) == head(b),
         (true, false) => approx_matches(a, b),
         (false, true) => approx_matches(b, a),
@@ -185,6 +187,64 @@ fn approx_matches(approx: &str, exact: &str) -> bool {
     let shown = approx.split('{').next().unwrap_or(approx).trim();
     let na = normalize(shown);
     na == normalize(&colony_display(exact)) || na == head(exact)
+}
+
+/// True when two exact types differ only in how their names are qualified: Colony's prompt
+/// shows a PEP 604 union as `str(annotation)`, which writes classes with their module
+/// (`datetime.datetime | None`, `pkg.models.QueryContext | None`) where the source wrote
+/// `datetime | None`.
+pub fn same_modulo_qualification(a: &str, b: &str) -> bool {
+    strip_qualifiers(&canonical_union(a)) == strip_qualifiers(&canonical_union(b))
+}
+
+/// True when `bare` is the unsubscripted head of the generic `full` (`Page` for
+/// `Page[T]`, `models.Page` for `Page[Any]`): the same type written less precisely, as
+/// Colony's prompt shows a generic alias by its `__name__`.
+pub fn is_bare_head_of(bare: &str, full: &str) -> bool {
+    let (b, f) = (normalize(bare), normalize(full));
+    !b.contains(['[', '|', '"'])
+        && f.contains('[')
+        && split_top(&f, '|').len() == 1
+        && strip_qualifiers(&b) == strip_qualifiers(f.split('[').next().unwrap_or(""))
+}
+
+/// `a.b.C` -> `C` for every dotted name outside string literals.
+fn strip_qualifiers(n: &str) -> String {
+    let mut out = String::with_capacity(n.len());
+    let mut quote = None::<char>;
+    let mut word_start = 0;
+    for c in n.chars() {
+        if let Some(q) = quote {
+            out.push(c);
+            if c == q {
+                quote = None;
+            }
+            word_start = out.len();
+            continue;
+        }
+        match c {
+            '"' | '\'' => {
+                quote = Some(c);
+                out.push(c);
+            }
+            '.' if out[word_start..]
+                .chars()
+                .next()
+                .is_some_and(|f| f.is_alphabetic() || f == '_') =>
+            {
+                // Drop the qualifier written so far.
+                out.truncate(word_start);
+                continue;
+            }
+            c if c.is_alphanumeric() || c == '_' => {
+                out.push(c);
+                continue;
+            }
+            _ => out.push(c),
+        }
+        word_start = out.len();
+    }
+    out
 }
 
 /// `Optional[X]` -> `X|None`, `Union[A, B]` -> `A|B`, members sorted; for comparisons only.
@@ -304,6 +364,18 @@ pub fn python_literal_to_json(text: &str) -> Option<Value> {
     let digits = t.replace('_', "");
     if let Ok(i) = digits.parse::<i64>() {
         return Some(Value::from(i));
+    }
+    // `0x1F`, `0o17`, `0b101` (optionally negative).
+    let (neg, unsigned) = match digits.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, digits.as_str()),
+    };
+    let lower_digits = unsigned.to_ascii_lowercase();
+    for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
+        if let Some(body) = lower_digits.strip_prefix(prefix) {
+            let v = i64::from_str_radix(body, radix).ok()?;
+            return Some(Value::from(if neg { -v } else { v }));
+        }
     }
     if t.chars()
         .next()
@@ -518,6 +590,59 @@ fn single_schema(n: &str, approximate: bool) -> Value {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn qualified_and_bare_generic_spellings_agree() {
+        assert!(consistent(
+            "datetime | None",
+            false,
+            "datetime.datetime | None",
+            false
+        ));
+        assert!(consistent(
+            "QueryContext | None",
+            false,
+            "pkg.models.QueryContext | None",
+            false
+        ));
+        assert!(consistent(
+            "dict[str, Any] | None",
+            false,
+            "dict[str, typing.Any] | None",
+            false
+        ));
+        assert!(consistent(
+            "ScopeAwareResult[T]",
+            false,
+            "ScopeAwareResult",
+            false
+        ));
+        assert!(consistent("Page", false, "models.Page[Any]", false));
+        // Real differences stay differences.
+        assert!(!consistent(
+            "QueryContext | None",
+            false,
+            "Query | None",
+            false
+        ));
+        assert!(!consistent("int | None", false, "str | None", false));
+        assert!(!consistent(
+            "Literal[\"a.b\"]",
+            false,
+            "Literal[\"b\"]",
+            false
+        ));
+        assert!(!consistent("Page | None", false, "Page[T]", false));
+        assert!(!is_bare_head_of("list[str]", "list[int]"));
+    }
+
+    #[test]
+    fn radix_integer_literals() {
+        assert_eq!(python_literal_to_json("0x10"), Some(json!(16)));
+        assert_eq!(python_literal_to_json("-0b11"), Some(json!(-3)));
+        assert_eq!(python_literal_to_json("0o17"), Some(json!(15)));
+        assert_eq!(python_literal_to_json("0xZZ"), None);
+    }
+
     use super::*;
 
     #[test]

@@ -18,7 +18,7 @@ use crate::kb::{Action, KnowledgeBase, Resolution};
 use crate::parse;
 use crate::semantic::{self, ActionCall, KeyForm, KeySource, SemanticModel};
 use crate::source::TextRange;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 /// The knowledge base the API rule examples run against (`cellguard-kb/1`).
@@ -53,8 +53,8 @@ pub static UNKNOWN_ACTION: Rule = Rule {
         why: "Colony's dispatcher answers `Unknown action type: {key}` as a failed result and the cell carries on, so the rest of the cell runs on a missing result. Colony's own validator measures a padded Hamming distance, misses one-character insertions, picks among ties by hash order, and auto-applies fixes that flip meaning (`get_status` -> `set_status`).",
         example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_statsu\", agent_ids=[])\n",
         fixed_example: "r = await run(\"AgentPoolCapability.AgentPoolCapability.get_agent_status\", agent_ids=[])\n",
-        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ...), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables, f-strings or `+` concatenations get no fix; an implicit concatenation (`\"A.b.\" \"c\"`) is edited in the part that differs, keeping its split.",
-        options: "`knowledge-base`, `--kb`; `dialect`.",
+        fix_safety: "Replaces the key literal's text (quotes kept) with the closest key. Safe only when that match is unique, its class prefix agrees with what was written, and the change is a typo rather than another word: when the differing words are antonym-like (`get`/`set`, `add`/`delete`, `push`/`pull`, `approve`/`reprove`, `enable`/`disable`, `lock`/`unlock`, ..., also inflected or compounded: `is_disabled`/`is_enabled`, `stopping`/`starting`, `stopup`/`startup`), or the written word is itself a word the knowledge base uses, the fix is display-only. Keys built from variables, f-strings or `+` concatenations get no fix; an implicit concatenation (`\"A.b.\" \"c\"`) is edited in the part that differs, keeping its split.",
+        options: "`knowledge-base`, `--kb`; `dialect`. With `profile = \"colony\"`, Colony's exact-key check, padded Hamming suggestion and messages (docs/colony-profile.md).",
         source: "Colony APIKnowledgeBaseValidator and dispatcher `_get_executor_for_action` (colony-reference §2.3, §3.4, §7.3 cases 18, 21, 22).",
         example_kb: DOC_KB,
         ..RuleDoc::EMPTY
@@ -113,7 +113,7 @@ pub static UNKNOWN_PARAMETER: Rule = Rule {
         why: "Colony validates action inputs with a Pydantic model whose `extra` setting is `ignore`: a misspelled optional parameter is dropped and its default used, with no error. An action without parameters raises `TypeError`, and `run(\"k\", x)` raises `TypeError` too.",
         example: "await run(\"AgentPoolCapability.AgentPoolCapability.spawn_agents\", count=2, mdoe=\"fast\")\n",
         fixed_example: "await run(\"AgentPoolCapability.AgentPoolCapability.spawn_agents\", count=2, mode=\"fast\")\n",
-        fix_safety: "Renaming the keyword to the closest parameter is unsafe: the value, dropped until now, starts being used. Offered only for a unique close match not already passed.",
+        fix_safety: "Renaming the keyword to the closest parameter is unsafe: the value, dropped until now, starts being used. Applicable only for a unique close match not already passed that no other unknown keyword of the call is closest to (two renames to one name would repeat a keyword, a `SyntaxError`); display-only otherwise.",
         options: "`knowledge-base`, `--kb`.",
         source: "Colony `run()` input binding (colony-reference §2.1, §2.2, §7.3 case 24).",
         example_kb: DOC_KB,
@@ -682,6 +682,24 @@ fn check_arguments(
     for kw in &args.keywords {
         passed.insert(kw.name);
     }
+    // Parameters not passed, and the closest of them to each unknown keyword: two unknown
+    // keywords renamed to one parameter would repeat a keyword (a `SyntaxError`).
+    let candidates: Vec<&str> = def
+        .params
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|p| !passed.contains(p))
+        .collect();
+    let mut suggested: HashMap<&str, usize> = HashMap::new();
+    if !def.accepts_extra_kwargs {
+        for kw in &args.keywords {
+            if def.param(kw.name).is_none() {
+                if let Some(best) = closest(kw.name, &candidates).first() {
+                    *suggested.entry(*best).or_default() += 1;
+                }
+            }
+        }
+    }
     // Keyword arguments.
     for kw in &args.keywords {
         let Some(param) = def.param(kw.name) else {
@@ -700,12 +718,6 @@ fn check_arguments(
                 range(kw.name_node),
                 format!("`{raw}` has no parameter `{}`{consequence}", kw.name),
             );
-            let candidates: Vec<&str> = def
-                .params
-                .iter()
-                .map(|p| p.name.as_str())
-                .filter(|p| !passed.contains(p))
-                .collect();
             let close = closest(kw.name, &candidates);
             match close.as_slice() {
                 [] => {
@@ -716,9 +728,17 @@ fn check_arguments(
                 }
                 [best, rest @ ..] => {
                     let owned: Vec<String> = close.iter().map(|s| s.to_string()).collect();
-                    d = d.with_help(did_you_mean_name(&owned));
+                    let shared = suggested.get(best).is_some_and(|&n| n > 1);
+                    d = d.with_help(if shared {
+                        format!(
+                            "{} Not applied automatically: another unknown keyword of this call is also closest to `{best}`",
+                            did_you_mean_name(&owned)
+                        )
+                    } else {
+                        did_you_mean_name(&owned)
+                    });
                     if !kw.from_dict_literal {
-                        let applicability = if rest.is_empty() {
+                        let applicability = if rest.is_empty() && !shared {
                             Applicability::Unsafe
                         } else {
                             Applicability::DisplayOnly
@@ -781,12 +801,7 @@ fn type_check(
         Some(t) if !param.approximate_type => types::parse_type(t),
         _ => types::Ty::Unknown,
     };
-    let described = param
-        .allowed
-        .is_none()
-        .then(|| param.description.as_deref().and_then(description_enum))
-        .flatten();
-    if let Some(allowed) = param.allowed.as_ref().or(described.as_ref()) {
+    if let Some(allowed) = param.allowed.as_ref() {
         let scalars = allowed.iter().all(|v| !v.is_array() && !v.is_object());
         if scalars && !allowed.is_empty() {
             let values = types::Ty::Literal(allowed.clone());
@@ -840,45 +855,30 @@ fn type_check(
     checker.report(d);
 }
 
-/// Allowed values stated in a parameter description as BFCL writes them:
-/// `The mode to set. [Enum]: ["engage", "release"]`.
-fn description_enum(description: &str) -> Option<Vec<serde_json::Value>> {
-    let at = description.find("[Enum]:")?;
-    let rest = description[at + "[Enum]:".len()..].trim_start();
-    if !rest.starts_with('[') {
-        return None;
-    }
-    let mut de = serde_json::Deserializer::from_str(rest).into_iter::<Vec<serde_json::Value>>();
-    match de.next() {
-        Some(Ok(values)) if !values.is_empty() => Some(values),
-        _ => None,
-    }
-}
-
 /// Names within edit distance of `name` (at most a third of the longer length, between 1 and
 /// 3; case and `_`/`-` differences count as distance 0), best first, ties by name.
 fn closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
-    let norm = |s: &str| -> String {
+    fn norm(s: &str) -> impl Iterator<Item = char> + '_ {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')
             .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let n = norm(name);
-    if name.chars().count() < 3 {
+    }
+    let name_len = name.chars().count();
+    if name_len < 3 {
         return Vec::new(); // one- and two-letter names are close to everything
     }
     let mut scored: Vec<(usize, &str)> = candidates
         .iter()
         .filter(|c| **c != name)
         .filter_map(|c| {
-            let d = if norm(c) == n {
+            let c_len = c.chars().count();
+            let limit = (name_len.max(c_len) / 3).clamp(1, 3);
+            let d = if norm(c).eq(norm(name)) {
                 0
             } else {
-                strsim::osa_distance(name, c)
+                crate::distance::osa_within(name, c, limit)?
             };
-            let limit = (name.chars().count().max(c.chars().count()) / 3).clamp(1, 3);
-            (d <= limit && d < c.chars().count()).then_some((d, *c))
+            (d <= limit && d < c_len).then_some((d, *c))
         })
         .collect();
     scored.sort();
@@ -1103,10 +1103,44 @@ const ANTONYMS: &[(&str, &str)] = &[
     ("old", "new"),
 ];
 
+/// Inflectional endings (`disabled`, `stopping`, `pushes`, `starter`) under which a word keeps
+/// the meaning of its verb.
+const INFLECTIONS: &[&str] = &["s", "es", "d", "ed", "ing", "er", "ers", "en"];
+
+/// The ending that `word` adds to `root`: `"inflection"` when `word` is `root` itself or an
+/// inflection of it (`stop` -> `stopped`, `close` -> `closing`, `get` -> `getting`), or the other
+/// letters that follow `root` (`start` -> `startup`, `enable` -> `enablement`).
+fn ending<'w>(root: &str, word: &'w str) -> Option<&'w str> {
+    if let Some(rest) = word.strip_prefix(root) {
+        let undoubled = root
+            .chars()
+            .last()
+            .and_then(|c| rest.strip_prefix(c))
+            .filter(|r| matches!(*r, "ed" | "ing" | "er" | "ers" | "en"));
+        // `close` -> `closed`, `closer`: the ending's own `e` is the root's.
+        let after_e = root.ends_with('e') && INFLECTIONS.contains(&format!("e{rest}").as_str());
+        if rest.is_empty() || INFLECTIONS.contains(&rest) || undoubled.is_some() || after_e {
+            return Some("inflection");
+        }
+        return Some(rest);
+    }
+    // A silent final `e` dropped before a vowel ending: `close` -> `closing`.
+    let stem = root.strip_suffix('e')?;
+    let rest = word.strip_prefix(stem)?;
+    matches!(rest, "ing" | "ed" | "er" | "ers").then_some("inflection")
+}
+
+/// True when `a` and `b` are the antonym-like roots `x` and `y` carrying the same kind of
+/// ending: both inflected (`disabled`/`enabled`, `stopping`/`starting`) or the same letters
+/// (`startup`/`stopup`, `enablement`/`disablement`).
+fn antonym_forms(a: &str, b: &str, x: &str, y: &str) -> bool {
+    matches!((ending(x, a), ending(y, b)), (Some(ea), Some(eb)) if ea == eb)
+}
+
 fn antonyms(a: &str, b: &str) -> bool {
     if ANTONYMS
         .iter()
-        .any(|&(x, y)| (a == x && b == y) || (a == y && b == x))
+        .any(|&(x, y)| antonym_forms(a, b, x, y) || antonym_forms(a, b, y, x))
     {
         return true;
     }
@@ -1182,6 +1216,54 @@ fn meaning_change(written: &str, candidate: &str, vocabulary: &HashSet<String>) 
 mod tests {
     use super::*;
 
+    /// `closest` without pruning: the distance of every candidate.
+    fn exhaustive_closest<'s>(name: &str, candidates: &[&'s str]) -> Vec<&'s str> {
+        let norm = |s: &str| -> String {
+            s.chars()
+                .filter(|c| *c != '_' && *c != '-')
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        if name.chars().count() < 3 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(usize, &str)> = candidates
+            .iter()
+            .filter(|c| **c != name)
+            .filter_map(|c| {
+                let d = if norm(c) == norm(name) {
+                    0
+                } else {
+                    strsim::osa_distance(name, c)
+                };
+                let limit = (name.chars().count().max(c.chars().count()) / 3).clamp(1, 3);
+                (d <= limit && d < c.chars().count()).then_some((d, *c))
+            })
+            .collect();
+        scored.sort();
+        scored.dedup();
+        match scored.first() {
+            Some(&(best, _)) => scored
+                .into_iter()
+                .filter(|(d, _)| *d == best)
+                .map(|(_, c)| c)
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    proptest::proptest! {
+        /// Length pruning never changes which names are suggested.
+        #[test]
+        fn pruned_closest_equals_the_exhaustive_one(
+            name in "[abAé_-]{0,12}",
+            candidates in proptest::collection::vec("[abBé_-]{0,12}", 0..30),
+        ) {
+            let refs: Vec<&str> = candidates.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(closest(&name, &refs), exhaustive_closest(&name, &refs));
+        }
+    }
+
     #[test]
     fn words_split_case_and_separators() {
         assert_eq!(
@@ -1202,6 +1284,18 @@ mod tests {
         assert!(meaning_changes("approve", "reprove", &vocab));
         assert!(meaning_changes("enable_x", "disable_x", &vocab));
         assert!(meaning_changes("unlock", "lock", &vocab));
+        // Inflected and compounded forms of antonym-like verbs.
+        assert!(meaning_changes("is_disabled", "is_enabled", &vocab));
+        assert!(meaning_changes("was_stopped", "was_started", &vocab));
+        assert!(meaning_changes("setting", "getting", &vocab));
+        assert!(meaning_changes("pulled_items", "pushed_items", &vocab));
+        assert!(meaning_changes("is_closed", "is_opened", &vocab));
+        assert!(meaning_changes("closer", "opener", &vocab));
+        assert!(meaning_changes("stopup", "startup", &vocab));
+        assert!(meaning_changes("disablement", "enablement", &vocab));
+        assert!(meaning_changes("stop_job", "started_job", &vocab));
+        assert!(!meaning_changes("is_enabeld", "is_enabled", &vocab));
+        assert!(!meaning_changes("startd", "started", &vocab));
         assert!(!meaning_changes(
             "get_agent_statsu",
             "get_agent_status",
@@ -1216,19 +1310,6 @@ mod tests {
         assert!(!meaning_changes("list_query", "list_queries", &vocab));
         // `agent` is a KB word: choosing it over `agents` is a different word, not a typo.
         assert!(meaning_changes("get_status", "get_agent_status", &vocab));
-    }
-
-    #[test]
-    fn enums_stated_in_descriptions() {
-        assert_eq!(
-            description_enum("The mode. [Enum]: [\"engage\", \"release\"] Default engage."),
-            Some(vec![
-                serde_json::json!("engage"),
-                serde_json::json!("release")
-            ])
-        );
-        assert_eq!(description_enum("No enum here."), None);
-        assert_eq!(description_enum("[Enum]: not a list"), None);
     }
 
     #[test]

@@ -22,11 +22,14 @@
 //!   broken deterministically: the smallest distance, then the lexicographically smallest key.
 //! - With no knowledge base loaded nothing is reported for keys (Colony's empty key set would
 //!   reject every literal key; cellguard cannot know Colony's live key set without one).
-//! - Keys whose middle segment is a per-process dynamic segment are treated as known.
+//! - Keys whose middle segment is a per-process dynamic segment are treated as known, and a
+//!   dynamic action is a suggestion candidate with the cell key's own middle segment (the one
+//!   the model copied from the prompt of that process).
 
 use super::Checker;
-use crate::diagnostic::{Diagnostic, Fix};
+use crate::diagnostic::{Diagnostic, Fix, Severity};
 use crate::extract::{py_isspace, py_strip_range};
+use crate::kb::KnowledgeBase;
 use crate::parse;
 use crate::rules::{api, imports, shape, syntax};
 use crate::source::TextRange;
@@ -56,6 +59,70 @@ pub fn check(checker: &mut Checker) {
     api_knowledge_base(checker, root);
     import_whitelist(checker, root);
     iteration_shape(checker, root);
+}
+
+/// A finding of the strict rules reported in the Colony profile: at `info`, since Colony does
+/// not report it. When its message is word for word a string Colony's validators return (strict
+/// `API001` words unknown keys as Colony does), a note saying why Colony stays silent is
+/// appended, so that each Colony string is the message of exactly one diagnostic of the cell.
+/// `colony` are the cell's Colony-profile findings.
+///
+/// A fix of an `API` rule that writes an action key Colony's validator does not know exactly (a
+/// short or class-qualified key the dispatcher would resolve) would make Colony reject the cell:
+/// it becomes display-only, saying so.
+pub fn beyond_colony(mut d: Diagnostic, colony: &[Diagnostic], kb: &KnowledgeBase) -> Diagnostic {
+    d.severity = Severity::Info;
+    if d.rule.code.starts_with("API") {
+        if let Some(fix) = d.fix.as_mut() {
+            let rejected = fix.edits.iter().find_map(|e| {
+                let key = e.content.trim_matches(|c| c == '"' || c == '\'');
+                let colony_unknown =
+                    !key.is_empty() && kb.get(key).is_none() && kb.resolve(key).action().is_some();
+                colony_unknown.then(|| key.to_string())
+            });
+            if let Some(key) = rejected {
+                fix.applicability = crate::diagnostic::Applicability::DisplayOnly;
+                fix.message.push_str(&format!(
+                    " (not applied in the Colony profile: Colony's validator accepts only exact \
+                     keys and would reject `{key}`)"
+                ));
+            }
+        }
+    }
+    if is_colony_string(d.rule.code, &d.message) {
+        d.message.push_str(if colony.iter().any(|c| c.rule.code == "SYN001") {
+            " (not reported by Colony, whose validators stop at the syntax error)"
+        } else {
+            " (not checked by Colony, whose validator reads only a string literal passed first to \
+             the bare name `run`)"
+        });
+    }
+    d
+}
+
+/// True when `message` has the form of a string Colony's validators return for `code`.
+fn is_colony_string(code: &str, message: &str) -> bool {
+    match code {
+        "API001" => {
+            message.starts_with("Unknown action key '")
+                && (message.ends_with("'.") || message.ends_with("'?"))
+        }
+        "IMP001" => message.starts_with("Blocked import: "),
+        "SHP001" => {
+            message.starts_with("Too many actions in one iteration: ")
+                && message.ends_with("do only that.")
+        }
+        "SHP003" => {
+            message.starts_with("Too many browse() calls: ")
+                && message.ends_with("for a specific action.")
+        }
+        "SHP004" => {
+            message.starts_with("Code is too long: ")
+                && message.ends_with("not a complete program.")
+        }
+        "SYN001" => message.starts_with("Syntax error: "),
+        _ => false,
+    }
 }
 
 /// Colony's `_closest_match`: the number of differing positions over the common length plus
@@ -101,18 +168,19 @@ fn first_str_constant<'t>(call: Node<'t>, src: &str) -> Option<(Node<'t>, String
         return None;
     }
     let mut cursor = args.walk();
-    let first = args.named_children(&mut cursor).find(|n| {
-        !matches!(
-            n.kind(),
-            "keyword_argument" | "dictionary_splat" | "comment"
-        )
-    })?;
+    // Comments and backslash continuations are extras of the node, not arguments.
+    let first = args
+        .named_children(&mut cursor)
+        .find(|n| !n.is_extra() && !matches!(n.kind(), "keyword_argument" | "dictionary_splat"))?;
     let inner = parse::unparenthesize(first);
     let strings: Vec<Node> = match inner.kind() {
         "string" => vec![inner],
         "concatenated_string" => {
             let mut c = inner.walk();
-            inner.named_children(&mut c).collect()
+            inner
+                .named_children(&mut c)
+                .filter(|s| !s.is_extra())
+                .collect()
         }
         _ => return None,
     };
@@ -132,8 +200,22 @@ fn api_knowledge_base(checker: &mut Checker, root: Node) {
     }
     let src = checker.src;
     let kb = checker.kb;
-    let mut keys: Vec<&str> = kb.actions.iter().map(|a| a.key.as_str()).collect();
-    keys.sort_unstable();
+    let keys: Vec<&str> = kb
+        .actions
+        .iter()
+        .filter(|a| !a.dynamic_segment)
+        .map(|a| a.key.as_str())
+        .collect();
+    // Actions whose middle segment is random per process: (class, method).
+    let dynamic: Vec<(&str, &str)> = kb
+        .actions
+        .iter()
+        .filter(|a| a.dynamic_segment)
+        .filter_map(|a| {
+            let (class, rest) = a.key.split_once('.')?;
+            Some((class, rest.rsplit_once('.')?.1))
+        })
+        .collect();
     let mut found = Vec::new();
     for node in parse::walk(root).filter(|n| n.kind() == "call") {
         if !is_bare_run(node, src) {
@@ -147,8 +229,24 @@ fn api_knowledge_base(checker: &mut Checker, root: Node) {
         if known {
             continue;
         }
-        let closest = closest_match(&key, keys.iter().copied());
-        found.push((parse::range(arg), key, closest.map(str::to_string)));
+        // Colony compares with the live keys, whose random middle segment is the one the model
+        // copied from the prompt: a dynamic action is a candidate with the cell's own middle
+        // segment.
+        let mut parts = key.splitn(3, '.');
+        let middle = parts
+            .next()
+            .and(parts.next())
+            .filter(|_| parts.next().is_some());
+        let live: Vec<String> = match middle {
+            Some(mid) => dynamic
+                .iter()
+                .map(|(class, method)| format!("{class}.{mid}.{method}"))
+                .collect(),
+            None => Vec::new(),
+        };
+        let candidates = keys.iter().copied().chain(live.iter().map(String::as_str));
+        let closest = closest_match(&key, candidates).map(str::to_string);
+        found.push((parse::range(arg), key, closest));
     }
     for (range, key, closest) in found {
         let d = match closest {
@@ -374,7 +472,13 @@ pub fn count_runs(node: Node, src: &str) -> u64 {
         "try_statement" => {
             let mut cursor = node.walk();
             let children: Vec<Node> = node.named_children(&mut cursor).collect();
-            if children.iter().any(|c| c.kind() == "except_group_clause") {
+            // `except*` (an except clause with a `*` token; `except_group_clause` in some
+            // grammar versions) makes it a TryStar, which Colony sums like any other node.
+            let star = children.iter().any(|c| {
+                c.kind() == "except_group_clause"
+                    || (c.kind() == "except_clause" && c.child(1).is_some_and(|t| t.kind() == "*"))
+            });
+            if star {
                 return sum_children(node, src);
             }
             let body = count_opt(node.child_by_field_name("body"), src);

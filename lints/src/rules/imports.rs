@@ -7,6 +7,7 @@
 
 use super::Checker;
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixAvailability, Rule, RuleDoc, Severity};
+use crate::nodes::NodeTable;
 use crate::parse;
 use crate::source::TextRange;
 use tree_sitter::Node;
@@ -24,7 +25,7 @@ pub static BLOCKED_IMPORT: Rule = Rule {
         example: "import os\n",
         fixed_example: "x = json.dumps({})\n",
         fix_safety: "Removing the import is unsafe: later uses of the name then fail.",
-        options: "`[lint.imports] allow`, `extend-allow`.",
+        options: "`[lint.imports] allow`, `extend-allow`. With `profile = \"colony\"`, Colony's root-only check and its `Blocked import: ...` messages (docs/colony-profile.md).",
         source: "Colony ImportWhitelistValidator (colony-reference §3.3); smolagents `authorized_imports` (guardrail-anchors §2.1).",
         ..RuleDoc::EMPTY
     },
@@ -106,9 +107,14 @@ pub struct ImportedModule<'t> {
 
 /// Every module imported by the cell, in source order.
 pub fn imported_modules<'t>(root: Node<'t>, src: &str) -> Vec<ImportedModule<'t>> {
+    imported_modules_in(&NodeTable::from_root(root), src)
+}
+
+/// [`imported_modules`] over a cell's node table.
+pub fn imported_modules_in<'t>(nodes: &NodeTable<'t>, src: &str) -> Vec<ImportedModule<'t>> {
     let mut out = Vec::new();
-    for node in parse::walk(root) {
-        match node.kind() {
+    for (id, node) in nodes.iter() {
+        match nodes.kind(id) {
             "import_statement" => {
                 let mut cursor = node.walk();
                 for name in node.children_by_field_name("name", &mut cursor) {
@@ -163,10 +169,10 @@ pub fn imported_modules<'t>(root: Node<'t>, src: &str) -> Vec<ImportedModule<'t>
 /// Reports blocked, relative and runtime-failing imports, and `class` statements in runtimes
 /// without `__build_class__`.
 pub fn check(checker: &mut Checker) {
-    let root = checker.tree.root_node();
     let src = checker.src;
+    let nodes = checker.nodes;
     let ns = &checker.settings.namespace;
-    for imp in imported_modules(root, src) {
+    for imp in imported_modules_in(nodes, src) {
         let range = parse::range(imp.module_node);
         if imp.level > 0 {
             checker.report(Diagnostic::new(
@@ -231,7 +237,7 @@ pub fn check(checker: &mut Checker) {
         }
     }
     if ns.imports_fail_at_runtime {
-        for node in parse::walk(root).filter(|n| n.kind() == "class_definition") {
+        for node in nodes.of_kind("class_definition").map(|id| nodes.node(id)) {
             let name = node
                 .child_by_field_name("name")
                 .map(|n| parse::text(n, src))

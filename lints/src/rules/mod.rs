@@ -14,6 +14,7 @@ use crate::config::Settings;
 use crate::diagnostic::{Diagnostic, Rule};
 use crate::extract::Cell;
 use crate::kb::KnowledgeBase;
+use crate::nodes::NodeTable;
 use crate::semantic::SemanticModel;
 use std::cell::OnceCell;
 use std::rc::Rc;
@@ -49,6 +50,9 @@ pub struct Checker<'a> {
     pub src: &'a str,
     /// Its syntax tree.
     pub tree: &'a Tree,
+    /// Every node of the tree in pre-order, with parents, fields and subtree extents: iterate
+    /// this instead of walking the tree (see [`crate::nodes`]).
+    pub nodes: &'a NodeTable<'a>,
     /// Resolved settings.
     pub settings: &'a Settings,
     /// The knowledge base (possibly empty).
@@ -58,10 +62,11 @@ pub struct Checker<'a> {
 }
 
 impl<'a> Checker<'a> {
-    /// A checker for one parsed cell.
-    pub fn new(
+    /// A checker for one parsed cell whose node table is already built.
+    pub fn with_table(
         cell: &'a Cell,
         tree: &'a Tree,
+        nodes: &'a NodeTable<'a>,
         settings: &'a Settings,
         kb: &'a KnowledgeBase,
     ) -> Self {
@@ -69,6 +74,7 @@ impl<'a> Checker<'a> {
             cell,
             src: &cell.text,
             tree,
+            nodes,
             settings,
             kb,
             diagnostics: Vec::new(),
@@ -81,8 +87,8 @@ impl<'a> Checker<'a> {
     pub fn semantic(&self) -> Rc<SemanticModel<'a>> {
         self.semantic
             .get_or_init(|| {
-                Rc::new(SemanticModel::build(
-                    self.tree,
+                Rc::new(SemanticModel::build_with_table(
+                    self.nodes,
                     self.src,
                     self.settings,
                     self.kb,

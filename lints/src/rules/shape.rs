@@ -7,10 +7,11 @@
 
 use super::Checker;
 use crate::diagnostic::{Diagnostic, FixAvailability, Rule, RuleDoc, Severity};
+use crate::nodes::{NodeId, NodeTable};
 use crate::parse;
 use crate::semantic::{CallKind, FunctionId, SemanticModel, MAX_DEPTH};
-use crate::source::TextRange;
-use std::collections::HashMap;
+use crate::source::{LineIndex, TextRange};
+use std::collections::{HashMap, VecDeque};
 use tree_sitter::Node;
 
 /// SHP001 too-many-actions.
@@ -26,7 +27,7 @@ pub static TOO_MANY_ACTIONS: Rule = Rule {
         example: "await run(\"A.a.ack\")\nawait run(\"A.a.load\")\nawait run(\"A.a.analyze\")\nawait run(\"A.a.report\")\n",
         fixed_example: "await run(\"A.a.ack\")\nr = await run(\"A.a.analyze\")\nif r.success:\n    await run(\"A.a.report\")\nelse:\n    await run(\"A.a.retry\")\n",
         fix_safety: "No fix: splitting a cell is a planning decision.",
-        options: "`[lint.shape] max-actions` (default 3, Colony's).",
+        options: "`[lint.shape] max-actions` (default 3, Colony's). With `profile = \"colony\"`, Colony's own count and message (docs/colony-profile.md).",
         source: "Colony IterationShapeValidator `_count_runs_per_path` (colony-reference §3.5, §7.2 cases 8-11, 15).",
         ..RuleDoc::EMPTY
     },
@@ -64,7 +65,7 @@ pub static TOO_MANY_BROWSE: Rule = Rule {
         example: "await browse(\"agents\")\nawait browse(\"planning\")\n",
         fixed_example: "await browse(\"agents\")\n",
         fix_safety: "No fix.",
-        options: "`[lint.shape] max-browse` (default 1, Colony's).",
+        options: "`[lint.shape] max-browse` (default 1, Colony's). With `profile = \"colony\"`, Colony's textual count and message (docs/colony-profile.md).",
         source: "Colony IterationShapeValidator browse count (colony-reference §3.5, §7.2 case 12).",
         ..RuleDoc::EMPTY
     },
@@ -83,7 +84,7 @@ pub static CELL_TOO_LONG: Rule = Rule {
         example: "a = 1\nb = 2\nc = a + b\nlog(c)\n",
         fixed_example: "\"\"\"Add two numbers.\n\nA docstring does not count.\n\"\"\"\n# neither do comments\n\na = 1\nb = 2\nlog(a + b)\n",
         fix_safety: "No fix.",
-        options: "`[lint.shape] max-lines` (default 50, Colony's).",
+        options: "`[lint.shape] max-lines` (default 50, Colony's). With `profile = \"colony\"`, Colony's count (string lines included) and message (docs/colony-profile.md).",
         source: "Colony IterationShapeValidator line count (colony-reference §3.5, §7.2 case 17).",
         example_config: "[lint.shape]\nmax-lines = 3\n",
         ..RuleDoc::EMPTY
@@ -116,21 +117,74 @@ pub fn check(checker: &mut Checker) {
 
 /// The actions of one execution path, in order: where each is reported (the action call, or
 /// the call of the cell function that dispatches it).
+///
+/// Stored run-length encoded: a call of a cell function that dispatches `n` actions is one run
+/// of `n` at the call, so helpers calling helpers (each doubling the count) cost one run per
+/// call site instead of one entry per action, and the count saturates instead of overflowing.
 #[derive(Debug, Clone, Default)]
 pub struct ActionPath {
-    /// Ranges of the counted calls, in execution order.
-    pub calls: Vec<TextRange>,
+    /// Ranges of the counted calls in execution order, each with how many actions it counts
+    /// for (consecutive runs never share a range).
+    runs: VecDeque<(TextRange, usize)>,
+    count: usize,
 }
 
 impl ActionPath {
-    /// Number of actions on the path.
-    pub fn count(&self) -> usize {
-        self.calls.len()
+    fn one(range: TextRange, n: usize) -> ActionPath {
+        if n == 0 {
+            return ActionPath::default();
+        }
+        ActionPath {
+            runs: VecDeque::from([(range, n)]),
+            count: n,
+        }
     }
 
-    fn then(mut self, other: ActionPath) -> ActionPath {
-        self.calls.extend(other.calls);
-        self
+    /// Number of actions on the path (saturating at `usize::MAX`).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The ranges of the counted calls, in execution order, each with the number of actions it
+    /// counts for.
+    pub fn runs(&self) -> impl Iterator<Item = (TextRange, usize)> + '_ {
+        self.runs.iter().copied()
+    }
+
+    /// Where the `n`-th action (zero-based) of the path is reported.
+    pub fn nth(&self, n: usize) -> Option<TextRange> {
+        let mut seen = 0usize;
+        for &(range, k) in &self.runs {
+            seen = seen.saturating_add(k);
+            if n < seen {
+                return Some(range);
+            }
+        }
+        None
+    }
+
+    /// This path followed by `other`. The shorter run list is moved into the longer one (at
+    /// its front or its back), so building a path costs `O(n log n)` whatever the nesting.
+    fn then(self, other: ActionPath) -> ActionPath {
+        let count = self.count.saturating_add(other.count);
+        let (mut a, mut b) = (self.runs, other.runs);
+        // Adjacent runs of one call merge (only the total per call matters).
+        if let (Some(last), Some(first)) = (a.back_mut(), b.front()) {
+            if last.0 == first.0 {
+                last.1 = last.1.saturating_add(first.1);
+                b.pop_front();
+            }
+        }
+        let runs = if a.len() >= b.len() {
+            a.extend(b);
+            a
+        } else {
+            while let Some(r) = a.pop_back() {
+                b.push_front(r);
+            }
+            b
+        };
+        ActionPath { runs, count }
     }
 
     fn or(self, other: ActionPath) -> ActionPath {
@@ -145,92 +199,98 @@ impl ActionPath {
 /// Path-aware action counting over a cell (see [`TOO_MANY_ACTIONS`]).
 pub struct PathCounter<'m, 'a> {
     model: &'m SemanticModel<'a>,
-    memo: HashMap<FunctionId, ActionPath>,
+    nodes: &'m NodeTable<'a>,
+    /// Actions on the longest path through each cell function's body.
+    memo: HashMap<FunctionId, usize>,
     active: Vec<FunctionId>,
 }
 
 impl<'m, 'a> PathCounter<'m, 'a> {
-    /// A counter over `model`.
-    pub fn new(model: &'m SemanticModel<'a>) -> Self {
+    /// A counter over `model`, whose tree is the one `nodes` holds.
+    pub fn new(model: &'m SemanticModel<'a>, nodes: &'m NodeTable<'a>) -> Self {
         Self {
             model,
+            nodes,
             memo: HashMap::new(),
             active: Vec::new(),
         }
     }
 
-    /// The longest path through `node`.
+    /// The longest path through `node` (a node of the table's tree; an empty path otherwise).
     pub fn path(&mut self, node: Node<'a>) -> ActionPath {
-        self.count(node, 0)
+        match self.nodes.id_of(node) {
+            Some(id) => self.count(id, 0),
+            None => ActionPath::default(),
+        }
     }
 
-    fn children_seq(&mut self, node: Node<'a>, depth: usize) -> ActionPath {
-        let mut cursor = node.walk();
-        let kids: Vec<Node<'a>> = node.children(&mut cursor).collect();
-        kids.into_iter().fold(ActionPath::default(), |acc, c| {
-            acc.then(self.count(c, depth + 1))
-        })
+    fn children_seq(&mut self, id: NodeId, depth: usize) -> ActionPath {
+        let mut acc = ActionPath::default();
+        for c in self.nodes.children(id) {
+            acc = acc.then(self.count(c, depth + 1));
+        }
+        acc
     }
 
-    fn field(&mut self, node: Node<'a>, field: &str, depth: usize) -> ActionPath {
-        node.child_by_field_name(field)
+    fn field(&mut self, id: NodeId, field: &str, depth: usize) -> ActionPath {
+        self.nodes
+            .child_by_field(id, field)
             .map(|c| self.count(c, depth + 1))
             .unwrap_or_default()
     }
 
-    fn function_path(&mut self, f: FunctionId, depth: usize) -> ActionPath {
-        if let Some(p) = self.memo.get(&f) {
-            return p.clone();
+    /// The number of actions on the longest path through the body of `f` (only the number is
+    /// kept: a call of `f` counts that many actions at the call).
+    fn function_count(&mut self, f: FunctionId, depth: usize) -> usize {
+        if let Some(&n) = self.memo.get(&f) {
+            return n;
         }
         if self.active.contains(&f) {
-            return ActionPath::default(); // recursion: counted once
+            return 0; // recursion: counted once
         }
         self.active.push(f);
-        let path = match self.model.functions[f].body {
-            Some(body) => self.count(body, depth + 1),
-            None => ActionPath::default(),
+        let body = self.model.functions[f]
+            .body
+            .and_then(|b| self.nodes.id_of(b));
+        let n = match body {
+            Some(body) => self.count(body, depth + 1).count(),
+            None => 0,
         };
         self.active.pop();
-        self.memo.insert(f, path.clone());
-        path
+        self.memo.insert(f, n);
+        n
     }
 
-    fn count(&mut self, node: Node<'a>, depth: usize) -> ActionPath {
+    fn count(&mut self, id: NodeId, depth: usize) -> ActionPath {
         if depth > MAX_DEPTH {
             return ActionPath::default();
         }
-        match node.kind() {
+        let nodes = self.nodes;
+        match nodes.kind(id) {
             "call" => {
-                let before = self.children_seq(node, depth);
+                let before = self.children_seq(id, depth);
+                let node = nodes.node(id);
                 let own = match self.model.call_kind(node) {
-                    CallKind::Action(_) => ActionPath {
-                        calls: vec![parse::range(node)],
-                    },
+                    CallKind::Action(_) => ActionPath::one(parse::range(node), 1),
                     CallKind::CellFunction(f) => {
-                        let inner = self.function_path(f, depth);
-                        ActionPath {
-                            calls: vec![parse::range(node); inner.count()],
-                        }
+                        ActionPath::one(parse::range(node), self.function_count(f, depth))
                     }
                     _ => ActionPath::default(),
                 };
                 before.then(own)
             }
             "if_statement" => {
-                let cond = self.field(node, "condition", depth);
-                let body = self.field(node, "consequence", depth);
-                let mut cursor = node.walk();
-                let alternatives: Vec<Node<'a>> = node
-                    .children_by_field_name("alternative", &mut cursor)
-                    .collect();
+                let cond = self.field(id, "condition", depth);
+                let body = self.field(id, "consequence", depth);
+                let alternatives: Vec<NodeId> =
+                    nodes.children_by_field(id, "alternative").collect();
                 let rest = self.alternatives(&alternatives, depth);
                 cond.then(body.or(rest))
             }
             "conditional_expression" => {
-                let mut cursor = node.walk();
-                let parts: Vec<Node<'a>> = node
-                    .named_children(&mut cursor)
-                    .filter(|c| c.kind() != "comment")
+                let parts: Vec<NodeId> = nodes
+                    .named_children(id)
+                    .filter(|&c| nodes.kind(c) != "comment")
                     .collect();
                 match parts.as_slice() {
                     [a, cond, b] => {
@@ -239,18 +299,16 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                         let b = self.count(*b, depth + 1);
                         cond.then(a.or(b))
                     }
-                    _ => self.children_seq(node, depth),
+                    _ => self.children_seq(id, depth),
                 }
             }
             "try_statement" => {
-                let body = self.field(node, "body", depth);
+                let body = self.field(id, "body", depth);
                 let mut handlers = ActionPath::default();
                 let mut orelse = ActionPath::default();
                 let mut finally = ActionPath::default();
-                let mut cursor = node.walk();
-                let kids: Vec<Node<'a>> = node.named_children(&mut cursor).collect();
-                for c in kids {
-                    match c.kind() {
+                for c in nodes.named_children(id) {
+                    match nodes.kind(c) {
                         "except_clause" | "except_group_clause" => {
                             handlers = handlers.or(self.count(c, depth + 1));
                         }
@@ -264,12 +322,10 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                 normal.or(failed).then(finally)
             }
             "match_statement" => {
-                let subject = self.field(node, "subject", depth);
+                let subject = self.field(id, "subject", depth);
                 let mut best = ActionPath::default();
-                if let Some(body) = node.child_by_field_name("body") {
-                    let mut cursor = body.walk();
-                    let cases: Vec<Node<'a>> = body.named_children(&mut cursor).collect();
-                    for case in cases {
+                if let Some(body) = nodes.child_by_field(id, "body") {
+                    for case in nodes.named_children(body) {
                         best = best.or(self.count(case, depth + 1));
                     }
                 }
@@ -277,40 +333,39 @@ impl<'m, 'a> PathCounter<'m, 'a> {
             }
             "function_definition" => {
                 // Decorators, defaults and annotations run at definition; the body where called.
-                let mut cursor = node.walk();
-                let kids: Vec<Node<'a>> = node.children(&mut cursor).collect();
-                let body = node.child_by_field_name("body").map(|b| b.id());
-                kids.into_iter()
-                    .filter(|c| Some(c.id()) != body)
-                    .fold(ActionPath::default(), |acc, c| {
-                        acc.then(self.count(c, depth + 1))
-                    })
+                let body = nodes.child_by_field(id, "body");
+                let mut acc = ActionPath::default();
+                for c in nodes.children(id).filter(|&c| Some(c) != body) {
+                    acc = acc.then(self.count(c, depth + 1));
+                }
+                acc
             }
-            "lambda" => self.field(node, "parameters", depth),
-            _ => self.children_seq(node, depth),
+            "lambda" => self.field(id, "parameters", depth),
+            _ => self.children_seq(id, depth),
         }
     }
 
-    fn alternatives(&mut self, alternatives: &[Node<'a>], depth: usize) -> ActionPath {
-        match alternatives.split_first() {
-            None => ActionPath::default(),
-            Some((first, rest)) if first.kind() == "elif_clause" => {
-                let cond = self.field(*first, "condition", depth);
-                let body = self.field(*first, "consequence", depth);
-                let others = self.alternatives(rest, depth);
-                cond.then(body.or(others))
+    /// The `elif`/`else` chain of an `if`: each `elif` is its condition then its body or the
+    /// rest of the chain; an `else` ends it. Iterative, so a chain of any length cannot exhaust
+    /// the stack (the parts are counted in source order, as a recursive descent would).
+    fn alternatives(&mut self, alternatives: &[NodeId], depth: usize) -> ActionPath {
+        let mut elifs: Vec<(ActionPath, ActionPath)> = Vec::new();
+        let mut tail = ActionPath::default();
+        for &alt in alternatives {
+            if self.nodes.kind(alt) == "elif_clause" {
+                let cond = self.field(alt, "condition", depth);
+                let body = self.field(alt, "consequence", depth);
+                elifs.push((cond, body));
+            } else {
+                tail = self.count(alt, depth + 1);
+                break;
             }
-            Some((first, _)) => self.count(*first, depth + 1),
         }
+        for (cond, body) in elifs.into_iter().rev() {
+            tail = cond.then(body.or(tail));
+        }
+        tail
     }
-}
-
-fn line_number(src: &str, offset: usize) -> usize {
-    src.as_bytes()[..offset.min(src.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 fn too_many_actions(checker: &mut Checker) {
@@ -319,15 +374,14 @@ fn too_many_actions(checker: &mut Checker) {
         return;
     }
     let max = checker.settings.max_actions as usize;
-    let path = PathCounter::new(&model).path(checker.tree.root_node());
+    let path = PathCounter::new(&model, checker.nodes).path(checker.tree.root_node());
     if path.count() <= max {
         return;
     }
-    let src = checker.src;
+    let index = LineIndex::new(checker.src);
     let mut lines: Vec<usize> = path
-        .calls
-        .iter()
-        .map(|r| line_number(src, r.start))
+        .runs()
+        .map(|(r, _)| index.line_of(r.start) + 1)
         .collect();
     lines.dedup();
     let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
@@ -339,7 +393,7 @@ fn too_many_actions(checker: &mut Checker) {
     checker.report(
         Diagnostic::new(
             &TOO_MANY_ACTIONS,
-            path.calls[max],
+            path.nth(max).unwrap_or_default(),
             format!(
                 "Too many actions in one iteration: {} {noun}, maximum is {max} (on the longest execution path)",
                 path.count()
@@ -413,17 +467,16 @@ fn too_many_browse(checker: &mut Checker) {
 
 /// Byte ranges that never make a line substantive: comments and bare string statements
 /// (docstrings).
-fn non_substantive(root: Node) -> Vec<TextRange> {
+fn non_substantive(nodes: &NodeTable) -> Vec<TextRange> {
     let mut out = Vec::new();
-    for node in parse::walk(root) {
-        match node.kind() {
+    for (id, node) in nodes.iter() {
+        match nodes.kind(id) {
             "comment" => out.push(parse::range(node)),
             "expression_statement" => {
-                let mut cursor = node.walk();
-                let kids: Vec<Node> = node.named_children(&mut cursor).collect();
-                if let [only] = kids.as_slice() {
+                let mut kids = nodes.named_children(id);
+                if let (Some(only), None) = (kids.next(), kids.next()) {
                     if matches!(
-                        parse::unparenthesize(*only).kind(),
+                        parse::unparenthesize(nodes.node(only)).kind(),
                         "string" | "concatenated_string"
                     ) {
                         out.push(parse::range(node));
@@ -438,8 +491,13 @@ fn non_substantive(root: Node) -> Vec<TextRange> {
 
 /// Ranges of the substantive lines of a cell (trimmed), in order.
 pub fn substantive_lines(src: &str, root: Node) -> Vec<TextRange> {
+    substantive_lines_in(src, &NodeTable::from_root(root))
+}
+
+/// [`substantive_lines`] over the cell's node table.
+pub fn substantive_lines_in(src: &str, nodes: &NodeTable) -> Vec<TextRange> {
     let mut excluded = vec![false; src.len()];
-    for r in non_substantive(root) {
+    for r in non_substantive(nodes) {
         for b in excluded.iter_mut().take(r.end.min(src.len())).skip(r.start) {
             *b = true;
         }
@@ -466,7 +524,7 @@ pub fn substantive_lines(src: &str, root: Node) -> Vec<TextRange> {
 
 fn cell_too_long(checker: &mut Checker) {
     let max = checker.settings.max_lines as usize;
-    let lines = substantive_lines(checker.src, checker.tree.root_node());
+    let lines = substantive_lines_in(checker.src, checker.nodes);
     if lines.len() <= max {
         return;
     }

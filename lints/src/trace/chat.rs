@@ -46,7 +46,12 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
             for (n, (line, item)) in items.iter().enumerate() {
                 ctx.start_trace(Some(n), Format::OpenaiChat);
                 match item {
-                    Ok(v) => conversation_value(ctx, v, *line)?,
+                    // One unreadable conversation is skipped; the others are still replayed.
+                    Ok(v) => {
+                        if let Err(e) = conversation_value(ctx, v, *line) {
+                            ctx.skip(*line, format!("conversation {n}: {}", e.message));
+                        }
+                    }
                     Err(e) => ctx.skip(*line, format!("conversation {n}: {e}")),
                 }
             }
@@ -101,18 +106,27 @@ fn conversation_value(
         return Ok(());
     }
     let Some(o) = obj(v) else {
-        ctx.skip(
-            line,
+        return Err(ctx.error_at(
+            v,
             "a conversation must be a list of messages or an object holding one",
-        );
-        return Ok(());
+        ));
     };
     let list = ["traj", "messages", "conversation", "history"]
         .iter()
         .find_map(|k| o.get(*k).copied());
     match list.and_then(arr) {
         Some(items) => {
-            let wrapper = map(v).unwrap_or_default();
+            // Only the header's keys, not the whole conversation, are parsed into values.
+            let mut wrapper = Map::new();
+            for k in ["task_id", "reward", "trial", "traj", "info"] {
+                if let Some(r) = o.get(k) {
+                    let v = match k {
+                        "traj" | "info" => Value::Bool(true),
+                        _ => serde_json::from_str(r.get()).unwrap_or(Value::Null),
+                    };
+                    wrapper.insert(k.into(), v);
+                }
+            }
             header(ctx, line, &wrapper);
             let items: Vec<Item> = items.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
             conversation(ctx, &items);

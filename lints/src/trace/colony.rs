@@ -171,6 +171,27 @@ fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line
                 continue;
             }
         };
+        const CELL_KEYS: [&str; 8] = [
+            "run_call_trace",
+            "code",
+            "generated_code",
+            "iteration",
+            "step_index",
+            "cell_success",
+            "action_id",
+            "agent_step_span_id",
+        ];
+        let has_trace_metadata = o
+            .get("metadata")
+            .and_then(|md| obj(md))
+            .is_some_and(|md| md.contains_key("run_call_trace"));
+        if !has_trace_metadata && !CELL_KEYS.iter().any(|k| o.contains_key(*k)) {
+            ctx.skip(
+                *line,
+                "not a Colony cell (expected `run_call_trace`, `code`, `generated_code`, `iteration` or `step_index`)",
+            );
+            continue;
+        }
         let m = map(v).unwrap_or_default();
         let index = m
             .get("iteration")

@@ -103,6 +103,7 @@ impl<'a> DocCtx<'a> {
         self.events.push(Event::Skipped(Skip {
             path: self.path.to_path_buf(),
             line,
+            column: None,
             message: message.into(),
         }));
     }
@@ -112,6 +113,7 @@ impl<'a> DocCtx<'a> {
         self.events.push(Event::Warning(Skip {
             path: self.path.to_path_buf(),
             line,
+            column: None,
             message: message.into(),
         }));
     }
@@ -300,7 +302,16 @@ pub(crate) fn read_document(
         ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
     }
     if text.trim().is_empty() {
-        return Err(TraceError::plain(path, "empty trace file"));
+        // Only reachable with a forced non-native format: one trace without records.
+        let format = format.unwrap_or(Format::OpenaiChat);
+        ctx.start_trace(None, format);
+        ctx.warn(0, "empty trace file (no records)");
+        let stats = ctx.stats;
+        return Ok(Box::new(DocReader {
+            events: ctx.events.into_iter(),
+            stats,
+            format,
+        }));
     }
     let root = match serde_json::from_str::<&RawValue>(&text) {
         Ok(v) => Root::Value(v),

@@ -22,6 +22,7 @@ pub mod chat;
 pub mod colony;
 pub mod convert;
 mod doc;
+pub mod flat;
 pub mod model;
 pub mod native;
 pub mod pyagentic;
@@ -120,17 +121,18 @@ pub fn read_str(name: &str, text: &str, format: Option<Format>) -> Result<BoxedR
 }
 
 /// Looks at the first bytes of a file: `Some(Format::Native)` when the first non-blank line is
-/// a JSON object with a `rec` key (native JSON Lines, streamed); `None` for anything else that
-/// starts like JSON (a JSON document, or JSON Lines of chat or pyAgentic messages, classified
-/// by [`doc::read_document`] once read).
+/// a JSON object with a `rec` key (native JSON Lines, streamed), or when there is no content at
+/// all (an empty trace); `None` for anything else that starts like JSON (a JSON document, or
+/// JSON Lines of chat or pyAgentic messages, classified by [`doc::read_document`] once read).
 ///
-/// Errors: empty input, or input that does not start like JSON.
+/// Errors: input that does not start like JSON.
 pub fn detect(head: &[u8]) -> Result<Option<Format>, String> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
-        return Err("empty trace file".into());
+        // An empty (or blank) file: one trace without records, read as native JSON Lines.
+        return Ok(Some(Format::Native));
     }
     if trimmed.starts_with('{') {
         if let Some(first) = trimmed.lines().next() {

@@ -221,9 +221,9 @@ impl CallStatus {
 }
 
 /// A JSON value kept as the raw text it was recorded as and parsed only when something reads
-/// it (most replays never look at most params or results).
+/// it (most replays never look at most params or results). The text is always valid JSON.
 #[derive(Debug, Clone, Default)]
-pub struct RawJson(Option<Box<RawValue>>);
+pub struct RawJson(Option<Box<str>>);
 
 /// The keyword parameters of a call (a [`RawJson`] object).
 pub type Params = RawJson;
@@ -235,8 +235,12 @@ impl PartialEq for RawJson {
 }
 
 impl Serialize for RawJson {
+    /// Written verbatim by serde_json serializers.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.0 {
+        match self
+            .json()
+            .and_then(|t| RawValue::from_string(t.to_string()).ok())
+        {
             Some(raw) => raw.serialize(s),
             None => s.serialize_none(),
         }
@@ -249,9 +253,15 @@ impl RawJson {
         RawJson(None)
     }
 
-    /// From raw JSON text (valid JSON: readers only build it from parsed input).
+    /// From a raw JSON value (serde_json has validated it).
     pub fn from_raw(raw: Box<RawValue>) -> Self {
-        RawJson(Some(raw))
+        RawJson(Some(raw.into()))
+    }
+
+    /// From text already known to be exactly one valid JSON value (validated by the reader
+    /// that sliced it).
+    pub(crate) fn from_valid_text(text: &str) -> Self {
+        RawJson(Some(text.into()))
     }
 
     /// From a JSON value.
@@ -271,7 +281,7 @@ impl RawJson {
 
     /// The raw JSON text, when recorded.
     pub fn json(&self) -> Option<&str> {
-        self.0.as_deref().map(RawValue::get)
+        self.0.as_deref()
     }
 
     /// True when no parameters were recorded.
@@ -671,15 +681,25 @@ pub struct TraceInfo {
 pub struct Skip {
     /// The input file.
     pub path: PathBuf,
-    /// One-based line where the record starts.
+    /// One-based line where the record starts (0: the file as a whole).
     pub line: u64,
+    /// One-based column (in bytes) of the problem within the line, when known.
+    pub column: Option<u64>,
     /// Why it was skipped.
     pub message: String,
 }
 
 impl std::fmt::Display for Skip {
+    /// `FILE:LINE:COL: message`, `FILE:LINE: message`, or `FILE: message` (line 0).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+        write!(f, "{}", self.path.display())?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
     }
 }
 

@@ -5,7 +5,9 @@
 //! string (the shell-style command: raw key = its first word, params
 //! `{"command": <whole action>, "args": <the rest>}`, status `unknown`, since SWE-agent records
 //! none per step). Without `history`, each `trajectory` step's `action` is a call and its
-//! `observation` the result. Each assistant turn is one cell.
+//! `observation` the result. Each assistant turn is one cell. `trajectory` steps beyond the
+//! history's assistant turns (SWE-agent does not add its last response, usually `submit`, to
+//! the history) are replayed after it, from `trajectory`.
 
 use super::chat::{self, Parsed, ToolCall};
 use super::doc::{arr, map, obj, DocCtx, Root};
@@ -86,12 +88,31 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
             }
         }
         chat::emit(ctx, &msgs);
+        // SWE-agent appends the step of the model's last response (typically `submit`) to
+        // `trajectory` but not to `history`: replay the steps beyond those in the history.
+        let turns = msgs
+            .iter()
+            .flatten()
+            .filter(|p| p.role == "assistant" && !p.calls.is_empty())
+            .count();
+        if let Some(steps) = o.get("trajectory").and_then(|t| arr(t)) {
+            if steps.len() > turns {
+                steps_as_calls(ctx, &steps[turns..], turns as u64);
+            }
+        }
         return Ok(());
     }
     let Some(steps) = o.get("trajectory").and_then(|t| arr(t)) else {
         return Err(ctx.error_at(v, "no `history` or `trajectory` list found"));
     };
-    for (i, s) in steps.into_iter().enumerate() {
+    steps_as_calls(ctx, &steps, 0);
+    Ok(())
+}
+
+/// Emits trajectory steps as calls, one cell each, numbering cells from `first_cell`.
+fn steps_as_calls(ctx: &mut DocCtx, steps: &[&serde_json::value::RawValue], first_cell: u64) {
+    for (i, s) in steps.iter().enumerate() {
+        let cell = first_cell + i as u64;
         let line = ctx.line_of(s);
         let Some(m) = map(s) else {
             ctx.skip(line, "a trajectory step must be a JSON object");
@@ -109,14 +130,14 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         ctx.record(
             line,
             Record::Cell(CellRecord {
-                index: Some(i as u64),
+                index: Some(cell),
                 ..Default::default()
             }),
         );
         ctx.record(
             line,
             Record::Call(CallRecord {
-                cell: Some(i as u64),
+                cell: Some(cell),
                 index: Some(0),
                 raw_key: Some(call.name.as_str().into()),
                 params: call
@@ -131,7 +152,6 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
             }),
         );
     }
-    Ok(())
 }
 
 #[cfg(test)]

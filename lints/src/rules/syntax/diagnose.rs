@@ -6,11 +6,13 @@
 //! is reported (`'(' was never closed`) unless the parser failed before reaching it. Parser
 //! errors come from checks on the token stream that mirror CPython's grammar for the mistakes
 //! models make (prose lines, fences and `%magic` left in the code, a missing `:`, missing or
-//! unexpected indentation, juxtaposed expressions, dangling operators), from tree-sitter for the
+//! unexpected indentation, juxtaposed expressions, dangling operators), from the decoding of
+//! string literals and f-strings ([`super::literals`]), from tree-sitter for the
 //! things only a parse tree shows (argument order, default parameters), and, as a last resort,
 //! from tree-sitter's first `ERROR`/`MISSING` node as `invalid syntax`.
 
 use super::tokenize::{is_keyword, tokenize, ErrorClass, Kind, Token, Tokens};
+use crate::nodes::{NodeId, NodeTable};
 use crate::source::TextRange;
 use tree_sitter::Node;
 
@@ -59,11 +61,20 @@ fn block_owner(first: &str, second: Option<&str>) -> Option<&'static str> {
 /// Diagnoses `src`, whose tree-sitter tree is rooted at `root`. `None` when CPython would parse
 /// it (as far as these checks can tell).
 pub fn diagnose(src: &str, root: Node) -> Option<PySyntaxError> {
-    diagnose_at_depth(src, root, 0)
+    diagnose_at_depth(src, &NodeTable::from_root(root), 0)
+}
+
+/// [`diagnose`] over the node table of the tree of `src`.
+pub fn diagnose_table(src: &str, nodes: &NodeTable) -> Option<PySyntaxError> {
+    diagnose_at_depth(src, nodes, 0)
 }
 
 /// `depth` counts f-string replacement fields being compiled (they are checked recursively).
-fn diagnose_at_depth(src: &str, root: Node, depth: usize) -> Option<PySyntaxError> {
+pub(super) fn diagnose_at_depth(
+    src: &str,
+    nodes: &NodeTable,
+    depth: usize,
+) -> Option<PySyntaxError> {
     if let Some(i) = src.find('\0') {
         return Some(PySyntaxError {
             message: "source code string cannot contain null bytes".to_string(),
@@ -74,7 +85,7 @@ fn diagnose_at_depth(src: &str, root: Node, depth: usize) -> Option<PySyntaxErro
     }
     let toks = tokenize(src);
     let cx = Cx::new(src, &toks, depth);
-    let parser = cx.parser_error(root);
+    let parser = cx.parser_error(nodes);
     if let Some(te) = &toks.error {
         // CPython's parser meets the tokenizer error when it reads that token. Errors it found
         // before stand when they are "unexpected indent" (raised without reading on) or when
@@ -309,12 +320,30 @@ impl<'a> Cx<'a> {
     }
 
     /// The earliest parser error.
-    fn parser_error(&self, root: Node) -> Option<ParserError> {
+    fn parser_error(&self, nodes: &NodeTable) -> Option<ParserError> {
+        let root = nodes.node(0);
         let mut found: Vec<Candidate> = Vec::new();
         self.indentation(&mut found);
+        // A literal that does not decode is raised when the parser reduces it; on a tie only
+        // indentation errors come first.
+        if let Some(e) = super::literals::first_error(self.src, self.toks, self.depth) {
+            found.push(Candidate {
+                pos: e.pos,
+                err: PySyntaxError {
+                    message: e.message.clone(),
+                    range: e.range,
+                    line: e.line,
+                    class: ErrorClass::Syntax,
+                },
+                reads_on: false,
+            });
+        }
         // tree-sitter's ERROR and MISSING nodes (gate for the assignment-target check).
         let errors: Vec<TextRange> = if root.has_error() {
-            crate::parse::walk(root)
+            nodes
+                .nodes()
+                .iter()
+                .copied()
                 .filter(|n| n.is_error() || n.is_missing())
                 .map(crate::parse::range)
                 .collect()
@@ -331,9 +360,9 @@ impl<'a> Cx<'a> {
         self.decorators(&mut found);
         self.decorator_indentation(&mut found);
         self.dangling_clauses(&mut found);
-        self.tree_checks(root, &mut found);
+        self.tree_checks(nodes, &mut found);
         let best = found.into_iter().min_by_key(|c| c.pos);
-        let fallback = self.fallback(root).map(|(err, end)| ParserError {
+        let fallback = self.fallback(nodes).map(|(err, end)| ParserError {
             err,
             end,
             reads_on: false,
@@ -690,7 +719,7 @@ impl<'a> Cx<'a> {
     }
 
     /// Checks that need the parse tree.
-    fn tree_checks(&self, root: Node, found: &mut Vec<Candidate>) {
+    fn tree_checks(&self, nodes: &NodeTable, found: &mut Vec<Candidate>) {
         let newlines: Vec<usize> = self
             .toks
             .iter()
@@ -698,13 +727,13 @@ impl<'a> Cx<'a> {
             .map(|t| t.range.start)
             .collect();
         let tokenized_to = self.toks.last().map(|t| t.range.end).unwrap_or(0);
-        for node in crate::parse::walk(root) {
-            match node.kind() {
+        for (id, node) in nodes.iter() {
+            match nodes.kind(id) {
                 "module" | "block" => {
-                    let mut cursor = node.walk();
-                    let stmts: Vec<Node> = node
-                        .named_children(&mut cursor)
-                        .filter(|n| !matches!(n.kind(), "comment" | "ERROR"))
+                    let stmts: Vec<Node> = nodes
+                        .named_children(id)
+                        .filter(|&n| !matches!(nodes.kind(n), "comment" | "ERROR"))
+                        .map(|n| nodes.node(n))
                         .collect();
                     for w in stmts.windows(2) {
                         let b = w[1].start_byte();
@@ -741,7 +770,7 @@ impl<'a> Cx<'a> {
                         found.push(c);
                     }
                 }
-                "try_statement" => self.try_handlers(node, found),
+                "try_statement" => self.try_handlers(nodes, id, found),
                 "parameters" | "lambda_parameters" => self.parameter_order(node, found),
                 _ => {}
             }
@@ -778,13 +807,18 @@ impl<'a> Cx<'a> {
 
     /// tree-sitter's first ERROR or MISSING node as `invalid syntax` (or `expected ':'` for a
     /// missing colon), with the end of the ERROR node.
-    fn fallback(&self, root: Node) -> Option<(PySyntaxError, usize)> {
-        if !root.has_error() {
+    fn fallback(&self, nodes: &NodeTable) -> Option<(PySyntaxError, usize)> {
+        if !nodes.node(0).has_error() {
             return None;
         }
-        let node = crate::parse::walk(root)
-            .filter(|n| n.is_error() || n.is_missing())
-            .find(|n| !(n.is_error() && self.innermost_spurious(*n)))?;
+        let node = nodes
+            .iter()
+            .filter(|(_, n)| n.is_error() || n.is_missing())
+            .find(|&(id, n)| {
+                !((n.is_error() && self.innermost_spurious(nodes, id))
+                    || (n.is_missing() && self.inside_string(n)))
+            })
+            .map(|(_, n)| n)?;
         if node.is_missing() {
             let at = node.start_byte();
             let message = if node.kind() == ":" {
@@ -844,7 +878,7 @@ impl Cx<'_> {
         }
     }
 
-    /// Checks of one logical line that need more than adjacent tokens: f-strings, `if`
+    /// Checks of one logical line that need more than adjacent tokens: `if`
     /// expressions without `else`, `=` in conditions, assignment targets.
     fn line_checks_2(&self, line: &Logical, errors: &[TextRange], found: &mut Vec<Candidate>) {
         let toks = &line.toks;
@@ -852,16 +886,6 @@ impl Cx<'_> {
             return;
         };
         let base = self.toks[first].depth;
-        if self.depth < 3 {
-            for &i in toks {
-                if self.toks[i].kind == Kind::String {
-                    if let Some(c) = self.fstring(i) {
-                        found.push(c);
-                        break;
-                    }
-                }
-            }
-        }
         self.if_without_else(toks, found);
         let head = self.text(first);
         let eqs: Vec<usize> = (0..toks.len())
@@ -1033,39 +1057,12 @@ impl Cx<'_> {
         }
     }
 
-    /// CPython 3.11's f-string errors for the string token `i` (`None` when it is not an
-    /// f-string or is well formed).
-    fn fstring(&self, i: usize) -> Option<Candidate> {
-        let t = self.toks[i];
-        let text = self.text(i);
-        let prefix_len = text.find(['\'', '"'])?;
-        let prefix = text[..prefix_len].to_ascii_lowercase();
-        if !prefix.contains('f') {
-            return None;
-        }
-        let raw = prefix.contains('r');
-        let rest = &text[prefix_len..];
-        let q = if rest.starts_with("'''") || rest.starts_with("\"\"\"") {
-            3
-        } else {
-            1
-        };
-        if rest.len() < 2 * q {
-            return None;
-        }
-        let body = &rest[q..rest.len() - q];
-        let message = check_fstring(body, raw, 0, self.depth)?;
-        let mut c = self.err(t.range.start, message, t.range);
-        c.err.line = t.line;
-        Some(c)
-    }
-
     /// `try` without `except` or `finally`: CPython fails at the first token after its body.
-    fn try_handlers(&self, node: Node, found: &mut Vec<Candidate>) {
-        let mut cursor = node.walk();
-        let handled = node.children(&mut cursor).any(|c| {
+    fn try_handlers(&self, nodes: &NodeTable, id: NodeId, found: &mut Vec<Candidate>) {
+        let node = nodes.node(id);
+        let handled = nodes.children(id).any(|c| {
             matches!(
-                c.kind(),
+                nodes.kind(c),
                 "except_clause" | "except_group_clause" | "finally_clause"
             )
         });
@@ -1118,156 +1115,6 @@ impl Cx<'_> {
 const AUGMENTED: &[&str] = &[
     "+=", "-=", "*=", "/=", "//=", "%=", "&=", "|=", "^=", ">>=", "<<=", "**=", "@=",
 ];
-
-/// The error of an f-string body, per CPython 3.11's `fstring_find_expr` (`None` when fine).
-fn check_fstring(body: &str, raw: bool, nested: usize, depth: usize) -> Option<String> {
-    let b = body.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\\' if !raw => {
-                if b.get(i + 1) == Some(&b'N') && b.get(i + 2) == Some(&b'{') {
-                    i = body[i..].find('}').map(|j| i + j + 1).unwrap_or(b.len());
-                } else {
-                    i += 2;
-                }
-            }
-            b'{' if b.get(i + 1) == Some(&b'{') && nested == 0 => i += 2,
-            b'{' => match fstring_field(body, i + 1, nested, depth) {
-                Ok(next) => i = next,
-                Err(e) => return Some(e),
-            },
-            b'}' if b.get(i + 1) == Some(&b'}') && nested == 0 => i += 2,
-            b'}' => return Some("f-string: single '}' is not allowed".to_string()),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// One replacement field starting after its `{` at `start`; returns the offset after its `}`.
-fn fstring_field(body: &str, start: usize, nested: usize, depth: usize) -> Result<usize, String> {
-    if nested >= 2 {
-        return Err("f-string: expressions nested too deeply".to_string());
-    }
-    let b = body.as_bytes();
-    let mut stack: Vec<u8> = Vec::new();
-    let mut quote: Option<(u8, bool)> = None;
-    let mut j = start;
-    while j < b.len() {
-        let c = b[j];
-        if c == b'\\' {
-            return Err("f-string expression part cannot include a backslash".to_string());
-        }
-        if let Some((q, triple)) = quote {
-            if c == q {
-                if !triple {
-                    quote = None;
-                } else if b.get(j + 1) == Some(&q) && b.get(j + 2) == Some(&q) {
-                    quote = None;
-                    j += 2;
-                }
-            }
-            j += 1;
-            continue;
-        }
-        match c {
-            b'\'' | b'"' => {
-                let triple = b.get(j + 1) == Some(&c) && b.get(j + 2) == Some(&c);
-                quote = Some((c, triple));
-                j += if triple { 3 } else { 1 };
-                continue;
-            }
-            b'(' | b'[' | b'{' => {
-                if stack.len() >= 200 {
-                    return Err("f-string: too many nested parenthesis".to_string());
-                }
-                stack.push(c);
-            }
-            b'#' => return Err("f-string expression part cannot include '#'".to_string()),
-            b')' | b']' | b'}' if !stack.is_empty() => {
-                let open = stack.pop().unwrap_or(b'(');
-                let expected = match open {
-                    b'(' => b')',
-                    b'[' => b']',
-                    _ => b'}',
-                };
-                if c != expected {
-                    return Err(format!(
-                        "f-string: closing parenthesis '{}' does not match opening parenthesis '{}'",
-                        c as char, open as char
-                    ));
-                }
-            }
-            b')' | b']' => return Err(format!("f-string: unmatched '{}'", c as char)),
-            b'}' => break,
-            b'!' if b.get(j + 1) != Some(&b'=') && stack.is_empty() => break,
-            b':' if stack.is_empty() => break,
-            b'=' if stack.is_empty()
-                && j > start
-                && b.get(j + 1) != Some(&b'=')
-                && !matches!(b.get(j - 1), Some(b'=' | b'!' | b'<' | b'>')) =>
-            {
-                break
-            }
-            _ => {}
-        }
-        j += 1;
-    }
-    if quote.is_some() {
-        return Err("f-string: unterminated string".to_string());
-    }
-    if let Some(&open) = stack.last() {
-        return Err(format!("f-string: unmatched '{}'", open as char));
-    }
-    if j >= b.len() {
-        return Err("f-string: expecting '}'".to_string());
-    }
-    let expr = &body[start..j];
-    if expr.trim().is_empty() {
-        return Err("f-string: empty expression not allowed".to_string());
-    }
-    let wrapped = format!("({expr})");
-    let tree = crate::parse::parse(&wrapped, None);
-    if let Some(e) = diagnose_at_depth(&wrapped, tree.root_node(), depth + 1) {
-        let msg = e
-            .message
-            .strip_prefix("f-string: ")
-            .unwrap_or(&e.message)
-            .to_string();
-        return Err(format!("f-string: {msg}"));
-    }
-    if b[j] == b'=' {
-        j += 1;
-        while j < b.len() && b[j].is_ascii_whitespace() {
-            j += 1;
-        }
-    }
-    if j < b.len() && b[j] == b'!' {
-        match b.get(j + 1) {
-            Some(b's' | b'r' | b'a') => j += 2,
-            _ => {
-                return Err(
-                    "f-string: invalid conversion character: expected 's', 'r', or 'a'".to_string(),
-                )
-            }
-        }
-    }
-    if j < b.len() && b[j] == b':' {
-        j += 1;
-        while j < b.len() && b[j] != b'}' {
-            if b[j] == b'{' {
-                j = fstring_field(body, j + 1, nested + 1, depth)?;
-            } else {
-                j += 1;
-            }
-        }
-    }
-    if j >= b.len() || b[j] != b'}' {
-        return Err("f-string: expecting '}'".to_string());
-    }
-    Ok(j + 1)
-}
 
 /// What an invalid assignment target is, in CPython's words.
 struct TargetKind {
@@ -1635,12 +1482,25 @@ impl Cx<'_> {
     }
 
     /// True when the innermost ERROR inside `node` (or `node` itself) is an artefact.
-    fn innermost_spurious(&self, node: Node) -> bool {
-        let inner = crate::parse::walk(node)
+    fn innermost_spurious(&self, nodes: &NodeTable, id: NodeId) -> bool {
+        let node = nodes.node(id);
+        let inner = nodes.nodes()[nodes.subtree(id)]
+            .iter()
+            .copied()
             .filter(|n| n.is_error())
             .min_by_key(|n| n.end_byte() - n.start_byte())
             .unwrap_or(node);
-        self.spurious_error(inner)
+        self.spurious_error(inner) || self.inside_string(inner)
+    }
+
+    /// True when `node` lies within one string token: CPython's tokenizer accepts the literal
+    /// (escapes are checked by [`super::literals`]), so tree-sitter's error there is its own
+    /// (its scanner rejects some valid escapes, such as `\\N` in bytes).
+    fn inside_string(&self, node: Node) -> bool {
+        let (a, b) = (node.start_byte(), node.end_byte());
+        self.toks
+            .iter()
+            .any(|t| t.kind == Kind::String && t.range.start <= a && b <= t.range.end)
     }
 
     /// True when tree-sitter's ERROR at `node` is an artefact: the logical line holding it

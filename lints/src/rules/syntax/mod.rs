@@ -91,6 +91,7 @@ pub static RULES: &[&Rule] = &[
 ];
 
 pub mod diagnose;
+pub mod literals;
 pub mod tokenize;
 
 pub use diagnose::PySyntaxError;
@@ -132,7 +133,7 @@ pub fn check(checker: &mut Checker) {
     if !checker.enabled(&SYNTAX_ERROR) {
         return;
     }
-    if let Some(e) = syntax_error(checker.src, checker.tree.root_node()) {
+    if let Some(e) = diagnose::diagnose_table(checker.src, checker.nodes) {
         let mut d = Diagnostic::new(&SYNTAX_ERROR, e.range, e.message.clone());
         if let Some(help) = help_for(checker.src, &e) {
             d = d.with_help(help);

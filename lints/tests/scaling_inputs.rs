@@ -1,0 +1,96 @@
+//! Generated inputs that once exhausted the stack or memory, or took quadratic time: their
+//! diagnostics must come out right (how fast is measured by `bench/`, never here). The small
+//! versions of these shapes are fixtures in `fixtures/cases/scaling/`.
+
+use cellguard_lints::{check_file, Diagnostic, KnowledgeBase, Settings, SourceFile};
+
+fn lint(src: &str) -> Vec<Diagnostic> {
+    let src = src.to_string();
+    // A thread with a small stack: recursion proportional to the input would overflow it.
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let settings = Settings::default();
+            check_file(
+                &SourceFile::new("cell.py", src),
+                &settings,
+                &KnowledgeBase::new(),
+            )
+        })
+        .unwrap()
+        .join()
+        .expect("linting panicked")
+}
+
+fn message<'d>(ds: &'d [Diagnostic], code: &str) -> &'d str {
+    ds.iter()
+        .find(|d| d.rule.code == code)
+        .map(|d| d.message.as_str())
+        .unwrap_or_else(|| {
+            panic!(
+                "no {code} in {:?}",
+                ds.iter().map(|d| d.rule.code).collect::<Vec<_>>()
+            )
+        })
+}
+
+/// A 20,000-branch `elif` chain whose conditions dispatch: the longest path evaluates every
+/// condition and the last body. The chain was counted by recursion, one level per `elif`, which
+/// overflowed the stack.
+#[test]
+fn long_elif_chain() {
+    let n = 20_000;
+    let mut src = String::from("if await run(\"A.b.c\"):\n    x = 0\n");
+    for i in 1..n {
+        src.push_str(&format!("elif await run(\"A.b.c\"):\n    x = {i}\n"));
+    }
+    src.push_str("else:\n    await run(\"A.b.c\")\n");
+    let ds = lint(&src);
+    assert_eq!(
+        message(&ds, "SHP001"),
+        format!(
+            "Too many actions in one iteration: {} run() calls, maximum is 3 (on the longest execution path)",
+            n + 1
+        )
+    );
+}
+
+/// Helpers calling the previous helper eight times, 23 deep: 8^23 = 2^69 actions on the longest
+/// path. One list entry per action exhausted memory; the count now saturates.
+#[test]
+fn helper_fan_out_saturates() {
+    let mut src = String::from("async def h0():\n");
+    src.push_str(&"    await run(\"A.b.c\")\n".repeat(8));
+    for k in 1..23 {
+        src.push_str(&format!("async def h{k}():\n"));
+        src.push_str(&format!("    await h{}()\n", k - 1).repeat(8));
+    }
+    src.push_str("await h22()\n");
+    let ds = lint(&src);
+    assert_eq!(
+        message(&ds, "SHP001"),
+        format!(
+            "Too many actions in one iteration: {} run() calls, maximum is 3 (on the longest execution path)",
+            usize::MAX
+        )
+    );
+    let d = ds.iter().find(|d| d.rule.code == "SHP001").unwrap();
+    assert_eq!(&src[d.range.as_range()], "h22()");
+}
+
+/// Thousands of stacked own-line suppressions: each looked at every comment row below it.
+#[test]
+fn stacked_own_line_suppressions() {
+    let n = 3_000;
+    let mut src = String::new();
+    for _ in 0..n {
+        src.push_str("# cellguard: ignore[IMP001]\n");
+    }
+    src.push_str("import os\n");
+    let ds = lint(&src);
+    // The statement's import is suppressed (by the last comment, and by every one above it,
+    // since only comment rows stand between them and the statement): no IMP001 and no unused
+    // suppression.
+    assert!(ds.iter().all(|d| d.rule.code != "IMP001"), "{ds:?}");
+    assert!(ds.iter().all(|d| d.rule.code != "CG001"), "{ds:?}");
+}
