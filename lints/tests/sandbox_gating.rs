@@ -115,7 +115,7 @@ fn case_fixtures_and_doc_examples_agree() {
                 stack.push(path);
                 continue;
             }
-            if !path.extension().is_some_and(|e| e == "py") {
+            if path.extension().is_none_or(|e| e != "py") {
                 continue;
             }
             let bytes = std::fs::read(&path).expect("fixture reads");

@@ -598,11 +598,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 continue;
             }
             match n.kind() {
-                "identifier" => {
-                    if self.it.name_id(n).is_some_and(|id| self.it.demands(id)) {
-                        return true;
-                    }
+                "identifier" if self.it.name_id(n).is_some_and(|id| self.it.demands(id)) => {
+                    return true;
                 }
+                "identifier" => {}
                 "pattern_list"
                 | "tuple_pattern"
                 | "list_pattern"

@@ -445,6 +445,7 @@ fn py_mod(a: i64, b: i64) -> Option<i64> {
 /// Binds `v` to the names of an assignment target in `map` (weakly: joined; strongly:
 /// replaced). Returns true when `map` changed; the names that changed are pushed to `changed`.
 /// Names `keep` rejects are skipped.
+#[allow(clippy::too_many_arguments)]
 pub fn bind_into(
     map: &mut Bindings,
     names: &Names,

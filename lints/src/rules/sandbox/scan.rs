@@ -1383,6 +1383,9 @@ impl Csr {
     }
 }
 
+/// A test of an attribute chain on a name bound only by imports: see [`relevance`].
+pub type BoringChain<'t, 'f> = dyn Fn(NameId, &[Node<'t>], &[NameId]) -> bool + 'f;
+
 /// Computes hot positions, demanded names and needed sites from the facts of the walk. With
 /// `gate` false, everything is hot, demanded and needed.
 /// `boring(name, sites, chain)` tells whether every value `name` may hold (it is bound only by
@@ -1393,7 +1396,7 @@ pub fn relevance<'t>(
     names: &Names,
     cfg: &Config,
     gate: bool,
-    boring: &dyn Fn(NameId, &[Node<'t>], &[NameId]) -> bool,
+    boring: &BoringChain<'t, '_>,
 ) -> Relevance {
     let n_names = names.len();
     let n_funcs = facts.funcs.len();
