@@ -433,6 +433,10 @@ pub struct Replayer<'a> {
     report: Report,
     per_guardrail: HashMap<Arc<str>, u64>,
     ids: Vec<Arc<str>>,
+    /// Whether any pattern uses (substring, key) matching.
+    modes: (bool, bool),
+    /// The empty pattern set.
+    no_bits: Bits,
 }
 
 impl<'a> Replayer<'a> {
@@ -459,6 +463,17 @@ impl<'a> Replayer<'a> {
             },
             per_guardrail: HashMap::new(),
             ids,
+            modes: (
+                cfg.guardrails
+                    .patterns
+                    .iter()
+                    .any(|p| p.mode == MatchMode::Substring),
+                cfg.guardrails
+                    .patterns
+                    .iter()
+                    .any(|p| p.mode == MatchMode::Key),
+            ),
+            no_bits: vec![0u64; cfg.guardrails.patterns.len().div_ceil(64).max(1)].into(),
         }
     }
 
@@ -617,6 +632,10 @@ impl<'a> Replayer<'a> {
             Record::Call(_) | Record::Completion(_) => {}
             Record::Approval(a) => run.state.approvals.add(a),
             Record::Message(m) => run.state.on_message(set, m),
+            Record::Override(o) => run
+                .state
+                .semantic
+                .set_disabled(&o.constraint_id, o.disabled),
             Record::Inference(_) | Record::State(_) => {}
         }
     }
@@ -677,9 +696,18 @@ impl<'a> Replayer<'a> {
         let planning = self.is_planning(&keys);
         let set = self.set();
         let all = self.opts.all_decisions;
-        let sub_bits: Bits = self.cache.substring(set, keys.raw);
-        let key_bits: Bits = self.cache.key(set, keys.canonical, keys.partial);
-        let hist_sub: Bits = if keys.resolved == keys.raw {
+        // Pattern bits per matching mode; a mode no pattern uses costs nothing.
+        let sub_bits: Bits = if self.modes.0 {
+            self.cache.substring(set, keys.raw)
+        } else {
+            self.no_bits.clone()
+        };
+        let key_bits: Bits = if self.modes.1 {
+            self.cache.key(set, keys.canonical, keys.partial)
+        } else {
+            self.no_bits.clone()
+        };
+        let hist_sub: Bits = if keys.resolved == keys.raw || !self.modes.0 {
             sub_bits.clone()
         } else {
             self.cache.substring(set, keys.resolved)
@@ -704,7 +732,8 @@ impl<'a> Replayer<'a> {
         if run.aborted {
             verdict = Verdict::Unreached;
         } else {
-            let proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
+            let mut proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
+            proposed.recorded = Some((c.status, c.error.as_deref()));
             block = set.check(&proposed, &mut run.state);
             drop(proposed);
             let hist_status = match c.status {

@@ -398,7 +398,7 @@ fn parse_guardrails(
     Ok(set)
 }
 
-const KINDS: &str = "capability-boundary, temporal-order, args-aware-order, approval-required, rate-limit, composite";
+const KINDS: &str = "capability-boundary, temporal-order, args-aware-order, approval-required, rate-limit, composite, semantic-constraint";
 
 #[allow(clippy::too_many_arguments)]
 fn parse_one(
@@ -657,6 +657,36 @@ fn parse_one(
                 suggestion: opt_string(d, t, "suggestion")?.unwrap_or_default(),
             })
         }
+        "semantic-constraint" => {
+            check_keys(
+                d,
+                t,
+                &allowed(&["constraints", "escalation-threshold"]),
+                &what,
+            )?;
+            let cv = get(t, "constraints").ok_or_else(|| {
+                d.error(&v.span, format!("{what} needs `constraints = [...]` (or `[[guardrails.constraints]]` tables)"))
+            })?;
+            let SKind::Array(list) = &cv.kind else {
+                return Err(d.error(&cv.span, "`constraints` must be an array of tables"));
+            };
+            if list.is_empty() {
+                return Err(d.error(&cv.span, "`constraints` must not be empty"));
+            }
+            let mut cids = HashSet::new();
+            let mut constraints = Vec::new();
+            for c in list {
+                constraints.push(semantic_constraint(d, c, mode, set, &mut cids)?);
+            }
+            let escalation_threshold = match get(t, "escalation-threshold") {
+                Some(x) => uint(d, x, "`escalation-threshold`")?,
+                None => 2,
+            };
+            Kind::Semantic(semantic::SemanticConstraints {
+                constraints,
+                escalation_threshold,
+            })
+        }
         "composite" => {
             check_keys(d, t, &allowed(&["guardrails"]), &what)?;
             let gv = get(t, "guardrails").ok_or_else(|| {
@@ -688,6 +718,207 @@ fn parse_one(
         id: id.into(),
         mode,
         kind: kind_value,
+    })
+}
+
+/// `prior-params-match = { captures-subset-of, captures-any-in, same, equal }`; capture tests
+/// need a capturing regex among `conds` (named `conds_name` in the error).
+fn prior_params_match(
+    d: &Doc,
+    pm: &SVal,
+    conds: &[ParamCond],
+    conds_name: &str,
+) -> Result<PriorMatch, ConfigError> {
+    let pt = table(d, pm, "`prior-params-match`")?;
+    check_keys(
+        d,
+        pt,
+        &["captures-subset-of", "captures-any-in", "same", "equal"],
+        "`prior-params-match`",
+    )?;
+    let mut m = PriorMatch {
+        captures_subset_of: opt_string(d, pt, "captures-subset-of")?,
+        captures_any_in: opt_string(d, pt, "captures-any-in")?,
+        equal: Vec::new(),
+    };
+    if let Some(s) = get(pt, "same") {
+        for (p, _) in strings(d, s, "`same`")? {
+            m.equal.push((p.clone(), p));
+        }
+    }
+    if let Some(e) = get(pt, "equal") {
+        for (k, _, val) in table(d, e, "`equal`")? {
+            m.equal
+                .push((k.clone(), string(d, val, "a value of `equal`")?));
+        }
+    }
+    if (m.captures_subset_of.is_some() || m.captures_any_in.is_some())
+        && !conds.iter().any(|c| matches!(c.test, Test::Regex { .. }))
+    {
+        return Err(d.error(
+            &pm.span,
+            format!(
+                "`captures-subset-of` / `captures-any-in` need an {conds_name} regex that captures"
+            ),
+        ));
+    }
+    Ok(m)
+}
+
+/// A table or a list of tables of param conditions (`applies-when`, `precondition`).
+fn param_conds(d: &Doc, a: &SVal, what: &str) -> Result<Vec<ParamCond>, ConfigError> {
+    match &a.kind {
+        SKind::Table(_) => Ok(vec![param_cond(d, a)?]),
+        SKind::Array(list) => list.iter().map(|c| param_cond(d, c)).collect(),
+        _ => Err(d.error(
+            &a.span,
+            format!("{what} must be a table or a list of tables"),
+        )),
+    }
+}
+
+/// One `[[guardrails.constraints]]` entry of a `semantic-constraint` guardrail.
+fn semantic_constraint(
+    d: &Doc,
+    v: &SVal,
+    mode: MatchMode,
+    set: &mut GuardrailSet,
+    ids: &mut HashSet<String>,
+) -> Result<semantic::Constraint, ConfigError> {
+    let t = table(d, v, "a semantic constraint")?;
+    check_keys(
+        d,
+        t,
+        &[
+            "id",
+            "rule",
+            "applies-to",
+            "scope",
+            "mode",
+            "precondition",
+            "verifier",
+            "evidence",
+            "prior-params-match",
+            "reason",
+            "suggestion",
+        ],
+        "a semantic constraint",
+    )?;
+    let iv = get(t, "id").ok_or_else(|| d.error(&v.span, "a semantic constraint needs an `id`"))?;
+    let id = string(d, iv, "`id`")?;
+    if id.trim().is_empty() {
+        return Err(d.error(&iv.span, "`id` must not be empty"));
+    }
+    if !ids.insert(id.clone()) {
+        return Err(d.error(&iv.span, format!("duplicate constraint id `{id}`")));
+    }
+    let av = get(t, "applies-to").ok_or_else(|| {
+        d.error(
+            &v.span,
+            "a semantic constraint needs `applies-to` (action patterns)",
+        )
+    })?;
+    let mut applies_to = Vec::new();
+    for (s, span) in strings(d, av, "`applies-to`")? {
+        applies_to
+            .push(set.add_pattern(Pattern::compile(&s, mode).map_err(|m| d.error(&span, m))?));
+    }
+    let scope = match get(t, "scope") {
+        None => semantic::Scope::Cell,
+        Some(x) => match string(d, x, "`scope`")?.as_str() {
+            "cell" => semantic::Scope::Cell,
+            "session" => semantic::Scope::Session,
+            other => {
+                return Err(d.error(
+                    &x.span,
+                    format!("unknown `scope` `{other}` (expected `cell` or `session`)"),
+                ))
+            }
+        },
+    };
+    let advise = match get(t, "mode") {
+        None => false,
+        Some(x) => match string(d, x, "`mode`")?.as_str() {
+            "block" => false,
+            "advise" => true,
+            other => {
+                return Err(d.error(
+                    &x.span,
+                    format!("unknown `mode` `{other}` (expected `block` or `advise`)"),
+                ))
+            }
+        },
+    };
+    let precondition = match get(t, "precondition") {
+        Some(a) => param_conds(d, a, "`precondition`")?,
+        None => Vec::new(),
+    };
+    let verifier_name = match get(t, "verifier") {
+        Some(x) => Some((string(d, x, "`verifier`")?, x)),
+        None => None,
+    };
+    let evidence_only = |k: &str| -> Result<(), ConfigError> {
+        match get(t, k) {
+            Some(x) => Err(d.error(&x.span, format!("`{k}` belongs to the `evidence` verifier"))),
+            None => Ok(()),
+        }
+    };
+    let verifier = match verifier_name.as_ref().map(|(n, x)| (n.as_str(), *x)) {
+        None | Some(("evidence", _)) => {
+            let ev = get(t, "evidence").ok_or_else(|| {
+                d.error(
+                    &v.span,
+                    "a semantic constraint needs `evidence = { call = \"pattern\" }` or a `verifier` (`recorded`, `satisfied`, `unsatisfied`)",
+                )
+            })?;
+            let et = table(d, ev, "`evidence`")?;
+            check_keys(d, et, &["call", "status"], "`evidence`")?;
+            let cv = get(et, "call")
+                .ok_or_else(|| d.error(&ev.span, "`evidence` needs `call` (a pattern)"))?;
+            let ctext = string(d, cv, "`call`")?;
+            let pid =
+                set.add_pattern(Pattern::compile(&ctext, mode).map_err(|m| d.error(&cv.span, m))?);
+            let status = match get(et, "status") {
+                Some(x) => statuses(d, x)?,
+                None => StatusSet::any(),
+            };
+            let prior_match = match get(t, "prior-params-match") {
+                None => None,
+                Some(pm) => {
+                    set.needs_prior_params = true;
+                    Some(prior_params_match(d, pm, &precondition, "`precondition`")?)
+                }
+            };
+            semantic::Verifier::Evidence {
+                watch: set.add_watch(pid, status),
+                prior_match,
+            }
+        }
+        Some((name, x)) => {
+            evidence_only("evidence")?;
+            evidence_only("prior-params-match")?;
+            match name {
+                "recorded" => semantic::Verifier::Recorded,
+                "satisfied" => semantic::Verifier::Fixed(true),
+                "unsatisfied" => semantic::Verifier::Fixed(false),
+                other => {
+                    return Err(d.error(
+                        &x.span,
+                        format!("unknown `verifier` `{other}` (expected `evidence`, `recorded`, `satisfied` or `unsatisfied`)"),
+                    ))
+                }
+            }
+        }
+    };
+    Ok(semantic::Constraint {
+        id,
+        applies_to,
+        scope,
+        advise,
+        precondition,
+        verifier,
+        reason: opt_string(d, t, "reason")?.unwrap_or_default(),
+        suggestion: opt_string(d, t, "suggestion")?.unwrap_or_default(),
     })
 }
 
@@ -723,23 +954,10 @@ fn args_rule(
         get(t, "target").ok_or_else(|| d.error(&v.span, "an args-aware rule needs `target`"))?;
     let ttext = string(d, tv, "`target`")?;
     let target = set.add_pattern(Pattern::compile(&ttext, mode).map_err(|m| d.error(&tv.span, m))?);
-    let mut applies_when = Vec::new();
-    if let Some(a) = get(t, "applies-when") {
-        match &a.kind {
-            SKind::Table(_) => applies_when.push(param_cond(d, a)?),
-            SKind::Array(list) => {
-                for c in list {
-                    applies_when.push(param_cond(d, c)?);
-                }
-            }
-            _ => {
-                return Err(d.error(
-                    &a.span,
-                    "`applies-when` must be a table or a list of tables",
-                ))
-            }
-        }
-    }
+    let applies_when = match get(t, "applies-when") {
+        Some(a) => param_conds(d, a, "`applies-when`")?,
+        None => Vec::new(),
+    };
     let require_status = match get(t, "require-status") {
         Some(s) => Some(statuses(d, s)?),
         None => None,
@@ -830,42 +1048,7 @@ fn args_rule(
     }
     let prior_match = match get(t, "prior-params-match") {
         None => None,
-        Some(pm) => {
-            let pt = table(d, pm, "`prior-params-match`")?;
-            check_keys(
-                d,
-                pt,
-                &["captures-subset-of", "captures-any-in", "same", "equal"],
-                "`prior-params-match`",
-            )?;
-            let mut m = PriorMatch {
-                captures_subset_of: opt_string(d, pt, "captures-subset-of")?,
-                captures_any_in: opt_string(d, pt, "captures-any-in")?,
-                equal: Vec::new(),
-            };
-            if let Some(s) = get(pt, "same") {
-                for (p, _) in strings(d, s, "`same`")? {
-                    m.equal.push((p.clone(), p));
-                }
-            }
-            if let Some(e) = get(pt, "equal") {
-                for (k, _, val) in table(d, e, "`equal`")? {
-                    m.equal
-                        .push((k.clone(), string(d, val, "a value of `equal`")?));
-                }
-            }
-            if (m.captures_subset_of.is_some() || m.captures_any_in.is_some())
-                && !applies_when
-                    .iter()
-                    .any(|c| matches!(c.test, Test::Regex { .. }))
-            {
-                return Err(d.error(
-                    &pm.span,
-                    "`captures-subset-of` / `captures-any-in` need an `applies-when` regex that captures",
-                ));
-            }
-            Some(m)
-        }
+        Some(pm) => Some(prior_params_match(d, pm, &applies_when, "`applies-when`")?),
     };
     // Value-only comparisons against a prior call are answered by an equality index; capture
     // predicates scan the history (and need prior params kept).

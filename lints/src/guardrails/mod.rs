@@ -22,6 +22,7 @@ pub mod config;
 pub mod matching;
 pub mod predicates;
 pub mod rate_limit;
+pub mod semantic;
 pub mod temporal;
 pub mod toml_view;
 
@@ -74,6 +75,8 @@ pub enum Kind {
     RateLimit(rate_limit::RateLimit),
     /// `composite`.
     Composite(composite::Composite),
+    /// `semantic-constraint`.
+    Semantic(semantic::SemanticConstraints),
 }
 
 impl Guardrail {
@@ -86,6 +89,7 @@ impl Guardrail {
             Kind::Approval(_) => "approval-required",
             Kind::RateLimit(_) => "rate-limit",
             Kind::Composite(_) => "composite",
+            Kind::Semantic(_) => "semantic-constraint",
         }
     }
 
@@ -98,6 +102,7 @@ impl Guardrail {
             Kind::Approval(g) => g.check(self, set, call, st),
             Kind::RateLimit(g) => g.check(self, set, call, st),
             Kind::Composite(g) => g.check(set, call, st),
+            Kind::Semantic(g) => g.check(self, set, call, st),
         }
     }
 
@@ -316,6 +321,8 @@ pub struct Proposed<'a> {
     parsed: OnceCell<Map<String, Value>>,
     /// Its time (Unix seconds), or the latest time seen in the trace.
     pub now: Option<f64>,
+    /// Its recorded outcome and error text (read by verifiers that replay a recorded verdict).
+    pub recorded: Option<(CallStatus, Option<&'a str>)>,
 }
 
 impl<'a> Proposed<'a> {
@@ -334,6 +341,7 @@ impl<'a> Proposed<'a> {
             params,
             parsed: OnceCell::new(),
             now,
+            recorded: None,
         }
     }
 
@@ -781,6 +789,8 @@ pub struct TraceState {
     pub agent_id: Option<String>,
     /// Equality indexes: value key -> newest sequence number.
     pub eq: Vec<FxHashMap<String, u64>>,
+    /// Semantic-constraint streaks, downgrades and operator overrides.
+    pub semantic: semantic::SemanticState,
 }
 
 impl TraceState {
@@ -797,6 +807,7 @@ impl TraceState {
             message_count: 0,
             agent_id,
             eq: vec![FxHashMap::default(); set.eq_indexes.len()],
+            semantic: Default::default(),
         }
     }
 

@@ -160,6 +160,12 @@ pub fn record_from_object(rec: &str, o: &Obj) -> Result<Option<Record>, String> 
         "message" => Record::Message(Box::new(message_from_record(o)?)),
         "inference" => Record::Inference(inference(o)?),
         "state" => Record::State(state(o)?),
+        "override" => Record::Override(OverrideRecord {
+            constraint_id: opt_str(o, "constraint_id")?
+                .filter(|c| !c.is_empty())
+                .ok_or("an override needs a non-empty `constraint_id`")?,
+            disabled: opt_bool(o, "disabled")?.unwrap_or(true),
+        }),
         _ => return Ok(None),
     }))
 }

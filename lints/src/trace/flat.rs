@@ -53,21 +53,46 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// The first byte at or after `i` that ends the plain part of a JSON string: a quote, a
+/// backslash or a control character (below 0x20). Eight bytes at a time.
+pub(crate) fn string_stop(b: &[u8], mut i: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(w);
+        // Classic "has a byte equal to / less than" tests: the lowest flagged byte of each
+        // mask is a true hit (false positives only sit above a true hit), so the lowest bit
+        // of their union is the first stop byte.
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let hits = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w);
+        let hits = hits & HIGH;
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        if c == b'"' || c == b'\\' || c < 0x20 {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
 /// A string without escapes or control characters starting at `i`: (start, end after the
 /// closing quote).
 fn string(b: &[u8], i: usize) -> Option<(usize, usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    let mut j = i + 1;
-    loop {
-        match *b.get(j)? {
-            b'"' => return Some((i, j + 1)),
-            b'\\' => return None,
-            c if c < 0x20 => return None,
-            _ => j += 1,
-        }
-    }
+    let j = string_stop(b, i + 1)?;
+    (b[j] == b'"').then_some((i, j + 1))
 }
 
 /// A JSON number starting at `i`; the index after it.
@@ -111,6 +136,29 @@ fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn string_stop_finds_the_first_quote_backslash_or_control_byte() {
+        let naive = |b: &[u8], i: usize| {
+            (i..b.len()).find(|&j| b[j] == b'"' || b[j] == b'\\' || b[j] < 0x20)
+        };
+        let samples: Vec<Vec<u8>> = vec![
+            b"abcdefgh\"".to_vec(),
+            b"abc\\defghijklmnop".to_vec(),
+            b"0123456789abcdef\n".to_vec(),
+            "caf\u{e9} \u{1F600} \u{7f}\u{80}x\"".as_bytes().to_vec(),
+            b"!!!!!!!!!!!!!!!!!!!!!!!!!".to_vec(),
+            vec![0x21, 0x22, 0x1f, 0x5c],
+            (0u8..=255).rev().collect(),
+            vec![0xff; 17],
+            vec![],
+        ];
+        for s in &samples {
+            for i in 0..=s.len() {
+                assert_eq!(string_stop(s, i), naive(s, i), "{s:?} from {i}");
+            }
+        }
+    }
 
     #[test]
     fn accepts_exactly_what_serde_accepts_for_flat_objects() {

@@ -43,6 +43,8 @@ pub enum Record {
     Inference(InferenceRecord),
     /// `state`: one agent-state write.
     State(StateRecord),
+    /// `override`: an operator override of a semantic constraint.
+    Override(OverrideRecord),
 }
 
 impl Record {
@@ -57,6 +59,7 @@ impl Record {
             Record::Message(_) => "message",
             Record::Inference(_) => "inference",
             Record::State(_) => "state",
+            Record::Override(_) => "override",
         }
     }
 }
@@ -195,13 +198,26 @@ impl CallStatus {
     /// Parses a recorded status (`ok`, `success`, `error`, `failed`, `blocked`, `unknown`,
     /// `pending`), case-insensitively. `None` for anything else.
     pub fn parse(s: &str) -> Option<CallStatus> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "ok" | "success" | "succeeded" | "completed" => CallStatus::Ok,
-            "error" | "failed" | "failure" => CallStatus::Error,
-            "blocked" | "denied" | "rejected" => CallStatus::Blocked,
-            "unknown" | "pending" | "" => CallStatus::Unknown,
-            _ => return None,
-        })
+        const NAMES: [(&str, CallStatus); 13] = [
+            ("ok", CallStatus::Ok),
+            ("success", CallStatus::Ok),
+            ("succeeded", CallStatus::Ok),
+            ("completed", CallStatus::Ok),
+            ("error", CallStatus::Error),
+            ("failed", CallStatus::Error),
+            ("failure", CallStatus::Error),
+            ("blocked", CallStatus::Blocked),
+            ("denied", CallStatus::Blocked),
+            ("rejected", CallStatus::Blocked),
+            ("unknown", CallStatus::Unknown),
+            ("pending", CallStatus::Unknown),
+            ("", CallStatus::Unknown),
+        ];
+        // Case-insensitive without allocating (this runs once per call of a trace).
+        NAMES
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(s))
+            .map(|(_, st)| *st)
     }
 
     /// `ok`, `error`, `blocked` or `unknown`.
@@ -606,6 +622,18 @@ pub struct StateRecord {
     pub value: Option<Value>,
     /// The value before the write, when recorded.
     pub previous: Option<Value>,
+}
+
+/// `override`: an operator override of a semantic constraint (Colony's blackboard key
+/// `operator_override:semantic_constraint:{id}`, written by the dashboard's disable/enable
+/// controls and when a guardrail waiver is approved; colony-reference §4.10). It holds for the
+/// rest of the session, for every agent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverrideRecord {
+    /// The constraint id.
+    pub constraint_id: String,
+    /// `true` (the default) disables the constraint, `false` enables it again.
+    pub disabled: bool,
 }
 
 /// Input formats the readers understand.

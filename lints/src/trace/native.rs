@@ -299,6 +299,57 @@ fn scan_fast(line: &str) -> Option<FastCall<'_>> {
     (sc.i == sc.b.len() && has_rec).then_some(w)
 }
 
+/// Exact powers of ten representable in an `f64`.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// A plain decimal (`-?digits[.digits]`, at most 15 significant digits, no exponent, no
+/// leading zero) such as a Unix time `1780000000.01`: the significand and the power of ten
+/// are exact `f64`s, so one division gives the correctly rounded value, which is also what
+/// serde_json computes for such numbers. `None` for anything else.
+fn fast_decimal(t: &str) -> Option<f64> {
+    let b = t.as_bytes();
+    let neg = b.first() == Some(&b'-');
+    let mut i = usize::from(neg);
+    let mut m: u64 = 0;
+    let mut digits = 0usize;
+    let mut take = |i: &mut usize, m: &mut u64| -> Option<usize> {
+        let start = *i;
+        while let Some(&c) = b.get(*i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            digits += 1;
+            if digits > 15 {
+                return None;
+            }
+            *m = *m * 10 + u64::from(c - b'0');
+            *i += 1;
+        }
+        Some(*i - start)
+    };
+    let int_start = i;
+    let int_len = take(&mut i, &mut m)?;
+    if int_len == 0 || (int_len > 1 && b[int_start] == b'0') {
+        return None;
+    }
+    let mut frac = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        frac = take(&mut i, &mut m)?;
+        if frac == 0 {
+            return None;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    let v = m as f64 / POW10[frac];
+    Some(if neg { -v } else { v })
+}
+
 struct Scanner<'a> {
     s: &'a str,
     b: &'a [u8],
@@ -338,20 +389,15 @@ impl<'a> Scanner<'a> {
         f(self).map(Some)
     }
 
-    /// A string without escapes, borrowed (keys). Short strings dominate: a plain byte loop.
+    /// A string without escapes, borrowed (keys).
     fn plain_string(&mut self) -> Option<&'a str> {
         if self.peek()? != b'"' {
             return None;
         }
         let start = self.i + 1;
-        let mut end = start;
-        loop {
-            match *self.b.get(end)? {
-                b'"' => break,
-                b'\\' => return None,
-                c if c < 0x20 => return None,
-                _ => end += 1,
-            }
+        let end = super::flat::string_stop(self.b, start)?;
+        if self.b[end] != b'"' {
+            return None;
         }
         self.i = end + 1;
         // Both ends are ASCII quotes, so these are char boundaries.
@@ -400,14 +446,15 @@ impl<'a> Scanner<'a> {
         digits.parse().ok()
     }
 
-    /// A number, parsed by serde_json (so its rounding is the general path's).
+    /// A number, parsed as serde_json parses it (so the value is the general path's).
     fn float(&mut self) -> Option<f64> {
         self.peek()?;
         let start = self.i;
         while let Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') = self.b.get(self.i) {
             self.i += 1;
         }
-        serde_json::from_str(self.s.get(start..self.i)?).ok()
+        let text = self.s.get(start..self.i)?;
+        fast_decimal(text).or_else(|| serde_json::from_str(text).ok())
     }
 
     /// Any JSON value, validated (flat objects by hand, the rest by serde_json): its text.
@@ -486,9 +533,10 @@ pub fn parse_line(line: &str) -> Result<Record, String> {
 fn parse_line_at(line: &str) -> Result<Record, (String, Option<u64>)> {
     // Lines that start `{"rec":"KIND"` with another kind skip the fast path (whose failure
     // would only cost an error value).
-    let hint = line
-        .strip_prefix("{\"rec\":\"")
-        .and_then(|rest| rest.get(..rest.find('"')?));
+    let hint = line.strip_prefix("{\"rec\":\"").and_then(|rest| {
+        let end = rest.bytes().position(|c| c == b'"')?;
+        rest.get(..end)
+    });
     if matches!(hint, None | Some("call" | "cell")) {
         if let Some(r) = fast_record(line) {
             return Ok(r);
@@ -755,6 +803,43 @@ mod tests {
             }
         }
         assert!(fast_record(lines[0]).is_some() && fast_record(lines[2]).is_some());
+    }
+
+    #[test]
+    fn fast_decimals_equal_serde_json() {
+        for t in [
+            "1780000000.01",
+            "1780000000.00",
+            "0.1",
+            "-0.3",
+            "123456789012345",
+            "12345.6789012345",
+            "0",
+            "994.9",
+            "1786500000.31",
+            "0.00000000000001",
+        ] {
+            let want: f64 = serde_json::from_str(t).unwrap();
+            assert_eq!(
+                fast_decimal(t).map(f64::to_bits),
+                Some(want.to_bits()),
+                "{t}"
+            );
+        }
+        for t in [
+            "01",
+            "1.",
+            ".5",
+            "1e5",
+            "1234567890123456",
+            "0.000000000000001",
+            "-",
+            "",
+            "1.2.3",
+            "+1",
+        ] {
+            assert_eq!(fast_decimal(t), None, "{t}");
+        }
     }
 
     #[test]

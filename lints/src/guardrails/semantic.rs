@@ -1,0 +1,259 @@
+//! `semantic-constraint` (Colony `SemanticConstraintGuardrail`, colony-reference §4.7), with
+//! deterministic verifiers in place of the LLM judge (§5.9 step 5).
+//!
+//! A list of constraints, each with an `id`, `applies-to` patterns (an empty list matches
+//! nothing), a `scope` (`cell`: the calls of the current cell, i.e. the history from Colony's
+//! `cell_start_index`; `session`: the whole history), a `mode` (`block` or `advise`), an
+//! optional `precondition` (conditions on the params, as `applies-when`), and a verifier:
+//!
+//! - `evidence` (Colony `EvidenceVerifier`): satisfied when the scope holds a call matching
+//!   `evidence = { call = "pattern", status = ... }` whose params satisfy `prior-params-match`
+//!   (captures come from the precondition's regex). Unsatisfied reason: the constraint's
+//!   `reason`, else `No evidence in {scope}-scoped history satisfies constraint '{id}'.`
+//! - `recorded` (the LLM judge, replayed from the recording): unsatisfied when the call was
+//!   recorded as blocked and its recorded error names this constraint (`[id]`) or names none;
+//!   the reason is the judge's recorded reason. Any other call: satisfied.
+//! - `satisfied` / `unsatisfied`: a fixed verdict (a stand-in judge, as Colony's tests use).
+//!
+//! Check (§4.7), per applicable constraint in order: skipped when an `override` record has
+//! disabled its id (operator overrides and approved waivers disable a constraint for the whole
+//! session) or when its precondition does not hold; a satisfied verdict clears the constraint's
+//! streak for these params; an unsatisfied one in `block` mode (not downgraded) increments the
+//! streak for (id, params) and blocks with `[{id}] {reason}` (`[{id}] constraint not
+//! satisfied.` when the reason is empty) and the suggestion. When a streak reaches
+//! `escalation-threshold` (default 2; 0 never) the id is downgraded for the rest of the trace
+//! (the call that reaches it still blocks); a downgraded or `advise` constraint only advises,
+//! and the call goes on to the next constraint. **[Colony defect, reproduced]** downgrading
+//! applies to every later call of that rule, whatever its content.
+
+use super::predicates::{eval_all, ParamCond, PriorMatch};
+use super::{Block, Guardrail, GuardrailSet, Proposed, TraceState};
+use crate::trace::CallStatus;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Which history a constraint looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The current cell's calls (Colony's default).
+    Cell,
+    /// The whole session history.
+    Session,
+}
+
+impl Scope {
+    fn as_str(self) -> &'static str {
+        match self {
+            Scope::Cell => "cell",
+            Scope::Session => "session",
+        }
+    }
+}
+
+/// A constraint's verifier.
+#[derive(Debug, Clone)]
+pub enum Verifier {
+    /// Evidence in the scoped history: a watch (call pattern and status) and an optional
+    /// params match.
+    Evidence {
+        /// Watch id of the evidence call.
+        watch: usize,
+        /// `prior-params-match`.
+        prior_match: Option<PriorMatch>,
+    },
+    /// The recorded outcome stands for the judge's verdict.
+    Recorded,
+    /// A fixed verdict.
+    Fixed(bool),
+}
+
+/// One constraint.
+#[derive(Debug, Clone)]
+pub struct Constraint {
+    /// Its id (in reasons, streaks and overrides).
+    pub id: String,
+    /// `applies-to` pattern ids (empty: applies to nothing).
+    pub applies_to: Vec<usize>,
+    /// Scope.
+    pub scope: Scope,
+    /// `advise` instead of `block`.
+    pub advise: bool,
+    /// Precondition on the params (all must hold).
+    pub precondition: Vec<ParamCond>,
+    /// Verifier.
+    pub verifier: Verifier,
+    /// Reason of an unsatisfied verdict (empty: the verifier's default).
+    pub reason: String,
+    /// Suggestion of an unsatisfied verdict.
+    pub suggestion: String,
+}
+
+/// A compiled semantic-constraint guardrail.
+#[derive(Debug, Clone)]
+pub struct SemanticConstraints {
+    /// Constraints in catalogue order.
+    pub constraints: Vec<Constraint>,
+    /// Streak length that downgrades a constraint to advisory (0: never).
+    pub escalation_threshold: u64,
+}
+
+/// Per-trace state of semantic constraints: block streaks, downgraded and disabled ids.
+#[derive(Debug, Default)]
+pub struct SemanticState {
+    streaks: rustc_hash::FxHashMap<(String, String), u64>,
+    downgraded: rustc_hash::FxHashSet<String>,
+    disabled: rustc_hash::FxHashSet<String>,
+}
+
+impl SemanticState {
+    /// An `override` record: `disabled = true` disables the constraint for the rest of the
+    /// trace, `false` enables it again.
+    pub fn set_disabled(&mut self, constraint_id: &str, disabled: bool) {
+        if disabled {
+            self.disabled.insert(constraint_id.to_string());
+        } else {
+            self.disabled.remove(constraint_id);
+        }
+    }
+}
+
+/// The params as sorted-key JSON (Colony fingerprints `json.dumps(params, sort_keys=True)`).
+fn fingerprint(params: &serde_json::Map<String, Value>) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let b: BTreeMap<&String, Value> = m.iter().map(|(k, v)| (k, sorted(v))).collect();
+                serde_json::to_value(b).unwrap_or(Value::Null)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(&Value::Object(params.clone())).to_string()
+}
+
+impl SemanticConstraints {
+    /// Checks one call.
+    pub fn check(
+        &self,
+        g: &Guardrail,
+        set: &GuardrailSet,
+        call: &Proposed,
+        st: &mut TraceState,
+    ) -> Option<Block> {
+        for c in &self.constraints {
+            if !c.applies_to.iter().any(|&p| call.matches(set, p)) {
+                continue;
+            }
+            if st.semantic.disabled.contains(&c.id) {
+                continue;
+            }
+            let captures = if c.precondition.is_empty() {
+                Vec::new()
+            } else {
+                match eval_all(&c.precondition, call.params(), st.agent_id.as_deref()) {
+                    Some(caps) => caps,
+                    None => continue,
+                }
+            };
+            let verdict: Result<(), (String, String)> = match &c.verifier {
+                Verifier::Fixed(true) => Ok(()),
+                Verifier::Fixed(false) => Err((c.reason.clone(), c.suggestion.clone())),
+                Verifier::Recorded => match call.recorded {
+                    Some((CallStatus::Blocked, error)) => {
+                        let tag = format!("[{}]", c.id);
+                        let text = error
+                            .unwrap_or("")
+                            .trim()
+                            .trim_start_matches("Blocked by guardrail:")
+                            .trim_start_matches("Blocked:")
+                            .trim();
+                        if text.contains(&tag) || !text.starts_with('[') {
+                            let reason = match text.find(&tag) {
+                                Some(i) => text[i + tag.len()..].trim().to_string(),
+                                None => text.to_string(),
+                            };
+                            Err((
+                                if c.reason.is_empty() {
+                                    reason
+                                } else {
+                                    c.reason.clone()
+                                },
+                                c.suggestion.clone(),
+                            ))
+                        } else {
+                            Ok(())
+                        }
+                    }
+                    _ => Ok(()),
+                },
+                Verifier::Evidence { watch, prior_match } => {
+                    let h = &st.history;
+                    let start = match c.scope {
+                        Scope::Cell => h.first_seq() + h.cell_start() as u64,
+                        Scope::Session => h.first_seq(),
+                    };
+                    let found = h
+                        .hits(*watch)
+                        .iter()
+                        .rev()
+                        .take_while(|&&seq| seq >= start)
+                        .any(|&seq| {
+                            h.get(seq).is_some_and(|rec| match prior_match {
+                                None => true,
+                                Some(m) => {
+                                    let (prior, result) = rec.objects();
+                                    m.eval(prior, result, call.params(), &captures)
+                                }
+                            })
+                        });
+                    if found {
+                        Ok(())
+                    } else {
+                        Err((
+                            if c.reason.is_empty() {
+                                format!(
+                                    "No evidence in {}-scoped history satisfies constraint '{}'.",
+                                    c.scope.as_str(),
+                                    c.id
+                                )
+                            } else {
+                                c.reason.clone()
+                            },
+                            c.suggestion.clone(),
+                        ))
+                    }
+                }
+            };
+            let fp = || fingerprint(call.params());
+            match verdict {
+                Ok(()) => {
+                    if !st.semantic.streaks.is_empty() {
+                        st.semantic.streaks.remove(&(c.id.clone(), fp()));
+                    }
+                }
+                Err((reason, suggestion)) => {
+                    if c.advise || st.semantic.downgraded.contains(&c.id) {
+                        continue;
+                    }
+                    let n = st.semantic.streaks.entry((c.id.clone(), fp())).or_insert(0);
+                    *n += 1;
+                    if self.escalation_threshold > 0 && *n >= self.escalation_threshold {
+                        st.semantic.downgraded.insert(c.id.clone());
+                    }
+                    let reason = if reason.is_empty() {
+                        format!("[{}] constraint not satisfied.", c.id)
+                    } else {
+                        format!("[{}] {reason}", c.id)
+                    };
+                    return Some(Block {
+                        guardrail: g.id.clone(),
+                        reason,
+                        suggestion,
+                    });
+                }
+            }
+        }
+        None
+    }
+}
