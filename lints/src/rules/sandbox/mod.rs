@@ -26,6 +26,7 @@
 pub mod check;
 pub mod interp;
 pub mod reach;
+pub mod scan;
 pub mod value;
 
 use super::Checker;
@@ -223,22 +224,34 @@ pub fn check(checker: &mut Checker) {
     if !RULES.iter().any(|r| checker.enabled(r)) {
         return;
     }
-    let settings = checker.settings;
-    let tree = checker.tree;
-    let src = checker.src;
-    let root = tree.root_node();
-    let cfg = interp::Config {
-        allow: &settings.allowed_imports,
-        prebound: &settings.namespace.modules,
-        table: reach::table(),
-    };
-    let it = interp::Interp::new(root, src, cfg);
-    let findings = check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root);
-    for f in findings {
+    for f in analyse(checker.tree, checker.src, checker.settings, true) {
         let mut d = Diagnostic::new(f.rule, f.range, f.message);
         if let Some(h) = f.help {
             d = d.with_help(h);
         }
         checker.report(d);
     }
+}
+
+/// The sandbox findings of one parsed cell (`tree` parsed from `src`), in discovery order.
+///
+/// With `gate` true (what [`check`] uses) a relevance pre-pass ([`scan`]) restricts the
+/// analysis to the parts of the cell that can produce a finding; with `gate` false every node is
+/// checked and every binding followed. Both give the same findings (the gated run is tested
+/// against the ungated one); the ungated run exists for those tests.
+pub fn analyse(
+    tree: &tree_sitter::Tree,
+    src: &str,
+    settings: &crate::config::Settings,
+    gate: bool,
+) -> Vec<check::Finding> {
+    let root = tree.root_node();
+    let cfg = interp::Config {
+        allow: &settings.allowed_imports,
+        prebound: &settings.namespace.modules,
+        table: reach::table(),
+        deny: &settings.deny_members,
+    };
+    let it = interp::Interp::with_gate(root, src, cfg, gate);
+    check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root)
 }
