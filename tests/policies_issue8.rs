@@ -131,3 +131,83 @@ fn f2_patterns_python_rejects_are_located_config_errors() {
         "{err}"
     );
 }
+
+const M: &str = "fixtures/policies/issue8/malformed";
+
+/// F4: a malformed `usage` keeps the inference (usage absent) and warns with file:line.
+#[test]
+fn f4_malformed_usage_keeps_the_inference() {
+    let (code, v, err) = json_out(&["--config", &format!("{M}/stackA.toml"), &format!("{M}/bad.jsonl")]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["summary"]["records_read"], 13);
+    assert_eq!(v["summary"]["records_skipped"], 4);
+    let got: Vec<(u64, u64)> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["messages"].as_u64().unwrap(), i["chars"].as_u64().unwrap()))
+        .collect();
+    // Inferences at lines 7, 8 (malformed usage, kept), 11 and 13.
+    assert_eq!(got, vec![(2, 3), (2, 3), (3, 6), (4, 11)]);
+    assert!(err.contains(&format!("{M}/bad.jsonl:7: field `usage` must be an object, found a string; usage treated as absent (the inference is kept)")), "{err}");
+    assert!(err.contains(&format!("{M}/bad.jsonl:8: field `input_tokens` must be a non-negative integer, found -5; usage treated as absent (the inference is kept)")), "{err}");
+
+    // The kept usage-less inference resets the recorded usage (reference §1.8): only
+    // inference 1 compacts (previous usage 1000); inference 2 follows the estimate.
+    let (_, v, _) = json_out(&["--config", &format!("{M}/usage.toml"), &format!("{M}/usage.jsonl")]);
+    let summ: Vec<(u64, Value)> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["chars"].as_u64().unwrap(), i["summarized"].clone()))
+        .collect();
+    assert_eq!(
+        summ,
+        vec![
+            (2, serde_json::json!([])),
+            (36, serde_json::json!([0, 1])),
+            (40, serde_json::json!([]))
+        ]
+    );
+}
+
+/// F3: wrong-typed `content`, an unknown inference `status`, an unknown state `op` and a state
+/// record without `value` are warned about at their line.
+#[test]
+fn f3_wrong_types_are_warned_about() {
+    let (code, v, err) = json_out(&["--config", &format!("{M}/stackA.toml"), &format!("{M}/bad2.jsonl")]);
+    assert_eq!(code, 0);
+    let f = format!("{M}/bad2.jsonl");
+    for w in [
+        format!("{f}:1: field `content` must be a string, a list of text parts or null, found a number; counted as its JSON text `5`"),
+        format!("{f}:6: field `content` must be a string, a list of text parts or null, found an object; counted as its JSON text `{{\"a\":1}}`"),
+        format!("{f}:7: unknown inference `status` `boom` (expected ok or error); treated as ok"),
+    ] {
+        assert!(err.contains(&w), "missing `{w}` in {err}");
+    }
+    assert!(!err.contains(&format!("{f}:3:")), "a list of text parts is fine: {err}");
+    let chars: Vec<u64> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["chars"].as_u64().unwrap())
+        .collect();
+    assert_eq!(chars, vec![1, 6, 13]);
+
+    let (code, v, err) = json_out(&["--config", &format!("{M}/state.toml"), &format!("{M}/st2.jsonl")]);
+    assert_eq!(code, 1, "the append of [1,2] is vetoed");
+    let s = format!("{M}/st2.jsonl");
+    assert!(err.contains(&format!("{s}:5: a state record without `value`; the write is not checked")), "{err}");
+    assert!(err.contains(&format!("{s}:6: unknown state `op` `delete` (expected set, append or mutate); the write is not checked")), "{err}");
+    let lines: Vec<u64> = v["state_writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![1]);
+    assert_eq!(
+        v["state_summary"],
+        serde_json::json!({"writes": 5, "checked": 3, "vetoed": 1, "raised": 0, "transformed": 0})
+    );
+}
