@@ -437,8 +437,7 @@ fn usage(v: &Value) -> Result<Option<Usage>, String> {
             Some(Usage {
                 input_tokens: input,
                 output_tokens: output,
-                total_tokens: opt_u64(u, "total_tokens")?
-                    .unwrap_or(input.saturating_add(output)),
+                total_tokens: opt_u64(u, "total_tokens")?.unwrap_or(input.saturating_add(output)),
             })
         }
         v => return Err(bad("usage", "an object", v)),
@@ -454,7 +453,9 @@ fn inference(o: &Obj, warnings: &mut Vec<String>) -> Result<InferenceRecord, Str
     let usage = match o.get("usage").map(usage).transpose() {
         Ok(u) => u.flatten(),
         Err(e) => {
-            warnings.push(format!("{e}; usage treated as absent (the inference is kept)"));
+            warnings.push(format!(
+                "{e}; usage treated as absent (the inference is kept)"
+            ));
             None
         }
     };
