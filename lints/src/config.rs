@@ -183,8 +183,8 @@ pub struct ConfigFile {
     pub knowledge_base: Option<Vec<String>>,
     /// Another config file to inherit from, relative to this one; this file's keys win.
     pub extend: Option<String>,
-    /// How files are split into cells: `auto` (default, by extension), `python`, `markdown`
-    /// or `response`.
+    /// How files are split into cells: `auto` (default, by extension), `python`, `markdown`,
+    /// `response` or `jsonl`.
     #[cfg_attr(feature = "schema", schemars(with = "Option<schema::ExtractMode>"))]
     pub extract: Option<crate::extract::ExtractMode>,
     /// `[lint]`: rule selection, import allowlist, shape limits.
@@ -224,7 +224,8 @@ pub mod schema {
     #[serde(rename_all = "lowercase")]
     #[allow(dead_code)]
     pub enum ExtractMode {
-        /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response.
+        /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response,
+        /// `.jsonl`/`.ndjson` JSON Lines.
         Auto,
         /// The whole file is one cell.
         Python,
@@ -232,6 +233,8 @@ pub mod schema {
         Markdown,
         /// A raw LLM response, extracted as Colony/smolagents do.
         Response,
+        /// JSON Lines: the `code` string of each line's object is a cell.
+        Jsonl,
     }
 
     /// The REPL namespace preset.
