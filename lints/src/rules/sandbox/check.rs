@@ -2,6 +2,7 @@
 //! for the top level (function bodies, lambdas, comprehensions and class bodies use the merged
 //! bindings), and reports every escape it finds.
 
+use super::field::{FieldChild, F};
 use super::interp::{
     bind_into, call_args, first_named, ident, unparen, Bindings, Env, Escape, Interp,
 };
@@ -309,12 +310,12 @@ fn short(s: &str) -> String {
 fn named(node: Node) -> Vec<Node> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor)
-        .filter(|c| c.kind() != "comment")
+        .filter(|c| c.kind_name() != "comment")
         .collect()
 }
 
-fn is_field(parent: Node, field: &str, node: Node) -> bool {
-    parent.child_by_field_name(field).map(|n| n.id()) == Some(node.id())
+fn is_field(parent: Node, f: F, node: Node) -> bool {
+    parent.field(f).map(|n| n.id()) == Some(node.id())
 }
 
 /// What the walk knows about a node from its ancestors (computed top-down: tree-sitter's
@@ -597,7 +598,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if depth > 200 {
                 continue;
             }
-            match n.kind() {
+            match n.kind_name() {
                 "identifier" if self.it.name_id(n).is_some_and(|id| self.it.demands(id)) => {
                     return true;
                 }
@@ -625,12 +626,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.check_tree(stmt, None, NodeCtx::ROOT);
             return;
         }
-        match stmt.kind() {
+        match stmt.kind_name() {
             "function_definition" => self.run_def(stmt, flow, strong, false),
             "class_definition" => self.run_class(stmt, flow, strong),
             "decorated_definition" => {
                 for child in named(stmt) {
-                    match child.kind() {
+                    match child.kind_name() {
                         "decorator" => self.check_tree(child, Some(flow), NodeCtx::ROOT),
                         "function_definition" => self.run_def(child, flow, strong, true),
                         _ => self.run_stmt(child, flow, strong, depth + 1),
@@ -663,10 +664,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// The pieces of a compound statement: headers checked, blocks run, bindings weak.
     fn run_parts(&mut self, node: Node<'t>, flow: &mut Bindings, depth: u32) {
-        if node.kind() == "for_statement" {
-            if let Some(r) = node.child_by_field_name("right") {
+        if node.kind_name() == "for_statement" {
+            if let Some(r) = node.field(F::Right) {
                 self.check_tree(r, Some(flow), NodeCtx::ROOT);
-                if let Some(l) = node.child_by_field_name("left") {
+                if let Some(l) = node.field(F::Left) {
                     self.check_tree(l, Some(flow), NodeCtx::STORE);
                     if self.binds_demanded(l) {
                         let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
@@ -676,12 +677,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         for child in named(node) {
-            if node.kind() == "for_statement"
-                && (is_field(node, "left", child) || is_field(node, "right", child))
+            if node.kind_name() == "for_statement"
+                && (is_field(node, F::Left, child) || is_field(node, F::Right, child))
             {
                 continue;
             }
-            match child.kind() {
+            match child.kind_name() {
                 "block" => self.run_block(child, flow, false, depth + 1),
                 "elif_clause"
                 | "else_clause"
@@ -692,10 +693,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {
                     self.check_tree(child, Some(flow), NodeCtx::ROOT);
                     self.bind_walrus(child, flow);
-                    if child.kind() == "with_clause" {
+                    if child.kind_name() == "with_clause" {
                         for n in parse::walk(child) {
-                            if n.kind() == "as_pattern" {
-                                if let Some(a) = n.child_by_field_name("alias") {
+                            if n.kind_name() == "as_pattern" {
+                                if let Some(a) = n.field(F::Alias) {
                                     self.bind_flow(flow, a, &VSet::unknown(), false);
                                 }
                             }
@@ -708,19 +709,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     fn run_def(&mut self, def: Node<'t>, flow: &mut Bindings, strong: bool, decorated: bool) {
         self.check_def_name(def);
-        if let Some(p) = def.child_by_field_name("parameters") {
+        if let Some(p) = def.field(F::Parameters) {
             self.check_tree(p, Some(flow), NodeCtx::ROOT);
         }
-        if let Some(r) = def.child_by_field_name("return_type") {
+        if let Some(r) = def.field(F::ReturnType) {
             self.check_tree(r, Some(flow), NodeCtx::ROOT);
         }
-        if let Some(b) = def.child_by_field_name("body") {
+        if let Some(b) = def.field(F::Body) {
             self.check_tree(b, None, NodeCtx::ROOT);
         }
-        if let (Some(name), Some(id)) = (
-            def.child_by_field_name("name"),
-            self.it.func_ids.get(&def.id()).copied(),
-        ) {
+        if let (Some(name), Some(id)) =
+            (def.field(F::Name), self.it.func_ids.get(&def.id()).copied())
+        {
             let mut v = VSet::one(Val::Func(id));
             if decorated {
                 v.push(Val::Unknown);
@@ -730,13 +730,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn run_class(&mut self, class: Node<'t>, flow: &mut Bindings, strong: bool) {
-        if let Some(s) = class.child_by_field_name("superclasses") {
+        if let Some(s) = class.field(F::Superclasses) {
             self.check_tree(s, Some(flow), NodeCtx::ROOT);
         }
-        if let Some(b) = class.child_by_field_name("body") {
+        if let Some(b) = class.field(F::Body) {
             self.check_tree(b, None, NodeCtx::CLASS_BODY);
         }
-        if let Some(name) = class.child_by_field_name("name") {
+        if let Some(name) = class.field(F::Name) {
             self.bind_flow(flow, name, &VSet::unknown(), strong);
         }
     }
@@ -746,11 +746,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         }
         for n in parse::walk(node) {
-            if n.kind() == "named_expression" {
-                if let (Some(name), Some(value)) = (
-                    n.child_by_field_name("name"),
-                    n.child_by_field_name("value"),
-                ) {
+            if n.kind_name() == "named_expression" {
+                if let (Some(name), Some(value)) = (n.field(F::Name), n.field(F::Value)) {
                     if self.binds_demanded(name) {
                         let v = self.it.eval(value, &Env::Flow(flow), 0);
                         self.bind_flow(flow, name, &v, false);
@@ -762,20 +759,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     fn apply_bindings(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool) {
         self.bind_walrus(stmt, flow);
-        match stmt.kind() {
+        match stmt.kind_name() {
             "expression_statement" => {
                 for e in named(stmt) {
-                    match e.kind() {
+                    match e.kind_name() {
                         "assignment" => {
                             // `a = b = v` binds both targets to `v`.
                             let mut targets = Vec::new();
                             let mut cur = e;
                             let value = loop {
-                                if let Some(l) = cur.child_by_field_name("left") {
+                                if let Some(l) = cur.field(F::Left) {
                                     targets.push(l);
                                 }
-                                match cur.child_by_field_name("right") {
-                                    Some(r) if r.kind() == "assignment" => cur = r,
+                                match cur.field(F::Right) {
+                                    Some(r) if r.kind_name() == "assignment" => cur = r,
                                     Some(r) => break Some(r),
                                     None => break None,
                                 }
@@ -790,11 +787,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             }
                         }
                         "augmented_assignment" => {
-                            if let (Some(l), Some(r)) = (
-                                e.child_by_field_name("left"),
-                                e.child_by_field_name("right"),
-                            ) {
-                                if l.kind() == "identifier" && self.binds_demanded(l) {
+                            if let (Some(l), Some(r)) = (e.field(F::Left), e.field(F::Right)) {
+                                if l.kind_name() == "identifier" && self.binds_demanded(l) {
                                     let v = self.it.eval_augmented(e, l, r, &Env::Flow(flow), 0);
                                     self.bind_flow(flow, l, &v, strong);
                                 }
@@ -907,8 +901,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             K::Dictionary => {
                 for pair in named(node) {
-                    for f in ["key", "value"] {
-                        if let Some(x) = pair.child_by_field_name(f) {
+                    for f in [F::Key, F::Value] {
+                        if let Some(x) = pair.field(f) {
                             self.check_escape(x, env, "stored in a container");
                         }
                     }
@@ -1000,12 +994,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 format!("`{}` is `{b}`, which", short(text))
             };
             match b {
-                "__import__" if !callee || node.kind() != "identifier" || text != b => self.report(
-                    &DYNAMIC_IMPORT,
-                    parse::range(node),
-                    format!("{via} imports any module by name, bypassing the import allowlist"),
-                    None,
-                ),
+                "__import__" if !callee || node.kind_name() != "identifier" || text != b => self
+                    .report(
+                        &DYNAMIC_IMPORT,
+                        parse::range(node),
+                        format!("{via} imports any module by name, bypassing the import allowlist"),
+                        None,
+                    ),
                 "__build_class__" => self.report(
                     &DUNDER_ACCESS,
                     parse::range(node),
@@ -1035,10 +1030,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- attributes -------------------------------------------------------------------------
 
     fn check_attribute(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let (Some(obj), Some(attr)) = (
-            node.child_by_field_name("object"),
-            node.child_by_field_name("attribute"),
-        ) else {
+        let (Some(obj), Some(attr)) = (node.field(F::Object), node.field(F::Attribute)) else {
             return;
         };
         let name = ident(attr, self.it.src);
@@ -1222,15 +1214,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- subscripts -------------------------------------------------------------------------
 
     fn check_subscript(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let Some(value) = node.child_by_field_name("value") else {
+        let Some(value) = node.field(F::Value) else {
             return;
         };
         let mut cursor = node.walk();
         let subs: Vec<Node> = node
             .children_by_field_name("subscript", &mut cursor)
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| c.kind_name() != "comment")
             .collect();
-        if subs.len() != 1 || subs[0].kind() == "slice" {
+        if subs.len() != 1 || subs[0].kind_name() == "slice" {
             return;
         }
         let sub = subs[0];
@@ -1294,10 +1286,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- calls ------------------------------------------------------------------------------
 
     fn check_call(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let Some(callee) = node.child_by_field_name("function") else {
+        let Some(callee) = node.field(F::Function) else {
             return;
         };
-        let (pos, kws, splat) = call_args(node.child_by_field_name("arguments"), self.it.src);
+        let (pos, kws, splat) = call_args(node.field(F::Arguments), self.it.src);
         let cv = self.it.eval(callee, env, 0);
         let crange = parse::range(callee);
         for b in cv.builtins().collect::<Vec<_>>() {
@@ -1347,10 +1339,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         let inner_callee = unparen(callee);
-        if inner_callee.kind() == "attribute" {
+        if inner_callee.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
-                inner_callee.child_by_field_name("object"),
-                inner_callee.child_by_field_name("attribute"),
+                inner_callee.field(F::Object),
+                inner_callee.field(F::Attribute),
             ) {
                 if matches!(
                     &*ident(attr, self.it.src),
@@ -1373,7 +1365,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for v in cv.iter() {
             if let Val::Member(p) = v {
                 let last = p.rsplit('.').next().unwrap_or("");
-                if importlib_family(p) && inner_callee.kind() != "attribute" {
+                if importlib_family(p) && inner_callee.kind_name() != "attribute" {
                     self.report(
                         &DYNAMIC_IMPORT,
                         crange,
@@ -1404,16 +1396,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         }
                     }
                 }
-                if inner_callee.kind() != "attribute" && !self.deny_entries.is_empty() {
+                if inner_callee.kind_name() != "attribute" && !self.deny_entries.is_empty() {
                     self.deny_check(p, crange);
                 }
             }
         }
         // str.format / format_map / Formatter().format / vformat.
-        if inner_callee.kind() == "attribute" {
+        if inner_callee.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
-                inner_callee.child_by_field_name("object"),
-                inner_callee.child_by_field_name("attribute"),
+                inner_callee.field(F::Object),
+                inner_callee.field(F::Attribute),
             ) {
                 let m = ident(attr, self.it.src);
                 if matches!(&*m, "format" | "format_map" | "vformat") {
@@ -1464,9 +1456,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for a in args {
             self.check_escape(a, env, "passed as an argument");
         }
-        if let Some(al) = node.child_by_field_name("arguments") {
+        if let Some(al) = node.field(F::Arguments) {
             for c in named(al) {
-                if matches!(c.kind(), "list_splat" | "dictionary_splat") {
+                if matches!(c.kind_name(), "list_splat" | "dictionary_splat") {
                     if let Some(inner) = first_named(c) {
                         self.check_escape(inner, env, "passed as an argument");
                     }
@@ -1474,7 +1466,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         // What the call returns (`getattr(__builtins__, "open")`, `vars(m).get("eval")`).
-        if (!cv.only_unknown() || inner_callee.kind() == "attribute") && self.it.is_obj_hot(node) {
+        if (!cv.only_unknown() || inner_callee.kind_name() == "attribute")
+            && self.it.is_obj_hot(node)
+        {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
@@ -1516,7 +1510,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn is_namespace_callee(&self, callee: Node) -> bool {
-        callee.kind() == "identifier" && self.namespace_names.contains(&*ident(callee, self.it.src))
+        callee.kind_name() == "identifier"
+            && self.namespace_names.contains(&*ident(callee, self.it.src))
     }
 
     fn check_reflective(
@@ -1695,7 +1690,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- definitions ------------------------------------------------------------------------
 
     fn check_def_name(&mut self, def: Node<'t>) {
-        if let Some(name) = def.child_by_field_name("name") {
+        if let Some(name) = def.field(F::Name) {
             let n = ident(name, self.it.src);
             let n = &*n;
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) {
@@ -1710,20 +1705,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn check_assignment(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let (Some(left), right) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("right"),
-        ) else {
+        let (Some(left), right) = (node.field(F::Left), node.field(F::Right)) else {
             return;
         };
         // `__eq__ = lambda s, o: True` in a class body.
         let in_class = nctx.class_assign;
-        if in_class && left.kind() == "identifier" {
+        if in_class && left.kind_name() == "identifier" {
             let n = ident(left, self.it.src);
             let n = &*n;
             let constant = right.is_none_or(|r| {
                 matches!(
-                    unparen(r).kind(),
+                    unparen(r).kind_name(),
                     "string"
                         | "concatenated_string"
                         | "integer"
@@ -1733,7 +1725,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         | "false"
                         | "tuple"
                         | "list"
-                ) && !parse::walk(r).any(|x| matches!(x.kind(), "lambda" | "identifier" | "call"))
+                ) && !parse::walk(r)
+                    .any(|x| matches!(x.kind_name(), "lambda" | "identifier" | "call"))
             });
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) && !constant {
                 self.report(
@@ -1746,7 +1739,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         // Reflective builtins stored through attributes or subscripts.
         if let Some(r) = right {
-            if matches!(unparen(left).kind(), "attribute" | "subscript") {
+            if matches!(unparen(left).kind_name(), "attribute" | "subscript") {
                 self.check_escape(r, env, "stored in an attribute or item");
             }
         }
@@ -1762,11 +1755,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .find(|s| is_private(s))
                 .map(str::to_string)
         };
-        match node.kind() {
+        match node.kind_name() {
             "import_statement" => {
                 for child in named(node) {
-                    let dotted = match child.kind() {
-                        "aliased_import" => child.child_by_field_name("name"),
+                    let dotted = match child.kind_name() {
+                        "aliased_import" => child.field(F::Name),
                         "dotted_name" => Some(child),
                         _ => None,
                     };
@@ -1781,14 +1774,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             Some("Private submodules hold what a package imported for itself; import the public module".into()),
                         );
                     }
-                    self.unsafe_allowed(&module, child.kind() == "dotted_name", range, allow);
+                    self.unsafe_allowed(&module, child.kind_name() == "dotted_name", range, allow);
                 }
             }
             "import_from_statement" => {
-                let Some(m) = node.child_by_field_name("module_name") else {
+                let Some(m) = node.field(F::ModuleName) else {
                     return;
                 };
-                if m.kind() == "relative_import" {
+                if m.kind_name() == "relative_import" {
                     return;
                 }
                 let module: String = ident(m, self.it.src).split_whitespace().collect();

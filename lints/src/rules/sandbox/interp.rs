@@ -13,6 +13,7 @@
 //! Names that are never bound resolve to the namespace's pre-bound modules, to Python builtins,
 //! or to [`Val::Unknown`].
 
+use super::field::{FieldChild, F};
 use super::reach::Reach;
 use super::scan::{self, NameId, Names, Relevance, K};
 use super::value::*;
@@ -341,7 +342,7 @@ pub struct Interp<'t, 'a> {
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor)
-        .filter(|c| c.kind() != "comment")
+        .filter(|c| c.kind_name() != "comment")
         .collect()
 }
 
@@ -364,7 +365,7 @@ pub fn first_named(node: Node) -> Option<Node> {
 
 /// Skips parentheses (and comments inside them).
 pub fn unparen(mut node: Node) -> Node {
-    while node.kind() == "parenthesized_expression" {
+    while node.kind_name() == "parenthesized_expression" {
         match first_named(node) {
             Some(inner) => node = inner,
             None => break,
@@ -384,16 +385,13 @@ pub fn call_args<'t>(
     let Some(args) = args else {
         return (pos, kws, splat);
     };
-    if args.kind() == "generator_expression" {
+    if args.kind_name() == "generator_expression" {
         return (vec![args], kws, splat);
     }
     for child in named_children(args) {
-        match child.kind() {
+        match child.kind_name() {
             "keyword_argument" => {
-                if let (Some(n), Some(v)) = (
-                    child.child_by_field_name("name"),
-                    child.child_by_field_name("value"),
-                ) {
+                if let (Some(n), Some(v)) = (child.field(F::Name), child.field(F::Value)) {
                     kws.push((ident(n, src).into_owned(), v));
                 }
             }
@@ -474,7 +472,7 @@ fn bind_into_at(
     if depth > MAX_DEPTH {
         return false;
     }
-    match target.kind() {
+    match target.kind_name() {
         "identifier" => {
             let Some(id) = names.get(&ident(target, src)) else {
                 return false;
@@ -500,7 +498,7 @@ fn bind_into_at(
             let items = named_children(target);
             let starred = items
                 .iter()
-                .any(|i| matches!(i.kind(), "list_splat_pattern" | "list_splat"));
+                .any(|i| matches!(i.kind_name(), "list_splat_pattern" | "list_splat"));
             let n = items.len();
             let mut did = false;
             for (i, item) in items.iter().enumerate() {
@@ -526,7 +524,7 @@ fn bind_into_at(
         "parenthesized_expression" | "as_pattern_target" | "list_splat_pattern" | "list_splat" => {
             match first_named(target) {
                 Some(inner) => {
-                    let val = if target.kind().contains("splat") {
+                    let val = if target.kind_name().contains("splat") {
                         VSet::unknown()
                     } else {
                         v.clone()
@@ -739,19 +737,17 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// Registers a `function_definition` or `lambda` node (in pre-order, as the pre-pass did).
     fn register_function(&mut self, node: Node<'t>) {
         let mut params = Vec::new();
-        if let Some(ps) = node.child_by_field_name("parameters") {
+        if let Some(ps) = node.field(F::Parameters) {
             let mut kw_only = false;
             for p in named_children(ps) {
-                let (name_node, default, kind) = match p.kind() {
+                let (name_node, default, kind) = match p.kind_name() {
                     "identifier" => (Some(p), None, None),
-                    "default_parameter" | "typed_default_parameter" => (
-                        p.child_by_field_name("name"),
-                        p.child_by_field_name("value"),
-                        None,
-                    ),
+                    "default_parameter" | "typed_default_parameter" => {
+                        (p.field(F::Name), p.field(F::Value), None)
+                    }
                     "typed_parameter" => {
                         let inner = first_named(p);
-                        match inner.map(|i| i.kind()) {
+                        match inner.map(|i| i.kind_name()) {
                             Some("list_splat_pattern") => {
                                 (inner.and_then(first_named), None, Some(ParamKind::Star))
                             }
@@ -943,55 +939,42 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// Evaluates one binding site in the merged environment and binds what it binds.
     fn run_site(&mut self, i: usize, widen: bool, changed: &mut Vec<u32>) {
         let (node, func) = self.sites[i];
-        match node.kind() {
+        match node.kind_name() {
             "assignment" => {
-                if let (Some(left), Some(r)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) {
+                if let (Some(left), Some(r)) = (node.field(F::Left), node.field(F::Right)) {
                     let v = self.eval(r, &Env::Global, 0);
                     self.bind_global(left, &v, widen, changed);
                 }
             }
             "augmented_assignment" => {
-                if let (Some(l), Some(r)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) {
-                    if l.kind() == "identifier" {
+                if let (Some(l), Some(r)) = (node.field(F::Left), node.field(F::Right)) {
+                    if l.kind_name() == "identifier" {
                         let v = self.eval_augmented(node, l, r, &Env::Global, 0);
                         self.bind_global(l, &v, widen, changed);
                     }
                 }
             }
             "named_expression" => {
-                if let (Some(n), Some(v)) = (
-                    node.child_by_field_name("name"),
-                    node.child_by_field_name("value"),
-                ) {
+                if let (Some(n), Some(v)) = (node.field(F::Name), node.field(F::Value)) {
                     let v = self.eval(v, &Env::Global, 0);
                     self.bind_global(n, &v, widen, changed);
                 }
             }
             "for_statement" | "for_in_clause" => {
-                if let (Some(l), Some(r)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) {
+                if let (Some(l), Some(r)) = (node.field(F::Left), node.field(F::Right)) {
                     let v = elements(&self.eval(r, &Env::Global, 0));
                     self.bind_global(l, &v, widen, changed);
                 }
             }
             "as_pattern" => {
-                if let Some(alias) = node.child_by_field_name("alias") {
+                if let Some(alias) = node.field(F::Alias) {
                     self.bind_global(alias, &VSet::unknown(), widen, changed);
                 }
             }
             "function_definition" => {
-                if let (Some(name), Some(id)) = (
-                    node.child_by_field_name("name"),
-                    self.func_ids.get(&node.id()).copied(),
-                ) {
+                if let (Some(name), Some(id)) =
+                    (node.field(F::Name), self.func_ids.get(&node.id()).copied())
+                {
                     if !self.methods.contains(&node.id()) {
                         let mut v = VSet::one(Val::Func(id));
                         if self.decorated.contains(&node.id()) {
@@ -1005,7 +988,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             "lambda" => {
                 if let Some(id) = self.func_ids.get(&node.id()).copied() {
                     self.bind_defaults(id, widen, changed);
-                    if let Some(body) = node.child_by_field_name("body") {
+                    if let Some(body) = node.field(F::Body) {
                         let v = self.eval(body, &Env::Global, 0);
                         self.join_returns(id, &v, widen, changed);
                     }
@@ -1032,7 +1015,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
             }
             "class_definition" => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = node.field(F::Name) {
                     self.bind_global(name, &VSet::unknown(), widen, changed);
                 }
             }
@@ -1052,11 +1035,11 @@ impl<'t, 'a> Interp<'t, 'a> {
 
     /// Binds the arguments of a call to a cell function's parameters.
     fn bind_call_args(&mut self, call: Node<'t>, widen: bool, changed: &mut Vec<u32>) {
-        let Some(callee) = call.child_by_field_name("function") else {
+        let Some(callee) = call.field(F::Function) else {
             return;
         };
         let callee = unparen(callee);
-        let may_be_func = match callee.kind() {
+        let may_be_func = match callee.kind_name() {
             "lambda" => true,
             "identifier" => match self.name_id(callee) {
                 Some(id) => {
@@ -1083,7 +1066,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         if ids.is_empty() {
             return;
         }
-        let (pos, kws, _) = call_args(call.child_by_field_name("arguments"), self.src);
+        let (pos, kws, _) = call_args(call.field(F::Arguments), self.src);
         let pos_vals: Vec<VSet> = pos.iter().map(|p| self.eval(*p, &Env::Global, 0)).collect();
         let kw_vals: Vec<(String, VSet)> = kws
             .iter()
@@ -1122,14 +1105,11 @@ impl<'t, 'a> Interp<'t, 'a> {
     pub fn import_bindings(&self, node: Node<'t>) -> Vec<(String, VSet, Node<'t>)> {
         let mut out = Vec::new();
         let table = self.cfg.table;
-        match node.kind() {
+        match node.kind_name() {
             "import_statement" => {
                 for child in named_children(node) {
-                    let (dotted, alias) = match child.kind() {
-                        "aliased_import" => (
-                            child.child_by_field_name("name"),
-                            child.child_by_field_name("alias"),
-                        ),
+                    let (dotted, alias) = match child.kind_name() {
+                        "aliased_import" => (child.field(F::Name), child.field(F::Alias)),
                         "dotted_name" => (Some(child), None),
                         _ => continue,
                     };
@@ -1169,10 +1149,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
             }
             "import_from_statement" => {
-                let Some(m) = node.child_by_field_name("module_name") else {
+                let Some(m) = node.field(F::ModuleName) else {
                     return out;
                 };
-                let relative = m.kind() == "relative_import";
+                let relative = m.kind_name() == "relative_import";
                 let module: String = ident(m, self.src).split_whitespace().collect();
                 let base = std::rc::Rc::new(ModVal::new(
                     module.clone(),
@@ -1185,11 +1165,8 @@ impl<'t, 'a> Interp<'t, 'a> {
                 ));
                 let mut cursor = node.walk();
                 for child in node.children_by_field_name("name", &mut cursor) {
-                    let (name_node, alias) = match child.kind() {
-                        "aliased_import" => (
-                            child.child_by_field_name("name"),
-                            child.child_by_field_name("alias"),
-                        ),
+                    let (name_node, alias) = match child.kind_name() {
+                        "aliased_import" => (child.field(F::Name), child.field(F::Alias)),
                         _ => (Some(child), None),
                     };
                     let Some(name_node) = name_node else { continue };
@@ -1574,10 +1551,8 @@ impl<'t, 'a> Interp<'t, 'a> {
             K::True => VSet::one(Val::Int(1)),
             K::False => VSet::one(Val::Int(0)),
             K::Attribute => {
-                let (Some(obj), Some(attr)) = (
-                    node.child_by_field_name("object"),
-                    node.child_by_field_name("attribute"),
-                ) else {
+                let (Some(obj), Some(attr)) = (node.field(F::Object), node.field(F::Attribute))
+                else {
                     return VSet::unknown();
                 };
                 let name = ident(attr, self.src);
@@ -1591,9 +1566,9 @@ impl<'t, 'a> Interp<'t, 'a> {
             K::Call => self.eval_call(node, env, d),
             K::BinaryOperator => {
                 let (Some(l), Some(r), Some(op)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                    node.child_by_field_name("operator"),
+                    node.field(F::Left),
+                    node.field(F::Right),
+                    node.field(F::Operator),
                 ) else {
                     return VSet::unknown();
                 };
@@ -1602,10 +1577,8 @@ impl<'t, 'a> Interp<'t, 'a> {
                 binop(self.text(op), &lv, &rv)
             }
             K::UnaryOperator => {
-                let (Some(arg), Some(op)) = (
-                    node.child_by_field_name("argument"),
-                    node.child_by_field_name("operator"),
-                ) else {
+                let (Some(arg), Some(op)) = (node.field(F::Argument), node.field(F::Operator))
+                else {
                     return VSet::unknown();
                 };
                 let op = self.text(op);
@@ -1621,8 +1594,8 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
             K::BooleanOperator => {
                 let mut out = VSet::default();
-                for f in ["left", "right"] {
-                    if let Some(c) = node.child_by_field_name(f) {
+                for f in [F::Left, F::Right] {
+                    if let Some(c) = node.field(f) {
                         out.join(&self.eval(c, env, d));
                     }
                 }
@@ -1638,15 +1611,15 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 out.or_unknown()
             }
-            K::NamedExpression => match node.child_by_field_name("value") {
+            K::NamedExpression => match node.field(F::Value) {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            K::Assignment => match node.child_by_field_name("right") {
+            K::Assignment => match node.field(F::Right) {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            K::KeywordArgument => match node.child_by_field_name("value") {
+            K::KeywordArgument => match node.field(F::Value) {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
@@ -1656,7 +1629,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             },
             K::List | K::Tuple | K::Set | K::ExpressionList => {
                 let items = named_children(node);
-                if items.len() > MAX_SEQ || items.iter().any(|i| i.kind() == "list_splat") {
+                if items.len() > MAX_SEQ || items.iter().any(|i| i.kind_name() == "list_splat") {
                     return VSet::unknown();
                 }
                 VSet::one(Val::seq(
@@ -1670,8 +1643,8 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 let mut pairs = Vec::new();
                 for p in items {
-                    match (p.child_by_field_name("key"), p.child_by_field_name("value")) {
-                        (Some(k), Some(v)) if p.kind() == "pair" => {
+                    match (p.field(F::Key), p.field(F::Value)) {
+                        (Some(k), Some(v)) if p.kind_name() == "pair" => {
                             pairs.push((self.eval(k, env, d), self.eval(v, env, d)))
                         }
                         _ => pairs.push((VSet::unknown(), VSet::unknown())),
@@ -1696,7 +1669,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         depth: u32,
     ) -> VSet {
         let op = node
-            .child_by_field_name("operator")
+            .field(F::Operator)
             .map(|o| self.text(o).trim_end_matches('='))
             .unwrap_or("");
         let lv = self.eval(l, env, depth + 1);
@@ -1709,22 +1682,19 @@ impl<'t, 'a> Interp<'t, 'a> {
         let fors: Vec<Node> = kids
             .iter()
             .copied()
-            .filter(|k| k.kind() == "for_in_clause")
+            .filter(|k| k.kind_name() == "for_in_clause")
             .collect();
-        let has_if = kids.iter().any(|k| k.kind() == "if_clause");
-        let Some(body) = node.child_by_field_name("body") else {
+        let has_if = kids.iter().any(|k| k.kind_name() == "if_clause");
+        let Some(body) = node.field(F::Body) else {
             return VSet::unknown();
         };
         if fors.len() != 1 || has_if {
             return VSet::unknown();
         }
-        let (Some(left), Some(right)) = (
-            fors[0].child_by_field_name("left"),
-            fors[0].child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (fors[0].field(F::Left), fors[0].field(F::Right)) else {
             return VSet::unknown();
         };
-        if left.kind() != "identifier" {
+        if left.kind_name() != "identifier" {
             return VSet::unknown();
         }
         let var = ident(left, self.src);
@@ -1746,13 +1716,13 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     fn eval_subscript(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
-        let Some(value) = node.child_by_field_name("value") else {
+        let Some(value) = node.field(F::Value) else {
             return VSet::unknown();
         };
         let mut cursor = node.walk();
         let subs: Vec<Node> = node
             .children_by_field_name("subscript", &mut cursor)
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| c.kind_name() != "comment")
             .collect();
         if subs.len() != 1 {
             return VSet::unknown();
@@ -1760,7 +1730,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         let values = self.eval(value, env, d);
         let sub = subs[0];
         let mut out = VSet::default();
-        if sub.kind() == "slice" {
+        if sub.kind_name() == "slice" {
             let Some((start, stop, step)) = self.slice_bounds(sub, env, d) else {
                 return VSet::unknown();
             };
@@ -1802,14 +1772,14 @@ impl<'t, 'a> Interp<'t, 'a> {
         let mut idx = 0usize;
         let mut cursor = slice.walk();
         for child in slice.children(&mut cursor) {
-            if child.kind() == ":" {
+            if child.kind_name() == ":" {
                 idx += 1;
                 if idx > 2 {
                     return None;
                 }
                 continue;
             }
-            if !child.is_named() || child.kind() == "comment" {
+            if !child.is_named() || child.kind_name() == "comment" {
                 continue;
             }
             let v = self.eval(child, env, d);
@@ -1822,17 +1792,17 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     fn eval_call(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
-        let Some(callee) = node.child_by_field_name("function") else {
+        let Some(callee) = node.field(F::Function) else {
             return VSet::unknown();
         };
-        let (pos, kws, _) = call_args(node.child_by_field_name("arguments"), self.src);
+        let (pos, kws, _) = call_args(node.field(F::Arguments), self.src);
         let mut callee_vals = VSet::default();
         let mut out = VSet::default();
         let callee_inner = unparen(callee);
-        if callee_inner.kind() == "attribute" {
+        if callee_inner.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
-                callee_inner.child_by_field_name("object"),
-                callee_inner.child_by_field_name("attribute"),
+                callee_inner.field(F::Object),
+                callee_inner.field(F::Attribute),
             ) {
                 let method = ident(attr, self.src);
                 for rv in self.eval(obj, env, d).iter() {
@@ -2307,7 +2277,7 @@ impl<'t, 'a> Interp<'t, 'a> {
 
     /// Folds a string literal, including f-strings whose interpolations fold.
     fn fold_string(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
-        if node.kind() != "string" {
+        if node.kind_name() != "string" {
             return self.eval(node, env, d);
         }
         let prefix = parse::string_prefix(node, self.src);
@@ -2316,7 +2286,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             let mut out = Vec::new();
             let mut cursor = node.walk();
             for child in node.children(&mut cursor) {
-                match child.kind() {
+                match child.kind_name() {
                     "string_content" => {
                         let mut inner = child.walk();
                         let mut last = child.start_byte();
@@ -2347,13 +2317,13 @@ impl<'t, 'a> Interp<'t, 'a> {
         let mut lit = String::new();
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
-            match child.kind() {
+            match child.kind_name() {
                 "string_content" => {
                     let mut inner = child.walk();
                     let mut last = child.start_byte();
                     for esc in child.children(&mut inner) {
                         lit.push_str(self.src.get(last..esc.start_byte()).unwrap_or(""));
-                        match decode_escape(self.text(esc), esc.kind(), raw) {
+                        match decode_escape(self.text(esc), esc.kind_name(), raw) {
                             Some(t) => lit.push_str(&t),
                             None => return VSet::unknown(),
                         }
@@ -2362,21 +2332,21 @@ impl<'t, 'a> Interp<'t, 'a> {
                     lit.push_str(self.src.get(last..child.end_byte()).unwrap_or(""));
                 }
                 "escape_sequence" | "escape_interpolation" => {
-                    match decode_escape(self.text(child), child.kind(), raw) {
+                    match decode_escape(self.text(child), child.kind_name(), raw) {
                         Some(t) => lit.push_str(&t),
                         None => return VSet::unknown(),
                     }
                 }
                 "interpolation" => {
-                    if child.child_by_field_name("format_specifier").is_some() {
+                    if child.field(F::FormatSpecifier).is_some() {
                         return VSet::unknown();
                     }
-                    if let Some(conv) = child.child_by_field_name("type_conversion") {
+                    if let Some(conv) = child.field(F::TypeConversion) {
                         if self.text(conv) != "!s" {
                             return VSet::unknown();
                         }
                     }
-                    let Some(expr) = child.child_by_field_name("expression") else {
+                    let Some(expr) = child.field(F::Expression) else {
                         return VSet::unknown();
                     };
                     let v = self.eval(expr, env, d);

@@ -24,6 +24,7 @@
 //! | SBX009 | dunder-method-definition | dunder methods other than `__init__ __repr__ __str__` |
 
 pub mod check;
+pub mod field;
 pub mod interp;
 pub mod reach;
 pub mod scan;

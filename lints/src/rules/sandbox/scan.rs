@@ -34,6 +34,7 @@
 //! The walk is a single tree-cursor traversal; the closures are linear in the number of
 //! identifiers and binding sites (each name, range and site is marked at most once).
 
+use super::field::{FieldChild, F};
 use super::interp::{builtin, ident, Config};
 use crate::rules::imports::is_allowed;
 use rustc_hash::FxHashMap;
@@ -743,20 +744,18 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         self.facts.func_ids.insert(node.id(), id);
         let mut facts = FuncFacts::default();
         if k == K::FunctionDefinition {
-            if let Some(n) = node.child_by_field_name("name") {
+            if let Some(n) = node.field(F::Name) {
                 facts.def_name = Some(self.name(n));
             }
         }
-        if let Some(ps) = node.child_by_field_name("parameters") {
+        if let Some(ps) = node.field(F::Parameters) {
             let mut c = ps.walk();
             let mut kw_only = false;
             for p in ps.named_children(&mut c) {
                 // (name, has default, 0 plain / 1 star / 2 double star)
                 let (name_node, has_default, splat) = match kind(p) {
                     K::Identifier => (Some(p), false, 0),
-                    K::DefaultParameter | K::TypedDefaultParameter => {
-                        (p.child_by_field_name("name"), true, 0)
-                    }
+                    K::DefaultParameter | K::TypedDefaultParameter => (p.field(F::Name), true, 0),
                     K::TypedParameter => {
                         let inner = p.named_child(0);
                         match inner.map(kind) {
@@ -808,7 +807,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 for child in node.named_children(&mut c) {
                     match kind(child) {
                         K::AliasedImport => {
-                            if let Some(a) = child.child_by_field_name("alias") {
+                            if let Some(a) = child.field(F::Alias) {
                                 out.push(self.name(a));
                             }
                         }
@@ -825,7 +824,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 let mut c = node.walk();
                 for child in node.children_by_field_name("name", &mut c) {
                     let n = match kind(child) {
-                        K::AliasedImport => child.child_by_field_name("alias"),
+                        K::AliasedImport => child.field(F::Alias),
                         _ => Some(child),
                     };
                     let Some(n) = n else { continue };
@@ -908,9 +907,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 (K::ArgumentList, _) if p.call != NONE && node.is_named() => {
                     let slot = match k {
                         K::Comment | K::ListSplat | K::DictionarySplat => None,
-                        K::KeywordArgument => node
-                            .child_by_field_name("name")
-                            .map(|n| Slot::Kw(self.name(n))),
+                        K::KeywordArgument => node.field(F::Name).map(|n| Slot::Kw(self.name(n))),
                         _ => Some(Slot::Pos(p.positional.saturating_sub(1))),
                     };
                     if let Some(slot) = slot {
@@ -1011,7 +1008,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             }
             K::Assignment | K::AugmentedAssignment | K::ForStatement | K::ForInClause => {
                 let mut t = SmallVec::new();
-                if let Some(left) = node.child_by_field_name("left") {
+                if let Some(left) = node.field(F::Left) {
                     if k == K::AugmentedAssignment {
                         if kind(left) == K::Identifier {
                             t.push(self.name(left));
@@ -1027,7 +1024,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             K::NamedExpression => {
                 self.facts.has_walrus = true;
                 let mut t = SmallVec::new();
-                if let Some(n) = node.child_by_field_name("name") {
+                if let Some(n) = node.field(F::Name) {
                     self.targets(n, &mut t, 0);
                     self.record_bound(node.start_byte(), n);
                 }
@@ -1036,7 +1033,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             }
             K::AsPattern => {
                 let mut t = SmallVec::new();
-                if let Some(a) = node.child_by_field_name("alias") {
+                if let Some(a) = node.field(F::Alias) {
                     self.targets(a, &mut t, 0);
                     self.record_bound(node.start_byte(), a);
                 }
@@ -1068,7 +1065,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 }
                 t.extend(facts.defaulted.iter().copied());
                 if k == K::FunctionDefinition {
-                    if let Some(n) = node.child_by_field_name("name") {
+                    if let Some(n) = node.field(F::Name) {
                         self.record_bound(node.start_byte(), n);
                     }
                 }
@@ -1079,7 +1076,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 frame.own_func = parent.and_then(|p| p.own_func);
             }
             K::DefaultParameter | K::TypedDefaultParameter => {
-                if let Some(n) = node.child_by_field_name("name") {
+                if let Some(n) = node.field(F::Name) {
                     frame.targets.push(self.name(n));
                 }
             }
@@ -1102,7 +1099,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     callee_lambda: 0,
                     args: SmallVec::new(),
                 };
-                if let Some(callee) = node.child_by_field_name("function") {
+                if let Some(callee) = node.field(F::Function) {
                     let callee = super::interp::unparen(callee);
                     match kind(callee) {
                         K::Identifier => {
@@ -1134,7 +1131,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 // relative imports); the statement itself is still checked.
                 let relative = k == K::ImportFromStatement
                     && node
-                        .child_by_field_name("module_name")
+                        .field(F::ModuleName)
                         .is_some_and(|m| kind(m) == K::RelativeImport);
                 if relative {
                     self.facts.relative_imports.insert(node.id());
@@ -1149,7 +1146,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             }
             K::ClassDefinition => {
                 let mut t = SmallVec::new();
-                if let Some(n) = node.child_by_field_name("name") {
+                if let Some(n) = node.field(F::Name) {
                     t.push(self.name(n));
                     self.record_bound(node.start_byte(), n);
                 }
@@ -1166,7 +1163,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 }
             }
             K::DecoratedDefinition => {
-                if let Some(d) = node.child_by_field_name("definition") {
+                if let Some(d) = node.field(F::Definition) {
                     if kind(d) == K::FunctionDefinition {
                         self.facts.decorated.insert(d.id());
                     }
