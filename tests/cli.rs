@@ -561,6 +561,55 @@ fn show_settings_names_the_config_in_effect() {
 // ---------------------------------------------------------------- inputs
 
 #[test]
+fn jsonl_files_check_each_code_string() {
+    // A dump of agent cells (the corpus's `cells.jsonl` shape) used to be read as one Python
+    // cell, whose dict literals parse, and passed silently.
+    let dir = project(&[
+        ("cellguard.toml", "[lint]\nselect = [\"IMP\", \"SYN\"]\n"),
+        (
+            "cells.jsonl",
+            "{\"id\": \"c0\", \"is_test\": false, \"code\": \"x = 1\"}\n\
+             {\"id\": \"c1\", \"code\": \"import json\\nimport os\"}\n\
+             {\"id\": \"c2\", \"code\": \"y = (\"}\n",
+        ),
+        (
+            "answers.jsonl",
+            "{\"id\": \"a\", \"ground_truth\": [\"cd(folder='x')\"]}\n",
+        ),
+    ]);
+    let out = check(dir.path(), &["--output-format", "json", "cells.jsonl"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let v = json(&out);
+    let got: Vec<(String, i64, i64, i64)> = v
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["location"]["row"].as_i64().unwrap(),
+                d["location"]["column"].as_i64().unwrap(),
+                d["cell"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("IMP003".to_string(), 2, 23, 2),
+            ("IMP001".to_string(), 2, 43, 2),
+            ("SYN001".to_string(), 3, 27, 3),
+        ]
+    );
+    // A JSON Lines file without any `code` string has nothing to check, and says so.
+    let out = check(dir.path(), &["--output-format", "concise", "answers.jsonl"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("answers.jsonl:1:1: SYN002"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
 fn stdin_uses_the_stdin_filename() {
     let dir = project(&[("docs/cellguard.toml", "[lint]\nselect = [\"IMP001\"]\n")]);
     let md = b"# Notes\n\n```python\nimport os\nx = (\n```\n";

@@ -19,8 +19,10 @@ Usage (from the repository root; see tools/README.md):
 The output is deterministic for a given interpreter and set of installed packages.
 """
 
+import ast
 import importlib
 import json
+import pkgutil
 import platform
 import sys
 import types
@@ -56,7 +58,9 @@ TARGETS = {
     "multiprocessing": "multiprocessing", "_multiprocessing": "multiprocessing",
 }
 
-# Members of allowed modules that cellguard denies by default (config.rs DEFAULT_DENY_MEMBERS).
+# Module-level members of allowed modules that cellguard denies by default (a subset of
+# config.rs DEFAULT_DENY_MEMBERS: the entries that name one object, whose other paths the
+# table records as `deny_aliases`).
 DEFAULT_DENY_MEMBERS = [
     "asyncio.create_subprocess_exec",
     "asyncio.create_subprocess_shell",
@@ -64,6 +68,7 @@ DEFAULT_DENY_MEMBERS = [
     "asyncio.open_unix_connection",
     "asyncio.start_server",
     "asyncio.start_unix_server",
+    "pydantic.ImportString",
 ]
 
 MAX_STEPS = 3
@@ -93,10 +98,12 @@ def namespace(obj):
         if isinstance(d, dict):
             out.update(d)
             # Lazy modules (PEP 562 `__getattr__`, e.g. pydantic 2) resolve the names they
-            # advertise in `__all__` on first access; resolve them the same way.
+            # advertise in `__all__` (or pydantic's `_dynamic_imports`) on first access;
+            # resolve them the same way.
             if "__getattr__" in d:
-                names = d.get("__all__", ())
-                for name in list(names) if isinstance(names, (list, tuple)) else ():
+                names = list(d.get("__all__", ()) or ())
+                names += list(d.get("_dynamic_imports", {}) or {})
+                for name in names:
                     if isinstance(name, str) and name not in out:
                         try:
                             out[name] = getattr(obj, name)
@@ -125,14 +132,45 @@ def namespace(obj):
     return out
 
 
+def load_submodules(root):
+    """Imports every submodule of package `root` (and resolves the names a lazy PEP 562
+    `__getattr__` advertises in `__all__` or pydantic's `_dynamic_imports`), so that the walk
+    sees what a long-running host process has loaded: `pydantic.main`, `pydantic.fields`,
+    `pydantic.type_adapter` are attributes of `pydantic` as soon as the host touched
+    `BaseModel`, `Field` or `TypeAdapter`. `__main__` modules are skipped (they run programs)."""
+    try:
+        mod = importlib.import_module(root)
+    except Exception as e:
+        print(f"warning: cannot import {root}: {e}", file=sys.stderr)
+        return None
+    lazy = []
+    for table in ("__all__", "_dynamic_imports"):
+        names = getattr(mod, table, None) if table != "__all__" or "__getattr__" in vars(mod) else None
+        if isinstance(names, (list, tuple, dict)):
+            lazy.extend(n for n in names if isinstance(n, str))
+    for name in lazy:
+        try:
+            getattr(mod, name)
+        except Exception:
+            pass
+    path = getattr(mod, "__path__", None)
+    if path is not None:
+        for info in pkgutil.walk_packages(path, root + ".", onerror=lambda _name: None):
+            if "__main__" in info.name.split("."):
+                continue
+            try:
+                importlib.import_module(info.name)
+            except Exception as e:  # platform-specific submodules (asyncio.windows_events)
+                print(f"note: skipped {info.name}: {type(e).__name__}", file=sys.stderr)
+    return mod
+
+
 def walk():
     paths = {}      # "collections._sys" -> "sys" (family)
     modules = {}    # real module name -> {attr: real module name}
     for root in ROOTS:
-        try:
-            mod = importlib.import_module(root)
-        except Exception as e:  # a root that is not installed is reported, not fatal
-            print(f"warning: cannot import {root}: {e}", file=sys.stderr)
+        mod = load_submodules(root)
+        if mod is None:  # a root that is not installed is reported, not fatal
             continue
         # Breadth-first from the root, MAX_STEPS attribute steps deep.
         seen = {id(mod)}
@@ -239,7 +277,478 @@ def deny_aliases():
     return out
 
 
+# ---- host-reaching modules (SBX006 and the allowlist warning) ------------------------------
+#
+# A module is host-reaching when its public API can, within HOST_STEPS calls, run code from a
+# string, import a module by name, start a process or thread or other deferred execution, do
+# file or network I/O, or hand out frames, code objects or the whole heap. The verdict is derived
+# from the module sources of the running CPython (AST only: nothing is imported or run for it):
+# every function and method records the capability sinks it calls and the functions it calls
+# (same-module names, `module.function` through its imports, `self.method`), and the
+# capabilities of a module are those its public functions, classes and methods reach within
+# HOST_STEPS calls. Modules without Python source (C extensions) are classified by C_MODULES.
+
+HOST_STEPS = 3
+
+# Capability kinds, with the text a diagnostic shows.
+KINDS = {
+    "exec": "runs code from strings",
+    "import": "imports modules by name",
+    "process": "starts processes",
+    "file": "reads or writes files",
+    "network": "opens network connections",
+    "deferred": "runs code later, in threads, timers, exit or signal handlers",
+    "frames": "exposes execution frames or tracing hooks",
+    "code": "builds code objects or loads pickles",
+    "native": "calls native code or raw memory",
+    "heap": "exposes every live object",
+}
+
+# Builtins that are sinks when called by their bare name.
+BUILTIN_SINKS = {
+    "exec": "exec", "eval": "exec", "compile": "code", "__import__": "import", "open": "file",
+}
+
+# Sinks called as `module.attr(...)` (real module name -> attr -> kind; "*" = every attribute).
+MODULE_SINKS = {
+    "os": {**{a: "process" for a in (
+        "system popen execl execle execlp execlpe execv execve execvp execvpe spawnl spawnle "
+        "spawnlp spawnlpe spawnv spawnve spawnvp spawnvpe fork forkpty posix_spawn "
+        "posix_spawnp kill killpg startfile").split()},
+        **{a: "file" for a in (
+        "open remove unlink rename renames replace mkdir makedirs rmdir removedirs listdir "
+        "scandir walk fwalk chmod chown lchown symlink link truncate utime fdopen chdir "
+        "mkfifo mknod chroot").split()}},
+    "posix": {"system": "process", "fork": "process", "open": "file", "execv": "process"},
+    "subprocess": {"*": "process"},
+    "_posixsubprocess": {"*": "process"},
+    "pty": {"spawn": "process", "fork": "process"},
+    "multiprocessing": {"*": "process"},
+    "socket": {a: "network" for a in (
+        "socket create_connection create_server socketpair fromfd getaddrinfo "
+        "gethostbyname").split()},
+    "_socket": {"*": "network"},
+    "ssl": {"wrap_socket": "network", "create_connection": "network"},
+    "importlib": {"import_module": "import", "__import__": "import", "reload": "import"},
+    "importlib.util": {"*": "import"},
+    "importlib.machinery": {"*": "import"},
+    "_imp": {"*": "import"},
+    "builtins": {k: v for k, v in BUILTIN_SINKS.items()},
+    "io": {"open": "file", "FileIO": "file", "open_code": "file"},
+    "_io": {"open": "file", "FileIO": "file", "open_code": "file"},
+    "codecs": {"open": "file"},
+    "shutil": {"*": "file"},
+    "pathlib": {"Path": "file", "PosixPath": "file", "WindowsPath": "file"},
+    "tempfile": {"*": "file"},
+    "ctypes": {"*": "native"},
+    "_ctypes": {"*": "native"},
+    "mmap": {"mmap": "native"},
+    "_thread": {"start_new_thread": "deferred", "start_new": "deferred"},
+    "threading": {"Thread": "deferred", "Timer": "deferred"},
+    "atexit": {"register": "deferred"},
+    "signal": {"signal": "deferred", "setitimer": "deferred", "alarm": "deferred"},
+    "sys": {"settrace": "frames", "setprofile": "frames", "addaudithook": "deferred"},
+    "gc": {"get_objects": "heap", "get_referrers": "heap", "get_referents": "heap"},
+    "pickle": {"loads": "code", "load": "code", "Unpickler": "code"},
+    "_pickle": {"loads": "code", "load": "code", "Unpickler": "code"},
+    "marshal": {"loads": "code", "load": "code"},
+}
+
+# Modules without Python source, classified by hand (what their functions do).
+C_MODULES = {
+    "posix": ["process", "file"], "nt": ["process", "file"], "sys": ["import", "frames"],
+    "builtins": ["exec", "import", "file"], "_imp": ["import"], "_io": ["file"],
+    "_socket": ["network"], "_ssl": ["network"], "select": ["network"],
+    "_posixsubprocess": ["process"], "_multiprocessing": ["process"],
+    "_posixshmem": ["native"], "_ctypes": ["native"], "_ctypes_test": ["native"],
+    "mmap": ["native"], "_thread": ["deferred"], "atexit": ["deferred"],
+    "_signal": ["deferred"], "faulthandler": ["file", "deferred"], "gc": ["heap"],
+    "marshal": ["code"], "_pickle": ["code"], "_lsprof": ["exec", "frames"],
+    "_tracemalloc": ["frames"], "fcntl": ["file"], "termios": ["file"], "resource": ["process"],
+    "readline": ["file"], "syslog": ["file"], "_sqlite3": ["file"], "_dbm": ["file"],
+    "_gdbm": ["file"], "_curses": ["file"], "_tkinter": ["exec"], "ossaudiodev": ["file"],
+    "grp": [], "pwd": [], "spwd": ["file"], "nis": ["network"], "_xxsubinterpreters": ["exec"],
+    "_testcapi": ["native"], "_testinternalcapi": ["native"], "_crypt": [],
+}
+
+# Command-line entry points (`base64.main()` reads `sys.argv`): not public API of a cell.
+ENTRY_POINTS = {"main", "test", "_main", "_test"}
+
+# Host-reaching third-party packages users put in allowlists (no source walk: not installed).
+THIRD_PARTY = {
+    "requests": ["network"], "httpx": ["network"], "aiohttp": ["network"],
+    "urllib3": ["network"], "cffi": ["native"],
+}
+
+# Exposing these classes hands out code objects / functions built from them.
+CODE_CLASSES = {"CodeType", "FunctionType", "LambdaType", "FrameType"}
+
+# Derived verdicts overridden after review, each with the reason (None = not host-reaching).
+# Modules in the default allowlists are not listed at all: SBX005 (this table) and the
+# `deny-members` defaults cover their dangerous members.
+HOST_OVERRIDES = {
+    "getopt": None,     # file access only through gettext's lookup of installed catalogs
+    "optparse": None,   # same (message translation)
+    "gettext": ["file"],  # reads `.mo` catalogs from a caller-given `localedir`
+    "posixpath": None,  # `os.path`: path strings; `exists`/`getsize` stat without reading
+    "ntpath": None,
+    "genericpath": None,
+    "encodings": None,  # imports only `encodings.<codec>` by sanitised codec name
+    "pickle": ["code", "import"],  # `pickle.loads` runs `find_class` imports (C `_pickle`)
+    "signal": ["deferred"],
+    "sqlite3": ["file"],
+    "multiprocessing": ["process"],
+    "concurrent.futures": ["process", "deferred"],  # lazy `ProcessPoolExecutor`
+    "concurrent.futures.process": ["process", "deferred"],
+    "concurrent.futures.thread": ["deferred"],
+    "threading": ["deferred"],  # `Thread`, `Timer` (through `_thread.start_new_thread`)
+    "wsgiref.simple_server": ["network"],  # `make_server` (socketserver.TCPServer)
+    "test": ["process", "exec"],  # the regression suite; `test.support` runs interpreters
+    "uuid": None,       # runs fixed commands (`ifconfig`) to read the MAC address; no cell input
+    "zoneinfo": None,   # opens tzdata files by validated key only
+    "mimetypes": None,  # reads fixed system tables (/etc/mime.types)
+    "enum": None,       # `sys._getframe` only to name its own module
+    "locale": None,
+    "platform": ["process"],  # `platform.architecture` runs `file` on a cell-given path
+    "types": ["code"],
+    "operator": None,
+}
+
+
+def _stdlib_sources():
+    """Real module name -> source path, for every pure-Python module of the standard library."""
+    import os
+    import sysconfig
+    root = sysconfig.get_paths()["stdlib"]
+    names = set(sys.stdlib_module_names)
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        parts = [] if rel == "." else rel.split(os.sep)
+        if parts and (parts[0] not in names
+                      or not os.path.exists(os.path.join(dirpath, "__init__.py"))):
+            dirnames[:] = []
+            continue
+        dirnames.sort()
+        for f in sorted(filenames):
+            if not f.endswith(".py"):
+                continue
+            stem = f[:-3]
+            if not parts and stem not in names:
+                continue
+            dotted = parts + ([] if stem == "__init__" else [stem])
+            if not all(p.isidentifier() for p in dotted) or "__main__" in dotted:
+                continue
+            out[".".join(dotted)] = os.path.join(dirpath, f)
+    return out
+
+
+class _ModScan:
+    """Sinks and call edges of every function of one module (AST only)."""
+
+    def __init__(self, name, tree, module_names, is_pkg):
+        self.name = name
+        self.is_pkg = is_pkg
+        self.ast_only = set()   # functions whose `compile` is `ast.parse`'s (PyCF_ONLY_AST)
+        self.aliases = {}       # local name -> ("mod", real) or ("attr", (module, attr))
+        self.funcs = {}         # qualname -> {"sinks": set, "calls": set of (module, short)}
+        self.by_short = {}      # short name -> [qualname]
+        self.public = []        # qualnames that are public API
+        self.defines = set()    # public module-level names
+        self.module_names = module_names
+        self._imports(tree)
+        self._scan(tree)
+
+    def _imports(self, tree):
+        pkg = self.name if self.is_pkg else self.name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.aliases[a.asname] = ("mod", a.name)
+                    else:
+                        top = a.name.split(".")[0]
+                        self.aliases[top] = ("mod", top)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = self.name.split(".")
+                    parent = parent[: len(parent) - node.level] if not self.is_pkg else parent[: len(parent) - node.level + 1]
+                    base = ".".join(parent + ([base] if base else []))
+                for a in node.names:
+                    local = a.asname or a.name
+                    full = f"{base}.{a.name}" if base else a.name
+                    if full in self.module_names:
+                        self.aliases[local] = ("mod", full)
+                    else:
+                        self.aliases[local] = ("attr", (base, a.name))
+
+    def _chain(self, node):
+        """`a.b.c` -> ["a", "b", "c"], or None."""
+        out = []
+        while isinstance(node, ast.Attribute):
+            out.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            out.append(node.id)
+            return out[::-1]
+        return None
+
+    def _resolve(self, chain):
+        """A dotted chain -> (real module, remaining attrs) when its base is an imported module."""
+        kind, val = self.aliases.get(chain[0], (None, None))
+        if kind == "mod":
+            mod, rest = val, chain[1:]
+            while rest and f"{mod}.{rest[0]}" in self.module_names:
+                mod, rest = f"{mod}.{rest[0]}", rest[1:]
+            return mod, rest
+        if kind == "attr":
+            return val[0], [val[1]] + chain[1:]
+        return None, None
+
+    def _sink(self, mod, attr):
+        table = MODULE_SINKS.get(mod) or {}
+        return table.get(attr) or table.get("*")
+
+    def _scan(self, tree):
+        scan = self
+
+        class V(ast.NodeVisitor):
+            def __init__(self):
+                self.stack = []
+                self.cls = []
+
+            def cur(self):
+                return self.stack[-1] if self.stack else None
+
+            def visit_ClassDef(self, node):
+                if not self.stack and not self.cls:
+                    if not node.name.startswith("_"):
+                        scan.defines.add(node.name)
+                        scan.public.append(node.name)
+                self.cls.append(node.name)
+                self.generic_visit(node)
+                self.cls.pop()
+
+            def _func(self, node):
+                qual = ".".join(self.cls + [node.name]) if not self.stack else f"{self.stack[-1]}.<{node.name}>"
+                scan.funcs.setdefault(qual, {"sinks": set(), "calls": set()})
+                if any(
+                    (isinstance(n, ast.Name) and n.id == "PyCF_ONLY_AST")
+                    or (isinstance(n, ast.Attribute) and n.attr == "PyCF_ONLY_AST")
+                    for n in ast.walk(node)
+                ):
+                    # `ast.parse`: its `compile` builds a syntax tree, never code.
+                    scan.ast_only.add(qual)
+                scan.by_short.setdefault(node.name, []).append(qual)
+                if not self.stack:
+                    owner_public = all(not c.startswith("_") for c in self.cls)
+                    me_public = not node.name.startswith("_") or (
+                        node.name.startswith("__") and node.name.endswith("__"))
+                    if (owner_public and me_public and (self.cls or not node.name.startswith("_"))
+                            and not (not self.cls and node.name in ENTRY_POINTS)):
+                        scan.public.append(qual)
+                    if not self.cls and not node.name.startswith("_"):
+                        scan.defines.add(node.name)
+                self.stack.append(qual)
+                saved = self.cls
+                self.cls = []
+                self.generic_visit(node)
+                self.cls = saved
+                self.stack.pop()
+                if not self.stack and self.cls:
+                    # The class's constructor edge.
+                    cls_key = self.cls[-1]
+                    scan.funcs.setdefault(cls_key, {"sinks": set(), "calls": set()})
+                    if node.name in ("__init__", "__new__", "__post_init__"):
+                        scan.funcs[cls_key]["calls"].add((scan.name, qual))
+
+            visit_FunctionDef = _func
+            visit_AsyncFunctionDef = _func
+
+            def visit_Subscript(self, node):
+                f = self.cur()
+                if f is not None:
+                    ch = self._chain_of(node.value)
+                    if ch:
+                        mod, rest = scan._resolve(ch)
+                        constant = isinstance(node.slice, ast.Constant)
+                        if (mod == "sys" and rest == ["modules"] and not constant
+                                and isinstance(node.ctx, ast.Load)):
+                            scan.funcs[f]["sinks"].add("import")
+                self.generic_visit(node)
+
+            def _chain_of(self, n):
+                return scan._chain(n)
+
+            def visit_Call(self, node):
+                f = self.cur()
+                if f is not None:
+                    info = scan.funcs[f]
+                    fn = node.func
+                    if isinstance(fn, ast.Name):
+                        if fn.id == "compile" and f in scan.ast_only:
+                            # `ast.parse`: compiles to a syntax tree, never to code.
+                            self.generic_visit(node)
+                            return
+                        if fn.id in BUILTIN_SINKS and fn.id not in scan.aliases:
+                            info["sinks"].add(BUILTIN_SINKS[fn.id])
+                        kind, val = scan.aliases.get(fn.id, (None, None))
+                        if kind == "attr":
+                            s = scan._sink(*val)
+                            if s:
+                                info["sinks"].add(s)
+                            info["calls"].add(val)
+                        else:
+                            info["calls"].add((scan.name, fn.id))
+                    elif isinstance(fn, ast.Attribute):
+                        ch = scan._chain(fn)
+                        mod, rest = scan._resolve(ch) if ch else (None, None)
+                        if mod is not None and rest:
+                            s = scan._sink(mod, rest[0])
+                            if s:
+                                info["sinks"].add(s)
+                            info["calls"].add((mod, rest[0]) if len(rest) == 1 else (mod, rest[-1]))
+                        elif (isinstance(fn.value, ast.Name) and fn.value.id in ("self", "cls")
+                              and "." in f):
+                            # self.m(): the method of the same class, else any method m of
+                            # this module (inherited).
+                            info["calls"].add((scan.name, f"{f.split('.')[0]}.{fn.attr}"))
+                        elif not (fn.attr.startswith("__") and fn.attr.endswith("__")):
+                            # obj.m(): methods of this module named m (never dunders, which
+                            # every class has: `super().__init__()` would reach them all).
+                            info["calls"].add((scan.name, fn.attr))
+                self.generic_visit(node)
+
+            def _owner(self):
+                if self.stack:
+                    return self.stack[-1]
+                if self.cls:
+                    key = self.cls[-1]
+                    scan.funcs.setdefault(key, {"sinks": set(), "calls": set()})
+                    return key
+                return None
+
+            def visit_Attribute(self, node):
+                f = self._owner()
+                if f is not None and isinstance(node.ctx, ast.Load):
+                    ch = scan._chain(node)
+                    mod, rest = scan._resolve(ch) if ch else (None, None)
+                    if mod is not None and len(rest) == 1:
+                        s = scan._sink(mod, rest[0])
+                        if s:
+                            scan.funcs[f]["sinks"].add(s)
+                self.generic_visit(node)
+
+            def visit_Name(self, node):
+                f = self._owner()
+                if (f is not None and isinstance(node.ctx, ast.Load)
+                        and node.id in BUILTIN_SINKS and node.id not in scan.aliases
+                        and not (node.id == "compile" and f in scan.ast_only)):
+                    scan.funcs[f]["sinks"].add(BUILTIN_SINKS[node.id])
+
+        V().visit(tree)
+        for node in tree.body:
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            for t in targets:
+                if not t.startswith("_"):
+                    self.defines.add(t)
+
+
+def host_modules(exclude_roots):
+    """Real module name -> sorted capability kinds, for host-reaching standard-library modules."""
+    sources = _stdlib_sources()
+    names = set(sources) | set(sys.builtin_module_names) | set(C_MODULES)
+    scans = {}
+    for name, path in sources.items():
+        try:
+            with open(path, "rb") as fh:
+                tree = ast.parse(fh.read())
+        except (SyntaxError, ValueError, OSError):
+            continue
+        scans[name] = _ModScan(name, tree, names, path.endswith("__init__.py"))
+
+    def callees(mod, short):
+        """The functions a call edge `(module, name)` can reach: the function or class `name`,
+        or `Class.method` for `self.method()` (falling back to every `method` of the module
+        when the class inherits it), or every function of the module with that short name."""
+        s = scans.get(mod)
+        if s is None:
+            return []
+        if short in s.funcs:
+            return [(mod, short)] + [(mod, q) for q in s.by_short.get(short, ()) if q != short
+                                     and "." not in short]
+        last = short.rsplit(".", 1)[-1]
+        if "." in short and last.startswith("__") and last.endswith("__"):
+            return []
+        return [(mod, q) for q in s.by_short.get(last, ())]
+
+    memo = {}
+
+    def kinds_of(mod, qual):
+        key = (mod, qual)
+        if key in memo:
+            return memo[key]
+        found = set()
+        frontier = [(mod, qual)]
+        seen = {(mod, qual)}
+        for depth in range(HOST_STEPS + 1):
+            nxt = []
+            for m, q in frontier:
+                s = scans.get(m)
+                if s is None:
+                    if m in C_MODULES and depth > 0:
+                        pass
+                    continue
+                info = s.funcs.get(q)
+                if info is None:
+                    continue
+                found |= info["sinks"]
+                if depth == HOST_STEPS:
+                    continue
+                for cm, cshort in info["calls"]:
+                    for c in callees(cm, cshort):
+                        if c not in seen:
+                            seen.add(c)
+                            nxt.append(c)
+            frontier = nxt
+        memo[key] = found
+        return found
+
+    out = {}
+    for name, s in scans.items():
+        kinds = set()
+        for q in s.public:
+            kinds |= kinds_of(name, q)
+        if s.defines & CODE_CLASSES:
+            kinds.add("code")
+        if kinds:
+            out[name] = kinds
+    for name, kinds in C_MODULES.items():
+        if kinds:
+            out[name] = set(kinds)
+    for name, kinds in HOST_OVERRIDES.items():
+        if kinds is None:
+            out.pop(name, None)
+        else:
+            out[name] = set(kinds)
+    for name, kinds in THIRD_PARTY.items():
+        out[name] = set(kinds)
+    for name in list(out):
+        parts = name.split(".")
+        if parts[0] in exclude_roots or (
+            len(parts) > 1 and any(p.startswith(("test", "idle_test")) for p in parts[1:])
+        ) or parts[0] == "turtledemo":
+            del out[name]
+    order = list(KINDS)
+    return {k: sorted(v, key=order.index) for k, v in sorted(out.items())}
+
+
 def main():
+    import warnings
+    warnings.simplefilter("ignore")  # deprecation noise from resolving lazy names
     paths, modules = walk()
     modules = all_module_maps(modules)
     aliases = submodule_aliases()
@@ -263,6 +772,9 @@ def main():
         "modules": {k: dict(sorted(v.items())) for k, v in sorted(modules.items())},
         "submodule_aliases": dict(sorted(aliases.items())),
         "deny_aliases": dict(sorted(deny_aliases().items())),
+        "host_steps": HOST_STEPS,
+        "host_kinds": KINDS,
+        "host_modules": host_modules(set(ROOTS)),
     }
     json.dump(table, sys.stdout, indent=1, sort_keys=False)
     sys.stdout.write("\n")

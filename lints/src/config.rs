@@ -117,8 +117,13 @@ pub struct ImportsSection {
     /// Modules added to the allowlist (same forms).
     pub extend_allow: Option<Vec<String>>,
     /// Members of allowed modules that stay forbidden, replacing the default list
-    /// (`asyncio.create_subprocess_exec`, `asyncio.open_connection`, ...).
+    /// (`asyncio.create_subprocess_exec`, `asyncio.open_connection`, ...). A list that leaves
+    /// out default entries is reported as a configuration warning; to add entries and keep the
+    /// defaults, use `extend-deny-members`.
     pub deny_members: Option<Vec<String>>,
+    /// Members added to the deny list (the defaults, or `deny-members` when set), as ruff's
+    /// `extend-*` keys do.
+    pub extend_deny_members: Option<Vec<String>>,
 }
 
 /// `[lint.shape]`.
@@ -178,8 +183,8 @@ pub struct ConfigFile {
     pub knowledge_base: Option<Vec<String>>,
     /// Another config file to inherit from, relative to this one; this file's keys win.
     pub extend: Option<String>,
-    /// How files are split into cells: `auto` (default, by extension), `python`, `markdown`
-    /// or `response`.
+    /// How files are split into cells: `auto` (default, by extension), `python`, `markdown`,
+    /// `response` or `jsonl`.
     #[cfg_attr(feature = "schema", schemars(with = "Option<schema::ExtractMode>"))]
     pub extract: Option<crate::extract::ExtractMode>,
     /// `[lint]`: rule selection, import allowlist, shape limits.
@@ -219,7 +224,8 @@ pub mod schema {
     #[serde(rename_all = "lowercase")]
     #[allow(dead_code)]
     pub enum ExtractMode {
-        /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response.
+        /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response,
+        /// `.jsonl`/`.ndjson` JSON Lines.
         Auto,
         /// The whole file is one cell.
         Python,
@@ -227,6 +233,8 @@ pub mod schema {
         Markdown,
         /// A raw LLM response, extracted as Colony/smolagents do.
         Response,
+        /// JSON Lines: the `code` string of each line's object is a cell.
+        Jsonl,
     }
 
     /// The REPL namespace preset.
@@ -394,6 +402,7 @@ fn overlay(base: ConfigFile, child: ConfigFile) -> ConfigFile {
                     allow: ci.allow.or(bi.allow),
                     extend_allow: ci.extend_allow.or(bi.extend_allow),
                     deny_members: ci.deny_members.or(bi.deny_members),
+                    extend_deny_members: ci.extend_deny_members.or(bi.extend_deny_members),
                 }),
                 (b, c) => c.or(b),
             },
@@ -808,9 +817,19 @@ pub struct Settings {
 }
 
 /// Default members of allowed modules that reach the host (spec §2 `SBX`, rule SBX007). The
-/// same objects reached under other names (`asyncio.subprocess.create_subprocess_exec`) are
-/// matched through the reachability table; `asyncio.AbstractEventLoop.*` stands for the methods
-/// of any event loop (`asyncio.get_running_loop().subprocess_shell`).
+/// same objects reached under other names (`asyncio.subprocess.create_subprocess_exec`,
+/// `pydantic.types.ImportString`) are matched through the reachability table;
+/// `asyncio.AbstractEventLoop.*` stands for the methods of any event loop
+/// (`asyncio.get_running_loop().subprocess_shell`), and the `asyncio.*.name` globs catch the
+/// same methods reached through a loop class (`asyncio.base_events.BaseEventLoop.subprocess_shell`).
+///
+/// What each group does: processes (`create_subprocess_*`, `subprocess_*`), network
+/// (`open_connection`, `start_server`, `create_connection`, `create_server`, `sock_connect`,
+/// `getaddrinfo`), file I/O (`sendfile`, pydantic's `parse_file`, numpy's loaders and savers),
+/// imports by name (`pydantic.ImportString`, pydantic v1's `PyObject`), and code that runs later
+/// in the host, outside the cell's limits (`call_later`, `call_at`, `run_in_executor`, signal and
+/// fd callbacks, task factories and exception handlers installed on the host's loop,
+/// `atexit.register`, `threading.Timer`, `weakref.finalize`).
 pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.create_subprocess_exec",
     "asyncio.create_subprocess_shell",
@@ -827,7 +846,48 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.create_datagram_endpoint",
     "asyncio.AbstractEventLoop.connect_read_pipe",
     "asyncio.AbstractEventLoop.connect_write_pipe",
+    "asyncio.AbstractEventLoop.connect_accepted_socket",
     "asyncio.AbstractEventLoop.sock_connect",
+    "asyncio.AbstractEventLoop.sendfile",
+    "asyncio.AbstractEventLoop.sock_sendfile",
+    "asyncio.AbstractEventLoop.getaddrinfo",
+    "asyncio.AbstractEventLoop.run_in_executor",
+    "asyncio.AbstractEventLoop.call_later",
+    "asyncio.AbstractEventLoop.call_at",
+    "asyncio.AbstractEventLoop.add_signal_handler",
+    "asyncio.AbstractEventLoop.add_reader",
+    "asyncio.AbstractEventLoop.add_writer",
+    "asyncio.AbstractEventLoop.set_task_factory",
+    "asyncio.AbstractEventLoop.set_exception_handler",
+    "asyncio.AbstractEventLoop.set_default_executor",
+    "asyncio.*.subprocess_exec",
+    "asyncio.*.subprocess_shell",
+    "asyncio.*.create_connection",
+    "asyncio.*.create_server",
+    "asyncio.*.create_unix_connection",
+    "asyncio.*.create_unix_server",
+    "asyncio.*.create_datagram_endpoint",
+    "asyncio.*.connect_read_pipe",
+    "asyncio.*.connect_write_pipe",
+    "asyncio.*.connect_accepted_socket",
+    "asyncio.*.sock_connect",
+    "asyncio.*.sendfile",
+    "asyncio.*.getaddrinfo",
+    "asyncio.*.run_in_executor",
+    "asyncio.*.call_later",
+    "asyncio.*.call_at",
+    "asyncio.*.add_signal_handler",
+    "asyncio.*.set_task_factory",
+    "asyncio.*.set_exception_handler",
+    "pydantic.ImportString",
+    "pydantic.types.ImportString",
+    "pydantic.v1.PyObject",
+    "pydantic.v1.types.PyObject",
+    "pydantic.*parse_file*",
+    "pydantic.*load_file",
+    "atexit.register",
+    "threading.Timer",
+    "weakref.finalize",
     "numpy.load",
     "numpy.save",
     "numpy.savez",
@@ -864,6 +924,7 @@ struct SpanProbeImports {
     allow: Option<Vec<toml::Spanned<String>>>,
     extend_allow: Option<Vec<toml::Spanned<String>>>,
     deny_members: Option<Vec<toml::Spanned<String>>>,
+    extend_deny_members: Option<Vec<toml::Spanned<String>>>,
 }
 
 /// Offsets of each `[lint.imports]` list entry (`allow`, `extend-allow`, `deny-members`) in a
@@ -881,6 +942,7 @@ fn import_entry_offsets(text: &str) -> Vec<(&'static str, String, usize)> {
             ("allow", i.allow),
             ("extend-allow", i.extend_allow),
             ("deny-members", i.deny_members),
+            ("extend-deny-members", i.extend_deny_members),
         ] {
             for e in list.unwrap_or_default() {
                 // The span covers the quotes; point at the first character of the value.
@@ -936,7 +998,7 @@ fn import_warnings(
             continue;
         }
         let module = e.strip_suffix(".*").unwrap_or(e);
-        if let Some(why) = crate::rules::sandbox::check::host_module_entry(module) {
+        if let Some(why) = crate::rules::sandbox::host_module_entry(module) {
             warnings.push(ConfigError::at(
                 origin,
                 text,
@@ -945,6 +1007,26 @@ fn import_warnings(
                     "`{e}` in the import allowlist lets in a module that reaches the host ({why})"
                 ),
             ));
+        } else if e.ends_with(".*") {
+            // A star entry expands to every submodule: name the host-reaching ones.
+            let under = crate::rules::sandbox::host_modules_under(module);
+            if !under.is_empty() {
+                let shown: Vec<String> = under.iter().take(5).map(|m| format!("`{m}`")).collect();
+                let more = if under.len() > 5 {
+                    format!(" and {} more", under.len() - 5)
+                } else {
+                    String::new()
+                };
+                warnings.push(ConfigError::at(
+                    origin,
+                    text,
+                    offset,
+                    format!(
+                        "`{e}` in the import allowlist expands to every submodule of `{module}`, including host-reaching ones: {}{more}",
+                        shown.join(", ")
+                    ),
+                ));
+            }
         }
     }
     for entry in deny {
@@ -953,12 +1035,68 @@ fn import_warnings(
             warnings.push(ConfigError::at(
                 origin,
                 text,
-                at(&["deny-members"], entry),
+                at(&["deny-members", "extend-deny-members"], entry),
                 format!("deny-members entry `{e}` names no member (expected `module.member`)"),
             ));
         }
     }
     warnings
+}
+
+/// The configuration warning for a `deny-members` list that replaces the defaults and leaves
+/// out default entries of modules the allowlist lets in (`asyncio.open_connection` when
+/// `asyncio` is allowed), or `None` when it keeps them all (exactly or through a glob such as
+/// `asyncio.*`). Users who meant to add entries want `extend-deny-members` (ruff's `extend-*`
+/// convention); a deliberate replacement is still allowed, the warning only names what it drops.
+fn dropped_default_denials(
+    replaced: &[String],
+    allowed: &[String],
+    origin: &Path,
+    text: &str,
+    pyproject: bool,
+) -> Option<ConfigError> {
+    use crate::rules::imports::is_allowed;
+    use crate::rules::sandbox::check::glob_match;
+    let dropped: Vec<&str> = DEFAULT_DENY_MEMBERS
+        .iter()
+        .copied()
+        .filter(|d| {
+            let module = d.split('.').next().unwrap_or(d);
+            is_allowed(module, allowed)
+                && !replaced
+                    .iter()
+                    .any(|e| e.trim() == *d || glob_match(e.trim(), d))
+        })
+        .collect();
+    if dropped.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = dropped.iter().take(4).map(|d| format!("`{d}`")).collect();
+    let more = if dropped.len() > 4 {
+        format!(" and {} more", dropped.len() - 4)
+    } else {
+        String::new()
+    };
+    let at = locate(
+        text,
+        pyproject,
+        &[
+            TomlPath::Key("lint"),
+            TomlPath::Key("imports"),
+            TomlPath::Key("deny-members"),
+        ],
+    );
+    Some(ConfigError::at(
+        origin,
+        text,
+        at,
+        format!(
+            "`deny-members` replaces the default deny list and no longer denies {} default member{} of allowed modules ({}{more}); use `extend-deny-members` to add entries and keep the defaults",
+            dropped.len(),
+            if dropped.len() == 1 { "" } else { "s" },
+            shown.join(", ")
+        ),
+    ))
 }
 
 impl Default for Settings {
@@ -1046,16 +1184,30 @@ impl Settings {
         };
         let mut allowed_imports = imports.allow.clone().unwrap_or(preset_allow);
         allowed_imports.extend(imports.extend_allow.clone().unwrap_or_default());
-        let deny_members = imports
+        let mut deny_members = imports
             .deny_members
             .clone()
             .unwrap_or_else(|| DEFAULT_DENY_MEMBERS.iter().map(|s| s.to_string()).collect());
+        for e in imports.extend_deny_members.clone().unwrap_or_default() {
+            if !deny_members.contains(&e) {
+                deny_members.push(e);
+            }
+        }
         warnings.extend(import_warnings(
             &allowed_imports,
             &deny_members,
             &origin,
             text,
         ));
+        if let Some(replaced) = &imports.deny_members {
+            warnings.extend(dropped_default_denials(
+                replaced,
+                &allowed_imports,
+                &origin,
+                text,
+                pyproject,
+            ));
+        }
 
         let shape = lint.shape.clone().unwrap_or_default();
         let ns_section = file.namespace.clone().unwrap_or_default();
@@ -1545,6 +1697,103 @@ mod tests {
         assert_eq!(w, vec![(Some(2), Some(19)), (Some(3), Some(18))]);
         assert!(s.warnings[0].message.contains("`*`"));
         assert!(s.warnings[1].message.contains("`os/path`"));
+    }
+
+    fn resolve_text(text: &str) -> Settings {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "cellguard.toml", text);
+        let c = load_file(&p).unwrap().unwrap();
+        Settings::resolve(&c.file, Some(&c), &Overrides::default()).unwrap()
+    }
+
+    #[test]
+    fn extend_deny_members_keeps_the_defaults() {
+        // Issue 4 F19: adding one entry must not drop the network and subprocess denials.
+        let s = resolve_text("[lint.imports]\nextend-deny-members = [\"json.loads\"]\n");
+        for d in DEFAULT_DENY_MEMBERS {
+            assert!(s.deny_members.iter().any(|e| e == d), "{d} kept");
+        }
+        assert_eq!(
+            s.deny_members.last().map(String::as_str),
+            Some("json.loads")
+        );
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        // On top of a replaced list too, once.
+        let s = resolve_text(
+            "[lint.imports]\ndeny-members = [\"asyncio.*\", \"pydantic.*\"]\nextend-deny-members = [\"asyncio.*\", \"json.loads\"]\n",
+        );
+        assert_eq!(
+            s.deny_members,
+            vec!["asyncio.*", "pydantic.*", "json.loads"]
+        );
+        assert!(
+            s.warnings.is_empty(),
+            "a glob that keeps every default: {:?}",
+            s.warnings
+        );
+    }
+
+    #[test]
+    fn replacing_deny_members_warns_about_dropped_defaults() {
+        // The example the docs used to show: keeps two entries, drops the network denials.
+        let s = resolve_text(
+            "[lint.imports]\ndeny-members = [\"asyncio.create_subprocess_exec\", \"asyncio.create_subprocess_shell\"]\n",
+        );
+        assert_eq!(s.deny_members.len(), 2);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        let w = &s.warnings[0];
+        assert_eq!((w.line, w.column), (Some(2), Some(16)));
+        assert!(
+            w.message.contains("`asyncio.open_connection`"),
+            "{}",
+            w.message
+        );
+        assert!(w.message.contains("extend-deny-members"), "{}", w.message);
+        assert!(
+            !w.message.contains("create_subprocess_exec`,"),
+            "{}",
+            w.message
+        );
+        // Defaults of modules the allowlist does not let in are not worth a warning.
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\ndeny-members = [\"requests.*\"]\n",
+        );
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        let s = resolve_text("[lint.imports]\ndeny-members = []\n");
+        assert_eq!(s.warnings.len(), 1);
+        // Entries of either list that name no member are located in their own list.
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\nextend-deny-members = [\"json\"]\n",
+        );
+        assert_eq!(s.warnings.len(), 1);
+        assert_eq!(
+            (s.warnings[0].line, s.warnings[0].column),
+            (Some(3), Some(25))
+        );
+        assert!(s.warnings[0].message.contains("names no member"));
+    }
+
+    #[test]
+    fn host_reaching_and_star_entries_are_warnings() {
+        // Issue 4 F10/F18: modules that run strings, import by name, build code or do I/O, and
+        // star entries whose submodules do, from the generated table.
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\nextend-allow = [\"timeit\", \"pydoc\", \"types\", \"linecache\", \"concurrent.*\", \"xmlrpc.*\", \"textwrap\", \"email.*\", \"os.path\", \"test.*\"]\n",
+        );
+        let w: Vec<&str> = s.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(w.len(), 7, "{w:#?}");
+        assert!(w[0].starts_with("`timeit` in the import allowlist lets in a module that reaches the host (runs code from strings"), "{}", w[0]);
+        assert!(w[1].contains("`pydoc`") && w[1].contains("imports modules by name"));
+        assert!(w[2].contains("`types`") && w[2].contains("builds code objects"));
+        assert!(w[3].contains("`linecache`") && w[3].contains("reads or writes files"));
+        assert!(
+            w[4].contains("`concurrent.*`") && w[4].contains("`concurrent.futures.process`"),
+            "{}",
+            w[4]
+        );
+        assert!(w[5].contains("`xmlrpc.*`") && w[5].contains("`xmlrpc.server`"));
+        assert!(w[6].contains("`test.*`"), "{}", w[6]);
+        assert_eq!(s.warnings[0].column, Some(18));
     }
 
     #[test]

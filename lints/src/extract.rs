@@ -12,7 +12,8 @@ use crate::source::{SourceFile, TextRange};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExtractMode {
-    /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response.
+    /// By extension: `.py`/`.pyi` python, `.md`/`.markdown` markdown, `.txt`/`.json` response,
+    /// `.jsonl`/`.ndjson` JSON Lines.
     #[default]
     Auto,
     /// The whole file is one cell.
@@ -21,6 +22,9 @@ pub enum ExtractMode {
     Markdown,
     /// A raw LLM response, extracted as Colony/smolagents do.
     Response,
+    /// JSON Lines: the `code` string of each line's object is a cell (dumps of agent cells,
+    /// `cellguard-trace` cell records); other lines are skipped.
+    Jsonl,
 }
 
 impl ExtractMode {
@@ -37,6 +41,7 @@ impl ExtractMode {
         {
             Some("md" | "markdown") => ExtractMode::Markdown,
             Some("txt" | "json") => ExtractMode::Response,
+            Some("jsonl" | "ndjson") => ExtractMode::Jsonl,
             _ => ExtractMode::Python,
         }
     }
@@ -346,7 +351,7 @@ pub enum CellOrigin {
     MarkdownFence,
     /// Extracted from a raw LLM response.
     Response,
-    /// The `code` of a trace's cell record.
+    /// The `code` of a JSON Lines record (a cell dump or a trace's cell record).
     Trace,
 }
 
@@ -420,11 +425,94 @@ pub fn extract_with(file: &SourceFile, mode: ExtractMode, options: &ExtractOptio
                 colony_exact: options.colony_exact,
             },
         ),
+        ExtractMode::Jsonl => jsonl::extract(&file.text),
         _ => Extraction {
             cells: vec![Cell::whole_file(&file.text)],
             diagnostics: Vec::new(),
             multi_cell: false,
         },
+    }
+}
+
+/// JSON Lines of cells: one JSON object per line, whose `code` string is a cell (the corpus
+/// dumps of agent cells, the `cell` records of a `cellguard-trace` file). Diagnostics point into
+/// the JSON string (escapes mapped back). Lines without a `code` string are not cells; a line
+/// that is not valid JSON is reported (`SYN003`) with its line and column, and skipped; a file
+/// without any cell is reported (`SYN002`).
+pub mod jsonl {
+    use super::*;
+    use crate::response::decode_json_string;
+    use crate::rules::syntax::TRUNCATED_RESPONSE;
+    use serde_json::value::RawValue;
+    use std::collections::HashMap;
+
+    /// The cells of a JSON Lines text.
+    pub fn extract(text: &str) -> Extraction {
+        let mut cells = Vec::new();
+        let mut diagnostics = Vec::new();
+        let mut offset = 0;
+        for raw in text.split_inclusive('\n') {
+            let line_start = offset;
+            offset += raw.len();
+            let line = raw.trim_end_matches(['\n', '\r']);
+            let lead = line.len() - line.trim_start().len();
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed = serde_json::from_str::<HashMap<String, &RawValue>>(line);
+            let map = match parsed {
+                Ok(map) => map,
+                Err(e) => {
+                    // Only objects can hold a cell; a line that is valid JSON of another kind
+                    // (a BFCL answer list, a number) is not one.
+                    if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+                        let at = line_start + e.column().saturating_sub(1).min(line.len());
+                        let message = e.to_string();
+                        let message = message.split(" at line ").next().unwrap_or(&message);
+                        diagnostics.push(Diagnostic::new(
+                            &TRUNCATED_RESPONSE,
+                            TextRange::new(line_start + lead, at.max(line_start + lead)),
+                            format!(
+                                "This line is not valid JSON ({message}): no cell is read from it"
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+            };
+            let Some(code) = map.get("code").map(|r| r.get()) else {
+                continue;
+            };
+            if !code.starts_with('"') || code.len() < 2 {
+                continue;
+            }
+            let start = (code.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+            if line.get(start..start + code.len()) != Some(code) {
+                continue;
+            }
+            let (decoded, map) =
+                decode_json_string(&code[1..code.len() - 1], line_start + start + 1);
+            cells.push(Cell {
+                index: cells.len(),
+                text: decoded,
+                map,
+                origin: CellOrigin::Trace,
+            });
+        }
+        if cells.is_empty() && diagnostics.is_empty() {
+            diagnostics.push(Diagnostic::new(
+                &crate::rules::syntax::EMPTY_CELL,
+                TextRange::empty(0),
+                "No line of this JSON Lines file is an object with a `code` string: there is no \
+                 cell to check"
+                    .to_string(),
+            ));
+        }
+        Extraction {
+            cells,
+            diagnostics,
+            multi_cell: true,
+        }
     }
 }
 
@@ -594,6 +682,39 @@ pub mod markdown {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jsonl_code_strings_are_cells() {
+        let text = "{\"id\": 1, \"code\": \"import os\\nx = \\\"\\u00e9\\\"\"}\n\n\
+                    {\"rec\": \"call\", \"index\": 0}\n[1, 2]\n{\"code\": 3}\n\
+                    {\"rec\": \"cell\", \"index\": 1, \"code\": \"y = 2\"}\r\n";
+        let file = SourceFile::new("cells.jsonl", text);
+        let ex = extract(&file, ExtractMode::Auto);
+        assert!(ex.diagnostics.is_empty(), "{:?}", ex.diagnostics);
+        let texts: Vec<&str> = ex.cells.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, vec!["import os\nx = \"\u{e9}\"", "y = 2"]);
+        assert_eq!(ex.cells[1].index, 1);
+        // `os` in the first cell maps to `os` in the file; `y` to the second record's `y`.
+        let os = ex.cells[0].map.range_to_file(TextRange::new(7, 9));
+        assert_eq!(&text[os.as_range()], "os");
+        assert_eq!(&text[ex.cells[1].map.to_file(0)..][..5], "y = 2");
+    }
+
+    #[test]
+    fn jsonl_bad_lines_and_no_cells_are_reported() {
+        let file = SourceFile::new("t.jsonl", "{\"code\": \"x = 1\"}\n{\"code\": \"y\n");
+        let ex = extract(&file, ExtractMode::Auto);
+        assert_eq!(ex.cells.len(), 1);
+        assert_eq!(ex.diagnostics.len(), 1);
+        assert_eq!(ex.diagnostics[0].rule.code, "SYN003");
+        assert_eq!(ex.diagnostics[0].range.start, 18);
+        let none = extract(
+            &SourceFile::new("answers.jsonl", "{\"id\": \"a\", \"ground_truth\": []}\n"),
+            ExtractMode::Auto,
+        );
+        assert!(none.cells.is_empty());
+        assert_eq!(none.diagnostics[0].rule.code, "SYN002");
+    }
 
     #[test]
     fn markdown_cells_map_back() {

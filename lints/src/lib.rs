@@ -28,5 +28,6 @@ pub use source::{SourceFile, TextRange};
 pub mod completion;
 pub mod guardrails;
 pub mod policies;
+pub mod pyregex;
 pub mod replay;
 pub mod trace;

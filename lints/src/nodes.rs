@@ -49,6 +49,15 @@ fn kinds() -> &'static [(&'static str, bool)] {
     })
 }
 
+/// What `node.kind()` returns, read from the grammar's kind table by `kind_id` (no per-call
+/// C string length and UTF-8 check).
+pub fn kind_of(node: Node) -> &'static str {
+    kinds()
+        .get(node.kind_id() as usize)
+        .map(|k| k.0)
+        .unwrap_or_else(|| node.kind())
+}
+
 /// Every node of one tree in pre-order, with kinds, fields, parents and subtree extents.
 /// See the module docs.
 #[derive(Debug)]

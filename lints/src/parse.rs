@@ -22,6 +22,29 @@ thread_local! {
 /// Parses `text` (re-using `old` for an incremental parse when given; `old` must already have
 /// been `edit`ed to match `text`). Uses a thread-local parser.
 pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
+    let tree = parse_raw(text, old);
+    // tree-sitter-python misreads `match [x]:` + `case [y]:` as an annotated assignment; re-parse
+    // a same-length rewrite (subject brackets as parentheses) so the tree matches CPython's.
+    if !text.contains("match") {
+        return tree;
+    }
+    let mut current = tree;
+    let mut work: Option<String> = None;
+    // Nested misparses surface one level per re-parse; a cell nests few `match` statements.
+    for _ in 0..8 {
+        let t = work.as_deref().unwrap_or(text);
+        match crate::rules::syntax::soft_keywords::match_subject_rewrite(&current, t) {
+            Some(fixed) if fixed.len() == text.len() => {
+                current = parse_raw(&fixed, None);
+                work = Some(fixed);
+            }
+            _ => break,
+        }
+    }
+    current
+}
+
+fn parse_raw(text: &str, old: Option<&Tree>) -> Tree {
     PARSER.with(|p| {
         let mut p = p.borrow_mut();
         match p.parse(text, old) {

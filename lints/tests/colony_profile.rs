@@ -208,3 +208,54 @@ fn colony_specific_cases_in_both_profiles() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// `fixtures/colony/validator_table.json`: generated cells (every statement form, key spellings,
+/// imports, string escapes, line layouts) with the error strings Colony's three validators
+/// return for each (see fixtures/colony/README.md). The Colony profile must report exactly those
+/// strings, each once, above `info`, and nothing else.
+#[test]
+fn colony_validator_table() {
+    let table = fixtures().join("colony/validator_table.json");
+    let cases: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&table).unwrap()).unwrap();
+    assert!(cases.len() >= 250, "only {} cells", cases.len());
+    let config = discover(&table).unwrap();
+    let project = Project::load(config, &Overrides::default()).unwrap();
+    assert_eq!(project.settings.profile, Profile::Colony);
+    let colony_codes = ["SYN001", "API001", "IMP001", "SHP001", "SHP003", "SHP004"];
+    let mut failures = Vec::new();
+    let mut strings = 0;
+    for (i, case) in cases.iter().enumerate() {
+        let code = case["code"].as_str().unwrap();
+        let mut want: Vec<&str> = case["colony"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        want.sort_unstable();
+        strings += want.len();
+        let file = SourceFile::new("cell.py", code);
+        let diagnostics = check_file(&file, &project.settings, &project.kb);
+        check_contract(&format!("cell {i}"), &diagnostics);
+        let mut got: Vec<&str> = diagnostics
+            .iter()
+            .filter(|d| d.severity != Severity::Info && colony_codes.contains(&d.rule.code))
+            .map(|d| d.message.as_str())
+            .collect();
+        got.sort_unstable();
+        if got != want {
+            failures.push(format!(
+                "cell {i}:\n{code}\n--- colony\n{want:#?}\n--- got\n{got:#?}"
+            ));
+        }
+    }
+    assert!(strings >= 300, "only {strings} Colony strings");
+    assert!(
+        failures.is_empty(),
+        "{} of {} cells differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
+}

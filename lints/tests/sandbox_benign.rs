@@ -77,3 +77,54 @@ fn input_mocking_and_protocol_dunders_are_clean() {
         .collect();
     assert_eq!(codes, vec!["SBX003"]);
 }
+
+const WRITTEN: &str = include_str!("../../fixtures/benign/written.toml");
+
+#[derive(Deserialize)]
+struct Written {
+    presets: BTreeMap<String, String>,
+    case: Vec<WrittenCase>,
+}
+
+#[derive(Deserialize)]
+struct WrittenCase {
+    config: String,
+    input: String,
+    #[serde(default)]
+    finding: Option<String>,
+}
+
+/// The project's own benign cells (`fixtures/benign/written.toml`: the issue-4 black-box
+/// test's benign set and the false positives it found) produce no SBX finding and parse.
+#[test]
+fn written_benign_cells_have_no_sbx_findings_and_parse() {
+    let fx: Written = toml::from_str(WRITTEN).expect("written.toml parses");
+    let mut failures = Vec::new();
+    let mut findings = BTreeMap::<String, usize>::new();
+    for case in &fx.case {
+        let text = fx
+            .presets
+            .get(&case.config)
+            .unwrap_or_else(|| panic!("unknown preset {}", case.config));
+        let file: ConfigFile = toml::from_str(text).expect("preset parses");
+        let s = Settings::resolve(&file, None, &Overrides::default()).expect("preset resolves");
+        let found: Vec<String> = check_file(
+            &SourceFile::new("cell.py", &case.input),
+            &s,
+            &KnowledgeBase::new(),
+        )
+        .into_iter()
+        .filter(|d| d.rule.code.starts_with("SBX") || d.rule.code == "SYN001")
+        .map(|d| format!("{} {}", d.rule.code, d.message))
+        .collect();
+        if let Some(f) = &case.finding {
+            *findings.entry(f.clone()).or_default() += 1;
+        }
+        if !found.is_empty() {
+            failures.push(format!("[{}]\n{}\n{:?}", case.config, case.input, found));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(fx.case.len() >= 70, "{} cases", fx.case.len());
+    assert_eq!(findings.get("F16"), Some(&3));
+}

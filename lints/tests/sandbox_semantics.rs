@@ -212,7 +212,7 @@ fn config_warnings_surface_with_locations() {
     let loaded = cellguard_lints::config::load_file(&path).unwrap().unwrap();
     let s = Settings::resolve(&loaded.file, Some(&loaded), &Overrides::default()).unwrap();
     let w: Vec<String> = s.warnings.iter().map(|w| w.to_string()).collect();
-    assert_eq!(w.len(), 3, "{w:?}");
+    assert_eq!(w.len(), 4, "{w:?}");
     assert!(w[0].ends_with(":2:19: `*` in the import allowlist allows every module, including `os` and `subprocess`"), "{}", w[0]);
     assert!(
         w[1].contains(
@@ -225,6 +225,13 @@ fn config_warnings_surface_with_locations() {
         w[2].contains(":4:18: deny-members entry `nodot` names no member"),
         "{}",
         w[2]
+    );
+    // Replacing the deny list drops the defaults of allowed modules (`*` allows them all).
+    assert!(
+        w[3].contains(":4:16: `deny-members` replaces the default deny list")
+            && w[3].contains("`asyncio.open_connection`"),
+        "{}",
+        w[3]
     );
     // The default configuration has no warnings.
     assert!(Settings::default().warnings.is_empty());

@@ -63,7 +63,7 @@ pub struct CheckArgs {
     #[arg(long, value_parser = PossibleValuesParser::new(["colony", "functions"]).map(|s| parse_dialect(&s)))]
     pub dialect: Option<Dialect>,
     /// How files are split into cells (`auto`: by extension).
-    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "python", "markdown", "response"]).map(|s| parse_extract(&s)))]
+    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "python", "markdown", "response", "jsonl"]).map(|s| parse_extract(&s)))]
     pub extract: Option<ExtractMode>,
     /// File name for standard input: used for config discovery, the extraction mode and
     /// messages.
@@ -106,6 +106,7 @@ fn parse_extract(s: &str) -> ExtractMode {
         "python" => ExtractMode::Python,
         "markdown" => ExtractMode::Markdown,
         "response" => ExtractMode::Response,
+        "jsonl" => ExtractMode::Jsonl,
         _ => ExtractMode::Auto,
     }
 }

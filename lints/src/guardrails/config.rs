@@ -1076,18 +1076,11 @@ fn args_rule(
     })
 }
 
-fn regex(d: &Doc, v: &SVal, what: &str) -> Result<regex::Regex, ConfigError> {
+/// A Python `re` pattern (Colony's guardrails use `re.findall` / `re.search`).
+fn regex(d: &Doc, v: &SVal, what: &str) -> Result<crate::pyregex::PyRegex, ConfigError> {
     let s = string(d, v, what)?;
-    regex::Regex::new(&s).map_err(|e| {
-        let msg = e.to_string();
-        let last = msg
-            .lines()
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("invalid regex")
-            .trim()
-            .to_string();
-        d.error(&v.span, format!("invalid regex in {what}: {last}"))
-    })
+    crate::pyregex::PyRegex::new(&s)
+        .map_err(|e| d.error(&v.span, format!("invalid regex in {what}: {e}")))
 }
 
 fn param_cond(d: &Doc, v: &SVal) -> Result<ParamCond, ConfigError> {

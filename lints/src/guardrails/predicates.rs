@@ -7,7 +7,7 @@
 //! - `equals = v` / `not-equals = v`: JSON equality with the TOML value;
 //! - `in = [..]` / `not-in = [..]`: membership;
 //! - `present = true|false`: whether the param is given (and not null);
-//! - `regex = "..."`: the param's text (a string; each string of a list; other values as JSON;
+//! - `regex = "..."` (a Python `re` pattern, [`crate::pyregex`]): the param's text (a string; each string of a list; other values as JSON;
 //!   a missing param as `""`, like Colony's `p.get("content", "")`) has at least one match.
 //!   Every match yields a *capture*: group 1 when the regex has groups, else the whole match.
 //!   `exclude-self = true` drops captures equal to the recording agent's own id (the
@@ -26,8 +26,8 @@
 //! - `equal = { prior_param = "target_param" }`: likewise across names.
 
 use super::toml_view::SVal;
+use crate::pyregex::PyRegex as Regex;
 use crate::trace::MessageRecord;
-use regex::Regex;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 
@@ -123,16 +123,15 @@ impl ParamCond {
                 let mut caps = Vec::new();
                 let mut matched = false;
                 for t in texts(v) {
-                    for c in re.captures_iter(&t) {
+                    // `re.finditer`; a regex the engine gives up on counts as no match.
+                    for m in re.find_captures(&t).unwrap_or_default() {
                         matched = true;
-                        let m = c.get(1).or_else(|| c.get(0));
-                        if let Some(m) = m {
-                            let s = m.as_str();
-                            if *exclude_self && agent_id == Some(s) {
-                                continue;
-                            }
-                            caps.push(s.to_string());
+                        // A group 1 that took no part captures "" (Python's `re.findall`).
+                        let s = m.unwrap_or_default();
+                        if *exclude_self && agent_id == Some(s.as_str()) {
+                            continue;
                         }
+                        caps.push(s);
                     }
                 }
                 if !matched || (*exclude_self && caps.is_empty()) {
@@ -251,7 +250,10 @@ impl MessageWatch {
     /// Observes message number `seq`.
     pub fn observe(&self, st: &mut MessageState, seq: u64, m: &MessageRecord) {
         if self.applies_to(m) {
-            let hit = self.content.is_match(m.content.as_deref().unwrap_or(""));
+            let hit = self
+                .content
+                .search(m.content.as_deref().unwrap_or(""))
+                .unwrap_or(false);
             st.latest_matched = hit;
             if hit {
                 if !self.consume {
@@ -333,6 +335,32 @@ mod tests {
         assert_eq!(c.eval(&only_self, Some("agent-0f")), None);
         assert_eq!(c.eval(&obj(json!({"content": "Hi there!"})), None), None);
         assert_eq!(c.eval(&obj(json!({})), None), None);
+    }
+
+    #[test]
+    fn regex_has_python_semantics() {
+        // Lookahead (a Python-only construct before pyregex) and Python's `$`.
+        let c = ParamCond {
+            param: "content".into(),
+            test: Test::Regex {
+                re: Regex::new(r"agent-(?!coord)([0-9a-f]+)\b").unwrap(),
+                exclude_self: false,
+            },
+        };
+        let p = obj(json!({"content": "agent-coord and agent-9f"}));
+        assert_eq!(c.eval(&p, None), Some(vec!["9f".to_string()]));
+        let dollar = ParamCond {
+            param: "status".into(),
+            test: Test::Regex {
+                re: Regex::new("^done$").unwrap(),
+                exclude_self: false,
+            },
+        };
+        assert_eq!(
+            dollar.eval(&obj(json!({"status": "done\n"})), None),
+            Some(vec!["done".to_string()])
+        );
+        assert_eq!(dollar.eval(&obj(json!({"status": "done\n\n"})), None), None);
     }
 
     #[test]

@@ -263,7 +263,7 @@ fn parse_one(
             "usage",
         ],
         "range" => &["field", "min", "max", "clamp"],
-        "regex" => &["field", "pattern"],
+        "regex" => &["field", "pattern", "match"],
         "max-length" => &["field", "max", "truncate"],
         "non-empty" => &["field"],
         _ => &["field", "values"],
@@ -469,12 +469,26 @@ fn parse_one(
             let x = get(t, "pattern")
                 .ok_or_else(|| d.error(&v.span, "a `regex` policy needs a `pattern`"))?;
             let pattern = string(d, x, "`pattern`")?;
-            let re = regex::Regex::new(&pattern)
-                .map_err(|e| d.error(&x.span, format!("invalid regex in `pattern`: {e}")))?;
+            let re = crate::pyregex::PyRegex::new(&pattern)
+                .map_err(|e| d.error(&x.span, format!("invalid Python regex in `pattern`: {e}")))?;
+            let mode = match get(t, "match") {
+                None => crate::pyregex::MatchMode::Search,
+                Some(m) => {
+                    let s = string(d, m, "`match`")?;
+                    crate::pyregex::MatchMode::parse(&s).ok_or_else(|| {
+                        d.error(
+                            &m.span,
+                            format!(
+                                "unknown `match` `{s}` (expected one of: search, match, fullmatch)"
+                            ),
+                        )
+                    })?
+                }
+            };
             cfg.state.push(StatePolicy {
                 id,
                 fields,
-                check: Check::Regex(re),
+                check: Check::Regex(re, mode),
             });
         }
         "max-length" => {
@@ -545,7 +559,7 @@ mod tests {
         );
         assert_eq!(
             err("[[policies]]\nkind = \"regex\"\nfield = \"f\"\npattern = \"(\"\n"),
-            "c.toml:4:11: invalid regex in `pattern`: regex parse error:\n    (\n    ^\nerror: unclosed group"
+            "c.toml:4:11: invalid Python regex in `pattern`: missing ), unterminated subpattern at position 0"
         );
         assert_eq!(
             err("[[policies]]\nkind = \"compaction\"\n[[policies]]\nkind = \"compaction\"\n"),

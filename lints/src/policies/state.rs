@@ -20,8 +20,11 @@
 //!
 //! - `range` (`min`, `max`, optional `clamp`): numbers (booleans count as 0/1, as in Python);
 //!   anything else raises. With `clamp = true` an out-of-range number becomes the bound.
-//! - `regex` (`pattern`): strings that contain a match (Python `re.search`; anchor with `^…$`
-//!   for a full match); anything else raises.
+//! - `regex` (`pattern`, optional `match = "search" | "match" | "fullmatch"`): strings
+//!   that match in the way Python's `re.<match>(pattern, value)` does (default `re.search`, a
+//!   match anywhere). The pattern has Python `re` syntax and semantics ([`crate::pyregex`]:
+//!   `$` also matches before a final newline, `\Z` is the very end, lookaround and
+//!   backreferences work, no POSIX classes); anything but a string raises.
 //! - `max-length` (`max`, optional `truncate`): Python `len` of strings (code points), lists
 //!   and objects; anything else raises (`object has no len()`). With `truncate = true` a longer
 //!   string or list is cut to `max`.
@@ -32,6 +35,7 @@
 //! `set`/`mutate` write; whole-value policies (`max-length`, `non-empty`) check the value itself.
 //! For an `append` every policy checks the appended item.
 
+use crate::pyregex::MatchMode;
 use crate::trace::{StateOp, StateRecord};
 use serde_json::Value;
 use std::sync::Arc;
@@ -48,8 +52,8 @@ pub enum Check {
         /// Clamp instead of raising.
         clamp: bool,
     },
-    /// `regex`.
-    Regex(regex::Regex),
+    /// `regex`: a Python `re` pattern and how it is applied (`re.search` by default).
+    Regex(crate::pyregex::PyRegex, crate::pyregex::MatchMode),
     /// `max-length`.
     MaxLength {
         /// Maximum `len`.
@@ -137,7 +141,7 @@ impl Check {
     pub fn kind(&self) -> &'static str {
         match self {
             Check::Range { .. } => "range",
-            Check::Regex(_) => "regex",
+            Check::Regex(..) => "regex",
             Check::MaxLength { .. } => "max-length",
             Check::NonEmpty => "non-empty",
             Check::OneOf(_) => "one-of",
@@ -147,7 +151,7 @@ impl Check {
     fn element_wise(&self) -> bool {
         matches!(
             self,
-            Check::Range { .. } | Check::Regex(_) | Check::OneOf(_)
+            Check::Range { .. } | Check::Regex(..) | Check::OneOf(_)
         )
     }
 
@@ -180,11 +184,22 @@ impl Check {
                 }
                 Verdict::Pass
             }
-            Check::Regex(re) => match v {
-                Value::String(s) if re.is_match(s) => Verdict::Pass,
-                Value::String(_) => {
-                    Verdict::Raise(format!("{} does not match /{}/", show(v), re.as_str()))
-                }
+            Check::Regex(re, mode) => match v {
+                Value::String(s) => match re.is_match(*mode, s) {
+                    Ok(true) => Verdict::Pass,
+                    Ok(false) => Verdict::Raise(format!(
+                        "{} does not match /{}/{}",
+                        show(v),
+                        re.as_str(),
+                        match mode {
+                            MatchMode::Search => String::new(),
+                            m => format!(" (re.{})", m.name()),
+                        }
+                    )),
+                    // The backtracking engine gave up (catastrophic backtracking, beyond its
+                    // step limit): no finding rather than a guess (docs/policies.md).
+                    Err(_) => Verdict::Pass,
+                },
                 _ => Verdict::Raise(format!("{} is not a string", show(v))),
             },
             Check::MaxLength { max, truncate } => {
@@ -351,6 +366,10 @@ pub fn replay_write(
     totals: &mut StateTotals,
 ) -> Vec<StateFinding> {
     totals.writes += 1;
+    // An unknown `op` or a missing `value` cannot be replayed (the reader warned).
+    if matches!(rec.op, StateOp::Other(_)) || rec.value.is_none() {
+        return Vec::new();
+    }
     let chain: Vec<&StatePolicy> = policies
         .iter()
         .filter(|p| p.applies_to(&rec.field))
@@ -360,7 +379,7 @@ pub fn replay_write(
     }
     totals.checked += 1;
     let append = rec.op == StateOp::Append;
-    let written = rec.value.clone().unwrap_or(Value::Null);
+    let written = rec.value.clone().unwrap_or_default();
     let mut value = written.clone();
     let mut out: Vec<StateFinding> = Vec::new();
     let mut vetoed = false;

@@ -17,7 +17,7 @@ use crate::kb::KnowledgeBase;
 use crate::nodes::NodeTable;
 use crate::semantic::SemanticModel;
 use std::cell::OnceCell;
-use std::rc::Rc;
+use std::sync::Arc;
 use tree_sitter::Tree;
 
 /// Every rule of every family, in code order within each family.
@@ -58,7 +58,7 @@ pub struct Checker<'a> {
     /// The knowledge base (possibly empty).
     pub kb: &'a KnowledgeBase,
     diagnostics: Vec<Diagnostic>,
-    semantic: OnceCell<Rc<SemanticModel<'a>>>,
+    semantic: OnceCell<Arc<SemanticModel<'a>>>,
 }
 
 impl<'a> Checker<'a> {
@@ -84,10 +84,10 @@ impl<'a> Checker<'a> {
 
     /// The cell's semantic model (scopes, bindings, call sites, action calls), built on first
     /// use and shared by every rule family.
-    pub fn semantic(&self) -> Rc<SemanticModel<'a>> {
+    pub fn semantic(&self) -> Arc<SemanticModel<'a>> {
         self.semantic
             .get_or_init(|| {
-                Rc::new(SemanticModel::build_with_table(
+                Arc::new(SemanticModel::build_with_table(
                     self.nodes,
                     self.src,
                     self.settings,
@@ -121,11 +121,32 @@ impl<'a> Checker<'a> {
 }
 
 /// Runs every rule family on one cell.
+///
+/// The `SBX` analysis (its own interpreter over the tree; no semantic model) runs alongside
+/// the other families (`rayon::join`: on another core when one is free, inline otherwise), and
+/// its findings are put where the sequential order puts them, after `IMP` and before `API`.
 pub fn check_cell(checker: &mut Checker) {
-    syntax::check(checker);
-    imports::check(checker);
-    sandbox::check(checker);
-    api::check(checker);
-    shape::check(checker);
-    runtime::check(checker);
+    let mut sbx = Checker::with_table(
+        checker.cell,
+        checker.tree,
+        checker.nodes,
+        checker.settings,
+        checker.kb,
+    );
+    let (sbx, at) = rayon::join(
+        move || {
+            sandbox::check(&mut sbx);
+            sbx.into_diagnostics()
+        },
+        || {
+            syntax::check(checker);
+            imports::check(checker);
+            let at = checker.diagnostics.len();
+            api::check(checker);
+            shape::check(checker);
+            runtime::check(checker);
+            at
+        },
+    );
+    checker.diagnostics.splice(at..at, sbx);
 }

@@ -2,7 +2,11 @@
 //! for the top level (function bodies, lambdas, comprehensions and class bodies use the merged
 //! bindings), and reports every escape it finds.
 
-use super::interp::{bind_into, call_args, first_named, ident, unparen, Env, Escape, Interp};
+use super::field::{FieldChild, F};
+use super::interp::{
+    bind_into, call_args, first_named, ident, unparen, Bindings, Env, Escape, Interp,
+};
+use super::scan::{kind, Children, NameId, K};
 use super::value::*;
 use super::{
     CODE_EXECUTION_BUILTIN, DANGEROUS_MEMBER, DUNDER_ACCESS, DUNDER_METHOD_DEFINITION,
@@ -12,7 +16,8 @@ use crate::diagnostic::Rule;
 use crate::parse;
 use crate::rules::imports::is_allowed;
 use crate::source::TextRange;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::FxHashSet as HashSet;
+use std::collections::BTreeSet;
 use tree_sitter::Node;
 
 /// Dunder attributes whose *read* is ordinary code (`type(e).__name__`, `hasattr(x,
@@ -189,6 +194,74 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     pi == p.len()
 }
 
+/// The `deny-members` entries, compiled: exact entries in a map, glob entries in order, and the
+/// root modules any entry can match (most paths are rejected by one lookup).
+struct DenyList<'a> {
+    entries: &'a [String],
+    exact: rustc_hash::FxHashMap<&'a str, usize>,
+    globs: Vec<usize>,
+    roots: HashSet<&'a str>,
+    any_root: bool,
+}
+
+fn root_of(path: &str) -> &str {
+    path.split_once('.').map_or(path, |(r, _)| r)
+}
+
+impl<'a> DenyList<'a> {
+    fn new(entries: &'a [String], table: &'static super::reach::Reach) -> Self {
+        let mut d = DenyList {
+            entries,
+            exact: Default::default(),
+            globs: Vec::new(),
+            roots: HashSet::default(),
+            any_root: false,
+        };
+        for (i, e) in entries.iter().enumerate() {
+            if e.contains('*') {
+                d.globs.push(i);
+                if root_of(e).contains('*') {
+                    d.any_root = true;
+                }
+            } else {
+                d.exact.entry(e.as_str()).or_insert(i);
+            }
+            d.roots.insert(root_of(e));
+        }
+        // Other names of a denied member (`asyncio.subprocess.create_subprocess_exec`).
+        for (from, to) in &table.deny_aliases {
+            if d.exact.contains_key(to.as_str()) {
+                d.roots.insert(root_of(from));
+            }
+        }
+        d
+    }
+
+    /// The first entry (in configuration order) that matches `path` or the denied member
+    /// `path` is another name for.
+    fn matches(&self, path: &str, table: &super::reach::Reach) -> Option<&'a str> {
+        if self.entries.is_empty() || (!self.any_root && !self.roots.contains(root_of(path))) {
+            return None;
+        }
+        let mut best = self.exact.get(path).copied();
+        if let Some(alias) = table.deny_alias(path) {
+            if let Some(i) = self.exact.get(alias) {
+                best = Some(best.map_or(*i, |b| b.min(*i)));
+            }
+        }
+        for &i in &self.globs {
+            if best.is_some_and(|b| b < i) {
+                break;
+            }
+            if glob_match(&self.entries[i], path) {
+                best = Some(i);
+                break;
+            }
+        }
+        best.map(|i| self.entries[i].as_str())
+    }
+}
+
 /// How an attribute or name is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ctx {
@@ -214,7 +287,8 @@ pub struct Finding {
 /// The sandbox checker for one cell.
 pub struct Sbx<'t, 'a> {
     it: Interp<'t, 'a>,
-    deny: &'a [String],
+    deny_entries: &'a [String],
+    deny: DenyList<'a>,
     namespace_names: &'a BTreeSet<String>,
     findings: Vec<Finding>,
     seen: HashSet<(&'static str, usize, usize)>,
@@ -236,12 +310,12 @@ fn short(s: &str) -> String {
 fn named(node: Node) -> Vec<Node> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor)
-        .filter(|c| c.kind() != "comment")
+        .filter(|c| c.kind_name() != "comment")
         .collect()
 }
 
-fn is_field(parent: Node, field: &str, node: Node) -> bool {
-    parent.child_by_field_name(field).map(|n| n.id()) == Some(node.id())
+fn is_field(parent: Node, f: F, node: Node) -> bool {
+    parent.field(f).map(|n| n.id()) == Some(node.id())
 }
 
 /// What the walk knows about a node from its ancestors (computed top-down: tree-sitter's
@@ -288,61 +362,80 @@ impl NodeCtx {
 }
 
 /// The context of `child` (reached through `field`) of `parent`.
-fn child_ctx(parent: Node, pctx: &NodeCtx, child: Node, field: Option<&str>) -> NodeCtx {
-    let pk = parent.kind();
+fn child_ctx(pk: K, pctx: &NodeCtx, ck: K, field: Option<&str>) -> NodeCtx {
     let ctx = match pk {
-        "assignment" | "for_statement" | "for_in_clause" if field == Some("left") => Ctx::Store,
-        "augmented_assignment" if field == Some("left") => Ctx::Aug,
-        "as_pattern" if field == Some("alias") => Ctx::Store,
-        "delete_statement" => Ctx::Del,
-        "pattern_list"
-        | "tuple_pattern"
-        | "list_pattern"
-        | "list_splat_pattern"
-        | "parenthesized_expression"
-        | "tuple"
-        | "list"
-        | "expression_list"
-        | "list_splat"
-        | "as_pattern_target" => pctx.ctx,
+        K::Assignment | K::ForStatement | K::ForInClause if field == Some("left") => Ctx::Store,
+        K::AugmentedAssignment if field == Some("left") => Ctx::Aug,
+        K::AsPattern if field == Some("alias") => Ctx::Store,
+        K::DeleteStatement => Ctx::Del,
+        K::PatternList
+        | K::TuplePattern
+        | K::ListPattern
+        | K::ListSplatPattern
+        | K::ParenthesizedExpression
+        | K::Tuple
+        | K::List
+        | K::ExpressionList
+        | K::ListSplat
+        | K::AsPatternTarget => pctx.ctx,
         _ => Ctx::Load,
     };
-    let callee = (pk == "call" && field == Some("function"))
-        || (pk == "parenthesized_expression" && pctx.callee);
-    let name_only = child.kind() == "identifier"
+    let callee = (pk == K::Call && field == Some("function"))
+        || (pk == K::ParenthesizedExpression && pctx.callee);
+    let name_only = ck == K::Identifier
         && match pk {
-            "attribute" => field == Some("attribute"),
-            "keyword_argument" => field == Some("name"),
-            "function_definition"
-            | "class_definition"
-            | "default_parameter"
-            | "typed_default_parameter"
-            | "named_expression" => field == Some("name"),
-            "parameters"
-            | "lambda_parameters"
-            | "typed_parameter"
-            | "list_splat_pattern"
-            | "dictionary_splat_pattern"
-            | "dotted_name"
-            | "aliased_import"
-            | "import_statement"
-            | "import_from_statement"
-            | "relative_import"
-            | "global_statement"
-            | "nonlocal_statement"
-            | "keyword_pattern"
-            | "case_pattern"
-            | "as_pattern_target" => true,
+            K::Attribute => field == Some("attribute"),
+            K::KeywordArgument => field == Some("name"),
+            K::FunctionDefinition
+            | K::ClassDefinition
+            | K::DefaultParameter
+            | K::TypedDefaultParameter
+            | K::NamedExpression => field == Some("name"),
+            K::Parameters
+            | K::LambdaParameters
+            | K::TypedParameter
+            | K::ListSplatPattern
+            | K::DictionarySplatPattern
+            | K::DottedName
+            | K::AliasedImport
+            | K::ImportStatement
+            | K::ImportFromStatement
+            | K::RelativeImport
+            | K::GlobalStatement
+            | K::NonlocalStatement
+            | K::KeywordPattern
+            | K::CasePattern
+            | K::AsPatternTarget => true,
             _ => false,
         };
     NodeCtx {
         ctx,
         callee,
         name_only,
-        class_block: pk == "class_definition" && field == Some("body"),
-        class_stmt: pctx.class_block && child.kind() == "expression_statement",
-        class_assign: pctx.class_stmt && child.kind() == "assignment",
+        class_block: pk == K::ClassDefinition && field == Some("body"),
+        class_stmt: pctx.class_block && ck == K::ExpressionStatement,
+        class_assign: pctx.class_stmt && ck == K::Assignment,
     }
+}
+
+/// Parent kinds under which `child_ctx` looks at the field name of a child.
+fn needs_field(pk: K) -> bool {
+    matches!(
+        pk,
+        K::Assignment
+            | K::ForStatement
+            | K::ForInClause
+            | K::AugmentedAssignment
+            | K::AsPattern
+            | K::Call
+            | K::Attribute
+            | K::KeywordArgument
+            | K::FunctionDefinition
+            | K::ClassDefinition
+            | K::DefaultParameter
+            | K::TypedDefaultParameter
+            | K::NamedExpression
+    )
 }
 
 fn importlib_family(real: &str) -> bool {
@@ -376,22 +469,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
         deny: &'a [String],
         namespace_names: &'a BTreeSet<String>,
     ) -> Self {
+        let table = it.cfg.table;
         Sbx {
             it,
-            deny,
+            deny_entries: deny,
+            deny: DenyList::new(deny, table),
             namespace_names,
             findings: Vec::new(),
-            seen: HashSet::new(),
+            seen: HashSet::default(),
             nesting: 0,
         }
     }
 
     /// Runs the walk from the module node and returns the findings, in discovery order.
     pub fn run(mut self, root: Node<'t>) -> Vec<Finding> {
-        let mut flow: HashMap<String, VSet> = HashMap::new();
+        if !self.it.relevance.any_hot() {
+            // Nothing in the cell can produce a finding (see `scan`).
+            return Vec::new();
+        }
+        let mut flow = Bindings::new(self.it.names.len());
         for g in self.it.global_decls.clone() {
-            if let Some(v) = self.it.globals.get(&g) {
-                flow.insert(g, v.clone());
+            if let Some(v) = self.it.globals.get(g) {
+                let v = v.clone();
+                flow.0[g as usize] = v;
             }
         }
         self.run_block(root, &mut flow, true, 0);
@@ -400,24 +500,47 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// Drops a value-based builtin finding (SBX001/SBX003) nested inside another of the same
-    /// rule (`__builtins__` inside `__builtins__.eval`).
+    /// rule (`__builtins__` inside `__builtins__.eval`). O(n log n).
     fn dedupe(&mut self) {
-        let nested: Vec<bool> = self
+        let is_value_rule =
+            |code: &str| code == DYNAMIC_IMPORT.code || code == CODE_EXECUTION_BUILTIN.code;
+        // Spans of the two rules sorted by (rule, start, end), with the running maximum end of
+        // each rule's spans.
+        let mut spans: Vec<(&'static str, usize, usize)> = self
             .findings
             .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                (f.rule.code == DYNAMIC_IMPORT.code || f.rule.code == CODE_EXECUTION_BUILTIN.code)
-                    && self.findings.iter().enumerate().any(|(j, g)| {
-                        i != j
-                            && g.rule.code == f.rule.code
-                            && g.range.start <= f.range.start
-                            && f.range.end <= g.range.end
-                            && (g.range.start, g.range.end) != (f.range.start, f.range.end)
-                    })
-            })
+            .filter(|f| is_value_rule(f.rule.code))
+            .map(|f| (f.rule.code, f.range.start, f.range.end))
             .collect();
-        let mut keep = nested.into_iter().map(|n| !n);
+        if spans.len() < 2 {
+            return;
+        }
+        spans.sort_unstable();
+        spans.dedup();
+        let mut max_end = Vec::with_capacity(spans.len());
+        for (i, s) in spans.iter().enumerate() {
+            let prev = match i {
+                0 => None,
+                _ if spans[i - 1].0 != s.0 => None,
+                _ => Some(max_end[i - 1]),
+            };
+            max_end.push(prev.map_or(s.2, |m: usize| m.max(s.2)));
+        }
+        // Nested: some other span of the rule starts before it and ends at or after its end, or
+        // starts with it and ends after it.
+        let nested = |f: &Finding| -> bool {
+            if !is_value_rule(f.rule.code) {
+                return false;
+            }
+            let key = (f.rule.code, f.range.start);
+            let lo = spans.partition_point(|s| s.0 < f.rule.code);
+            let before = spans.partition_point(|s| (s.0, s.1) < key);
+            let upto = spans.partition_point(|s| (s.0, s.1) <= key);
+            (before > lo && max_end[before - 1] >= f.range.end)
+                || (upto > before && spans[upto - 1].2 > f.range.end)
+        };
+        let keep: Vec<bool> = self.findings.iter().map(|f| !nested(f)).collect();
+        let mut keep = keep.into_iter();
         self.findings.retain(|_| keep.next().unwrap_or(true));
     }
 
@@ -444,35 +567,71 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- statements -------------------------------------------------------------------------
 
-    fn run_block(
-        &mut self,
-        block: Node<'t>,
-        flow: &mut HashMap<String, VSet>,
-        strong: bool,
-        depth: u32,
-    ) {
+    fn run_block(&mut self, block: Node<'t>, flow: &mut Bindings, strong: bool, depth: u32) {
         for stmt in named(block) {
             self.run_stmt(stmt, flow, strong, depth);
         }
     }
 
-    fn run_stmt(
-        &mut self,
-        stmt: Node<'t>,
-        flow: &mut HashMap<String, VSet>,
-        strong: bool,
-        depth: u32,
-    ) {
+    /// Binds `v` to the demanded names of `target` in the top-level environment.
+    fn bind_flow(&self, flow: &mut Bindings, target: Node, v: &VSet, strong: bool) {
+        let relevance = &self.it.relevance;
+        bind_into(
+            flow,
+            &self.it.names,
+            target,
+            v,
+            strong,
+            self.it.src,
+            &|id| relevance.demands(id),
+            &mut Vec::new(),
+        );
+    }
+
+    /// True when some name the target binds is demanded (so its value must be computed).
+    fn binds_demanded(&self, target: Node) -> bool {
+        if self.it.relevance.all {
+            return true;
+        }
+        let mut stack = vec![(target, 0u32)];
+        while let Some((n, depth)) = stack.pop() {
+            if depth > 200 {
+                continue;
+            }
+            match n.kind_name() {
+                "identifier" if self.it.name_id(n).is_some_and(|id| self.it.demands(id)) => {
+                    return true;
+                }
+                "identifier" => {}
+                "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+                | "expression_list"
+                | "tuple"
+                | "list"
+                | "parenthesized_expression"
+                | "as_pattern_target"
+                | "list_splat_pattern"
+                | "list_splat" => {
+                    stack.extend(named(n).into_iter().map(|c| (c, depth + 1)));
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    fn run_stmt(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool, depth: u32) {
         if depth > 48 {
             self.check_tree(stmt, None, NodeCtx::ROOT);
             return;
         }
-        match stmt.kind() {
+        match stmt.kind_name() {
             "function_definition" => self.run_def(stmt, flow, strong, false),
             "class_definition" => self.run_class(stmt, flow, strong),
             "decorated_definition" => {
                 for child in named(stmt) {
-                    match child.kind() {
+                    match child.kind_name() {
                         "decorator" => self.check_tree(child, Some(flow), NodeCtx::ROOT),
                         "function_definition" => self.run_def(child, flow, strong, true),
                         _ => self.run_stmt(child, flow, strong, depth + 1),
@@ -481,10 +640,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             "if_statement" | "for_statement" | "while_statement" | "try_statement"
             | "with_statement" | "match_statement" => {
-                let names: Vec<String> = self.it.names_bound_in(stmt).map(str::to_string).collect();
+                let names: Vec<NameId> = self
+                    .it
+                    .names_bound_in(stmt)
+                    .filter(|n| self.it.demands(*n))
+                    .collect();
                 for n in names {
-                    if let Some(g) = self.it.globals.get(&n) {
-                        flow.entry(n).or_default().join(g);
+                    if let Some(g) = self.it.globals.get(n) {
+                        let g = g.clone();
+                        if let Some(slot) = flow.0.get_mut(n as usize) {
+                            slot.join(&g);
+                        }
                     }
                 }
                 self.run_parts(stmt, flow, depth);
@@ -497,24 +663,26 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// The pieces of a compound statement: headers checked, blocks run, bindings weak.
-    fn run_parts(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>, depth: u32) {
-        if node.kind() == "for_statement" {
-            if let Some(r) = node.child_by_field_name("right") {
+    fn run_parts(&mut self, node: Node<'t>, flow: &mut Bindings, depth: u32) {
+        if node.kind_name() == "for_statement" {
+            if let Some(r) = node.field(F::Right) {
                 self.check_tree(r, Some(flow), NodeCtx::ROOT);
-                let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
-                if let Some(l) = node.child_by_field_name("left") {
+                if let Some(l) = node.field(F::Left) {
                     self.check_tree(l, Some(flow), NodeCtx::STORE);
-                    bind_into(flow, l, &v, false, self.it.src);
+                    if self.binds_demanded(l) {
+                        let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
+                        self.bind_flow(flow, l, &v, false);
+                    }
                 }
             }
         }
         for child in named(node) {
-            if node.kind() == "for_statement"
-                && (is_field(node, "left", child) || is_field(node, "right", child))
+            if node.kind_name() == "for_statement"
+                && (is_field(node, F::Left, child) || is_field(node, F::Right, child))
             {
                 continue;
             }
-            match child.kind() {
+            match child.kind_name() {
                 "block" => self.run_block(child, flow, false, depth + 1),
                 "elif_clause"
                 | "else_clause"
@@ -525,11 +693,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {
                     self.check_tree(child, Some(flow), NodeCtx::ROOT);
                     self.bind_walrus(child, flow);
-                    if child.kind() == "with_clause" {
+                    if child.kind_name() == "with_clause" {
                         for n in parse::walk(child) {
-                            if n.kind() == "as_pattern" {
-                                if let Some(a) = n.child_by_field_name("alias") {
-                                    bind_into(flow, a, &VSet::unknown(), false, self.it.src);
+                            if n.kind_name() == "as_pattern" {
+                                if let Some(a) = n.field(F::Alias) {
+                                    self.bind_flow(flow, a, &VSet::unknown(), false);
                                 }
                             }
                         }
@@ -539,98 +707,90 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    fn run_def(
-        &mut self,
-        def: Node<'t>,
-        flow: &mut HashMap<String, VSet>,
-        strong: bool,
-        decorated: bool,
-    ) {
+    fn run_def(&mut self, def: Node<'t>, flow: &mut Bindings, strong: bool, decorated: bool) {
         self.check_def_name(def);
-        if let Some(p) = def.child_by_field_name("parameters") {
+        if let Some(p) = def.field(F::Parameters) {
             self.check_tree(p, Some(flow), NodeCtx::ROOT);
         }
-        if let Some(r) = def.child_by_field_name("return_type") {
+        if let Some(r) = def.field(F::ReturnType) {
             self.check_tree(r, Some(flow), NodeCtx::ROOT);
         }
-        if let Some(b) = def.child_by_field_name("body") {
+        if let Some(b) = def.field(F::Body) {
             self.check_tree(b, None, NodeCtx::ROOT);
         }
-        if let (Some(name), Some(id)) = (
-            def.child_by_field_name("name"),
-            self.it.func_ids.get(&def.id()).copied(),
-        ) {
+        if let (Some(name), Some(id)) =
+            (def.field(F::Name), self.it.func_ids.get(&def.id()).copied())
+        {
             let mut v = VSet::one(Val::Func(id));
             if decorated {
                 v.push(Val::Unknown);
             }
-            bind_into(flow, name, &v, strong, self.it.src);
+            self.bind_flow(flow, name, &v, strong);
         }
     }
 
-    fn run_class(&mut self, class: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
-        if let Some(s) = class.child_by_field_name("superclasses") {
+    fn run_class(&mut self, class: Node<'t>, flow: &mut Bindings, strong: bool) {
+        if let Some(s) = class.field(F::Superclasses) {
             self.check_tree(s, Some(flow), NodeCtx::ROOT);
         }
-        if let Some(b) = class.child_by_field_name("body") {
+        if let Some(b) = class.field(F::Body) {
             self.check_tree(b, None, NodeCtx::CLASS_BODY);
         }
-        if let Some(name) = class.child_by_field_name("name") {
-            bind_into(flow, name, &VSet::unknown(), strong, self.it.src);
+        if let Some(name) = class.field(F::Name) {
+            self.bind_flow(flow, name, &VSet::unknown(), strong);
         }
     }
 
-    fn bind_walrus(&mut self, node: Node<'t>, flow: &mut HashMap<String, VSet>) {
+    fn bind_walrus(&mut self, node: Node<'t>, flow: &mut Bindings) {
         if !self.it.has_walrus {
             return;
         }
         for n in parse::walk(node) {
-            if n.kind() == "named_expression" {
-                if let (Some(name), Some(value)) = (
-                    n.child_by_field_name("name"),
-                    n.child_by_field_name("value"),
-                ) {
-                    let v = self.it.eval(value, &Env::Flow(flow), 0);
-                    bind_into(flow, name, &v, false, self.it.src);
+            if n.kind_name() == "named_expression" {
+                if let (Some(name), Some(value)) = (n.field(F::Name), n.field(F::Value)) {
+                    if self.binds_demanded(name) {
+                        let v = self.it.eval(value, &Env::Flow(flow), 0);
+                        self.bind_flow(flow, name, &v, false);
+                    }
                 }
             }
         }
     }
 
-    fn apply_bindings(&mut self, stmt: Node<'t>, flow: &mut HashMap<String, VSet>, strong: bool) {
+    fn apply_bindings(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool) {
         self.bind_walrus(stmt, flow);
-        match stmt.kind() {
+        match stmt.kind_name() {
             "expression_statement" => {
                 for e in named(stmt) {
-                    match e.kind() {
+                    match e.kind_name() {
                         "assignment" => {
                             // `a = b = v` binds both targets to `v`.
                             let mut targets = Vec::new();
                             let mut cur = e;
                             let value = loop {
-                                if let Some(l) = cur.child_by_field_name("left") {
+                                if let Some(l) = cur.field(F::Left) {
                                     targets.push(l);
                                 }
-                                match cur.child_by_field_name("right") {
-                                    Some(r) if r.kind() == "assignment" => cur = r,
+                                match cur.field(F::Right) {
+                                    Some(r) if r.kind_name() == "assignment" => cur = r,
                                     Some(r) => break Some(r),
                                     None => break None,
                                 }
                             };
                             let Some(value) = value else { continue };
+                            if !targets.iter().any(|t| self.binds_demanded(*t)) {
+                                continue;
+                            }
                             let v = self.it.eval(value, &Env::Flow(flow), 0);
                             for t in targets {
-                                bind_into(flow, t, &v, strong, self.it.src);
+                                self.bind_flow(flow, t, &v, strong);
                             }
                         }
                         "augmented_assignment" => {
-                            if let (Some(l), Some(r)) = (
-                                e.child_by_field_name("left"),
-                                e.child_by_field_name("right"),
-                            ) {
-                                if l.kind() == "identifier" {
+                            if let (Some(l), Some(r)) = (e.field(F::Left), e.field(F::Right)) {
+                                if l.kind_name() == "identifier" && self.binds_demanded(l) {
                                     let v = self.it.eval_augmented(e, l, r, &Env::Flow(flow), 0);
-                                    bind_into(flow, l, &v, strong, self.it.src);
+                                    self.bind_flow(flow, l, &v, strong);
                                 }
                             }
                         }
@@ -640,10 +800,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             "import_statement" | "import_from_statement" => {
                 for (name, v, _) in self.it.import_bindings(stmt) {
+                    let Some(id) = self.it.names.get(&name) else {
+                        continue;
+                    };
+                    if !self.it.demands(id) {
+                        continue;
+                    }
+                    let slot = &mut flow.0[id as usize];
                     if strong {
-                        flow.insert(name, v);
+                        *slot = v;
                     } else {
-                        flow.entry(name).or_default().join(&v);
+                        slot.join(&v);
                     }
                 }
             }
@@ -653,75 +820,100 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- expression walk --------------------------------------------------------------------
 
-    /// Checks every node under `node`. `flow` is the top-level environment, or `None` for the
-    /// merged one; lambdas, comprehensions, function and class bodies always use the merged one.
-    fn check_tree(&mut self, node: Node<'t>, flow: Option<&HashMap<String, VSet>>, start: NodeCtx) {
+    /// Checks every hot node under `node` (no rule can fire elsewhere, see `scan`). `flow` is
+    /// the top-level environment, or `None` for the merged one; lambdas, comprehensions, function
+    /// and class bodies always use the merged one.
+    fn check_tree(&mut self, node: Node<'t>, flow: Option<&Bindings>, start: NodeCtx) {
         // The environment is fixed for the whole walk: evaluations can be cached.
         self.it.start_memo();
-        let mut stack: Vec<(Node<'t>, bool, NodeCtx)> = vec![(node, flow.is_none(), start)];
-        while let Some((n, global, nctx)) = stack.pop() {
-            let env = match (global, flow) {
-                (false, Some(f)) => Env::Flow(f),
-                _ => Env::Global,
-            };
-            self.check_node(n, &env, &nctx);
+        if !self.it.is_hot(node) {
+            return;
+        }
+        // The hot nodes in pre-order, with their environment and context.
+        let mut order: Vec<(Node<'t>, K, bool, NodeCtx)> = Vec::new();
+        let mut stack: Vec<(Node<'t>, K, bool, NodeCtx)> =
+            vec![(node, kind(node), flow.is_none(), start)];
+        while let Some((n, nk, global, nctx)) = stack.pop() {
+            order.push((n, nk, global, nctx));
             let inner_global = global
                 || matches!(
-                    n.kind(),
-                    "lambda"
-                        | "list_comprehension"
-                        | "generator_expression"
-                        | "set_comprehension"
-                        | "dictionary_comprehension"
-                        | "function_definition"
-                        | "class_definition"
+                    nk,
+                    K::Lambda
+                        | K::ListComprehension
+                        | K::GeneratorExpression
+                        | K::SetComprehension
+                        | K::DictionaryComprehension
+                        | K::FunctionDefinition
+                        | K::ClassDefinition
                 );
-            let mut kids = Vec::new();
-            let mut cursor = n.walk();
-            if cursor.goto_first_child() {
-                loop {
-                    let c = cursor.node();
-                    if c.is_named() && c.kind() != "comment" {
-                        let cctx = child_ctx(n, &nctx, c, cursor.field_name());
-                        kids.push((c, inner_global, cctx));
-                    }
-                    if !cursor.goto_next_sibling() {
-                        break;
+            let with_field = needs_field(nk);
+            let first = stack.len();
+            let mut kids = Children::new(n);
+            while let Some((c, field)) = kids.next(with_field) {
+                if c.is_named() && self.it.is_hot(c) {
+                    let ck = kind(c);
+                    if ck != K::Comment {
+                        let cctx = child_ctx(nk, &nctx, ck, field);
+                        stack.push((c, ck, inner_global, cctx));
                     }
                 }
             }
-            stack.extend(kids.into_iter().rev());
+            stack[first..].reverse();
+        }
+        let env_of = |global: bool| match (global, flow) {
+            (false, Some(f)) => Env::Flow(f),
+            _ => Env::Global,
+        };
+        // Evaluate bottom-up first, so that every evaluation finds its operands cached and long
+        // chains cost one step per node.
+        for (n, nk, global, _) in order.iter().rev() {
+            if matches!(
+                nk,
+                K::Attribute
+                    | K::Call
+                    | K::Subscript
+                    | K::BinaryOperator
+                    | K::ParenthesizedExpression
+                    | K::BooleanOperator
+                    | K::ConditionalExpression
+                    | K::UnaryOperator
+            ) {
+                self.it.eval(*n, &env_of(*global), 0);
+            }
+        }
+        for (n, nk, global, nctx) in order {
+            self.check_node(n, nk, &env_of(global), &nctx);
         }
     }
 
-    fn check_node(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        match node.kind() {
-            "identifier" => self.check_identifier(node, env, nctx),
-            "attribute" => self.check_attribute(node, env, nctx),
-            "subscript" => self.check_subscript(node, env, nctx),
-            "call" => self.check_call(node, env, nctx),
-            "function_definition" => self.check_def_name(node),
-            "assignment" => self.check_assignment(node, env, nctx),
-            "list" | "tuple" | "set" if nctx.ctx == Ctx::Load => {
+    fn check_node(&mut self, node: Node<'t>, nk: K, env: &Env, nctx: &NodeCtx) {
+        match nk {
+            K::Identifier => self.check_identifier(node, env, nctx),
+            K::Attribute => self.check_attribute(node, env, nctx),
+            K::Subscript => self.check_subscript(node, env, nctx),
+            K::Call => self.check_call(node, env, nctx),
+            K::FunctionDefinition => self.check_def_name(node),
+            K::Assignment => self.check_assignment(node, env, nctx),
+            K::List | K::Tuple | K::Set if nctx.ctx == Ctx::Load => {
                 for item in named(node) {
                     self.check_escape(item, env, "stored in a container");
                 }
             }
-            "dictionary" => {
+            K::Dictionary => {
                 for pair in named(node) {
-                    for f in ["key", "value"] {
-                        if let Some(x) = pair.child_by_field_name(f) {
+                    for f in [F::Key, F::Value] {
+                        if let Some(x) = pair.field(f) {
                             self.check_escape(x, env, "stored in a container");
                         }
                     }
                 }
             }
-            "yield" => {
+            K::Yield => {
                 if let Some(e) = first_named(node) {
                     self.check_escape(e, env, "yielded");
                 }
             }
-            "keyword_pattern" => {
+            K::KeywordPattern => {
                 if let Some(n) = first_named(node) {
                     let name = ident(n, self.it.src);
                     let name = &*name;
@@ -735,8 +927,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
-            "import_statement" | "import_from_statement" => self.check_import(node),
-            "exec_statement" => self.report(
+            K::ImportStatement | K::ImportFromStatement => self.check_import(node),
+            K::ExecStatement => self.report(
                 &CODE_EXECUTION_BUILTIN,
                 parse::range(node),
                 "`exec` statement executes arbitrary code".into(),
@@ -749,7 +941,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- names ------------------------------------------------------------------------------
 
     fn check_identifier(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        if !nctx.is_load() {
+        // A plain name holds no builtin or module (and `__loader__` is not plain).
+        if !nctx.is_load() || !self.it.is_obj_hot(node) {
             return;
         }
         let name = ident(node, self.it.src);
@@ -767,7 +960,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         self.builtin_refs(node, &v, name, nctx.callee);
         if matches!(name, "__builtins__" | "__builtin__")
             && v.iter()
-                .any(|x| matches!(x, Val::Module(m) if m.real == "builtins"))
+                .any(|x| matches!(x, Val::Module(m) if &*m.real == "builtins"))
         {
             self.report(
                 &CODE_EXECUTION_BUILTIN,
@@ -777,7 +970,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
         } else if !matches!(name, "__builtins__" | "__builtin__")
             && v.iter().any(
-                |x| matches!(x, Val::Module(m) if m.real == "builtins" && m.path == "builtins"),
+                |x| matches!(x, Val::Module(m) if &*m.real == "builtins" && &*m.path == "builtins"),
             )
             && !v
                 .iter()
@@ -801,12 +994,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 format!("`{}` is `{b}`, which", short(text))
             };
             match b {
-                "__import__" if !callee || node.kind() != "identifier" || text != b => self.report(
-                    &DYNAMIC_IMPORT,
-                    parse::range(node),
-                    format!("{via} imports any module by name, bypassing the import allowlist"),
-                    None,
-                ),
+                "__import__" if !callee || node.kind_name() != "identifier" || text != b => self
+                    .report(
+                        &DYNAMIC_IMPORT,
+                        parse::range(node),
+                        format!("{via} imports any module by name, bypassing the import allowlist"),
+                        None,
+                    ),
                 "__build_class__" => self.report(
                     &DUNDER_ACCESS,
                     parse::range(node),
@@ -836,10 +1030,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- attributes -------------------------------------------------------------------------
 
     fn check_attribute(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let (Some(obj), Some(attr)) = (
-            node.child_by_field_name("object"),
-            node.child_by_field_name("attribute"),
-        ) else {
+        let (Some(obj), Some(attr)) = (node.field(F::Object), node.field(F::Attribute)) else {
             return;
         };
         let name = ident(attr, self.it.src);
@@ -905,7 +1096,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
         }
-        if ctx == Ctx::Load {
+        if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
@@ -932,7 +1123,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 None,
             );
         }
-        if m.real == "sys" && name == "modules" {
+        if &*m.real == "sys" && name == "modules" {
             self.report(
                 &DYNAMIC_IMPORT,
                 range,
@@ -1004,12 +1195,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// Reports `path` when a deny-members entry matches it; true when it did.
     fn deny_check(&mut self, path: &str, range: TextRange) -> bool {
-        let alias = self.it.cfg.table.deny_alias(path);
-        let hit = self
-            .deny
-            .iter()
-            .find(|d| glob_match(d, path) || alias == Some(d.as_str()))
-            .cloned();
+        let hit = self.deny.matches(path, self.it.cfg.table);
         match hit {
             Some(entry) => {
                 let shown = path.replace("asyncio.AbstractEventLoop", "asyncio event loop");
@@ -1028,15 +1214,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- subscripts -------------------------------------------------------------------------
 
     fn check_subscript(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let Some(value) = node.child_by_field_name("value") else {
+        let Some(value) = node.field(F::Value) else {
             return;
         };
         let mut cursor = node.walk();
         let subs: Vec<Node> = node
             .children_by_field_name("subscript", &mut cursor)
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| c.kind_name() != "comment")
             .collect();
-        if subs.len() != 1 || subs[0].kind() == "slice" {
+        if subs.len() != 1 || subs[0].kind_name() == "slice" {
             return;
         }
         let sub = subs[0];
@@ -1044,7 +1230,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let vals = self.it.eval(value, env, 0);
         let keys = self.it.eval(sub, env, 0);
         self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
-        if ctx == Ctx::Load {
+        if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
@@ -1100,10 +1286,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- calls ------------------------------------------------------------------------------
 
     fn check_call(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let Some(callee) = node.child_by_field_name("function") else {
+        let Some(callee) = node.field(F::Function) else {
             return;
         };
-        let (pos, kws, splat) = call_args(node.child_by_field_name("arguments"), self.it.src);
+        let (pos, kws, splat) = call_args(node.field(F::Arguments), self.it.src);
         let cv = self.it.eval(callee, env, 0);
         let crange = parse::range(callee);
         for b in cv.builtins().collect::<Vec<_>>() {
@@ -1153,10 +1339,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         let inner_callee = unparen(callee);
-        if inner_callee.kind() == "attribute" {
+        if inner_callee.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
-                inner_callee.child_by_field_name("object"),
-                inner_callee.child_by_field_name("attribute"),
+                inner_callee.field(F::Object),
+                inner_callee.field(F::Attribute),
             ) {
                 if matches!(
                     &*ident(attr, self.it.src),
@@ -1179,7 +1365,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for v in cv.iter() {
             if let Val::Member(p) = v {
                 let last = p.rsplit('.').next().unwrap_or("");
-                if importlib_family(p) && inner_callee.kind() != "attribute" {
+                if importlib_family(p) && inner_callee.kind_name() != "attribute" {
                     self.report(
                         &DYNAMIC_IMPORT,
                         crange,
@@ -1210,16 +1396,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         }
                     }
                 }
-                if inner_callee.kind() != "attribute" && !self.deny.is_empty() {
+                if inner_callee.kind_name() != "attribute" && !self.deny_entries.is_empty() {
                     self.deny_check(p, crange);
                 }
             }
         }
         // str.format / format_map / Formatter().format / vformat.
-        if inner_callee.kind() == "attribute" {
+        if inner_callee.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
-                inner_callee.child_by_field_name("object"),
-                inner_callee.child_by_field_name("attribute"),
+                inner_callee.field(F::Object),
+                inner_callee.field(F::Attribute),
             ) {
                 let m = ident(attr, self.it.src);
                 if matches!(&*m, "format" | "format_map" | "vformat") {
@@ -1243,6 +1429,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .chain(kws.iter().map(|(_, v)| *v))
                 .collect();
             for a in args {
+                // Only hot arguments can fold to a dunder name.
+                if !self.it.is_hot(a) {
+                    continue;
+                }
                 let strs: Vec<String> =
                     self.it.eval(a, env, 0).strs().map(str::to_string).collect();
                 for s in strs {
@@ -1266,9 +1456,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for a in args {
             self.check_escape(a, env, "passed as an argument");
         }
-        if let Some(al) = node.child_by_field_name("arguments") {
+        if let Some(al) = node.field(F::Arguments) {
             for c in named(al) {
-                if matches!(c.kind(), "list_splat" | "dictionary_splat") {
+                if matches!(c.kind_name(), "list_splat" | "dictionary_splat") {
                     if let Some(inner) = first_named(c) {
                         self.check_escape(inner, env, "passed as an argument");
                     }
@@ -1276,7 +1466,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         // What the call returns (`getattr(__builtins__, "open")`, `vars(m).get("eval")`).
-        if !cv.only_unknown() || inner_callee.kind() == "attribute" {
+        if (!cv.only_unknown() || inner_callee.kind_name() == "attribute")
+            && self.it.is_obj_hot(node)
+        {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
@@ -1298,12 +1490,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .collect();
         for code in codes {
             let tree = parse::parse(&code, None);
-            let it = Interp::new(
+            let it = Interp::with_gate(
                 tree.root_node(),
                 &code,
                 super::interp::Config { ..self.it.cfg },
+                !self.it.relevance.all,
             );
-            let mut inner = Sbx::new(it, self.deny, self.namespace_names);
+            let mut inner = Sbx::new(it, self.deny_entries, self.namespace_names);
             inner.nesting = self.nesting + 1;
             for f in inner.run(tree.root_node()) {
                 self.report(
@@ -1317,7 +1510,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn is_namespace_callee(&self, callee: Node) -> bool {
-        callee.kind() == "identifier" && self.namespace_names.contains(&*ident(callee, self.it.src))
+        callee.kind_name() == "identifier"
+            && self.namespace_names.contains(&*ident(callee, self.it.src))
     }
 
     fn check_reflective(
@@ -1465,6 +1659,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn check_escape(&mut self, node: Node<'t>, env: &Env, how: &str) {
+        // Reflective builtins and cell functions come only from non-plain names.
+        if !self.it.is_obj_hot(node) {
+            return;
+        }
         let mut v = self.it.eval(node, env, 0);
         // A function or lambda that hands out a reflective builtin smuggles it just the same.
         let returned: Vec<VSet> = v
@@ -1492,7 +1690,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- definitions ------------------------------------------------------------------------
 
     fn check_def_name(&mut self, def: Node<'t>) {
-        if let Some(name) = def.child_by_field_name("name") {
+        if let Some(name) = def.field(F::Name) {
             let n = ident(name, self.it.src);
             let n = &*n;
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) {
@@ -1507,20 +1705,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn check_assignment(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
-        let (Some(left), right) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("right"),
-        ) else {
+        let (Some(left), right) = (node.field(F::Left), node.field(F::Right)) else {
             return;
         };
         // `__eq__ = lambda s, o: True` in a class body.
         let in_class = nctx.class_assign;
-        if in_class && left.kind() == "identifier" {
+        if in_class && left.kind_name() == "identifier" {
             let n = ident(left, self.it.src);
             let n = &*n;
             let constant = right.is_none_or(|r| {
                 matches!(
-                    unparen(r).kind(),
+                    unparen(r).kind_name(),
                     "string"
                         | "concatenated_string"
                         | "integer"
@@ -1530,7 +1725,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         | "false"
                         | "tuple"
                         | "list"
-                ) && !parse::walk(r).any(|x| matches!(x.kind(), "lambda" | "identifier" | "call"))
+                ) && !parse::walk(r)
+                    .any(|x| matches!(x.kind_name(), "lambda" | "identifier" | "call"))
             });
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) && !constant {
                 self.report(
@@ -1543,7 +1739,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         // Reflective builtins stored through attributes or subscripts.
         if let Some(r) = right {
-            if matches!(unparen(left).kind(), "attribute" | "subscript") {
+            if matches!(unparen(left).kind_name(), "attribute" | "subscript") {
                 self.check_escape(r, env, "stored in an attribute or item");
             }
         }
@@ -1559,11 +1755,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .find(|s| is_private(s))
                 .map(str::to_string)
         };
-        match node.kind() {
+        match node.kind_name() {
             "import_statement" => {
                 for child in named(node) {
-                    let dotted = match child.kind() {
-                        "aliased_import" => child.child_by_field_name("name"),
+                    let dotted = match child.kind_name() {
+                        "aliased_import" => child.field(F::Name),
                         "dotted_name" => Some(child),
                         _ => None,
                     };
@@ -1578,14 +1774,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             Some("Private submodules hold what a package imported for itself; import the public module".into()),
                         );
                     }
-                    self.unsafe_allowed(&module, child.kind() == "dotted_name", range, allow);
+                    self.unsafe_allowed(&module, child.kind_name() == "dotted_name", range, allow);
                 }
             }
             "import_from_statement" => {
-                let Some(m) = node.child_by_field_name("module_name") else {
+                let Some(m) = node.field(F::ModuleName) else {
                     return;
                 };
-                if m.kind() == "relative_import" {
+                if m.kind_name() == "relative_import" {
                     return;
                 }
                 let module: String = ident(m, self.it.src).split_whitespace().collect();
@@ -1599,15 +1795,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 self.unsafe_allowed(&module, false, parse::range(m), allow);
                 let bindings = self.it.import_bindings(node);
-                let base = ModVal {
-                    path: module.clone(),
-                    real: self.it.cfg.table.real_name(&module),
-                    state: if is_allowed(&module, allow) {
+                let base = std::rc::Rc::new(ModVal::new(
+                    module.clone(),
+                    self.it.cfg.table.real_name(&module),
+                    if is_allowed(&module, allow) {
                         ModState::Ok
                     } else {
                         ModState::Blocked
                     },
-                };
+                ));
                 for (_, _, name_node) in bindings {
                     let name: String = ident(name_node, self.it.src).split_whitespace().collect();
                     let (res, esc) = self.it.module_step(&base, &name);

@@ -13,11 +13,16 @@
 //! Names that are never bound resolve to the namespace's pre-bound modules, to Python builtins,
 //! or to [`Val::Unknown`].
 
+use super::field::{FieldChild, F};
 use super::reach::Reach;
+use super::scan::{self, NameId, Names, Relevance, K};
 use super::value::*;
 use crate::parse;
 use crate::rules::imports::is_allowed;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::rc::Rc;
 use tree_sitter::Node;
 
 /// Deepest expression nesting evaluated; deeper expressions are [`Val::Unknown`].
@@ -121,6 +126,45 @@ pub struct Config<'a> {
     pub prebound: &'a BTreeSet<String>,
     /// The reachability table.
     pub table: &'static Reach,
+    /// `[lint.imports] deny-members` entries (members of their modules are tracked by path).
+    pub deny: &'a [String],
+}
+
+/// Root modules whose members some rule looks at by path, besides the deny-members entries:
+/// import machinery (`importlib.import_module`), `operator.attrgetter`, `sys.modules` and
+/// asyncio's event loops.
+const MEMBER_ROOTS: &[&str] = &[
+    "importlib",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "_imp",
+    "imp",
+    "operator",
+    "sys",
+    "asyncio",
+];
+
+/// The first dotted segment of a name.
+fn root_of(path: &str) -> &str {
+    path.split_once('.').map_or(path, |(r, _)| r)
+}
+
+/// The roots of the members tracked by path (see [`Interp::member`]).
+fn member_roots(cfg: &Config) -> Option<HashSet<String>> {
+    let mut roots: HashSet<String> = MEMBER_ROOTS.iter().map(|r| r.to_string()).collect();
+    for d in cfg.deny {
+        let r = root_of(d);
+        if r.contains('*') {
+            return None;
+        }
+        roots.insert(r.to_string());
+    }
+    for (from, to) in &cfg.table.deny_aliases {
+        if cfg.deny.iter().any(|d| d == to) {
+            roots.insert(root_of(from).to_string());
+        }
+    }
+    Some(roots)
 }
 
 /// Kind of a parameter.
@@ -158,12 +202,34 @@ pub struct FuncInfo<'t> {
     pub returns: VSet,
 }
 
+/// Values bound to the names of a cell, by [`NameId`]; an empty set means "not bound".
+#[derive(Debug, Clone, Default)]
+pub struct Bindings(pub Vec<VSet>);
+
+impl Bindings {
+    /// A map with room for `n` names, all unbound.
+    pub fn new(n: usize) -> Self {
+        Bindings(vec![VSet::default(); n])
+    }
+    /// The values bound to name `id` (empty when unbound).
+    pub fn get(&self, id: NameId) -> Option<&VSet> {
+        self.0.get(id as usize)
+    }
+    fn slot(&mut self, id: NameId) -> &mut VSet {
+        let i = id as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, VSet::default());
+        }
+        &mut self.0[i]
+    }
+}
+
 /// Where names are looked up.
 pub enum Env<'e> {
     /// The merged bindings of the whole cell.
     Global,
     /// The flow-sensitive top-level bindings at one point of the cell.
-    Flow(&'e HashMap<String, VSet>),
+    Flow(&'e Bindings),
     /// One extra binding on top of another environment (comprehension folding).
     Bind(&'e Env<'e>, &'e str, &'e VSet),
 }
@@ -228,33 +294,55 @@ pub struct Interp<'t, 'a> {
     pub src: &'a str,
     /// Configuration.
     pub cfg: Config<'a>,
-    /// Every value bound to each name anywhere in the cell.
-    pub globals: HashMap<String, VSet>,
+    /// The identifiers of the cell.
+    pub names: Names<'a>,
+    /// Every value bound to each name anywhere in the cell (for the demanded names; see
+    /// [`scan`](super::scan)).
+    pub globals: Bindings,
     /// Functions and lambdas of the cell.
     pub funcs: Vec<FuncInfo<'t>>,
     /// `node.id()` of a function or lambda -> index in `funcs`.
     pub func_ids: HashMap<usize, u32>,
     /// Names declared `global` or `nonlocal` inside functions.
-    pub global_decls: HashSet<String>,
-    /// The current fixpoint round.
-    round: usize,
+    pub global_decls: Vec<NameId>,
     /// Binding sites, collected once, with the function a `return`/`yield` belongs to.
     sites: Vec<(Node<'t>, Option<u32>)>,
     /// `node.id()` of decorated function definitions.
     decorated: HashSet<usize>,
+    /// `node.id()` of methods (function definitions directly in a class body): their names
+    /// are not bound in the cell's namespace.
+    methods: HashSet<usize>,
     /// Every name bound in the cell with the start byte of its binding site, in source order.
-    pub bound: Vec<(usize, String)>,
+    pub bound: Vec<(usize, NameId)>,
     /// Whether the cell contains an assignment expression (`:=`) anywhere.
     pub has_walrus: bool,
-    /// Evaluation cache for the reporting walk (`(node id, merged env)`), see
-    /// [`Interp::start_memo`].
-    memo: std::cell::RefCell<Option<HashMap<(usize, bool), VSet>>>,
+    /// What can produce findings: hot positions and demanded names.
+    pub relevance: Relevance,
+    /// Evaluation cache of the reporting walk, keyed by `(node id, merged env)` and stamped with
+    /// the generation it was computed in (see [`Interp::start_memo`]).
+    memo: RefCell<HashMap<(usize, bool), (u32, VSet)>>,
+    /// The current memo generation.
+    generation: Cell<u32>,
+    /// Variables read while the fixpoint evaluates a site (names, then function results).
+    reads: RefCell<Option<Vec<u32>>>,
+    /// Set when an evaluation met the depth bound.
+    truncated: Cell<bool>,
+    /// [`Interp::module_step`] results by (module value address, attribute name).
+    #[allow(clippy::type_complexity)]
+    step_memo: RefCell<HashMap<(usize, NameId), (Rc<ModVal>, VSet, Option<Escape>)>>,
+    /// [`Interp::default_value`] results by name.
+    default_memo: RefCell<HashMap<NameId, VSet>>,
+    /// Roots of the members tracked by path; `None` when every member is (a deny-members
+    /// entry starts with a wildcard).
+    member_roots: Option<HashSet<String>>,
+    /// The one member value standing for every member of a root that is not tracked.
+    opaque_members: RefCell<HashMap<String, Val>>,
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut cursor = node.walk();
     node.named_children(&mut cursor)
-        .filter(|c| c.kind() != "comment")
+        .filter(|c| c.kind_name() != "comment")
         .collect()
 }
 
@@ -277,7 +365,7 @@ pub fn first_named(node: Node) -> Option<Node> {
 
 /// Skips parentheses (and comments inside them).
 pub fn unparen(mut node: Node) -> Node {
-    while node.kind() == "parenthesized_expression" {
+    while node.kind_name() == "parenthesized_expression" {
         match first_named(node) {
             Some(inner) => node = inner,
             None => break,
@@ -297,16 +385,13 @@ pub fn call_args<'t>(
     let Some(args) = args else {
         return (pos, kws, splat);
     };
-    if args.kind() == "generator_expression" {
+    if args.kind_name() == "generator_expression" {
         return (vec![args], kws, splat);
     }
     for child in named_children(args) {
-        match child.kind() {
+        match child.kind_name() {
             "keyword_argument" => {
-                if let (Some(n), Some(v)) = (
-                    child.child_by_field_name("name"),
-                    child.child_by_field_name("value"),
-                ) {
+                if let (Some(n), Some(v)) = (child.field(F::Name), child.field(F::Value)) {
                     kws.push((ident(n, src).into_owned(), v));
                 }
             }
@@ -356,66 +441,105 @@ fn py_mod(a: i64, b: i64) -> Option<i64> {
 }
 
 /// Binds `v` to the names of an assignment target in `map` (weakly: joined; strongly:
-/// replaced). Returns true when `map` changed.
+/// replaced). Returns true when `map` changed; the names that changed are pushed to `changed`.
+/// Names `keep` rejects are skipped.
+#[allow(clippy::too_many_arguments)]
 pub fn bind_into(
-    map: &mut HashMap<String, VSet>,
+    map: &mut Bindings,
+    names: &Names,
     target: Node,
     v: &VSet,
     strong: bool,
     src: &str,
+    keep: &dyn Fn(NameId) -> bool,
+    changed: &mut Vec<NameId>,
 ) -> bool {
-    bind_into_at(map, target, v, strong, src, 0)
+    bind_into_at(map, names, target, v, strong, src, keep, changed, 0)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bind_into_at(
-    map: &mut HashMap<String, VSet>,
+    map: &mut Bindings,
+    names: &Names,
     target: Node,
     v: &VSet,
     strong: bool,
     src: &str,
+    keep: &dyn Fn(NameId) -> bool,
+    changed: &mut Vec<NameId>,
     depth: u32,
 ) -> bool {
     if depth > MAX_DEPTH {
         return false;
     }
-    match target.kind() {
+    match target.kind_name() {
         "identifier" => {
-            let name = ident(target, src).into_owned();
-            if strong {
-                let changed = map.get(&name) != Some(v);
-                map.insert(name, v.clone().or_unknown());
-                changed
-            } else {
-                map.entry(name).or_default().join(v)
+            let Some(id) = names.get(&ident(target, src)) else {
+                return false;
+            };
+            if !keep(id) {
+                return false;
             }
+            let slot = map.slot(id);
+            let did = if strong {
+                let did = *slot != *v;
+                *slot = v.clone().or_unknown();
+                did
+            } else {
+                slot.join(v)
+            };
+            if did {
+                changed.push(id);
+            }
+            did
         }
         "pattern_list" | "tuple_pattern" | "list_pattern" | "expression_list" | "tuple"
         | "list" => {
             let items = named_children(target);
             let starred = items
                 .iter()
-                .any(|i| matches!(i.kind(), "list_splat_pattern" | "list_splat"));
+                .any(|i| matches!(i.kind_name(), "list_splat_pattern" | "list_splat"));
             let n = items.len();
-            let mut changed = false;
+            let mut did = false;
             for (i, item) in items.iter().enumerate() {
                 let part = if starred {
                     VSet::unknown()
                 } else {
                     component(v, i, n)
                 };
-                changed |= bind_into_at(map, *item, &part, strong, src, depth + 1);
+                did |= bind_into_at(
+                    map,
+                    names,
+                    *item,
+                    &part,
+                    strong,
+                    src,
+                    keep,
+                    changed,
+                    depth + 1,
+                );
             }
-            changed
+            did
         }
         "parenthesized_expression" | "as_pattern_target" | "list_splat_pattern" | "list_splat" => {
             match first_named(target) {
                 Some(inner) => {
-                    let val = if target.kind().contains("splat") {
+                    let val = if target.kind_name().contains("splat") {
                         VSet::unknown()
                     } else {
                         v.clone()
                     };
-                    bind_into_at(map, inner, &val, strong, src, depth + 1)
+                    bind_into_at(
+                        map,
+                        names,
+                        inner,
+                        &val,
+                        strong,
+                        src,
+                        keep,
+                        changed,
+                        depth + 1,
+                    )
                 }
                 None => false,
             }
@@ -441,31 +565,146 @@ fn component(v: &VSet, i: usize, n: usize) -> VSet {
 }
 
 impl<'t, 'a> Interp<'t, 'a> {
-    /// Builds the interpreter for a cell and computes the merged bindings.
+    /// Builds the interpreter for a cell: the relevance pre-pass, then the merged bindings of
+    /// the demanded names.
     pub fn new(root: Node<'t>, src: &'a str, cfg: Config<'a>) -> Self {
+        Self::with_gate(root, src, cfg, true)
+    }
+
+    /// As [`Interp::new`]; with `gate` false every node is treated as hot and every name as
+    /// demanded (the reference the gated analysis is tested against).
+    pub fn with_gate(root: Node<'t>, src: &'a str, cfg: Config<'a>, gate: bool) -> Self {
+        let mut names = Names::default();
+        let mut facts = scan::collect(root, src, &mut names);
+        let n = names.len();
         let mut me = Interp {
             src,
             cfg,
-            globals: HashMap::new(),
-            funcs: Vec::new(),
-            func_ids: HashMap::new(),
-            global_decls: HashSet::new(),
-            round: 0,
+            names,
+            globals: Bindings::new(n),
+            funcs: Vec::with_capacity(facts.funcs.len()),
+            func_ids: HashMap::default(),
+            global_decls: Vec::new(),
             sites: Vec::new(),
-            decorated: HashSet::new(),
+            decorated: HashSet::default(),
+            methods: HashSet::default(),
             bound: Vec::new(),
-            has_walrus: false,
-            memo: std::cell::RefCell::new(None),
+            has_walrus: facts.has_walrus,
+            relevance: Relevance::default(),
+            memo: RefCell::new(HashMap::default()),
+            generation: Cell::new(0),
+            reads: RefCell::new(None),
+            truncated: Cell::new(false),
+            step_memo: RefCell::new(HashMap::default()),
+            default_memo: RefCell::new(HashMap::default()),
+            member_roots: member_roots(&cfg),
+            opaque_members: RefCell::new(HashMap::default()),
         };
-        me.collect_sites(root);
-        me.bound.sort_by_key(|(b, _)| *b);
-        for round in 0..MAX_ROUNDS {
-            me.round = round;
-            if !me.bind_pass() {
-                break;
-            }
+        me.relevance = scan::relevance(&mut facts, &me.names, &me.cfg, gate, &|x, sites, chain| {
+            me.chain_is_opaque(x, sites, chain)
+        });
+        me.func_ids = std::mem::take(&mut facts.func_ids);
+        me.global_decls = std::mem::take(&mut facts.global_decls);
+        me.decorated = std::mem::take(&mut facts.decorated);
+        me.methods = std::mem::take(&mut facts.methods);
+        me.bound = std::mem::take(&mut facts.bound);
+        for f in std::mem::take(&mut facts.funcs) {
+            me.register_function(f);
+        }
+        if me.relevance.any_hot() {
+            let needed: Vec<u32> = (0..facts.sites.len())
+                .filter(|s| me.relevance.needed.get(*s).copied().unwrap_or(false))
+                .map(|s| s as u32)
+                .collect();
+            me.sites = std::mem::take(&mut facts.sites);
+            me.fixpoint(needed);
         }
         me
+    }
+
+    /// The value of module member `path`. Members of modules no rule looks at by path
+    /// (anything but deny-members roots, import machinery, `operator`, `sys`, `asyncio`) are
+    /// one opaque member per root module: what they are is never reported, and tracking each
+    /// path (`enum.Enum.__members__.items...`) only grows value sets.
+    pub fn member(&self, path: &str) -> Val {
+        let Some(roots) = &self.member_roots else {
+            return Val::member(path);
+        };
+        let root = root_of(path);
+        if roots.contains(root) {
+            return Val::member(path);
+        }
+        self.opaque_members
+            .borrow_mut()
+            .entry(root.to_string())
+            .or_insert_with(|| Val::member(root))
+            .clone()
+    }
+
+    /// True when, whatever `name` holds (bound only by the import statements `sites`, or not
+    /// at all), the attribute chain `chain` on it is an opaque module member or unknown, with no
+    /// escape, import machinery, frame function or denied member on the way: no rule can fire
+    /// on such a chain, so the pre-pass does not count its name as hot there.
+    fn chain_is_opaque(&self, name: NameId, sites: &[Node<'t>], chain: &[NameId]) -> bool {
+        let text = self.names.text(name).to_string();
+        let mut vals: Vec<Val> = self.default_value(&text).iter().cloned().collect();
+        for site in sites {
+            for (bound, v, _) in self.import_bindings(*site) {
+                if bound == text {
+                    vals.extend(v.iter().cloned());
+                }
+            }
+        }
+        let tracked = |path: &str| match &self.member_roots {
+            None => true,
+            Some(roots) => roots.contains(root_of(path)),
+        };
+        // Modules whose functions some rule reports by name.
+        let special = |real: &str| {
+            tracked(real)
+                || matches!(
+                    root_of(real),
+                    "builtins" | "inspect" | "traceback" | "threading"
+                )
+        };
+        for (i, a) in chain.iter().enumerate() {
+            let a = self.names.text(*a);
+            if is_dunder(a) {
+                return false;
+            }
+            let last = i + 1 == chain.len();
+            let mut next = Vec::new();
+            for v in &vals {
+                match v {
+                    Val::Module(m) => {
+                        if special(&m.real) || special(&m.path) {
+                            return false;
+                        }
+                        let (res, esc) = self.module_step(m, a);
+                        if esc.is_some() {
+                            return false;
+                        }
+                        for r in res.iter() {
+                            match r {
+                                Val::Member(p) if !tracked(p) => next.push(r.clone()),
+                                Val::Module(rm)
+                                    if !last && !special(&rm.real) && !special(&rm.path) =>
+                                {
+                                    next.push(r.clone())
+                                }
+                                Val::Unknown => next.push(Val::Unknown),
+                                _ => return false,
+                            }
+                        }
+                    }
+                    Val::Member(p) if !tracked(p) => next.push(v.clone()),
+                    Val::Unknown => next.push(Val::Unknown),
+                    _ => return false,
+                }
+            }
+            vals = next;
+        }
+        true
     }
 
     /// The text of a node.
@@ -473,22 +712,42 @@ impl<'t, 'a> Interp<'t, 'a> {
         parse::text(node, self.src)
     }
 
-    /// Registers a `function_definition` or `lambda` node.
+    /// True when `node` may produce a finding (its range holds a hot position).
+    pub fn is_hot(&self, node: Node) -> bool {
+        self.relevance.is_hot(node.start_byte(), node.end_byte())
+    }
+
+    /// True when `node` may evaluate to an object some rule looks for (a builtin, module,
+    /// member, namespace or cell function): only identifiers of non-plain names produce them.
+    pub fn is_obj_hot(&self, node: Node) -> bool {
+        self.relevance
+            .is_obj_hot(node.start_byte(), node.end_byte())
+    }
+
+    /// The id of the name an identifier node spells.
+    pub fn name_id(&self, node: Node) -> Option<NameId> {
+        self.names.get(&ident(node, self.src))
+    }
+
+    /// True when name `id` is demanded (its bindings are tracked).
+    pub fn demands(&self, id: NameId) -> bool {
+        self.relevance.demands(id)
+    }
+
+    /// Registers a `function_definition` or `lambda` node (in pre-order, as the pre-pass did).
     fn register_function(&mut self, node: Node<'t>) {
         let mut params = Vec::new();
-        if let Some(ps) = node.child_by_field_name("parameters") {
+        if let Some(ps) = node.field(F::Parameters) {
             let mut kw_only = false;
             for p in named_children(ps) {
-                let (name_node, default, kind) = match p.kind() {
+                let (name_node, default, kind) = match p.kind_name() {
                     "identifier" => (Some(p), None, None),
-                    "default_parameter" | "typed_default_parameter" => (
-                        p.child_by_field_name("name"),
-                        p.child_by_field_name("value"),
-                        None,
-                    ),
+                    "default_parameter" | "typed_default_parameter" => {
+                        (p.field(F::Name), p.field(F::Value), None)
+                    }
                     "typed_parameter" => {
                         let inner = first_named(p);
-                        match inner.map(|i| i.kind()) {
+                        match inner.map(|i| i.kind_name()) {
                             Some("list_splat_pattern") => {
                                 (inner.and_then(first_named), None, Some(ParamKind::Star))
                             }
@@ -523,14 +782,11 @@ impl<'t, 'a> Interp<'t, 'a> {
                 });
             }
         }
-        let id = self.funcs.len() as u32;
-        self.func_ids.insert(node.id(), id);
         // A parameter may receive anything from callers cellguard cannot see.
         for p in &params {
-            self.globals
-                .entry(p.name.clone())
-                .or_default()
-                .push(Val::Unknown);
+            if let Some(id) = self.names.get(&p.name) {
+                self.globals.slot(id).push(Val::Unknown);
+            }
         }
         self.funcs.push(FuncInfo {
             node,
@@ -539,99 +795,36 @@ impl<'t, 'a> Interp<'t, 'a> {
         });
     }
 
-    /// Collects the binding sites once (a depth-first walk that knows the enclosing function,
-    /// so no `parent()` walks are needed).
-    fn collect_sites(&mut self, root: Node<'t>) {
-        let mut stack: Vec<(Node<'t>, Option<u32>)> = vec![(root, None)];
-        while let Some((node, func)) = stack.pop() {
-            let kind = node.kind();
-            if kind == "function_definition" || kind == "lambda" {
-                self.register_function(node);
-            }
-            let target = match kind {
-                "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                    node.child_by_field_name("left")
-                }
-                "named_expression" => {
-                    self.has_walrus = true;
-                    node.child_by_field_name("name")
-                }
-                "as_pattern" => node.child_by_field_name("alias"),
-                "function_definition" | "class_definition" => node.child_by_field_name("name"),
-                "import_statement" | "import_from_statement" => Some(node),
-                _ => None,
-            };
-            if let Some(t) = target {
-                for id in parse::walk(t) {
-                    if id.kind() == "identifier" {
-                        self.bound
-                            .push((node.start_byte(), ident(id, self.src).into_owned()));
-                    }
-                }
-            }
-            if matches!(
-                kind,
-                "assignment"
-                    | "augmented_assignment"
-                    | "named_expression"
-                    | "for_statement"
-                    | "for_in_clause"
-                    | "as_pattern"
-                    | "function_definition"
-                    | "lambda"
-                    | "return_statement"
-                    | "yield"
-                    | "call"
-                    | "import_statement"
-                    | "import_from_statement"
-                    | "class_definition"
-                    | "global_statement"
-                    | "nonlocal_statement"
-            ) {
-                self.sites.push((node, func));
-            }
-            let inner = match kind {
-                "function_definition" => self.func_ids.get(&node.id()).copied(),
-                "class_definition" => None,
-                _ => func,
-            };
-            let mut cursor = node.walk();
-            let kids: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-            for k in kids.into_iter().rev() {
-                if kind == "decorated_definition" && k.kind() == "function_definition" {
-                    self.decorated.insert(k.id());
-                }
-                stack.push((k, inner));
-            }
-        }
-    }
-
     /// Names bound by binding sites that start inside `node` (any scope).
-    pub fn names_bound_in(&self, node: Node) -> impl Iterator<Item = &str> {
+    pub fn names_bound_in(&self, node: Node) -> impl Iterator<Item = NameId> + '_ {
         let (start, end) = (node.start_byte(), node.end_byte());
         let from = self.bound.partition_point(|(b, _)| *b < start);
         self.bound[from..]
             .iter()
             .take_while(move |(b, _)| *b < end)
-            .map(|(_, n)| n.as_str())
+            .map(|(_, n)| *n)
     }
 
-    /// Turns on the evaluation cache (the reporting walk calls this whenever the environment
-    /// it evaluates in changes).
+    /// Starts a new evaluation cache generation (the reporting walk calls this whenever the
+    /// environment it evaluates in may have changed). O(1): stale entries are ignored.
     pub fn start_memo(&self) {
-        *self.memo.borrow_mut() = Some(HashMap::new());
+        let g = self.generation.get().wrapping_add(1);
+        self.generation.set(if g == 0 { 1 } else { g });
     }
 
-    fn bind_global(&mut self, target: Node, v: &VSet) -> bool {
-        let v = self.widened(v);
-        bind_into(&mut self.globals, target, &v, false, self.src)
+    /// Records that the site being evaluated read variable `v`.
+    fn note_read(&self, v: u32) {
+        if let Some(log) = self.reads.borrow_mut().as_mut() {
+            log.push(v);
+        }
     }
 
-    /// After the first rounds, new plain data (strings, numbers, sequences) is widened to
-    /// [`Val::Unknown`] so that loops (`i += 1`) converge; values that carry escapes (builtins,
-    /// modules, functions, dunder or private names) keep propagating.
-    fn widened(&self, v: &VSet) -> VSet {
-        if self.round < 2 {
+    /// Values bound by a site that has been evaluated twice already are widened: plain data
+    /// (strings, numbers, sequences) becomes [`Val::Unknown`] so that loops (`i += 1`)
+    /// converge; values that carry escapes (builtins, modules, functions, dunder or private
+    /// names) keep propagating.
+    fn widened(v: &VSet, widen: bool) -> VSet {
+        if !widen {
             return v.clone();
         }
         v.iter()
@@ -645,148 +838,222 @@ impl<'t, 'a> Interp<'t, 'a> {
             .collect()
     }
 
-    fn join_global(&mut self, name: String, v: &VSet) -> bool {
-        let v = self.widened(v);
-        self.globals.entry(name).or_default().join(&v)
+    fn bind_global(&mut self, target: Node, v: &VSet, widen: bool, changed: &mut Vec<u32>) {
+        let v = Self::widened(v, widen);
+        let relevance = &self.relevance;
+        bind_into(
+            &mut self.globals,
+            &self.names,
+            target,
+            &v,
+            false,
+            self.src,
+            &|id| relevance.demands(id),
+            changed,
+        );
     }
 
-    /// One pass over every binding site; true when some binding grew.
-    fn bind_pass(&mut self) -> bool {
-        let mut changed = false;
-        for i in 0..self.sites.len() {
-            let (node, func) = self.sites[i];
-            match node.kind() {
-                "assignment" => {
-                    if let Some(left) = node.child_by_field_name("left") {
-                        let v = match node.child_by_field_name("right") {
-                            Some(r) => self.eval(r, &Env::Global, 0),
-                            None => continue,
-                        };
-                        changed |= self.bind_global(left, &v);
-                    }
+    fn join_global(&mut self, name: &str, v: &VSet, widen: bool, changed: &mut Vec<u32>) {
+        let Some(id) = self.names.get(name) else {
+            return;
+        };
+        if !self.relevance.demands(id) {
+            return;
+        }
+        let v = Self::widened(v, widen);
+        if self.globals.slot(id).join(&v) {
+            changed.push(id);
+        }
+    }
+
+    fn join_returns(&mut self, f: u32, v: &VSet, widen: bool, changed: &mut Vec<u32>) {
+        let v = Self::widened(v, widen);
+        let n = self.names.len() as u32;
+        if let Some(func) = self.funcs.get_mut(f as usize) {
+            if func.returns.join(&v) {
+                changed.push(n + f);
+            }
+        }
+    }
+
+    /// The merged bindings: a worklist over the needed binding sites. A site is evaluated again
+    /// only when a variable it read (a name, or a function's results) changed; it is evaluated
+    /// in rounds in source order, so a site sees what earlier sites bound in the same round.
+    /// Values a site binds from its third evaluation on are widened, and no site is evaluated
+    /// more than [`MAX_ROUNDS`] times.
+    fn fixpoint(&mut self, mut current: Vec<u32>) {
+        let n_sites = self.sites.len();
+        let n_vars = self.names.len() + self.funcs.len();
+        let mut readers: Vec<Vec<u32>> = vec![Vec::new(); n_vars];
+        let mut site_reads: Vec<Vec<u32>> = vec![Vec::new(); n_sites];
+        let mut evals = vec![0u8; n_sites];
+        let mut in_current = vec![false; n_sites];
+        let mut in_next = vec![false; n_sites];
+        let mut changed: Vec<u32> = Vec::new();
+        while !current.is_empty() {
+            for s in &current {
+                in_current[*s as usize] = true;
+            }
+            let mut next: Vec<u32> = Vec::new();
+            for &s in &current {
+                let si = s as usize;
+                in_current[si] = false;
+                if evals[si] as usize >= MAX_ROUNDS {
+                    continue;
                 }
-                "augmented_assignment" => {
-                    if let (Some(l), Some(r)) = (
-                        node.child_by_field_name("left"),
-                        node.child_by_field_name("right"),
-                    ) {
-                        if l.kind() == "identifier" {
-                            let v = self.eval_augmented(node, l, r, &Env::Global, 0);
-                            changed |= self.bind_global(l, &v);
+                let widen = evals[si] >= 2;
+                evals[si] += 1;
+                *self.reads.borrow_mut() = Some(Vec::new());
+                changed.clear();
+                self.run_site(si, widen, &mut changed);
+                let mut log = self.reads.borrow_mut().take().unwrap_or_default();
+                log.sort_unstable();
+                log.dedup();
+                for v in log {
+                    let known = &mut site_reads[si];
+                    if let Err(pos) = known.binary_search(&v) {
+                        known.insert(pos, v);
+                        if let Some(r) = readers.get_mut(v as usize) {
+                            r.push(s);
                         }
                     }
                 }
-                "named_expression" => {
-                    if let (Some(n), Some(v)) = (
-                        node.child_by_field_name("name"),
-                        node.child_by_field_name("value"),
-                    ) {
-                        let v = self.eval(v, &Env::Global, 0);
-                        changed |= self.bind_global(n, &v);
+                for v in changed.drain(..) {
+                    for &t in readers.get(v as usize).map(|r| r.as_slice()).unwrap_or(&[]) {
+                        let ti = t as usize;
+                        if !in_current[ti] && !in_next[ti] {
+                            in_next[ti] = true;
+                            next.push(t);
+                        }
                     }
                 }
-                "for_statement" | "for_in_clause" => {
-                    if let (Some(l), Some(r)) = (
-                        node.child_by_field_name("left"),
-                        node.child_by_field_name("right"),
-                    ) {
-                        let v = elements(&self.eval(r, &Env::Global, 0));
-                        changed |= self.bind_global(l, &v);
+            }
+            next.sort_unstable();
+            for t in &next {
+                in_next[*t as usize] = false;
+            }
+            current = next;
+        }
+    }
+
+    /// Evaluates one binding site in the merged environment and binds what it binds.
+    fn run_site(&mut self, i: usize, widen: bool, changed: &mut Vec<u32>) {
+        let (node, func) = self.sites[i];
+        match node.kind_name() {
+            "assignment" => {
+                if let (Some(left), Some(r)) = (node.field(F::Left), node.field(F::Right)) {
+                    let v = self.eval(r, &Env::Global, 0);
+                    self.bind_global(left, &v, widen, changed);
+                }
+            }
+            "augmented_assignment" => {
+                if let (Some(l), Some(r)) = (node.field(F::Left), node.field(F::Right)) {
+                    if l.kind_name() == "identifier" {
+                        let v = self.eval_augmented(node, l, r, &Env::Global, 0);
+                        self.bind_global(l, &v, widen, changed);
                     }
                 }
-                "as_pattern" => {
-                    if let Some(alias) = node.child_by_field_name("alias") {
-                        changed |= self.bind_global(alias, &VSet::unknown());
-                    }
+            }
+            "named_expression" => {
+                if let (Some(n), Some(v)) = (node.field(F::Name), node.field(F::Value)) {
+                    let v = self.eval(v, &Env::Global, 0);
+                    self.bind_global(n, &v, widen, changed);
                 }
-                "function_definition" => {
-                    if let (Some(name), Some(id)) = (
-                        node.child_by_field_name("name"),
-                        self.func_ids.get(&node.id()).copied(),
-                    ) {
+            }
+            "for_statement" | "for_in_clause" => {
+                if let (Some(l), Some(r)) = (node.field(F::Left), node.field(F::Right)) {
+                    let v = elements(&self.eval(r, &Env::Global, 0));
+                    self.bind_global(l, &v, widen, changed);
+                }
+            }
+            "as_pattern" => {
+                if let Some(alias) = node.field(F::Alias) {
+                    self.bind_global(alias, &VSet::unknown(), widen, changed);
+                }
+            }
+            "function_definition" => {
+                if let (Some(name), Some(id)) =
+                    (node.field(F::Name), self.func_ids.get(&node.id()).copied())
+                {
+                    if !self.methods.contains(&node.id()) {
                         let mut v = VSet::one(Val::Func(id));
                         if self.decorated.contains(&node.id()) {
                             v.push(Val::Unknown);
                         }
-                        changed |= self.bind_global(name, &v);
-                        changed |= self.bind_defaults(id);
+                        self.bind_global(name, &v, widen, changed);
                     }
+                    self.bind_defaults(id, widen, changed);
                 }
-                "lambda" => {
-                    if let Some(id) = self.func_ids.get(&node.id()).copied() {
-                        changed |= self.bind_defaults(id);
-                        if let Some(body) = node.child_by_field_name("body") {
-                            let v = self.eval(body, &Env::Global, 0);
-                            let v = self.widened(&v);
-                            changed |= self.funcs[id as usize].returns.join(&v);
-                        }
-                    }
-                }
-                "return_statement" => {
-                    if let Some(id) = func {
-                        let v = match first_named(node) {
-                            Some(e) => self.eval(e, &Env::Global, 0),
-                            None => VSet::unknown(),
-                        };
-                        let v = self.widened(&v);
-                        changed |= self.funcs[id as usize].returns.join(&v);
-                    }
-                }
-                "yield" => {
-                    if let Some(id) = func {
-                        changed |= self.funcs[id as usize].returns.push(Val::Unknown);
-                    }
-                }
-                "call" => changed |= self.bind_call_args(node),
-                "import_statement" | "import_from_statement" => {
-                    for (name, v, _) in self.import_bindings(node) {
-                        changed |= self.join_global(name, &v);
-                    }
-                }
-                "class_definition" => {
-                    if let Some(name) = node.child_by_field_name("name") {
-                        changed |= self.bind_global(name, &VSet::unknown());
-                    }
-                }
-                "global_statement" | "nonlocal_statement" => {
-                    for n in named_children(node) {
-                        self.global_decls.insert(ident(n, self.src).into_owned());
-                    }
-                }
-                _ => {}
             }
+            "lambda" => {
+                if let Some(id) = self.func_ids.get(&node.id()).copied() {
+                    self.bind_defaults(id, widen, changed);
+                    if let Some(body) = node.field(F::Body) {
+                        let v = self.eval(body, &Env::Global, 0);
+                        self.join_returns(id, &v, widen, changed);
+                    }
+                }
+            }
+            "return_statement" => {
+                if let Some(id) = func {
+                    let v = match first_named(node) {
+                        Some(e) => self.eval(e, &Env::Global, 0),
+                        None => VSet::unknown(),
+                    };
+                    self.join_returns(id, &v, widen, changed);
+                }
+            }
+            "yield" => {
+                if let Some(id) = func {
+                    self.join_returns(id, &VSet::unknown(), false, changed);
+                }
+            }
+            "call" => self.bind_call_args(node, widen, changed),
+            "import_statement" | "import_from_statement" => {
+                for (name, v, _) in self.import_bindings(node) {
+                    self.join_global(&name, &v, widen, changed);
+                }
+            }
+            "class_definition" => {
+                if let Some(name) = node.field(F::Name) {
+                    self.bind_global(name, &VSet::unknown(), widen, changed);
+                }
+            }
+            _ => {}
         }
-        changed
     }
 
-    fn bind_defaults(&mut self, id: u32) -> bool {
-        let mut changed = false;
+    fn bind_defaults(&mut self, id: u32, widen: bool, changed: &mut Vec<u32>) {
         let params = self.funcs[id as usize].params.clone();
         for p in params {
             if let Some(d) = p.default {
                 let v = self.eval(d, &Env::Global, 0);
-                changed |= self.join_global(p.name.clone(), &v);
+                self.join_global(&p.name, &v, widen, changed);
             }
         }
-        changed
     }
 
     /// Binds the arguments of a call to a cell function's parameters.
-    fn bind_call_args(&mut self, call: Node<'t>) -> bool {
-        let Some(callee) = call.child_by_field_name("function") else {
-            return false;
+    fn bind_call_args(&mut self, call: Node<'t>, widen: bool, changed: &mut Vec<u32>) {
+        let Some(callee) = call.field(F::Function) else {
+            return;
         };
         let callee = unparen(callee);
-        let may_be_func = match callee.kind() {
+        let may_be_func = match callee.kind_name() {
             "lambda" => true,
-            "identifier" => self
-                .globals
-                .get(&*ident(callee, self.src))
-                .is_some_and(|v| v.iter().any(|x| matches!(x, Val::Func(_)))),
+            "identifier" => match self.name_id(callee) {
+                Some(id) => {
+                    self.note_read(id);
+                    self.globals
+                        .get(id)
+                        .is_some_and(|v| v.iter().any(|x| matches!(x, Val::Func(_))))
+                }
+                None => false,
+            },
             _ => false,
         };
         if !may_be_func {
-            return false;
+            return;
         }
         let ids: Vec<u32> = self
             .eval(callee, &Env::Global, 0)
@@ -797,15 +1064,14 @@ impl<'t, 'a> Interp<'t, 'a> {
             })
             .collect();
         if ids.is_empty() {
-            return false;
+            return;
         }
-        let (pos, kws, _) = call_args(call.child_by_field_name("arguments"), self.src);
+        let (pos, kws, _) = call_args(call.field(F::Arguments), self.src);
         let pos_vals: Vec<VSet> = pos.iter().map(|p| self.eval(*p, &Env::Global, 0)).collect();
         let kw_vals: Vec<(String, VSet)> = kws
             .iter()
             .map(|(k, v)| (k.clone(), self.eval(*v, &Env::Global, 0)))
             .collect();
-        let mut changed = false;
         for id in ids {
             let params = self.funcs[id as usize].params.clone();
             let positional: Vec<&Param> = params
@@ -823,32 +1089,27 @@ impl<'t, 'a> Interp<'t, 'a> {
                     } else {
                         v.clone()
                     };
-                    changed |= self.join_global(p.name.clone(), &v);
+                    self.join_global(&p.name, &v, widen, changed);
                 }
             }
             for (k, v) in &kw_vals {
                 if let Some(p) = params.iter().find(|p| {
                     p.name == *k && matches!(p.kind, ParamKind::Positional | ParamKind::KwOnly)
                 }) {
-                    changed |= self.join_global(p.name.clone(), v);
+                    self.join_global(&p.name, v, widen, changed);
                 }
             }
         }
-        changed
     }
-
     /// Names bound by an import statement, with their values and the node naming each.
     pub fn import_bindings(&self, node: Node<'t>) -> Vec<(String, VSet, Node<'t>)> {
         let mut out = Vec::new();
         let table = self.cfg.table;
-        match node.kind() {
+        match node.kind_name() {
             "import_statement" => {
                 for child in named_children(node) {
-                    let (dotted, alias) = match child.kind() {
-                        "aliased_import" => (
-                            child.child_by_field_name("name"),
-                            child.child_by_field_name("alias"),
-                        ),
+                    let (dotted, alias) = match child.kind_name() {
+                        "aliased_import" => (child.field(F::Name), child.field(F::Alias)),
                         "dotted_name" => (Some(child), None),
                         _ => continue,
                     };
@@ -857,15 +1118,15 @@ impl<'t, 'a> Interp<'t, 'a> {
                     let allowed = is_allowed(&module, self.cfg.allow);
                     match alias {
                         Some(a) => {
-                            let v = Val::Module(ModVal {
-                                path: module.clone(),
-                                real: table.real_name(&module),
-                                state: if allowed {
+                            let v = Val::module(ModVal::new(
+                                module.clone(),
+                                table.real_name(&module),
+                                if allowed {
                                     ModState::Ok
                                 } else {
                                     ModState::Blocked
                                 },
-                            });
+                            ));
                             out.push((ident(a, self.src).into_owned(), VSet::one(v), dotted));
                         }
                         None => {
@@ -877,38 +1138,35 @@ impl<'t, 'a> Interp<'t, 'a> {
                             } else {
                                 ModState::Parent
                             };
-                            let v = Val::Module(ModVal {
-                                path: root.clone(),
-                                real: table.real_name(&root),
+                            let v = Val::module(ModVal::new(
+                                root.clone(),
+                                table.real_name(&root),
                                 state,
-                            });
+                            ));
                             out.push((root, VSet::one(v), dotted));
                         }
                     }
                 }
             }
             "import_from_statement" => {
-                let Some(m) = node.child_by_field_name("module_name") else {
+                let Some(m) = node.field(F::ModuleName) else {
                     return out;
                 };
-                let relative = m.kind() == "relative_import";
+                let relative = m.kind_name() == "relative_import";
                 let module: String = ident(m, self.src).split_whitespace().collect();
-                let base = ModVal {
-                    path: module.clone(),
-                    real: table.real_name(&module),
-                    state: if is_allowed(&module, self.cfg.allow) {
+                let base = std::rc::Rc::new(ModVal::new(
+                    module.clone(),
+                    table.real_name(&module),
+                    if is_allowed(&module, self.cfg.allow) {
                         ModState::Ok
                     } else {
                         ModState::Blocked
                     },
-                };
+                ));
                 let mut cursor = node.walk();
                 for child in node.children_by_field_name("name", &mut cursor) {
-                    let (name_node, alias) = match child.kind() {
-                        "aliased_import" => (
-                            child.child_by_field_name("name"),
-                            child.child_by_field_name("alias"),
-                        ),
+                    let (name_node, alias) = match child.kind_name() {
+                        "aliased_import" => (child.field(F::Name), child.field(F::Alias)),
                         _ => (Some(child), None),
                     };
                     let Some(name_node) = name_node else { continue };
@@ -931,19 +1189,32 @@ impl<'t, 'a> Interp<'t, 'a> {
 
     /// The value of a name never bound in the cell (or not yet, at the top level).
     pub fn default_value(&self, name: &str) -> VSet {
+        // Cached so that module values keep one identity (see `module_step`).
+        let id = self.names.get(name);
+        if let Some(v) = id.and_then(|id| self.default_memo.borrow().get(&id).cloned()) {
+            return v;
+        }
+        let v = self.default_value_uncached(name);
+        if let Some(id) = id {
+            self.default_memo.borrow_mut().insert(id, v.clone());
+        }
+        v
+    }
+
+    fn default_value_uncached(&self, name: &str) -> VSet {
         if name == "__builtins__" || name == "__builtin__" {
-            return VSet::one(Val::Module(ModVal {
-                path: "builtins".into(),
-                real: "builtins".into(),
-                state: ModState::Quiet,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                "builtins",
+                "builtins",
+                ModState::Quiet,
+            )));
         }
         if self.cfg.prebound.contains(name) {
-            return VSet::one(Val::Module(ModVal {
-                path: name.to_string(),
-                real: self.cfg.table.real_name(name),
-                state: ModState::Ok,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                name.to_string(),
+                self.cfg.table.real_name(name),
+                ModState::Ok,
+            )));
         }
         if let Some(b) = builtin(name) {
             return VSet::one(Val::Builtin(b));
@@ -952,18 +1223,18 @@ impl<'t, 'a> Interp<'t, 'a> {
         // most likely imported by an earlier cell; another module name the table knows (a host
         // module, or one the allowlist blocks) is followed as a blocked module.
         if is_allowed(name, self.cfg.allow) {
-            return VSet::one(Val::Module(ModVal {
-                path: name.to_string(),
-                real: self.cfg.table.real_name(name),
-                state: ModState::Ok,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                name.to_string(),
+                self.cfg.table.real_name(name),
+                ModState::Ok,
+            )));
         }
         if self.cfg.table.family(name).is_some() || self.cfg.table.modules.contains_key(name) {
-            return VSet::one(Val::Module(ModVal {
-                path: name.to_string(),
-                real: name.to_string(),
-                state: ModState::Blocked,
-            }));
+            return VSet::one(Val::module(ModVal::new(
+                name.to_string(),
+                name.to_string(),
+                ModState::Blocked,
+            )));
         }
         VSet::unknown()
     }
@@ -978,21 +1249,46 @@ impl<'t, 'a> Interp<'t, 'a> {
                     self.lookup(name, parent)
                 }
             }
-            Env::Flow(map) => match map.get(name) {
+            Env::Flow(map) => match self.names.get(name).and_then(|id| map.get(id)) {
                 Some(v) if !v.is_empty() => v.clone(),
                 _ => self.default_value(name),
             },
-            Env::Global => match self.globals.get(name) {
-                Some(v) if !v.is_empty() => v.clone(),
-                _ => self.default_value(name),
-            },
+            Env::Global => {
+                let id = self.names.get(name);
+                if let Some(id) = id {
+                    self.note_read(id);
+                }
+                match id.and_then(|id| self.globals.get(id)) {
+                    Some(v) if !v.is_empty() => v.clone(),
+                    _ => self.default_value(name),
+                }
+            }
         }
     }
 
     /// One attribute step from module `m`: the value of `m.name`, and the escape it is, if any.
-    pub fn module_step(&self, m: &ModVal, name: &str) -> (VSet, Option<Escape>) {
+    ///
+    /// Cached per module value and attribute name: a chain like `os.path.join` is stepped once
+    /// however often the walk evaluates it.
+    pub fn module_step(&self, m: &Rc<ModVal>, name: &str) -> (VSet, Option<Escape>) {
+        let Some(id) = self.names.get(name) else {
+            return self.module_step_uncached(m, name);
+        };
+        let key = (Rc::as_ptr(m) as usize, id);
+        if let Some((_, v, e)) = self.step_memo.borrow().get(&key) {
+            return (v.clone(), e.clone());
+        }
+        let (v, e) = self.module_step_uncached(m, name);
+        // The entry keeps `m` alive, so its address cannot be reused by another module value.
+        self.step_memo
+            .borrow_mut()
+            .insert(key, (m.clone(), v.clone(), e.clone()));
+        (v, e)
+    }
+
+    fn module_step_uncached(&self, m: &ModVal, name: &str) -> (VSet, Option<Escape>) {
         let table = self.cfg.table;
-        if m.real == "builtins" {
+        if &*m.real == "builtins" {
             if let Some(b) = builtin(name) {
                 return (VSet::one(Val::Builtin(b)), None);
             }
@@ -1003,16 +1299,16 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         if is_dunder(name) {
             return (
-                self.dunder_value(&Val::Module(m.clone()), name)
+                self.dunder_value(&Val::module(m.clone()), name)
                     .unwrap_or_else(VSet::unknown),
                 None,
             );
         }
-        if m.real == "builtins" {
+        if &*m.real == "builtins" {
             return (VSet::unknown(), None);
         }
-        if m.real == "sys" && name == "modules" {
-            return (VSet::one(Val::Member("sys.modules".into())), None);
+        if &*m.real == "sys" && name == "modules" {
+            return (VSet::one(Val::member("sys.modules")), None);
         }
         let path = format!("{}.{}", m.path, name);
         let real_sub = format!("{}.{}", m.real, name);
@@ -1034,13 +1330,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                     None
                 } else if is_private(name) {
                     Some(Escape::Private {
-                        module: m.path.clone(),
-                        real: m.real.clone(),
+                        module: m.path.to_string(),
+                        real: m.real.to_string(),
                         name: name.to_string(),
                     })
                 } else if m.state == ModState::Parent && !(is_sub && allowed) {
                     Some(Escape::Parent {
-                        module: m.path.clone(),
+                        module: m.path.to_string(),
                         name: name.to_string(),
                     })
                 } else if unsafe_target || !allowed {
@@ -1061,24 +1357,20 @@ impl<'t, 'a> Interp<'t, 'a> {
             } else {
                 ModState::Ok
             };
-            let v = Val::Module(ModVal {
-                path,
-                real: t.to_string(),
-                state,
-            });
+            let v = Val::module(ModVal::new(path, t.to_string(), state));
             return (VSet::one(v), escape);
         }
         let escape = if quiet {
             None
         } else if is_private(name) {
             Some(Escape::Private {
-                module: m.path.clone(),
-                real: m.real.clone(),
+                module: m.path.to_string(),
+                real: m.real.to_string(),
                 name: name.to_string(),
             })
         } else if m.state == ModState::Parent && !is_allowed(&real_sub, self.cfg.allow) {
             Some(Escape::Parent {
-                module: m.path.clone(),
+                module: m.path.to_string(),
                 name: name.to_string(),
             })
         } else if !table.knows(&m.real)
@@ -1096,30 +1388,20 @@ impl<'t, 'a> Interp<'t, 'a> {
         };
         if !table.knows(&m.real) {
             // A module the table never walked: the attribute may be a submodule.
-            let v = Val::Module(ModVal {
-                path,
-                real: real_sub,
-                state,
-            });
+            let v = Val::module(ModVal::new(path, real_sub, state));
             return (VSet::one(v), escape);
         }
-        (VSet::one(Val::Member(real_sub)), escape)
+        (VSet::one(self.member(&real_sub)), escape)
     }
 
     /// Values that dunder and frame attributes produce on any object.
     fn dunder_value(&self, v: &Val, name: &str) -> Option<VSet> {
-        let builtins_mod = || {
-            Val::Module(ModVal {
-                path: "builtins".into(),
-                real: "builtins".into(),
-                state: ModState::Quiet,
-            })
-        };
+        let builtins_mod = || Val::module(ModVal::new("builtins", "builtins", ModState::Quiet));
         Some(VSet::one(match name {
             "__builtins__" => builtins_mod(),
-            "__globals__" | "f_globals" | "f_locals" => Val::Ns(Box::new(Val::Main)),
-            "f_builtins" => Val::Ns(Box::new(builtins_mod())),
-            "__dict__" => Val::Ns(Box::new(v.clone())),
+            "__globals__" | "f_globals" | "f_locals" => Val::ns(Val::Main),
+            "f_builtins" => Val::ns(builtins_mod()),
+            "__dict__" => Val::ns(v.clone()),
             "__self__" if matches!(v, Val::Builtin(_)) => builtins_mod(),
             "__call__" if matches!(v, Val::Builtin(_) | Val::Func(_)) => v.clone(),
             _ => return None,
@@ -1136,7 +1418,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         match v {
             Val::Member(p) if !is_dunder(name) && p.len() < 512 => {
-                VSet::one(Val::Member(format!("{p}.{name}")))
+                VSet::one(self.member(&format!("{p}.{name}")))
             }
             Val::Main if !is_dunder(name) => self.lookup(name, &Env::Global),
             _ => VSet::unknown(),
@@ -1150,7 +1432,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let n = s.chars().count() as i64;
                 let i = if *i < 0 { i + n } else { *i };
                 match s.chars().nth(usize::try_from(i).unwrap_or(usize::MAX)) {
-                    Some(c) => VSet::one(Val::Str(c.to_string())),
+                    Some(c) => VSet::one(Val::str(c.to_string())),
                     None => VSet::unknown(),
                 }
             }
@@ -1187,53 +1469,60 @@ impl<'t, 'a> Interp<'t, 'a> {
                 other => self.attr_value(other, k),
             },
             (Val::Module(m), Val::Str(k)) => self.module_step(m, k).0,
-            (Val::Member(p), Val::Str(k)) if p == "sys.modules" => VSet::one(Val::Module(ModVal {
-                path: k.clone(),
-                real: self.cfg.table.real_name(k),
-                state: ModState::Quiet,
-            })),
+            (Val::Member(p), Val::Str(k)) if &**p == "sys.modules" => VSet::one(Val::module(
+                ModVal::new(k.clone(), self.cfg.table.real_name(k), ModState::Quiet),
+            )),
             _ => VSet::unknown(),
         }
     }
 
     /// Evaluates an expression.
+    ///
+    /// Expressions nested deeper than [`MAX_DEPTH`] below `node` evaluate to
+    /// [`Val::Unknown`]. During the reporting walk results are cached per node and environment;
+    /// a result that met the depth bound is not cached, so a cached value never depends on how
+    /// deep the evaluation that computed it started (the walk evaluates bottom-up, so every
+    /// evaluation finds its operands cached and chains of any length evaluate exactly).
     pub fn eval(&self, node: Node<'t>, env: &Env, depth: u32) -> VSet {
         if depth > MAX_DEPTH {
+            self.truncated.set(true);
             return VSet::unknown();
         }
-        let cheap = matches!(node.kind(), "identifier" | "string" | "integer");
+        let gen = self.generation.get();
         let key = match env {
-            _ if cheap => None,
+            _ if gen == 0 => None,
+            _ if matches!(scan::kind(node), scan::K::Identifier) => None,
             Env::Global => Some((node.id(), true)),
             Env::Flow(_) => Some((node.id(), false)),
             Env::Bind(..) => None,
         };
         if let Some(k) = key {
-            if let Some(memo) = self.memo.borrow().as_ref() {
-                if let Some(v) = memo.get(&k) {
+            if let Some((g, v)) = self.memo.borrow().get(&k) {
+                if *g == gen {
                     return v.clone();
                 }
             }
         }
+        let outer = self.truncated.replace(false);
         let v = self.eval_uncached(node, env, depth);
-        if let Some(k) = key {
-            if let Some(memo) = self.memo.borrow_mut().as_mut() {
-                memo.insert(k, v.clone());
-            }
+        let cut = self.truncated.get();
+        self.truncated.set(outer || cut);
+        if let (Some(k), false) = (key, cut) {
+            self.memo.borrow_mut().insert(k, (gen, v.clone()));
         }
         v
     }
 
     fn eval_uncached(&self, node: Node<'t>, env: &Env, depth: u32) -> VSet {
         let d = depth + 1;
-        match node.kind() {
-            "parenthesized_expression" => match first_named(node) {
+        match scan::kind(node) {
+            K::ParenthesizedExpression => match first_named(node) {
                 Some(inner) => self.eval(inner, env, d),
                 None => VSet::unknown(),
             },
-            "identifier" => self.lookup(&ident(node, self.src), env),
-            "string" => self.fold_string(node, env, d),
-            "concatenated_string" => {
+            K::Identifier => self.lookup(&ident(node, self.src), env),
+            K::String => self.fold_string(node, env, d),
+            K::ConcatenatedString => {
                 let parts: Vec<VSet> = named_children(node)
                     .into_iter()
                     .map(|c| self.fold_string(c, env, d))
@@ -1248,24 +1537,22 @@ impl<'t, 'a> Interp<'t, 'a> {
                             out.extend_from_slice(b);
                         }
                     }
-                    return VSet::one(Val::Bytes(out));
+                    return VSet::one(Val::bytes(out));
                 }
                 match concat_product(&parts) {
-                    Some(v) => v.into_iter().map(Val::Str).collect(),
+                    Some(v) => v.into_iter().map(Val::str).collect(),
                     None => VSet::unknown(),
                 }
             }
-            "integer" => match parse_int(self.text(node)) {
+            K::Integer => match parse_int(self.text(node)) {
                 Some(i) => VSet::one(Val::Int(i)),
                 None => VSet::unknown(),
             },
-            "true" => VSet::one(Val::Int(1)),
-            "false" => VSet::one(Val::Int(0)),
-            "attribute" => {
-                let (Some(obj), Some(attr)) = (
-                    node.child_by_field_name("object"),
-                    node.child_by_field_name("attribute"),
-                ) else {
+            K::True => VSet::one(Val::Int(1)),
+            K::False => VSet::one(Val::Int(0)),
+            K::Attribute => {
+                let (Some(obj), Some(attr)) = (node.field(F::Object), node.field(F::Attribute))
+                else {
                     return VSet::unknown();
                 };
                 let name = ident(attr, self.src);
@@ -1275,13 +1562,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 out.or_unknown()
             }
-            "subscript" => self.eval_subscript(node, env, d),
-            "call" => self.eval_call(node, env, d),
-            "binary_operator" => {
+            K::Subscript => self.eval_subscript(node, env, d),
+            K::Call => self.eval_call(node, env, d),
+            K::BinaryOperator => {
                 let (Some(l), Some(r), Some(op)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                    node.child_by_field_name("operator"),
+                    node.field(F::Left),
+                    node.field(F::Right),
+                    node.field(F::Operator),
                 ) else {
                     return VSet::unknown();
                 };
@@ -1289,11 +1576,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let rv = self.eval(r, env, d);
                 binop(self.text(op), &lv, &rv)
             }
-            "unary_operator" => {
-                let (Some(arg), Some(op)) = (
-                    node.child_by_field_name("argument"),
-                    node.child_by_field_name("operator"),
-                ) else {
+            K::UnaryOperator => {
+                let (Some(arg), Some(op)) = (node.field(F::Argument), node.field(F::Operator))
+                else {
                     return VSet::unknown();
                 };
                 let op = self.text(op);
@@ -1307,16 +1592,16 @@ impl<'t, 'a> Interp<'t, 'a> {
                     })
                     .collect()
             }
-            "boolean_operator" => {
+            K::BooleanOperator => {
                 let mut out = VSet::default();
-                for f in ["left", "right"] {
-                    if let Some(c) = node.child_by_field_name(f) {
+                for f in [F::Left, F::Right] {
+                    if let Some(c) = node.field(f) {
                         out.join(&self.eval(c, env, d));
                     }
                 }
                 out.or_unknown()
             }
-            "conditional_expression" => {
+            K::ConditionalExpression => {
                 let kids = named_children(node);
                 let mut out = VSet::default();
                 for i in [0, 2] {
@@ -1326,40 +1611,40 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 out.or_unknown()
             }
-            "named_expression" => match node.child_by_field_name("value") {
+            K::NamedExpression => match node.field(F::Value) {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            "assignment" => match node.child_by_field_name("right") {
+            K::Assignment => match node.field(F::Right) {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            "keyword_argument" => match node.child_by_field_name("value") {
+            K::KeywordArgument => match node.field(F::Value) {
                 Some(v) => self.eval(v, env, d),
                 None => VSet::unknown(),
             },
-            "lambda" => match self.func_ids.get(&node.id()) {
+            K::Lambda => match self.func_ids.get(&node.id()) {
                 Some(id) => VSet::one(Val::Func(*id)),
                 None => VSet::unknown(),
             },
-            "list" | "tuple" | "set" | "expression_list" => {
+            K::List | K::Tuple | K::Set | K::ExpressionList => {
                 let items = named_children(node);
-                if items.len() > MAX_SEQ || items.iter().any(|i| i.kind() == "list_splat") {
+                if items.len() > MAX_SEQ || items.iter().any(|i| i.kind_name() == "list_splat") {
                     return VSet::unknown();
                 }
                 VSet::one(Val::seq(
                     items.into_iter().map(|i| self.eval(i, env, d)).collect(),
                 ))
             }
-            "dictionary" => {
+            K::Dictionary => {
                 let items = named_children(node);
                 if items.len() > MAX_SEQ {
                     return VSet::unknown();
                 }
                 let mut pairs = Vec::new();
                 for p in items {
-                    match (p.child_by_field_name("key"), p.child_by_field_name("value")) {
-                        (Some(k), Some(v)) if p.kind() == "pair" => {
+                    match (p.field(F::Key), p.field(F::Value)) {
+                        (Some(k), Some(v)) if p.kind_name() == "pair" => {
                             pairs.push((self.eval(k, env, d), self.eval(v, env, d)))
                         }
                         _ => pairs.push((VSet::unknown(), VSet::unknown())),
@@ -1367,7 +1652,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 VSet::one(Val::dict(pairs))
             }
-            "list_comprehension" | "generator_expression" | "set_comprehension" => {
+            K::ListComprehension | K::GeneratorExpression | K::SetComprehension => {
                 self.eval_comprehension(node, env, d)
             }
             _ => VSet::unknown(),
@@ -1384,7 +1669,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         depth: u32,
     ) -> VSet {
         let op = node
-            .child_by_field_name("operator")
+            .field(F::Operator)
             .map(|o| self.text(o).trim_end_matches('='))
             .unwrap_or("");
         let lv = self.eval(l, env, depth + 1);
@@ -1397,22 +1682,19 @@ impl<'t, 'a> Interp<'t, 'a> {
         let fors: Vec<Node> = kids
             .iter()
             .copied()
-            .filter(|k| k.kind() == "for_in_clause")
+            .filter(|k| k.kind_name() == "for_in_clause")
             .collect();
-        let has_if = kids.iter().any(|k| k.kind() == "if_clause");
-        let Some(body) = node.child_by_field_name("body") else {
+        let has_if = kids.iter().any(|k| k.kind_name() == "if_clause");
+        let Some(body) = node.field(F::Body) else {
             return VSet::unknown();
         };
         if fors.len() != 1 || has_if {
             return VSet::unknown();
         }
-        let (Some(left), Some(right)) = (
-            fors[0].child_by_field_name("left"),
-            fors[0].child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (fors[0].field(F::Left), fors[0].field(F::Right)) else {
             return VSet::unknown();
         };
-        if left.kind() != "identifier" {
+        if left.kind_name() != "identifier" {
             return VSet::unknown();
         }
         let var = ident(left, self.src);
@@ -1434,13 +1716,13 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     fn eval_subscript(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
-        let Some(value) = node.child_by_field_name("value") else {
+        let Some(value) = node.field(F::Value) else {
             return VSet::unknown();
         };
         let mut cursor = node.walk();
         let subs: Vec<Node> = node
             .children_by_field_name("subscript", &mut cursor)
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| c.kind_name() != "comment")
             .collect();
         if subs.len() != 1 {
             return VSet::unknown();
@@ -1448,7 +1730,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         let values = self.eval(value, env, d);
         let sub = subs[0];
         let mut out = VSet::default();
-        if sub.kind() == "slice" {
+        if sub.kind_name() == "slice" {
             let Some((start, stop, step)) = self.slice_bounds(sub, env, d) else {
                 return VSet::unknown();
             };
@@ -1456,8 +1738,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let r = match v {
                     Val::Str(s) => {
                         let chars: Vec<char> = s.chars().collect();
-                        slice_indices(chars.len(), start, stop, step)
-                            .map(|ix| Val::Str(ix.into_iter().map(|i| chars[i]).collect()))
+                        slice_indices(chars.len(), start, stop, step).map(|ix| {
+                            Val::str(ix.into_iter().map(|i| chars[i]).collect::<String>())
+                        })
                     }
                     Val::Bytes(b) => slice_indices(b.len(), start, stop, step)
                         .map(|ix| Val::Bytes(ix.into_iter().map(|i| b[i]).collect())),
@@ -1489,14 +1772,14 @@ impl<'t, 'a> Interp<'t, 'a> {
         let mut idx = 0usize;
         let mut cursor = slice.walk();
         for child in slice.children(&mut cursor) {
-            if child.kind() == ":" {
+            if child.kind_name() == ":" {
                 idx += 1;
                 if idx > 2 {
                     return None;
                 }
                 continue;
             }
-            if !child.is_named() || child.kind() == "comment" {
+            if !child.is_named() || child.kind_name() == "comment" {
                 continue;
             }
             let v = self.eval(child, env, d);
@@ -1509,17 +1792,17 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     fn eval_call(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
-        let Some(callee) = node.child_by_field_name("function") else {
+        let Some(callee) = node.field(F::Function) else {
             return VSet::unknown();
         };
-        let (pos, kws, _) = call_args(node.child_by_field_name("arguments"), self.src);
+        let (pos, kws, _) = call_args(node.field(F::Arguments), self.src);
         let mut callee_vals = VSet::default();
         let mut out = VSet::default();
         let callee_inner = unparen(callee);
-        if callee_inner.kind() == "attribute" {
+        if callee_inner.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
-                callee_inner.child_by_field_name("object"),
-                callee_inner.child_by_field_name("attribute"),
+                callee_inner.field(F::Object),
+                callee_inner.field(F::Attribute),
             ) {
                 let method = ident(attr, self.src);
                 for rv in self.eval(obj, env, d).iter() {
@@ -1540,12 +1823,14 @@ impl<'t, 'a> Interp<'t, 'a> {
             let v = match cv {
                 Val::Builtin(b) => self.builtin_call(b, &pos, &kws, env, d),
                 Val::Member(p) => self.member_call(p, &pos, &kws, env, d),
-                Val::Func(id) => self
-                    .funcs
-                    .get(*id as usize)
-                    .map(|f| f.returns.clone())
-                    .unwrap_or_default()
-                    .or_unknown(),
+                Val::Func(id) => {
+                    self.note_read(self.names.len() as u32 + *id);
+                    self.funcs
+                        .get(*id as usize)
+                        .map(|f| f.returns.clone())
+                        .unwrap_or_default()
+                        .or_unknown()
+                }
                 _ => VSet::unknown(),
             };
             out.join(&v);
@@ -1574,11 +1859,11 @@ impl<'t, 'a> Interp<'t, 'a> {
                     .eval(a, env, d)
                     .iter()
                     .map(|v| match v {
-                        Val::Str(s) => Val::Module(ModVal {
-                            path: s.clone(),
-                            real: self.cfg.table.real_name(s),
-                            state: ModState::Blocked,
-                        }),
+                        Val::Str(s) => Val::module(ModVal::new(
+                            s.clone(),
+                            self.cfg.table.real_name(s),
+                            ModState::Blocked,
+                        )),
                         _ => Val::Unknown,
                     })
                     .collect(),
@@ -1591,7 +1876,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 "get_running_loop" | "get_event_loop" | "new_event_loop"
             )
         {
-            return VSet::one(Val::Member("asyncio.AbstractEventLoop".into()));
+            return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
         VSet::unknown()
     }
@@ -1636,10 +1921,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                 out.or_unknown()
             }
             "vars" => match arg(0) {
-                None => VSet::one(Val::Ns(Box::new(Val::Main))),
-                Some(v) => v.iter().map(|x| Val::Ns(Box::new(x.clone()))).collect(),
+                None => VSet::one(Val::ns(Val::Main)),
+                Some(v) => v.iter().map(|x| Val::ns(x.clone())).collect(),
             },
-            "globals" | "locals" => VSet::one(Val::Ns(Box::new(Val::Main))),
+            "globals" | "locals" => VSet::one(Val::ns(Val::Main)),
             "__import__" => {
                 let Some(names) = arg(0).or_else(|| kw("name")) else {
                     return VSet::unknown();
@@ -1649,16 +1934,16 @@ impl<'t, 'a> Interp<'t, 'a> {
                     .iter()
                     .map(|n| match n {
                         Val::Str(s) => {
-                            let path = if full {
-                                s.clone()
+                            let path: &str = if full {
+                                s
                             } else {
-                                s.split('.').next().unwrap_or("").to_string()
+                                s.split('.').next().unwrap_or("")
                             };
-                            Val::Module(ModVal {
-                                real: self.cfg.table.real_name(&path),
+                            Val::module(ModVal::new(
                                 path,
-                                state: ModState::Blocked,
-                            })
+                                self.cfg.table.real_name(path),
+                                ModState::Blocked,
+                            ))
                         }
                         _ => Val::Unknown,
                     })
@@ -1668,7 +1953,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Val::Int(i) => u32::try_from(*i)
                     .ok()
                     .and_then(char::from_u32)
-                    .map(|c| Val::Str(c.to_string())),
+                    .map(|c| Val::str(c.to_string())),
                 _ => None,
             }),
             "ord" => map1(&|v| match v {
@@ -1679,9 +1964,9 @@ impl<'t, 'a> Interp<'t, 'a> {
             }),
             "str" => {
                 if pos.is_empty() {
-                    return VSet::one(Val::Str(String::new()));
+                    return VSet::one(Val::str(String::new()));
                 }
-                map1(&|v| display(v).map(Val::Str))
+                map1(&|v| display(v).map(Val::str))
             }
             "int" => {
                 let base = match arg(1) {
@@ -1718,9 +2003,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                             _ => return None,
                         }
                     }
-                    Some(Val::Bytes(out))
+                    Some(Val::bytes(out))
                 }
-                Val::Str(s) => Some(Val::Bytes(s.as_bytes().to_vec())),
+                Val::Str(s) => Some(Val::bytes(s.as_bytes())),
                 Val::Bytes(b) => Some(Val::Bytes(b.clone())),
                 _ => None,
             }),
@@ -1742,7 +2027,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         match recv {
             Val::Str(s) => self.str_method(s, method, pos, kws, env, d),
             Val::Bytes(b) => match method {
-                "decode" => Some(match String::from_utf8(b.clone()) {
+                "decode" => Some(match String::from_utf8(b.to_vec()) {
                     Ok(s) => VSet::str(s),
                     Err(_) => VSet::unknown(),
                 }),
@@ -1767,7 +2052,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Some(
                     v.iter()
                         .map(|x| match x {
-                            Val::Str(s) => decode_hex(s).map(Val::Bytes).unwrap_or(Val::Unknown),
+                            Val::Str(s) => decode_hex(s).map(Val::bytes).unwrap_or(Val::Unknown),
                             _ => Val::Unknown,
                         })
                         .collect(),
@@ -1837,14 +2122,14 @@ impl<'t, 'a> Interp<'t, 'a> {
                     let mut parts = Vec::new();
                     for (i, item) in items.iter().enumerate() {
                         if i > 0 {
-                            parts.push(VSet::one(Val::Str(s.to_string())));
+                            parts.push(VSet::one(Val::str(s.to_string())));
                         }
                         parts.push(item.clone());
                     }
                     match concat_product(&parts) {
                         Some(v) => {
                             for x in v {
-                                out.push(Val::Str(x));
+                                out.push(Val::str(x));
                             }
                         }
                         None => {
@@ -1872,7 +2157,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     let kw_vals: Option<Vec<(String, VSet)>> = pairs
                         .iter()
                         .map(|(k, v)| match k.0.as_slice() {
-                            [Val::Str(k)] => Some((k.clone(), v.clone())),
+                            [Val::Str(k)] => Some((k.to_string(), v.clone())),
                             _ => None,
                         })
                         .collect();
@@ -1959,12 +2244,12 @@ impl<'t, 'a> Interp<'t, 'a> {
                             } else {
                                 s.strip_suffix(x.as_str())
                             };
-                            Val::Str(r.unwrap_or(s).to_string())
+                            Val::str(r.unwrap_or(s).to_string())
                         })
                         .collect(),
                 )
             }
-            "encode" => Some(VSet::one(Val::Bytes(s.as_bytes().to_vec()))),
+            "encode" => Some(VSet::one(Val::bytes(s.as_bytes()))),
             "split" => {
                 if args.len() > 1 || !kws.is_empty() {
                     return Some(VSet::unknown());
@@ -1983,7 +2268,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                     return Some(VSet::unknown());
                 }
                 Some(VSet::one(Val::seq(
-                    parts.into_iter().map(|p| VSet::one(Val::Str(p))).collect(),
+                    parts.into_iter().map(|p| VSet::one(Val::str(p))).collect(),
                 )))
             }
             _ => None,
@@ -1992,7 +2277,7 @@ impl<'t, 'a> Interp<'t, 'a> {
 
     /// Folds a string literal, including f-strings whose interpolations fold.
     fn fold_string(&self, node: Node<'t>, env: &Env, d: u32) -> VSet {
-        if node.kind() != "string" {
+        if node.kind_name() != "string" {
             return self.eval(node, env, d);
         }
         let prefix = parse::string_prefix(node, self.src);
@@ -2001,7 +2286,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             let mut out = Vec::new();
             let mut cursor = node.walk();
             for child in node.children(&mut cursor) {
-                match child.kind() {
+                match child.kind_name() {
                     "string_content" => {
                         let mut inner = child.walk();
                         let mut last = child.start_byte();
@@ -2026,19 +2311,19 @@ impl<'t, 'a> Interp<'t, 'a> {
                     _ => {}
                 }
             }
-            return VSet::one(Val::Bytes(out));
+            return VSet::one(Val::bytes(out));
         }
         let mut parts: Vec<VSet> = Vec::new();
         let mut lit = String::new();
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
-            match child.kind() {
+            match child.kind_name() {
                 "string_content" => {
                     let mut inner = child.walk();
                     let mut last = child.start_byte();
                     for esc in child.children(&mut inner) {
                         lit.push_str(self.src.get(last..esc.start_byte()).unwrap_or(""));
-                        match decode_escape(self.text(esc), esc.kind(), raw) {
+                        match decode_escape(self.text(esc), esc.kind_name(), raw) {
                             Some(t) => lit.push_str(&t),
                             None => return VSet::unknown(),
                         }
@@ -2047,38 +2332,38 @@ impl<'t, 'a> Interp<'t, 'a> {
                     lit.push_str(self.src.get(last..child.end_byte()).unwrap_or(""));
                 }
                 "escape_sequence" | "escape_interpolation" => {
-                    match decode_escape(self.text(child), child.kind(), raw) {
+                    match decode_escape(self.text(child), child.kind_name(), raw) {
                         Some(t) => lit.push_str(&t),
                         None => return VSet::unknown(),
                     }
                 }
                 "interpolation" => {
-                    if child.child_by_field_name("format_specifier").is_some() {
+                    if child.field(F::FormatSpecifier).is_some() {
                         return VSet::unknown();
                     }
-                    if let Some(conv) = child.child_by_field_name("type_conversion") {
+                    if let Some(conv) = child.field(F::TypeConversion) {
                         if self.text(conv) != "!s" {
                             return VSet::unknown();
                         }
                     }
-                    let Some(expr) = child.child_by_field_name("expression") else {
+                    let Some(expr) = child.field(F::Expression) else {
                         return VSet::unknown();
                     };
                     let v = self.eval(expr, env, d);
                     let strs: Option<Vec<Val>> =
-                        v.iter().map(|x| display(x).map(Val::Str)).collect();
+                        v.iter().map(|x| display(x).map(Val::str)).collect();
                     let Some(strs) = strs else {
                         return VSet::unknown();
                     };
-                    parts.push(VSet::one(Val::Str(std::mem::take(&mut lit))));
+                    parts.push(VSet::one(Val::str(std::mem::take(&mut lit))));
                     parts.push(strs.into_iter().collect());
                 }
                 _ => {}
             }
         }
-        parts.push(VSet::one(Val::Str(lit)));
+        parts.push(VSet::one(Val::str(lit)));
         match concat_product(&parts) {
-            Some(v) => v.into_iter().map(Val::Str).collect(),
+            Some(v) => v.into_iter().map(Val::str).collect(),
             None => VSet::unknown(),
         }
     }
@@ -2186,13 +2471,13 @@ fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
             if x.len() + y.len() > MAX_STR {
                 return None;
             }
-            Str(format!("{x}{y}"))
+            Val::str(format!("{x}{y}"))
         }
         ("+", Bytes(x), Bytes(y)) => {
             if x.len() + y.len() > MAX_STR {
                 return None;
             }
-            Bytes([x.as_slice(), y.as_slice()].concat())
+            Val::bytes([&x[..], &y[..]].concat())
         }
         ("+", Seq(x), Seq(y)) => {
             if x.len() + y.len() > MAX_SEQ {
@@ -2205,7 +2490,7 @@ fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
             if s.len().checked_mul(n)? > MAX_STR {
                 return None;
             }
-            Str(s.repeat(n))
+            Val::str(s.repeat(n))
         }
         ("*", Seq(s), Int(n)) | ("*", Int(n), Seq(s)) => {
             let n = usize::try_from(*n).unwrap_or(0);

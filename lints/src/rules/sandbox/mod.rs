@@ -24,8 +24,10 @@
 //! | SBX009 | dunder-method-definition | dunder methods other than `__init__ __repr__ __str__` |
 
 pub mod check;
+pub mod field;
 pub mod interp;
 pub mod reach;
+pub mod scan;
 pub mod value;
 
 use super::Checker;
@@ -154,12 +156,12 @@ pub static DANGEROUS_MEMBER: Rule = Rule {
     summary: "A denied member of an allowed module (subprocess, network, file I/O)",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Reports uses of members of allowed modules listed in `[lint.imports] deny-members` (globs allowed: `requests.*`), whether reached as `m.name`, imported with `from m import name`, through another module that re-exports the same object (`asyncio.subprocess.create_subprocess_exec`), through `getattr` with a folded name, or on an event loop (`asyncio.get_running_loop().subprocess_shell`). The defaults deny `asyncio`'s subprocess, connection and server functions and event-loop methods, and `numpy`'s file I/O.",
+        what: "Reports uses of members of allowed modules listed in `[lint.imports] deny-members` (globs allowed: `requests.*`), whether reached as `m.name`, imported with `from m import name`, through another module that re-exports the same object (`asyncio.subprocess.create_subprocess_exec`), through `getattr` with a folded name, or on an event loop (`asyncio.get_running_loop().subprocess_shell`). The defaults deny `asyncio`'s subprocess, connection and server functions and the event-loop methods that start processes, open connections, send files or schedule code to run later in the host (`call_later`, `run_in_executor`, `set_task_factory`, ...), on a loop value and through a loop class (`asyncio.BaseEventLoop.subprocess_shell(loop, ...)`); `pydantic.ImportString` (an import by name) and pydantic's file readers; `atexit.register`, `threading.Timer` and `weakref.finalize`; and `numpy`'s file I/O.",
         why: "Allowlisting works per module, but the danger is per function: `asyncio` is in Colony's default allowlist and offers `create_subprocess_shell` and `open_connection`; `numpy.load(..., allow_pickle=True)` runs pickles and `numpy.genfromtxt` reads any file.",
         example: "import asyncio\nproc = asyncio.create_subprocess_shell(\"ls\")\n",
         fixed_example: "import asyncio\npause = asyncio.sleep(0)\n",
         fix_safety: "No fix.",
-        options: "`[lint.imports] deny-members` replaces the default list.",
+        options: "`[lint.imports] extend-deny-members` adds entries to the default list; `deny-members` replaces it (a list that drops default entries of allowed modules is a configuration warning).",
         source: "guardrail-anchors §2.4 #15 (Colony's `asyncio` allowlist entry; Cogtrix issue #1246 for `numpy` I/O); CVE-2026-2654.",
         example_config: "dialect = \"functions\"\n[lint.imports]\nallow = [\"asyncio\"]\n",
         ..RuleDoc::EMPTY
@@ -223,22 +225,237 @@ pub fn check(checker: &mut Checker) {
     if !RULES.iter().any(|r| checker.enabled(r)) {
         return;
     }
-    let settings = checker.settings;
-    let tree = checker.tree;
-    let src = checker.src;
-    let root = tree.root_node();
-    let cfg = interp::Config {
-        allow: &settings.allowed_imports,
-        prebound: &settings.namespace.modules,
-        table: reach::table(),
-    };
-    let it = interp::Interp::new(root, src, cfg);
-    let findings = check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root);
-    for f in findings {
+    for f in analyse(checker.tree, checker.src, checker.settings, true) {
         let mut d = Diagnostic::new(f.rule, f.range, f.message);
         if let Some(h) = f.help {
             d = d.with_help(h);
         }
         checker.report(d);
+    }
+}
+
+/// The sandbox findings of one parsed cell (`tree` parsed from `src`), in discovery order.
+///
+/// With `gate` true (what [`check`] uses) a relevance pre-pass ([`scan`]) restricts the
+/// analysis to the parts of the cell that can produce a finding; with `gate` false every node is
+/// checked and every binding followed. Both give the same findings (the gated run is tested
+/// against the ungated one); the ungated run exists for those tests.
+pub fn analyse(
+    tree: &tree_sitter::Tree,
+    src: &str,
+    settings: &crate::config::Settings,
+    gate: bool,
+) -> Vec<check::Finding> {
+    let root = tree.root_node();
+    let cfg = interp::Config {
+        allow: &settings.allowed_imports,
+        prebound: &settings.namespace.modules,
+        table: reach::table(),
+        deny: &settings.deny_members,
+    };
+    let it = interp::Interp::with_gate(root, src, cfg, gate);
+    check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root)
+}
+
+/// Dunder methods a cell may define without SBX009: smolagents' `ALLOWED_DUNDER_METHODS`
+/// (`__init__ __repr__ __str__`) and `__post_init__`, which a dataclass's generated `__init__`
+/// calls synchronously inside the cell (never the garbage collector, a comparison or a `with`
+/// in the host). Lifecycle and protocol dunders that run later on their own (`__del__`,
+/// `__eq__`, `__hash__`, `__enter__`, `__getattribute__`, `__init_subclass__`, `__set_name__`,
+/// `__class_getitem__`, ...) stay reported.
+pub const ALLOWED_DUNDER_METHODS: &[&str] = &["__init__", "__repr__", "__str__", "__post_init__"];
+
+/// The host-reaching modules of the generated table (`host_modules` in `reach.json`, derived
+/// by `tools/gen_sandbox_reach.py` from the standard library's sources): real module name ->
+/// capability kinds (`"timeit"` -> `["exec"]`), and kind -> the text a diagnostic shows.
+#[derive(Debug, Default, serde::Deserialize)]
+struct HostTable {
+    #[serde(default)]
+    host_kinds: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    host_modules: std::collections::BTreeMap<String, Vec<String>>,
+    #[serde(skip)]
+    reasons: std::collections::BTreeMap<String, String>,
+}
+
+fn host_table() -> &'static HostTable {
+    static TABLE: std::sync::OnceLock<HostTable> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        // An unparsable table (a broken regeneration, caught by the tests) degrades to empty.
+        let mut t: HostTable = serde_json::from_str(include_str!("reach.json")).unwrap_or_default();
+        let reasons = t
+            .host_modules
+            .iter()
+            .map(|(m, kinds)| {
+                let texts: Vec<&str> = kinds
+                    .iter()
+                    .map(|k| t.host_kinds.get(k).map_or(k.as_str(), String::as_str))
+                    .collect();
+                (m.clone(), texts.join("; "))
+            })
+            .collect();
+        t.reasons = reasons;
+        t
+    })
+}
+
+/// What host-reaching module `module` gives (`"runs code from strings"` for `timeit`), when it
+/// or a parent package is in the generated table (`xmlrpc.client`, `test.support` through
+/// `test`). SBX006 and the allowlist configuration warning use it.
+pub fn host_module(module: &str) -> Option<&'static str> {
+    let t = host_table();
+    let mut name = module;
+    loop {
+        if let Some(r) = t.reasons.get(name) {
+            return Some(r.as_str());
+        }
+        name = name.rsplit_once('.')?.0;
+    }
+}
+
+/// [`host_module`] for an allowlist entry's module: an alias of a harmless module is judged by
+/// its real name (`os.path` is `posixpath`).
+pub fn host_module_entry(module: &str) -> Option<&'static str> {
+    let real = reach::table().real_name(module);
+    if real != module {
+        return host_module(&real);
+    }
+    host_module(module)
+}
+
+/// The host-reaching modules a `pkg.*` allowlist entry lets in: `pkg` itself when it is one,
+/// and every host-reaching submodule, sorted (`concurrent.*` -> `concurrent.futures`,
+/// `concurrent.futures.process`, ...).
+pub fn host_modules_under(pkg: &str) -> Vec<&'static str> {
+    let t = host_table();
+    let prefix = format!("{pkg}.");
+    let mut out: Vec<&'static str> = Vec::new();
+    if let Some((m, _)) = t.host_modules.get_key_value(pkg) {
+        out.push(m.as_str());
+    }
+    out.extend(
+        t.host_modules
+            .range(prefix.clone()..)
+            .take_while(|(m, _)| m.starts_with(&prefix))
+            .map(|(m, _)| m.as_str()),
+    );
+    if out.is_empty() {
+        // A parent package that is itself host-reaching (`test.support.*` under `test`).
+        let mut name = pkg;
+        while let Some((parent, _)) = name.rsplit_once('.') {
+            if let Some((m, _)) = t.host_modules.get_key_value(parent) {
+                out.push(m.as_str());
+                break;
+            }
+            name = parent;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::*;
+
+    #[test]
+    fn generated_host_modules_cover_the_issue_classes() {
+        // F10: string execution, import by name, code objects, file/network I/O, deferred code.
+        for m in [
+            "timeit",
+            "cProfile",
+            "profile",
+            "trace",
+            "bdb",
+            "pdb",
+            "doctest",
+            "code",
+            "codeop",
+            "pydoc",
+            "runpy",
+            "unittest.mock",
+            "logging.config",
+            "logging.handlers",
+            "types",
+            "xmlrpc.client",
+            "xmlrpc.server",
+            "http.client",
+            "urllib.request",
+            "ftplib",
+            "smtplib",
+            "webbrowser",
+            "tempfile",
+            "glob",
+            "fileinput",
+            "zipfile",
+            "tarfile",
+            "sqlite3",
+            "shelve",
+            "dbm",
+            "pickle",
+            "marshal",
+            "signal",
+            "threading",
+            "_thread",
+            "atexit",
+            "gc",
+            "sysconfig",
+            "site",
+            "platform",
+            "linecache",
+            "ssl",
+            "os",
+            "sys",
+            "subprocess",
+            "socket",
+            "importlib",
+            "importlib.util",
+            "builtins",
+            "ctypes",
+            "ctypes.util",
+            "multiprocessing",
+            "concurrent.futures",
+            "wsgiref.simple_server",
+            "ensurepip",
+            "test.support.script_helper",
+            "requests",
+        ] {
+            assert!(host_module(m).is_some(), "{m} is host-reaching");
+        }
+        assert!(host_module("timeit").is_some_and(|r| r.starts_with("runs code from strings")));
+        assert_eq!(host_module("socket"), Some("opens network connections"));
+        // Ordinary modules and the default allowlists' modules (SBX005/SBX007 cover those).
+        for m in [
+            "json",
+            "re",
+            "math",
+            "asyncio",
+            "pydantic",
+            "typing",
+            "collections",
+            "string",
+            "textwrap",
+            "heapq",
+            "copy",
+            "decimal",
+            "fractions",
+            "csv",
+            "html",
+            "enum",
+            "hashlib",
+            "base64",
+            "uuid",
+            "difflib",
+            "pprint",
+            "os.path",
+            "email",
+        ] {
+            assert!(host_module_entry(m).is_none(), "{m} is not host-reaching");
+        }
+        let under = host_modules_under("concurrent");
+        assert!(under.contains(&"concurrent.futures.process"), "{under:?}");
+        assert!(host_modules_under("xmlrpc").contains(&"xmlrpc.server"));
+        assert!(host_modules_under("json").is_empty());
+        assert!(host_modules_under("asyncio").is_empty());
+        assert_eq!(host_modules_under("test.support"), vec!["test"]);
     }
 }

@@ -7,8 +7,9 @@
 //! `tools/README.md`) and committed as `reach.json` next to this file; it is compiled into the
 //! binary with `include_str!` and parsed once on first use.
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// The generated table as stored in `reach.json` (format `cellguard-sandbox-reach/1`).
@@ -45,6 +46,13 @@ pub struct Reach {
     pub deny_aliases: HashMap<String, String>,
     #[serde(skip)]
     known: HashSet<String>,
+    #[serde(skip)]
+    root_set: HashSet<String>,
+}
+
+/// The first dotted segment of a module name.
+fn root_of(name: &str) -> &str {
+    name.split_once('.').map_or(name, |(r, _)| r)
 }
 
 const REACH_JSON: &str = include_str!("reach.json");
@@ -62,6 +70,7 @@ pub fn table() -> &'static Reach {
         }
         known.extend(reach.targets.keys().cloned());
         reach.known = known;
+        reach.root_set = reach.roots.iter().cloned().collect();
         reach
     })
 }
@@ -79,11 +88,7 @@ impl Reach {
     /// True when the table walked `real` (or its root is a walked root): its non-module
     /// attributes are then known to be plain members.
     pub fn knows(&self, real: &str) -> bool {
-        self.known.contains(real)
-            || self
-                .roots
-                .iter()
-                .any(|r| real.split('.').next() == Some(r.as_str()))
+        self.known.contains(real) || self.root_set.contains(root_of(real))
     }
 
     /// The real name of an imported dotted module (`os.path` -> `posixpath`).
@@ -100,8 +105,7 @@ impl Reach {
         if let Some(f) = self.targets.get(real) {
             return Some(f);
         }
-        let root = real.split('.').next().unwrap_or(real);
-        self.targets.get(root).map(String::as_str)
+        self.targets.get(root_of(real)).map(String::as_str)
     }
 
     /// A recorded path that starts at `path` and reaches a host-reaching module

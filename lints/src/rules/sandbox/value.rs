@@ -5,7 +5,11 @@
 //! Every operation is bounded: sets hold at most [`MAX_SET`] values, folded strings at most
 //! [`MAX_STR`] bytes, sequences at most [`MAX_SEQ`] elements; anything beyond becomes
 //! [`Val::Unknown`].
+//!
+//! Values are cheap to clone: strings, modules and containers are reference-counted, and a set
+//! of one value (by far the most common, `{Unknown}`) is stored inline without allocating.
 
+use smallvec::SmallVec;
 use std::rc::Rc;
 
 /// Maximum number of values in a [`VSet`].
@@ -35,20 +39,31 @@ pub enum ModState {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ModVal {
     /// How the cell reached it (`collections._sys`, `c` resolved to `collections`).
-    pub path: String,
+    pub path: Rc<str>,
     /// Its real `__name__` (`sys`, `posixpath`).
-    pub real: String,
+    pub real: Rc<str>,
     /// Reporting state.
     pub state: ModState,
+}
+
+impl ModVal {
+    /// A module value.
+    pub fn new(path: impl Into<Rc<str>>, real: impl Into<Rc<str>>, state: ModState) -> Self {
+        ModVal {
+            path: path.into(),
+            real: real.into(),
+            state,
+        }
+    }
 }
 
 /// One abstract value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Val {
     /// A constant string.
-    Str(String),
+    Str(Rc<str>),
     /// A constant bytes value.
-    Bytes(Vec<u8>),
+    Bytes(Rc<[u8]>),
     /// A small constant integer.
     Int(i64),
     /// A tuple or list with known elements (shared: values are cloned often).
@@ -58,12 +73,12 @@ pub enum Val {
     /// A builtin function or type, by name (`getattr`, `eval`, `__import__`, `str`).
     Builtin(&'static str),
     /// A module.
-    Module(ModVal),
+    Module(Rc<ModVal>),
     /// A non-module attribute of a module, by dotted real path (`asyncio.create_subprocess_exec`,
     /// `sys.modules`); `asyncio.AbstractEventLoop` stands for any event loop.
-    Member(String),
+    Member(Rc<str>),
     /// The namespace dict of a value (`vars(m)`, `m.__dict__`, `globals()`).
-    Ns(Box<Val>),
+    Ns(Rc<Val>),
     /// The cell's own module (`__main__`).
     Main,
     /// A function or lambda defined in the cell (index into the interpreter's table).
@@ -81,6 +96,26 @@ impl Val {
     pub fn dict(pairs: Vec<(VSet, VSet)>) -> Val {
         Val::Dict(Rc::new(pairs))
     }
+    /// A string value.
+    pub fn str(s: impl Into<Rc<str>>) -> Val {
+        Val::Str(s.into())
+    }
+    /// A bytes value.
+    pub fn bytes(b: impl Into<Rc<[u8]>>) -> Val {
+        Val::Bytes(b.into())
+    }
+    /// A module value.
+    pub fn module(m: ModVal) -> Val {
+        Val::Module(Rc::new(m))
+    }
+    /// A module member value.
+    pub fn member(path: impl Into<Rc<str>>) -> Val {
+        Val::Member(path.into())
+    }
+    /// The namespace dict of `v`.
+    pub fn ns(v: Val) -> Val {
+        Val::Ns(Rc::new(v))
+    }
 
     /// Values worth keeping when a set overflows (they carry escapes, not just data).
     fn interesting(&self) -> bool {
@@ -92,30 +127,42 @@ impl Val {
     }
 }
 
-/// A set of possible values (a may-set). An empty set means "no binding seen".
+/// A set of possible values (a may-set). An empty set means "no binding seen". At most
+/// [`MAX_SET`] values (a few more when values that carry escapes overflow it), so membership
+/// tests are a bounded scan; a single value is stored inline.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct VSet(pub Vec<Val>);
+pub struct VSet(pub SmallVec<[Val; 1]>);
 
 impl VSet {
     /// `{v}`.
     pub fn one(v: Val) -> Self {
-        VSet(vec![v])
+        let mut s = SmallVec::new();
+        s.push(v);
+        VSet(s)
     }
     /// `{Unknown}`.
     pub fn unknown() -> Self {
-        VSet(vec![Val::Unknown])
+        Self::one(Val::Unknown)
+    }
+    /// A set of the given values, deduplicated and bounded.
+    pub fn of(vals: Vec<Val>) -> Self {
+        vals.into_iter().collect()
     }
     /// `{Str(s)}`, or `{Unknown}` when `s` is too long.
-    pub fn str(s: String) -> Self {
-        if s.len() > MAX_STR {
+    pub fn str(s: impl AsRef<str> + Into<Rc<str>>) -> Self {
+        if s.as_ref().len() > MAX_STR {
             Self::unknown()
         } else {
-            Self::one(Val::Str(s))
+            Self::one(Val::Str(s.into()))
         }
     }
     /// True when no value was recorded.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
+    }
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.0.len()
     }
     /// The values.
     pub fn iter(&self) -> impl Iterator<Item = &Val> {
@@ -123,16 +170,16 @@ impl VSet {
     }
     /// True when some value is [`Val::Unknown`].
     pub fn has_unknown(&self) -> bool {
-        self.0.contains(&Val::Unknown)
+        self.0.iter().any(|v| matches!(v, Val::Unknown))
     }
     /// True when every value is [`Val::Unknown`] (or the set is empty).
     pub fn only_unknown(&self) -> bool {
-        self.0.iter().all(|v| *v == Val::Unknown)
+        self.0.iter().all(|v| matches!(v, Val::Unknown))
     }
     /// The constant strings in the set.
     pub fn strs(&self) -> impl Iterator<Item = &str> {
         self.0.iter().filter_map(|v| match v {
-            Val::Str(s) => Some(s.as_str()),
+            Val::Str(s) => Some(&**s),
             _ => None,
         })
     }
@@ -154,6 +201,11 @@ impl VSet {
         if self.0.contains(&v) {
             return false;
         }
+        self.push_new(v)
+    }
+
+    /// [`VSet::push`] of a value known not to be in the set.
+    fn push_new(&mut self, v: Val) -> bool {
         if self.0.len() < MAX_SET {
             self.0.push(v);
             return true;
@@ -186,7 +238,28 @@ impl VSet {
 
     /// Adds every value of `other`; returns true when the set changed.
     pub fn join(&mut self, other: &VSet) -> bool {
+        if self.0.is_empty() && other.0.len() <= MAX_SET {
+            // Sets are always deduplicated: below the bound, a copy is the union.
+            self.0 = other.0.clone();
+            return !self.0.is_empty();
+        }
         let mut changed = false;
+        if self.0.len() * other.0.len() > 4 * MAX_SET {
+            // Large sets: membership by hashing, so a join stays linear.
+            let fresh: Vec<Val> = {
+                let mine: rustc_hash::FxHashSet<&Val> = self.0.iter().collect();
+                other
+                    .0
+                    .iter()
+                    .filter(|v| !mine.contains(v))
+                    .cloned()
+                    .collect()
+            };
+            for v in fresh {
+                changed |= self.push_new(v);
+            }
+            return changed;
+        }
         for v in &other.0 {
             changed |= self.push(v.clone());
         }
@@ -253,7 +326,7 @@ pub fn elements(v: &VSet) -> VSet {
             }
             Val::Str(s) => {
                 for c in s.chars().take(MAX_SEQ) {
-                    out.push(Val::Str(c.to_string()));
+                    out.push(Val::str(c.to_string()));
                 }
             }
             Val::Bytes(b) => {
@@ -283,7 +356,7 @@ pub fn as_sequence(v: &Val) -> Option<Vec<VSet>> {
         Val::Seq(items) => Some(items.to_vec()),
         Val::Str(s) if s.chars().count() <= MAX_SEQ => Some(
             s.chars()
-                .map(|c| VSet::one(Val::Str(c.to_string())))
+                .map(|c| VSet::one(Val::str(c.to_string())))
                 .collect(),
         ),
         Val::Bytes(b) if b.len() <= MAX_SEQ => {
@@ -544,7 +617,7 @@ fn parse_field(inner: &str) -> Option<FormatField> {
 /// `str(v)` for the constant values the folding knows how to print.
 pub fn display(v: &Val) -> Option<String> {
     match v {
-        Val::Str(s) => Some(s.clone()),
+        Val::Str(s) => Some(s.to_string()),
         Val::Int(i) => Some(i.to_string()),
         _ => None,
     }
@@ -558,7 +631,7 @@ pub fn fold_format(template: &str, args: &[VSet], kwargs: &[(String, VSet)]) -> 
     let mut auto = 0usize;
     for p in pieces {
         match p {
-            FormatPiece::Lit(s) => parts.push(VSet::one(Val::Str(s))),
+            FormatPiece::Lit(s) => parts.push(VSet::one(Val::str(s))),
             FormatPiece::Field(f) => {
                 if !f.steps.is_empty()
                     || !f.spec.is_empty()
@@ -577,14 +650,14 @@ pub fn fold_format(template: &str, args: &[VSet], kwargs: &[(String, VSet)]) -> 
                 };
                 let strs: Option<VSet> = value
                     .iter()
-                    .map(|v| display(v).map(Val::Str))
+                    .map(|v| display(v).map(Val::str))
                     .collect::<Option<Vec<_>>>()
                     .map(|v| v.into_iter().collect());
                 parts.push(strs?);
             }
         }
     }
-    concat_product(&parts).map(|v| v.into_iter().map(Val::Str).collect())
+    concat_product(&parts).map(|v| v.into_iter().map(Val::str).collect())
 }
 
 /// Folds `template % args` for `%s`, `%d`, `%i`, `%c` and `%%` (with `%(name)s` against a
@@ -641,19 +714,19 @@ pub fn fold_percent(template: &str, args: &Val) -> Option<VSet> {
                 ('s', v) => display(v)?,
                 ('d' | 'i', Val::Int(i)) => i.to_string(),
                 ('c', Val::Int(i)) => char::from_u32(u32::try_from(*i).ok()?)?.to_string(),
-                ('c', Val::Str(s)) if s.chars().count() == 1 => s.clone(),
+                ('c', Val::Str(s)) if s.chars().count() == 1 => s.to_string(),
                 _ => return None,
             };
-            rendered.push(Val::Str(s));
+            rendered.push(Val::str(s));
         }
-        parts.push(VSet::one(Val::Str(std::mem::take(&mut lit))));
+        parts.push(VSet::one(Val::str(std::mem::take(&mut lit))));
         parts.push(rendered);
     }
     if key_less_leftover(&positional, next, args) {
         return None;
     }
-    parts.push(VSet::one(Val::Str(lit)));
-    concat_product(&parts).map(|v| v.into_iter().map(Val::Str).collect())
+    parts.push(VSet::one(Val::str(lit)));
+    concat_product(&parts).map(|v| v.into_iter().map(Val::str).collect())
 }
 
 fn key_less_leftover(positional: &[VSet], used: usize, args: &Val) -> bool {
@@ -722,7 +795,7 @@ mod tests {
 
     #[test]
     fn folding_helpers() {
-        let s = |x: &str| VSet::one(Val::Str(x.into()));
+        let s = |x: &str| VSet::one(Val::str(x));
         assert_eq!(
             fold_format("{}{}", &[s("__cla"), s("ss__")], &[]),
             Some(s("__class__"))
@@ -747,10 +820,7 @@ mod tests {
         );
         assert_eq!(slice_indices(3, None, None, Some(0)), None);
         assert_eq!(
-            concat_product(&[
-                s("a"),
-                VSet(vec![Val::Str("b".into()), Val::Str("c".into())])
-            ]),
+            concat_product(&[s("a"), VSet::of(vec![Val::str("b"), Val::str("c")])]),
             Some(vec!["ab".into(), "ac".into()])
         );
     }

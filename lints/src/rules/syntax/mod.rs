@@ -92,6 +92,7 @@ pub static RULES: &[&Rule] = &[
 
 pub mod diagnose;
 pub mod literals;
+pub mod soft_keywords;
 pub mod tokenize;
 
 pub use diagnose::PySyntaxError;
