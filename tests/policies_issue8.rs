@@ -131,3 +131,216 @@ fn f2_patterns_python_rejects_are_located_config_errors() {
         "{err}"
     );
 }
+
+const M: &str = "fixtures/policies/issue8/malformed";
+
+/// F4: a malformed `usage` keeps the inference (usage absent) and warns with file:line.
+#[test]
+fn f4_malformed_usage_keeps_the_inference() {
+    let (code, v, err) = json_out(&[
+        "--config",
+        &format!("{M}/stackA.toml"),
+        &format!("{M}/bad.jsonl"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["summary"]["records_read"], 13);
+    assert_eq!(v["summary"]["records_skipped"], 4);
+    let got: Vec<(u64, u64)> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["messages"].as_u64().unwrap(),
+                i["chars"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Inferences at lines 7, 8 (malformed usage, kept), 11 and 13.
+    assert_eq!(got, vec![(2, 3), (2, 3), (3, 6), (4, 11)]);
+    assert!(err.contains(&format!("{M}/bad.jsonl:7: field `usage` must be an object, found a string; usage treated as absent (the inference is kept)")), "{err}");
+    assert!(err.contains(&format!("{M}/bad.jsonl:8: field `input_tokens` must be a non-negative integer, found -5; usage treated as absent (the inference is kept)")), "{err}");
+
+    // The kept usage-less inference resets the recorded usage (reference §1.8): only
+    // inference 1 compacts (previous usage 1000); inference 2 follows the estimate.
+    let (_, v, _) = json_out(&[
+        "--config",
+        &format!("{M}/usage.toml"),
+        &format!("{M}/usage.jsonl"),
+    ]);
+    let summ: Vec<(u64, Value)> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["chars"].as_u64().unwrap(), i["summarized"].clone()))
+        .collect();
+    assert_eq!(
+        summ,
+        vec![
+            (2, serde_json::json!([])),
+            (36, serde_json::json!([0, 1])),
+            (40, serde_json::json!([]))
+        ]
+    );
+}
+
+/// F3: wrong-typed `content`, an unknown inference `status`, an unknown state `op` and a state
+/// record without `value` are warned about at their line.
+#[test]
+fn f3_wrong_types_are_warned_about() {
+    let (code, v, err) = json_out(&[
+        "--config",
+        &format!("{M}/stackA.toml"),
+        &format!("{M}/bad2.jsonl"),
+    ]);
+    assert_eq!(code, 0);
+    let f = format!("{M}/bad2.jsonl");
+    for w in [
+        format!("{f}:1: field `content` must be a string, a list of text parts or null, found a number; counted as its JSON text `5`"),
+        format!("{f}:6: field `content` must be a string, a list of text parts or null, found an object; counted as its JSON text `{{\"a\":1}}`"),
+        format!("{f}:7: unknown inference `status` `boom` (expected ok or error); treated as ok"),
+    ] {
+        assert!(err.contains(&w), "missing `{w}` in {err}");
+    }
+    assert!(
+        !err.contains(&format!("{f}:3:")),
+        "a list of text parts is fine: {err}"
+    );
+    let chars: Vec<u64> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["chars"].as_u64().unwrap())
+        .collect();
+    assert_eq!(chars, vec![1, 6, 13]);
+
+    let (code, v, err) = json_out(&[
+        "--config",
+        &format!("{M}/state.toml"),
+        &format!("{M}/st2.jsonl"),
+    ]);
+    assert_eq!(code, 1, "the append of [1,2] is vetoed");
+    let s = format!("{M}/st2.jsonl");
+    assert!(
+        err.contains(&format!(
+            "{s}:5: a state record without `value`; the write is not checked"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{s}:6: unknown state `op` `delete` (expected set, append or mutate); the write is not checked")), "{err}");
+    let lines: Vec<u64> = v["state_writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![1]);
+    assert_eq!(
+        v["state_summary"],
+        serde_json::json!({"writes": 5, "checked": 3, "vetoed": 1, "raised": 0, "transformed": 0})
+    );
+}
+
+/// F6: a `view = "context"` trace reports its recorded sizes (no policy effects) and the text
+/// report no longer claims it has no message or inference records.
+#[test]
+fn f6_context_view_reports_recorded_sizes() {
+    let cfg = format!("{M}/stackA.toml");
+    let trace = format!("{F}/context-view/ctxview.jsonl");
+    let (code, v, _) = json_out(&["--config", &cfg, &trace]);
+    assert_eq!(code, 0);
+    let got: Vec<(u64, u64, u64)> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            assert_eq!(i["clipped"], serde_json::json!([]));
+            assert_eq!(i["evicted"], serde_json::json!([]));
+            (
+                i["inference"].as_u64().unwrap(),
+                i["messages"].as_u64().unwrap(),
+                i["chars"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![(0, 3, 33), (1, 4, 64)]);
+    assert_eq!(
+        v["contexts"],
+        serde_json::json!([{"trace": trace, "inferences": 2, "peak_chars": 64, "final_chars": 64, "chars_removed": 0}])
+    );
+    let (_, text, _) = text_out(&["--config", &cfg, &trace]);
+    assert!(!text.contains("No conversation"), "{text}");
+    assert!(
+        text.contains("message policies are not re-applied, its sizes are reported as recorded"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("  {trace}: 2 inferences, peak 64 chars, final 64 chars in 4 of 4 messages, 0 of 64 raw chars removed")), "{text}");
+}
+
+/// F7: every conversation of a file is listed in `contexts` (empty ones with 0 inferences),
+/// and a file holding `[]` is an empty trace (warning, exit 0), like an empty file.
+#[test]
+fn f7_empty_conversations_are_listed_and_empty_list_is_not_an_error() {
+    let cfg = format!("{M}/stackA.toml");
+    let par = format!("{F}/empty/par.json");
+    let (_, v, _) = json_out(&["--config", &cfg, &par]);
+    assert_eq!(v["summary"]["traces"], 5);
+    let got: Vec<(String, u64)> = v["contexts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["trace"].as_str().unwrap().to_string(),
+                c["inferences"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = [3, 0, 0, 0, 0]
+        .iter()
+        .enumerate()
+        .map(|(k, n)| (format!("{par}#{k}"), *n))
+        .collect();
+    assert_eq!(got, want);
+    let (_, text, _) = text_out(&["--config", &cfg, &par]);
+    assert!(text.contains("5 conversations, 3 inferences"), "{text}");
+
+    let empty = format!("{F}/empty/emptyarr.json");
+    let (code, v, err) = json_out(&["--config", &cfg, &empty]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("{empty}: empty list (no records)")),
+        "{err}"
+    );
+    assert_eq!(v["summary"]["traces"], 1);
+    assert_eq!(
+        v["contexts"],
+        serde_json::json!([{"trace": empty, "inferences": 0, "peak_chars": 0, "final_chars": 0, "chars_removed": 0}])
+    );
+}
+
+/// F5: a compaction that folds only the previous summary is listed in the text report and
+/// counted in the JSON (`compactions`), for recorded and simulated usage.
+#[test]
+fn f5_refolding_compaction_is_visible_in_text_and_json() {
+    let d = format!("{F}/refold");
+    for (cfg, trace, want, line) in [
+        ("refold.toml", "refold.jsonl", [0u64, 1, 1], "refold.jsonl:6: inference 2: 3 messages, 37 chars (~9 tokens), raw log 6 chars\n    `compaction` compacted 1 messages (previous usage 1000 tokens > 100) into a placeholder summary of 33 chars; the summariser would read 44 chars\n"),
+        ("simulated.toml", "simu.jsonl", [0, 1, 1], "simu.jsonl:8: inference 2: 2 messages, 35 chars (~8 tokens), raw log 24 chars\n    `compaction` compacted 1 messages (previous usage 108 tokens > 104) into a placeholder summary of 33 chars; the summariser would read 44 chars\n"),
+    ] {
+        let cfg = format!("{d}/{cfg}");
+        let trace = format!("{d}/{trace}");
+        let (_, v, _) = json_out(&["--config", &cfg, &trace]);
+        let got: Vec<u64> = v["inferences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["compactions"].as_u64().unwrap())
+            .collect();
+        assert_eq!(got, want, "{trace}");
+        assert_eq!(v["inferences"][2]["summarized"], serde_json::json!([]), "{trace}");
+        let (_, text, _) = text_out(&["--config", &cfg, &trace]);
+        assert!(text.contains(&format!("{d}/{line}")), "{text}");
+        assert!(text.contains("2 compactions (0 with a recorded summary)"), "{text}");
+    }
+}

@@ -16,7 +16,8 @@
 //!   for the recorded one), then the inferred one is dropped; at the end of a trace without
 //!   any, the recorded one is.
 //! - A trace whose header says `view = "context"` records an already-shaped working context;
-//!   policies are not re-applied to it (reference §3.4) and the report says so.
+//!   policies are not re-applied to it (reference §3.4) and the report says so; its sizes per
+//!   inference are reported as recorded (a simulation without policies).
 //!
 //! Memory: the simulator(s) of the current trace only; finished traces leave their figures.
 
@@ -38,7 +39,6 @@ struct TraceRun {
     inferred: Option<Simulator>,
     prev: Option<MessageKind>,
     last_line: u64,
-    any: bool,
 }
 
 impl TraceRun {
@@ -104,7 +104,9 @@ impl PolicyObserver {
             }
             None => run.sim.take(),
         };
-        if let Some(sim) = sim.filter(|_| run.any) {
+        // Every conversation is listed, an empty one with 0 inferences (the summary's
+        // `traces` count and `contexts` agree).
+        if let Some(sim) = sim {
             self.messages.add(sim.finish());
         }
     }
@@ -122,12 +124,22 @@ impl PolicyObserver {
                 }
                 if h.extra.get("view").and_then(Value::as_str) == Some("context") {
                     self.messages.note(format!(
-                        "{}: the trace records an already-shaped working context (header `view = \"context\"`); message policies are not re-applied",
+                        "{}: the trace records an already-shaped working context (header `view = \"context\"`); message policies are not re-applied, its sizes are reported as recorded",
                         run.name
                     ));
-                    run.sim = None;
-                    run.inferred = None;
-                    return;
+                    // Sizes as recorded: the same simulation without policies.
+                    let make = |with: bool| {
+                        with.then(|| {
+                            Simulator::new(
+                                Vec::new(),
+                                run.name.clone(),
+                                run.file.clone(),
+                                self.capture,
+                            )
+                        })
+                    };
+                    run.sim = make(run.sim.is_some());
+                    run.inferred = make(run.inferred.is_some());
                 }
                 let mut overhead = h
                     .system_prompt
@@ -144,7 +156,6 @@ impl PolicyObserver {
                 if run.sim.is_none() {
                     return;
                 }
-                run.any = true;
                 run.last_line = line;
                 let boundary = match &m.kind {
                     MessageKind::System | MessageKind::CompactionSummary => false,
@@ -165,7 +176,6 @@ impl PolicyObserver {
             }
             Record::Inference(inf) => {
                 let Some(sim) = run.sim.as_mut() else { return };
-                run.any = true;
                 run.last_line = line;
                 run.inferred = None;
                 sim.compile(inf, line);
@@ -208,7 +218,6 @@ impl PolicyObserver {
             inferred,
             prev: None,
             last_line: 0,
-            any: false,
         });
     }
 

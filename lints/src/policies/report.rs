@@ -3,7 +3,8 @@
 //!
 //! `json` keys (message policies): `inferences` (one object per inference: `trace`,
 //! `inference`, `messages`, `chars`, `est_tokens`, `clipped`, `evicted`, `dropped`,
-//! `summarized`, `orphaned`; the effect fields list raw-log positions), `contexts` (one object
+//! `summarized`, `orphaned`; the effect fields list raw-log positions in ascending order; plus
+//! `compactions`, the number of compactions the compile ran), `contexts` (one object
 //! per conversation: `trace`, `inferences`, `peak_chars`, `final_chars`, `chars_removed`) and
 //! `facts_at_risk` (`trace`, `position`, `line`, `name`, `tool_call_id`, `policy`, `effect`,
 //! `inference`). State policies: `state_writes` (one object per finding) and `state_summary`.
@@ -70,7 +71,17 @@ fn trace_tag(trace: &str, file: &str) -> String {
     }
 }
 
-/// The `inferences` object of one inference (spec field names, exactly).
+/// Positions in ascending order (two policies of one phase can touch the same inference).
+fn sorted(v: &[u64]) -> Vec<u64> {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The `inferences` object of one inference: the spec's field names, exactly, plus
+/// `compactions` (how many compactions this compile ran; a compaction that folds only an
+/// earlier summary has no `summarized` position but is counted here).
 pub fn inference_json(s: &InferenceStats) -> Value {
     json!({
         "trace": &*s.trace,
@@ -78,11 +89,12 @@ pub fn inference_json(s: &InferenceStats) -> Value {
         "messages": s.messages,
         "chars": s.chars,
         "est_tokens": s.est_tokens,
-        "clipped": s.clipped,
-        "evicted": s.evicted,
-        "dropped": s.dropped,
-        "summarized": s.summarized,
-        "orphaned": s.orphaned,
+        "clipped": sorted(&s.clipped),
+        "evicted": sorted(&s.evicted),
+        "dropped": sorted(&s.dropped),
+        "summarized": sorted(&s.summarized),
+        "orphaned": sorted(&s.orphaned),
+        "compactions": s.summaries.len(),
     })
 }
 
@@ -265,7 +277,11 @@ impl Section for MessageSection {
         let _ = writeln!(t, "Policies in order: {}.", stack.join(", "));
         for s in &self.inferences {
             let effects = effects_text(s);
-            if effects.is_empty() && s.orphaned.is_empty() && s.errors.is_empty() {
+            if effects.is_empty()
+                && s.orphaned.is_empty()
+                && s.errors.is_empty()
+                && s.summaries.is_empty()
+            {
                 continue;
             }
             let _ = writeln!(

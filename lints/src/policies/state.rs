@@ -366,6 +366,10 @@ pub fn replay_write(
     totals: &mut StateTotals,
 ) -> Vec<StateFinding> {
     totals.writes += 1;
+    // An unknown `op` or a missing `value` cannot be replayed (the reader warned).
+    if matches!(rec.op, StateOp::Other(_)) || rec.value.is_none() {
+        return Vec::new();
+    }
     let chain: Vec<&StatePolicy> = policies
         .iter()
         .filter(|p| p.applies_to(&rec.field))
@@ -375,7 +379,7 @@ pub fn replay_write(
     }
     totals.checked += 1;
     let append = rec.op == StateOp::Append;
-    let written = rec.value.clone().unwrap_or(Value::Null);
+    let written = rec.value.clone().unwrap_or_default();
     let mut value = written.clone();
     let mut out: Vec<StateFinding> = Vec::new();
     let mut vetoed = false;

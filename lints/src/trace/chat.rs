@@ -20,7 +20,7 @@
 //! other content `ok`, no result `unknown`. Legacy `function_call` assistant messages count as
 //! one tool call.
 
-use super::convert::{content_text, opt_str};
+use super::convert::{content_text_checked, opt_str};
 use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
 use super::model::*;
 use super::TraceError;
@@ -165,6 +165,8 @@ pub(crate) struct Parsed {
     pub tool_call_ids: Vec<String>,
     pub calls: Vec<ToolCall>,
     pub extra: Map<String, Value>,
+    /// Non-fatal problems (a `content` that is not text).
+    pub warnings: Vec<String>,
 }
 
 /// Parses one chat message object.
@@ -203,10 +205,14 @@ pub(crate) fn parse_message(m: &Map<String, Value>, line: u64) -> Result<Parsed,
         "function_call",
         "tool_call_ids",
     ];
+    let mut warnings = Vec::new();
+    let content = m
+        .get("content")
+        .and_then(|c| content_text_checked(c, &mut warnings));
     Ok(Parsed {
         line,
         role,
-        content: m.get("content").and_then(content_text),
+        content,
         name: opt_str(m, "name")?,
         tool_call_id: opt_str(m, "tool_call_id")?,
         tool_call_ids,
@@ -216,6 +222,7 @@ pub(crate) fn parse_message(m: &Map<String, Value>, line: u64) -> Result<Parsed,
             .filter(|(k, _)| !known.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        warnings,
     })
 }
 
@@ -329,7 +336,12 @@ pub(crate) fn conversation(ctx: &mut DocCtx, items: &[Item]) {
             Err(e) => Err(e.clone()),
         };
         match parsed {
-            Ok(p) => msgs.push(Some(p)),
+            Ok(mut p) => {
+                for w in std::mem::take(&mut p.warnings) {
+                    ctx.warn(*line, w);
+                }
+                msgs.push(Some(p))
+            }
             Err(e) => {
                 ctx.skip(*line, format!("malformed message: {e}"));
                 msgs.push(None);

@@ -139,10 +139,30 @@ fn text_of(v: &Value) -> Option<String> {
     }
 }
 
+/// [`content_text`], with a warning when `content` is not text, a list of text parts or null
+/// (pyAgentic's `Message.content` is `Optional[str]`): a number, boolean or object is counted
+/// as its JSON text.
+pub fn content_text_checked(v: &Value, warnings: &mut Vec<String>) -> Option<String> {
+    if matches!(v, Value::Number(_) | Value::Bool(_) | Value::Object(_)) {
+        warnings.push(format!(
+            "{}; counted as its JSON text `{}`",
+            bad("content", "a string, a list of text parts or null", v),
+            crate::policies::state::show(v)
+        ));
+    }
+    content_text(v)
+}
+
 /// Builds a record from one JSON object whose kind is `rec`. `Ok(None)` for an unknown kind.
+/// Problems that do not make the record unusable (a malformed `usage`, a `content` that is not
+/// text, an unknown `status` or state `op`) are pushed to `warnings` and the record is kept.
 ///
 /// Errors: a known key with a value of the wrong type (the message names the key).
-pub fn record_from_object(rec: &str, o: &Obj) -> Result<Option<Record>, String> {
+pub fn record_from_object(
+    rec: &str,
+    o: &Obj,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Record>, String> {
     Ok(Some(match rec {
         "header" => Record::Header(Box::new(header(o)?)),
         "cell" => Record::Cell(CellRecord {
@@ -157,9 +177,9 @@ pub fn record_from_object(rec: &str, o: &Obj) -> Result<Option<Record>, String> 
         "call" | "action" => Record::Call(call(o)?),
         "completion" => Record::Completion(completion(o)?),
         "approval" => Record::Approval(approval(o)?),
-        "message" => Record::Message(Box::new(message_from_record(o)?)),
-        "inference" => Record::Inference(inference(o)?),
-        "state" => Record::State(state(o)?),
+        "message" => Record::Message(Box::new(message_from_record(o, warnings)?)),
+        "inference" => Record::Inference(inference(o, warnings)?),
+        "state" => Record::State(state(o, warnings)?),
         "override" => Record::Override(OverrideRecord {
             constraint_id: opt_str(o, "constraint_id")?
                 .filter(|c| !c.is_empty())
@@ -338,7 +358,8 @@ pub fn content_text(v: &Value) -> Option<String> {
 
 /// A message from a pyAgentic dump object (`kind`, `role`, `content`, ...). Without `kind`, the
 /// role decides (an OpenAI-style message).
-pub fn message_from_dump(m: &Obj) -> Result<MessageRecord, String> {
+/// Non-fatal problems are pushed to `warnings`.
+pub fn message_from_dump(m: &Obj, warnings: &mut Vec<String>) -> Result<MessageRecord, String> {
     let role = opt_str(m, "role")?;
     let kind = match opt_str(m, "kind")? {
         Some(k) => MessageKind::parse(&k),
@@ -365,7 +386,9 @@ pub fn message_from_dump(m: &Obj) -> Result<MessageRecord, String> {
     Ok(MessageRecord {
         kind,
         role,
-        content: m.get("content").and_then(content_text),
+        content: m
+            .get("content")
+            .and_then(|c| content_text_checked(c, warnings)),
         id: opt_str(m, "id")?,
         name: opt_str(m, "name")?,
         arguments,
@@ -383,9 +406,9 @@ pub fn message_from_dump(m: &Obj) -> Result<MessageRecord, String> {
 
 /// A native `message` record: the dump under `msg` (pyAgentic's neutral format), or the
 /// message keys inline.
-fn message_from_record(o: &Obj) -> Result<MessageRecord, String> {
+fn message_from_record(o: &Obj, warnings: &mut Vec<String>) -> Result<MessageRecord, String> {
     let mut m = match o.get("msg") {
-        Some(Value::Object(inner)) => message_from_dump(inner)?,
+        Some(Value::Object(inner)) => message_from_dump(inner, warnings)?,
         Some(v) => return Err(bad("msg", "an object", v)),
         None => {
             let mut inline = o.clone();
@@ -393,7 +416,7 @@ fn message_from_record(o: &Obj) -> Result<MessageRecord, String> {
             inline.remove("turn");
             inline.remove("step");
             inline.remove("seq");
-            message_from_dump(&inline)?
+            message_from_dump(&inline, warnings)?
         }
     };
     m.turn = opt_u64(o, "turn")?;
@@ -401,10 +424,10 @@ fn message_from_record(o: &Obj) -> Result<MessageRecord, String> {
     Ok(m)
 }
 
-fn inference(o: &Obj) -> Result<InferenceRecord, String> {
-    let usage = match o.get("usage") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(u)) => {
+fn usage(v: &Value) -> Result<Option<Usage>, String> {
+    Ok(match v {
+        Value::Null => None,
+        Value::Object(u) => {
             let input = opt_u64(u, "input_tokens")?
                 .or(opt_u64(u, "prompt_tokens")?)
                 .unwrap_or(0);
@@ -414,16 +437,41 @@ fn inference(o: &Obj) -> Result<InferenceRecord, String> {
             Some(Usage {
                 input_tokens: input,
                 output_tokens: output,
-                total_tokens: opt_u64(u, "total_tokens")?.unwrap_or(input + output),
+                total_tokens: opt_u64(u, "total_tokens")?.unwrap_or(input.saturating_add(output)),
             })
         }
-        Some(v) => return Err(bad("usage", "an object", v)),
+        v => return Err(bad("usage", "an object", v)),
+    })
+}
+
+/// Inference statuses the replay knows (`error`/`failed` mark a failed provider call).
+const INFERENCE_STATUSES: [&str; 4] = ["ok", "success", "error", "failed"];
+
+fn inference(o: &Obj, warnings: &mut Vec<String>) -> Result<InferenceRecord, String> {
+    // A malformed usage does not lose the provider call: the inference is kept without usage
+    // (which, like a call whose response had none, resets pyAgentic's `_last_usage`).
+    let usage = match o.get("usage").map(usage).transpose() {
+        Ok(u) => u.flatten(),
+        Err(e) => {
+            warnings.push(format!(
+                "{e}; usage treated as absent (the inference is kept)"
+            ));
+            None
+        }
     };
+    let status = opt_str(o, "status")?;
+    if let Some(s) = &status {
+        if !INFERENCE_STATUSES.iter().any(|k| s.eq_ignore_ascii_case(k)) {
+            warnings.push(format!(
+                "unknown inference `status` `{s}` (expected ok or error); treated as ok"
+            ));
+        }
+    }
     Ok(InferenceRecord {
         turn: opt_u64(o, "turn")?,
         step: opt_u64(o, "step")?,
         usage,
-        status: opt_str(o, "status")?,
+        status,
         error: match o.get("error") {
             None => None,
             Some(v) => text_of(v),
@@ -433,13 +481,21 @@ fn inference(o: &Obj) -> Result<InferenceRecord, String> {
     })
 }
 
-fn state(o: &Obj) -> Result<StateRecord, String> {
-    Ok(StateRecord {
+fn state(o: &Obj, warnings: &mut Vec<String>) -> Result<StateRecord, String> {
+    let r = StateRecord {
         field: opt_str(o, "field")?.ok_or_else(|| "a state record needs a `field`".to_string())?,
         op: StateOp::parse(&opt_str(o, "op")?.unwrap_or_else(|| "set".into())),
         value: o.get("value").cloned(),
         previous: o.get("previous").cloned(),
-    })
+    };
+    if let StateOp::Other(op) = &r.op {
+        warnings.push(format!(
+            "unknown state `op` `{op}` (expected set, append or mutate); the write is not checked"
+        ));
+    } else if r.value.is_none() {
+        warnings.push("a state record without `value`; the write is not checked".into());
+    }
+    Ok(r)
 }
 
 #[cfg(test)]

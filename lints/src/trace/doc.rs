@@ -351,6 +351,18 @@ pub(crate) fn read_document(
             }
         }
     };
+    // `[]` is an empty conversation list (a valid empty OpenAI chat / pyAgentic dump): like an
+    // empty file, one trace without records and a warning.
+    if format.is_none() && matches!(&root, Root::Value(v) if arr(v).is_some_and(|a| a.is_empty())) {
+        ctx.start_trace(None, Format::OpenaiChat);
+        ctx.warn(0, "empty list (no records)");
+        let stats = ctx.stats;
+        return Ok(Box::new(DocReader {
+            events: ctx.events.into_iter(),
+            stats,
+            format: Format::OpenaiChat,
+        }));
+    }
     let format = match format {
         Some(f) => f,
         None => classify(&root).ok_or_else(|| {

@@ -526,11 +526,12 @@ fn fast_call(w: FastCall) -> Option<CallRecord> {
 ///
 /// Errors: the reason the line is malformed.
 pub fn parse_line(line: &str) -> Result<Record, String> {
-    parse_line_at(line).map_err(|(m, _)| m)
+    parse_line_at(line).map(|(r, _)| r).map_err(|(m, _)| m)
 }
 
 /// [`parse_line`], with the one-based byte column of invalid JSON.
-fn parse_line_at(line: &str) -> Result<Record, (String, Option<u64>)> {
+/// `Ok` carries the record's non-fatal warnings.
+fn parse_line_at(line: &str) -> Result<(Record, Vec<String>), (String, Option<u64>)> {
     // Lines that start `{"rec":"KIND"` with another kind skip the fast path (whose failure
     // would only cost an error value).
     let hint = line.strip_prefix("{\"rec\":\"").and_then(|rest| {
@@ -539,7 +540,7 @@ fn parse_line_at(line: &str) -> Result<Record, (String, Option<u64>)> {
     });
     if matches!(hint, None | Some("call" | "cell")) {
         if let Some(r) = fast_record(line) {
-            return Ok(r);
+            return Ok((r, Vec::new()));
         }
     }
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
@@ -556,8 +557,9 @@ fn parse_line_at(line: &str) -> Result<Record, (String, Option<u64>)> {
         Some(_) => return Err(("field `rec` must be a string".into(), None)),
         None => return Err(("a record needs a `rec` key".into(), None)),
     };
-    match record_from_object(&rec, &obj) {
-        Ok(Some(r)) => Ok(r),
+    let mut warnings = Vec::new();
+    match record_from_object(&rec, &obj, &mut warnings) {
+        Ok(Some(r)) => Ok((r, warnings)),
         Ok(None) => Err((format!("unknown record kind `{rec}` skipped"), None)),
         Err(e) => Err((format!("malformed `{rec}` record: {e}"), None)),
     }
@@ -650,8 +652,10 @@ impl<R: BufRead> Iterator for NativeReader<R> {
                     message: "invalid UTF-8 replaced by U+FFFD".into(),
                 })
             });
+            let mut soft = Vec::new();
             let event = match parsed {
-                Ok(record) => {
+                Ok((record, warnings)) => {
+                    soft = warnings;
                     self.stats.accepted += 1;
                     self.stats.emitted += 1;
                     let line = self.line;
@@ -667,6 +671,15 @@ impl<R: BufRead> Iterator for NativeReader<R> {
                 }
                 Err((message, column)) => self.skip(column.map(|c| c + bom), message),
             };
+            // A kept record's warnings follow it.
+            for message in soft.into_iter().rev() {
+                self.pending.push_front(Event::Warning(Skip {
+                    path: self.path.clone(),
+                    line: self.line,
+                    column: None,
+                    message,
+                }));
+            }
             return Some(match warning {
                 Some(w) => {
                     self.pending.push_front(event);
@@ -680,7 +693,11 @@ impl<R: BufRead> Iterator for NativeReader<R> {
 
 /// A parsed line: the record or the reason it is skipped (with a column), the column of the
 /// first invalid UTF-8 byte, and the length of a byte-order mark stripped from it.
-type Processed = (Result<Record, (String, Option<u64>)>, Option<u64>, u64);
+type Processed = (
+    Result<(Record, Vec<String>), (String, Option<u64>)>,
+    Option<u64>,
+    u64,
+);
 
 /// Parses one raw line (newline included). `None` for a blank line. `first` strips a UTF-8
 /// byte-order mark.
@@ -851,7 +868,7 @@ mod tests {
         ] {
             let obj: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(line).unwrap();
-            let general = super::super::convert::record_from_object("cell", &obj)
+            let general = super::super::convert::record_from_object("cell", &obj, &mut Vec::new())
                 .unwrap()
                 .unwrap();
             assert_eq!(parse_line(line).unwrap(), general, "{line}");

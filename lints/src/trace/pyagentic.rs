@@ -81,13 +81,17 @@ fn failed(content: Option<&str>) -> bool {
 fn messages(ctx: &mut DocCtx, items: &[Item]) {
     let mut parsed: Vec<Option<(u64, MessageRecord)>> = Vec::with_capacity(items.len());
     for (line, item) in items {
+        let mut warnings = Vec::new();
         let m = match item {
             Ok(r) => match map(r) {
-                Some(m) => message_from_dump(&m),
+                Some(m) => message_from_dump(&m, &mut warnings),
                 None => Err("a message must be a JSON object".into()),
             },
             Err(e) => Err(e.clone()),
         };
+        for w in warnings {
+            ctx.warn(*line, w);
+        }
         match m {
             Ok(m) => parsed.push(Some((*line, m))),
             Err(e) => {

@@ -80,7 +80,12 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
                 None => Err("a message must be a JSON object".into()),
             };
             match parsed {
-                Ok(p) => msgs.push(Some(p)),
+                Ok(mut p) => {
+                    for w in std::mem::take(&mut p.warnings) {
+                        ctx.warn(line, w);
+                    }
+                    msgs.push(Some(p))
+                }
                 Err(e) => {
                     ctx.skip(line, format!("malformed message: {e}"));
                     msgs.push(None);
