@@ -344,3 +344,179 @@ fn f5_refolding_compaction_is_visible_in_text_and_json() {
         assert!(text.contains("2 compactions (0 with a recorded summary)"), "{text}");
     }
 }
+
+/// F11 (documented choice): a recorded summary that comes after other messages is not used for
+/// an earlier compaction; it is used by a later one (here inference 2) when the simulation
+/// compacts again, else reported as unused.
+#[test]
+fn f11_recorded_summary_pairing() {
+    let d = format!("{F}/summary");
+    let cfg = format!("{d}/cellguard.toml");
+    let next = format!("{d}/sumnext.jsonl");
+    let (_, text, _) = text_out(&["--config", &cfg, &next]);
+    assert!(text.contains("`compaction` compacted 2 messages (previous usage 1000 tokens > 100) into a placeholder summary of 34 chars; the summariser would read 22 chars"), "{text}");
+    assert!(
+        text.contains("1 compaction (0 with a recorded summary)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: 1 recorded summaries were not used by any simulated compaction"),
+        "{text}"
+    );
+
+    let used = format!("{d}/sumused.jsonl");
+    let (_, v, _) = json_out(&["--config", &cfg, &used]);
+    let got: Vec<(u64, Value)> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["chars"].as_u64().unwrap(), i["summarized"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (2, serde_json::json!([])),
+            (36, serde_json::json!([0, 1])),
+            (39, serde_json::json!([2, 3]))
+        ]
+    );
+    let (_, text, _) = text_out(&["--config", &cfg, &used]);
+    assert!(text.contains("`compaction` compacted 3 messages (previous usage 1000 tokens > 100) into a recorded summary of 37 chars; the summariser would read 68 chars"), "{text}");
+    assert!(!text.contains("were not used"), "{text}");
+}
+
+/// F10 nits: position lists sorted when two policies of a phase touch one inference; a lone
+/// surrogate's JSON error says so; `max-chars = -3` names the 3; SARIF says "position" for one;
+/// the HTML names a policy whose id is its kind once.
+#[test]
+fn f10_nits() {
+    let n = format!("{F}/nits");
+    let (_, v, _) = json_out(&[
+        "--config",
+        &format!("{n}/two-evictions.toml"),
+        &format!("{n}/two-evictions.jsonl"),
+    ]);
+    let ev: Vec<Value> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["evicted"].clone())
+        .collect();
+    assert_eq!(
+        ev,
+        vec![
+            serde_json::json!([2]),
+            serde_json::json!([4]),
+            serde_json::json!([6]),
+            serde_json::json!([2, 8]),
+            serde_json::json!([2, 4, 10])
+        ]
+    );
+
+    let (_, _, err) = text_out(&[
+        "--config",
+        &format!("{M}/stackA.toml"),
+        &format!("{M}/bad.jsonl"),
+    ]);
+    assert!(err.contains(&format!("{M}/bad.jsonl:3:99: invalid JSON: unexpected end of hex escape (an incomplete `\\u` escape, or a lone surrogate such as `\\ud800`: lone surrogates are not Unicode text)")), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[[policies]]\nkind = \"tool-output-clip\"\nmax-chars = -3\n",
+    )
+    .unwrap();
+    let cfg_s = cfg.display().to_string();
+    let (code, _, err) = text_out(&["--config", &cfg_s, &format!("{M}/bad2.jsonl")]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("{cfg_s}:3:13: `max-chars` must not be negative, found -3 (pyAgentic would slice from the end and keep all but the last 3 code points)")), "{err}");
+
+    // One orphan: a window of 3 keeps the result of c1 without its call (parallel calls
+    // recorded as call, call, result, result).
+    let cfg = dir.path().join("w.toml");
+    std::fs::write(
+        &cfg,
+        "[[policies]]\nkind = \"sliding-window\"\nmax-messages = 3\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("t.jsonl");
+    std::fs::write(
+        &trace,
+        concat!(
+            r#"{"rec":"message","msg":{"kind":"user","content":"go"}}"#, "\n",
+            r#"{"rec":"message","msg":{"kind":"tool_call","id":"c1","name":"a","arguments":"{}"}}"#, "\n",
+            r#"{"rec":"message","msg":{"kind":"tool_call","id":"c2","name":"b","arguments":"{}"}}"#, "\n",
+            r#"{"rec":"message","msg":{"kind":"tool_result","tool_call_id":"c1","name":"a","content":"first"}}"#, "\n",
+            r#"{"rec":"message","msg":{"kind":"tool_result","tool_call_id":"c2","name":"b","content":"second"}}"#, "\n",
+            r#"{"rec":"inference"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let (cfg_s, trace_s) = (cfg.display().to_string(), trace.display().to_string());
+    let out = replay(&["--config", &cfg_s, &trace_s, "--output-format", "sarif"]);
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let texts: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "orphaned-pair")
+        .map(|r| r["message"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        vec![format!("inference 0 of {trace_s} is sent with a message at position 3 whose tool call/result partner a cut removed; providers reject this request")]
+    );
+
+    let html = dir.path().join("r.html");
+    let html_s = html.display().to_string();
+    replay(&[
+        "--config",
+        &cfg_s,
+        &trace_s,
+        "--output-format",
+        "html",
+        "-o",
+        &html_s,
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("Policies in order: <code>sliding-window</code> (compile time)."),
+        "{page}"
+    );
+}
+
+/// F8: a tool result answering no earlier tool call is noted (file:line, id), not counted as
+/// orphaned. F9 (documented): an assistant message without tool calls is a message even when
+/// its content is null; one with tool calls and empty content adds only its tool calls.
+#[test]
+fn f8_stray_results_are_noted_f9_empty_assistant_reply_counts() {
+    let cfg = format!("{M}/stackA.toml");
+    let oc = format!("{F}/openai/oc.json");
+    let (code, v, _) = json_out(&["--config", &cfg, &oc]);
+    assert_eq!(code, 0);
+    let got: Vec<(u64, u64)> = v["inferences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            assert_eq!(i["orphaned"], serde_json::json!([]));
+            (
+                i["messages"].as_u64().unwrap(),
+                i["chars"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // [R(x0) 11, U "part one\npart two" 17] / + call c1, R(c1) 2 / + the empty reply.
+    assert_eq!(got, vec![(2, 28), (4, 30), (5, 30)]);
+    let (_, text, _) = text_out(&["--config", &cfg, &oc]);
+    assert!(text.contains(&format!("note: {oc}:2: tool result `x0` answers no earlier tool call: a stray result, which providers reject in every request that contains it (not made by a policy, so not counted as orphaned)")), "{text}");
+    let par = format!("{F}/empty/par.json");
+    let (_, text, _) = text_out(&["--config", &cfg, &par]);
+    assert!(
+        text.contains(&format!(
+            "note: {par}:9: tool result `zz` answers no earlier tool call"
+        )),
+        "{text}"
+    );
+}

@@ -354,6 +354,14 @@ MODULE_SINKS = {
     "marshal": {"loads": "code", "load": "code"},
 }
 
+# What each family of TARGETS gives, for targets whose source shows no sink.
+FAMILY_KINDS = {
+    "os": ["process", "file"], "sys": ["import", "frames"], "subprocess": ["process"],
+    "socket": ["network"], "builtins": ["exec", "import", "file"], "importlib": ["import"],
+    "inspect": ["frames"], "ctypes": ["native"], "shutil": ["file"], "pathlib": ["file"],
+    "io": ["file"], "pty": ["process"], "multiprocessing": ["process"],
+}
+
 # Modules without Python source, classified by hand (what their functions do).
 C_MODULES = {
     "posix": ["process", "file"], "nt": ["process", "file"], "sys": ["import", "frames"],
@@ -390,10 +398,13 @@ HOST_OVERRIDES = {
     "getopt": None,     # file access only through gettext's lookup of installed catalogs
     "optparse": None,   # same (message translation)
     "gettext": ["file"],  # reads `.mo` catalogs from a caller-given `localedir`
+    "urllib.error": None,  # exception classes (their base wraps a response object, never opens)
+    "tomllib._parser": None,  # parses text or an open binary file it is given
     "posixpath": None,  # `os.path`: path strings; `exists`/`getsize` stat without reading
     "ntpath": None,
     "genericpath": None,
     "encodings": None,  # imports only `encodings.<codec>` by sanitised codec name
+    "distutils": ["process", "file"],  # the build system: compilers, `spawn`, file utilities
     "pickle": ["code", "import"],  # `pickle.loads` runs `find_class` imports (C `_pickle`)
     "signal": ["deferred"],
     "sqlite3": ["file"],
@@ -401,8 +412,6 @@ HOST_OVERRIDES = {
     "concurrent.futures": ["process", "deferred"],  # lazy `ProcessPoolExecutor`
     "concurrent.futures.process": ["process", "deferred"],
     "concurrent.futures.thread": ["deferred"],
-    "threading": ["deferred"],  # `Thread`, `Timer` (through `_thread.start_new_thread`)
-    "wsgiref.simple_server": ["network"],  # `make_server` (socketserver.TCPServer)
     "test": ["process", "exec"],  # the regression suite; `test.support` runs interpreters
     "uuid": None,       # runs fixed commands (`ifconfig`) to read the MAC address; no cell input
     "zoneinfo": None,   # opens tzdata files by validated key only
@@ -460,7 +469,6 @@ class _ModScan:
         self._scan(tree)
 
     def _imports(self, tree):
-        pkg = self.name if self.is_pkg else self.name.rpartition(".")[0]
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -482,6 +490,18 @@ class _ModScan:
                         self.aliases[local] = ("mod", full)
                     else:
                         self.aliases[local] = ("attr", (base, a.name))
+        # Module-level re-bindings of imported members (`_start_new_thread =
+        # _thread.start_new_thread` in threading).
+        for node in tree.body:
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)):
+                continue
+            chain = self._chain(node.value)
+            if not chain:
+                continue
+            mod, rest = self._resolve(chain)
+            if mod is not None and len(rest) == 1:
+                self.aliases.setdefault(node.targets[0].id, ("attr", (mod, rest[0])))
 
     def _chain(self, node):
         """`a.b.c` -> ["a", "b", "c"], or None."""
@@ -526,6 +546,18 @@ class _ModScan:
                     if not node.name.startswith("_"):
                         scan.defines.add(node.name)
                         scan.public.append(node.name)
+                    # Constructing the class runs its bases' constructors (`WSGIServer` is a
+                    # `socketserver.TCPServer`).
+                    info = scan.funcs.setdefault(node.name, {"sinks": set(), "calls": set()})
+                    for base in node.bases:
+                        chain = scan._chain(base)
+                        if not chain:
+                            continue
+                        mod, rest = scan._resolve(chain)
+                        if mod is not None and len(rest) == 1:
+                            info["calls"].add((mod, rest[0]))
+                        elif mod is None and len(chain) == 1:
+                            info["calls"].add((scan.name, chain[0]))
                 self.cls.append(node.name)
                 self.generic_visit(node)
                 self.cls.pop()
@@ -736,6 +768,10 @@ def host_modules(exclude_roots):
             out[name] = set(kinds)
     for name, kinds in THIRD_PARTY.items():
         out[name] = set(kinds)
+    # The host-reaching modules of the issue are host-reaching whatever their source shows
+    # (`io.open` is `_io.open`, defined in C).
+    for name, family in TARGETS.items():
+        out.setdefault(name, set(FAMILY_KINDS[family]))
     for name in list(out):
         parts = name.split(".")
         if parts[0] in exclude_roots or (

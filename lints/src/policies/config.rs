@@ -162,7 +162,10 @@ fn non_negative(d: &Doc, v: &SVal, what: &str, why: &str) -> Result<i64, ConfigE
     if n < 0 {
         return Err(d.error(
             &v.span,
-            format!("{what} must not be negative, found {n}{why}"),
+            format!(
+                "{what} must not be negative, found {n}{}",
+                why.replace("{abs}", &n.unsigned_abs().to_string())
+            ),
         ));
     }
     Ok(n)
@@ -356,7 +359,7 @@ fn parse_one(
                     d,
                     x,
                     "`max-chars`",
-                    " (pyAgentic would slice from the end and keep all but the last code points)",
+                    " (pyAgentic would slice from the end and keep all but the last {abs} code points)",
                 )?;
             }
             if let Some(x) = get(t, "suffix") {
@@ -551,7 +554,7 @@ mod tests {
         );
         assert_eq!(
             err("[[policies]]\nkind = \"tool-output-clip\"\nmax-chars = -3\n"),
-            "c.toml:3:13: `max-chars` must not be negative, found -3 (pyAgentic would slice from the end and keep all but the last code points)"
+            "c.toml:3:13: `max-chars` must not be negative, found -3 (pyAgentic would slice from the end and keep all but the last 3 code points)"
         );
         assert_eq!(
             err("[[policies]]\nkind = \"sliding-window\"\nmax_messages = 3\n"),

@@ -269,6 +269,10 @@ pub struct Simulator {
     provisional: Option<Provisional>,
     notes: Vec<String>,
     saved: Vec<i64>,
+    /// Tool-call ids seen in the raw log (to spot stray results).
+    call_ids: HashSet<String>,
+    /// Tool results answering no earlier call: count, and the first (line, id).
+    stray: (u64, Option<(u64, String)>),
 }
 
 fn chars_of(items: &[Msg]) -> u64 {
@@ -319,6 +323,8 @@ impl Simulator {
             provisional: None,
             notes: Vec::new(),
             saved: vec![0; policies_len],
+            call_ids: HashSet::new(),
+            stray: (0, None),
         }
     }
 
@@ -372,6 +378,20 @@ impl Simulator {
                 return;
             }
             _ => {}
+        }
+        if rec.kind.is_tool_call() {
+            if let Some(id) = &rec.id {
+                self.call_ids.insert(id.clone());
+            }
+        } else if rec.kind.is_tool_result() {
+            if let Some(id) = rec
+                .tool_call_id
+                .as_ref()
+                .filter(|id| !self.call_ids.contains(*id))
+            {
+                self.stray.0 += 1;
+                self.stray.1.get_or_insert_with(|| (line, id.clone()));
+            }
         }
         self.provisional = None;
         let pos = self.next_pos;
@@ -705,7 +725,19 @@ impl Simulator {
     }
 
     /// Ends the conversation: per-inference figures, totals and facts at risk.
-    pub fn finish(self) -> Outcome {
+    pub fn finish(mut self) -> Outcome {
+        if let (n, Some((line, id))) = &self.stray {
+            let more = if *n > 1 {
+                format!(" (and {} more)", n - 1)
+            } else {
+                String::new()
+            };
+            let note = format!(
+                "{}:{line}: tool result `{id}` answers no earlier tool call{more}: a stray result, which providers reject in every request that contains it (not made by a policy, so not counted as orphaned)",
+                self.file
+            );
+            self.note(note);
+        }
         let final_chars = chars_of(&self.ctx);
         let inferred = self.inferences.iter().filter(|s| s.inferred).count() as u64;
         let totals = ContextTotals {

@@ -433,7 +433,13 @@ impl Section for MessageSection {
         let stack: Vec<String> = self
             .policies
             .iter()
-            .map(|(id, kind)| format!("<code>{}</code> {} ({})", esc(id), esc(kind), phase(kind)))
+            .map(|(id, kind)| {
+                if id == kind {
+                    format!("<code>{}</code> ({})", esc(kind), phase(kind))
+                } else {
+                    format!("<code>{}</code> {} ({})", esc(id), esc(kind), phase(kind))
+                }
+            })
             .collect();
         let _ = write!(h, "<p>Policies in order: {}.</p>", stack.join(", "));
         let _ = write!(
@@ -542,8 +548,12 @@ impl Section for MessageSection {
                 "ruleId": "orphaned-pair",
                 "level": "error",
                 "message": {"text": format!(
-                    "inference {} of {} is sent with messages at positions {} whose tool call/result partner a cut removed; providers reject this request",
-                    s.inference, s.trace, ranges(&s.orphaned))},
+                    "inference {} of {} is sent with {} at {} {} whose tool call/result partner a cut removed; providers reject this request",
+                    s.inference,
+                    s.trace,
+                    if s.orphaned.len() == 1 { "a message" } else { "messages" },
+                    if s.orphaned.len() == 1 { "position" } else { "positions" },
+                    ranges(&s.orphaned))},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": &*s.file},
                     "region": {"startLine": s.line.max(1)}

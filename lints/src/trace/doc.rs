@@ -394,12 +394,7 @@ pub(crate) fn read_document(
     }))
 }
 
-fn strip_position(msg: &str) -> &str {
-    match msg.rfind(" at line ") {
-        Some(i) => &msg[..i],
-        None => msg,
-    }
-}
+use super::native::strip_position;
 
 /// The list items of a root: JSON Lines items, or the elements of a top-level array (each with
 /// its line). `None` for a non-array document.

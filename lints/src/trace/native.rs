@@ -579,11 +579,22 @@ fn parse_line_at(line: &str) -> Result<(Record, Vec<String>), (String, Option<u6
     }
 }
 
-/// serde_json appends " at line L column C"; the caller reports its own position.
-fn strip_position(msg: &str) -> &str {
-    match msg.rfind(" at line ") {
+/// serde_json's message without the " at line L column C" it appends (the caller reports its
+/// own position), with the lone-surrogate cases explained: serde_json rejects `"\ud800"` (valid
+/// to Python's `json`, but not Unicode text) as "unexpected end of hex escape".
+pub(crate) fn strip_position(msg: &str) -> String {
+    let m = match msg.rfind(" at line ") {
         Some(i) => &msg[..i],
         None => msg,
+    };
+    match m {
+        "unexpected end of hex escape" => format!(
+            "{m} (an incomplete `\\u` escape, or a lone surrogate such as `\\ud800`: lone surrogates are not Unicode text)"
+        ),
+        "lone leading surrogate in hex escape" => {
+            format!("{m} (lone surrogates are not Unicode text)")
+        }
+        _ => m.to_string(),
     }
 }
 
