@@ -46,6 +46,12 @@ fn ordinary_code_is_clean() {
         "cursor.execute(\"SELECT 1\")\nframe_count = df.eval(\"a + b\")\n",
         "if __name__ == \"__main__\":\n    print(\"main\")\n",
         "template = \"{x}\"\nprint(template.format(x=1))\n",
+        // Receivers cellguard cannot resolve: ordinary attributes, private ones included.
+        "class Cache:\n    def get(self, k):\n        return self._cache.get(k) or self._store[k]\n",
+        "print(resp.code, resp.time, event.path, cfg.random, obj._private, r.output.modules)\n",
+        "match point:\n    case Point(x=0, y=yy):\n        print(yy)\n    case {\"kind\": k}:\n        print(k)\n",
+        "match r:\n    case Result(success=True, output=out):\n        results[\"x\"] = out\n",
+        "label = \"{0.name} {p.x:>4}\".format(item, p=point)\n",
     ];
     for src in colony {
         assert_eq!(sbx(src, ""), Vec::<String>::new(), "{src}");

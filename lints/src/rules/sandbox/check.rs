@@ -4,7 +4,8 @@
 
 use super::field::{FieldChild, F};
 use super::interp::{
-    bind_into, call_args, first_named, ident, unparen, Bindings, Env, Escape, Interp,
+    bind_into, call_args, first_named, ident, unknown_host_attr, unparen, Bindings, Env, Escape,
+    Interp,
 };
 use super::scan::{kind, Children, NameId, K};
 use super::value::*;
@@ -915,7 +916,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             K::KeywordPattern => {
                 if let Some(n) = first_named(node) {
-                    let name = ident(n, self.it.src);
+                    let name = ident(n, self.it.src).into_owned();
                     let name = &*name;
                     if is_dunder(name) && !BENIGN_DUNDER_READS.contains(&name) {
                         self.report(
@@ -925,6 +926,25 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             Some("A keyword in a class pattern is an attribute read (`getattr(subject, name)`)".into()),
                         );
                     }
+                    if FRAME_ATTRS.contains(&name) {
+                        self.report(
+                            &FRAME_WALK,
+                            parse::range(n),
+                            format!("Class pattern reads frame attribute `{name}`: frames expose the globals and builtins of the code that runs the cell"),
+                            None,
+                        );
+                    }
+                    // `case C(name=p)` reads `subject.name`: the same checks as an attribute.
+                    let (subject, shown) = self.pattern_subject(node, env, 0);
+                    self.attr_findings(&subject, name, parse::range(n), &shown);
+                }
+            }
+            K::DottedName if named(node).len() > 1 && super::scan::in_pattern(node) => {
+                self.check_pattern_name(node, env);
+            }
+            K::ReturnStatement => {
+                if let Some(e) = first_named(node) {
+                    self.check_escape(e, env, "returned from a function");
                 }
             }
             K::ImportStatement | K::ImportFromStatement => self.check_import(node),
@@ -1080,25 +1100,132 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
         }
         let objv = self.it.eval(obj, env, 0);
-        for v in objv.iter() {
-            match v {
-                Val::Module(m) => {
-                    let (res, esc) = self.it.module_step(m, name);
-                    self.module_findings(m, name, &res, esc, arange);
-                }
-                Val::Member(p) if !is_dunder(name) => {
-                    let path = format!("{p}.{name}");
-                    self.deny_check(&path, arange);
-                }
-                Val::Str(_) if matches!(name, "format" | "format_map") => {
-                    self.check_format(obj, &objv);
-                }
-                _ => {}
-            }
+        if objv.strs().next().is_some() && matches!(name, "format" | "format_map") {
+            self.check_format(obj, &objv);
+        }
+        if matches!(ctx, Ctx::Load | Ctx::Aug) {
+            let shown = short(self.text(obj));
+            self.attr_findings(&objv, name, arange, &shown);
+        } else {
+            self.attr_findings(&objv, name, arange, "");
         }
         if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
+        }
+    }
+
+    /// Findings for reading attribute `name` of a value that may be any of `objv` (an attribute
+    /// expression, a keyword pattern, a format field, an `attrgetter` path): module escapes and
+    /// denied members on module values, and, when the receiver may be a value the analysis
+    /// cannot resolve, an attribute that names a host-reaching module attribute of some module
+    /// (see [`unknown_host_attr`]). `shown` is the receiver's text; empty for a store, where
+    /// only known modules are checked.
+    fn attr_findings(&mut self, objv: &VSet, name: &str, range: TextRange, shown: &str) {
+        let mut opaque = false;
+        for v in objv.iter() {
+            match v {
+                Val::Module(m) => {
+                    let (res, esc) = self.it.module_step(m, name);
+                    self.module_findings(m, name, &res, esc, range);
+                }
+                Val::Member(p) if !is_dunder(name) => {
+                    let path = format!("{p}.{name}");
+                    self.deny_check(&path, range);
+                    opaque = true;
+                }
+                Val::Unknown | Val::Func(_) => opaque = true,
+                _ => {}
+            }
+        }
+        if !opaque || shown.is_empty() {
+            return;
+        }
+        if let Some((target, via)) = unknown_host_attr(name) {
+            let example = if via.is_empty() {
+                String::new()
+            } else {
+                format!(" (`{via}.{name}` is `{target}`)")
+            };
+            self.report(
+                &MODULE_ESCAPE,
+                range,
+                format!("`{shown}.{name}` may be module `{target}`, which reaches the host: cellguard cannot tell what `{shown}` is, and `{name}` is a host-reaching attribute of modules{example}"),
+                Some("A module passed through a container, parameter, call or instance attribute is still a module; attributes named after host modules are reported whatever the receiver".into()),
+            );
+        }
+    }
+
+    /// What the subject of the class pattern holding keyword pattern `kw` may be, and its text:
+    /// the `match` subject, or for a nested pattern (`case C(a=D(b=x))`) the attribute the outer
+    /// keyword reads. Unknown when the pattern sits in a sequence or mapping pattern.
+    fn pattern_subject(&self, kw: Node<'t>, env: &Env, depth: u32) -> (VSet, String) {
+        let unknown = || (VSet::unknown(), "the match subject".to_string());
+        if depth > 64 {
+            return unknown();
+        }
+        let mut cur = kw;
+        let mut seen_class = false;
+        while let Some(p) = cur.parent() {
+            match p.kind() {
+                "case_pattern" | "union_pattern" | "as_pattern" => {}
+                "class_pattern" if !seen_class => seen_class = true,
+                "keyword_pattern" if seen_class => {
+                    let Some(n) = first_named(p) else {
+                        return unknown();
+                    };
+                    let name = ident(n, self.it.src).into_owned();
+                    let (outer, shown) = self.pattern_subject(p, env, depth + 1);
+                    let mut out = VSet::default();
+                    for v in outer.iter() {
+                        out.join(&self.it.attr_value(v, &name));
+                    }
+                    return (out.or_unknown(), format!("{shown}.{name}"));
+                }
+                "case_clause" if seen_class => {
+                    let Some(m) = p.parent().and_then(|b| b.parent()) else {
+                        return unknown();
+                    };
+                    let mut cursor = m.walk();
+                    let subjects: Vec<Node> =
+                        m.children_by_field_name("subject", &mut cursor).collect();
+                    if m.kind() != "match_statement" || subjects.len() != 1 {
+                        return unknown();
+                    }
+                    let v = self.it.eval(subjects[0], env, 0);
+                    return (v, short(self.text(subjects[0])));
+                }
+                _ => return unknown(),
+            }
+            cur = p;
+        }
+        unknown()
+    }
+
+    /// A dotted name in a `match` pattern (`case typing.contextlib.os.name:`, the class of a class
+    /// pattern) evaluates its attribute chain: each step is checked like an attribute.
+    fn check_pattern_name(&mut self, node: Node<'t>, env: &Env) {
+        let parts = named(node);
+        let Some(first) = parts.first() else { return };
+        let mut v = self.it.lookup(&ident(*first, self.it.src), env);
+        let mut shown = ident(*first, self.it.src).into_owned();
+        for part in &parts[1..] {
+            let name = ident(*part, self.it.src).into_owned();
+            if is_dunder(&name) && !BENIGN_DUNDER_READS.contains(&name.as_str()) {
+                self.report(
+                    &DUNDER_ACCESS,
+                    parse::range(*part),
+                    format!("Pattern reads dunder attribute `{name}`"),
+                    dunder_help(&name),
+                );
+            }
+            self.attr_findings(&v, &name, parse::range(*part), &shown);
+            let mut next = VSet::default();
+            for x in v.iter() {
+                next.join(&self.it.attr_value(x, &name));
+            }
+            v = next.or_unknown();
+            shown = format!("{shown}.{name}");
         }
     }
 

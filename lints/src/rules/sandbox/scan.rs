@@ -1001,7 +1001,15 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .push((node.start_byte() as u32, self.cur_range));
                 }
             }
-            K::ExecStatement => {
+            K::ExecStatement | K::KeywordPattern => {
+                // A keyword pattern reads an attribute of the match subject by name.
+                self.facts
+                    .triggers
+                    .push((node.start_byte() as u32, self.cur_range));
+            }
+            K::DottedName if node.named_child_count() > 1 && in_pattern(node) =>
+            {
+                // A dotted value or class name in a `match` pattern is an attribute chain.
                 self.facts
                     .triggers
                     .push((node.start_byte() as u32, self.cur_range));
@@ -1173,6 +1181,24 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         }
         stack.push(frame);
     }
+}
+
+/// True for a node directly inside a `match` pattern (a value pattern `case a.b:`, the class of
+/// a class pattern, a keyword pattern's value).
+pub fn in_pattern(node: Node) -> bool {
+    node.parent().is_some_and(|p| {
+        matches!(
+            p.kind(),
+            "case_pattern"
+                | "class_pattern"
+                | "keyword_pattern"
+                | "union_pattern"
+                | "list_pattern"
+                | "tuple_pattern"
+                | "dict_pattern"
+                | "as_pattern"
+        )
+    })
 }
 
 /// True for an identifier that names something rather than reading it (same positions as the
@@ -1740,7 +1766,10 @@ pub fn relevance<'t>(
     let mut value_attr = vec![false; n_names];
     for id in 0..n_names {
         let t = names.text(id as NameId);
-        if t.contains("__") || TRIGGER_WORDS.contains(&t) {
+        if t.contains("__")
+            || TRIGGER_WORDS.contains(&t)
+            || super::interp::unknown_host_attr(t).is_some()
+        {
             text_trigger[id] = true;
         }
         if VALUE_ATTRS.contains(&t) {
