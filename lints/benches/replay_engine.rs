@@ -89,7 +89,7 @@ fn events(n: usize) -> Vec<Event> {
             );
             out.push(Event::Record {
                 line: 0,
-                record: Record::Call(CallRecord {
+                record: Record::from(CallRecord {
                     cell: Some(cell),
                     index: Some(i as u64),
                     raw_key: Some(key.into()),

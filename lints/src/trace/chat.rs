@@ -370,7 +370,7 @@ pub(crate) fn emit(ctx: &mut DocCtx, msgs: &[Option<Parsed>]) {
             "assistant" => {
                 ctx.record(
                     line,
-                    Record::Inference(InferenceRecord {
+                    Record::from(InferenceRecord {
                         inferred: true,
                         ..Default::default()
                     }),
@@ -411,7 +411,7 @@ pub(crate) fn emit(ctx: &mut DocCtx, msgs: &[Option<Parsed>]) {
                     };
                     ctx.record(
                         line,
-                        Record::Call(CallRecord {
+                        Record::from(CallRecord {
                             cell: Some(cell),
                             index: Some(ci as u64),
                             raw_key: Some(c.name.as_str().into()),

@@ -389,7 +389,7 @@ fn entries(
             ctx.accept();
             ctx.record(
                 *line,
-                Record::Completion(CompletionRecord {
+                Record::from(CompletionRecord {
                     cell,
                     allowed: success,
                     reason,
@@ -434,7 +434,7 @@ fn entries(
             dispatched += 1;
         }
         ctx.accept();
-        ctx.record(*line, Record::Call(call));
+        ctx.record(*line, Record::from(call));
     }
 }
 

@@ -174,12 +174,12 @@ pub fn record_from_object(
                 Some(v) => text_of(v),
             },
         }),
-        "call" | "action" => Record::Call(call(o)?),
-        "completion" => Record::Completion(completion(o)?),
-        "approval" => Record::Approval(approval(o)?),
+        "call" | "action" => Record::from(call(o)?),
+        "completion" => Record::from(completion(o)?),
+        "approval" => Record::from(approval(o)?),
         "message" => Record::Message(Box::new(message_from_record(o, warnings)?)),
-        "inference" => Record::Inference(inference(o, warnings)?),
-        "state" => Record::State(state(o, warnings)?),
+        "inference" => Record::from(inference(o, warnings)?),
+        "state" => Record::from(state(o, warnings)?),
         "override" => Record::Override(OverrideRecord {
             constraint_id: opt_str(o, "constraint_id")?
                 .filter(|c| !c.is_empty())

@@ -285,10 +285,10 @@ pub(crate) fn read_document(
     bytes: Vec<u8>,
     format: Option<Format>,
 ) -> Result<BoxedReader, TraceError> {
-    let bytes = bytes
-        .strip_prefix(b"\xEF\xBB\xBF")
-        .unwrap_or(&bytes)
-        .to_vec();
+    let mut bytes = bytes;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
     let (text, bad_utf8) = match String::from_utf8(bytes) {
         Ok(t) => (t, None),
         Err(e) => {

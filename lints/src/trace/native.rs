@@ -165,6 +165,28 @@ struct FastCall<'a> {
     success: Option<&'a str>,
 }
 
+impl FastCall<'_> {
+    /// Every field absent.
+    fn empty() -> Self {
+        FastCall {
+            code: None,
+            rec: Cow::Borrowed(""),
+            cell: None,
+            index: None,
+            raw_key: None,
+            action_key: None,
+            params: None,
+            status: None,
+            error: None,
+            result: None,
+            start: None,
+            end: None,
+            call_id: None,
+            success: None,
+        }
+    }
+}
+
 fn is_null(r: &str) -> bool {
     r == "null"
 }
@@ -176,7 +198,7 @@ fn raw_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de str>, 
 }
 
 /// Fast conversion of a `cell` line (from an already parsed [`FastCall`]).
-fn fast_cell(w: FastCall) -> Option<CellRecord> {
+fn fast_cell(w: &mut FastCall) -> Option<CellRecord> {
     if w.cell.is_some() || w.raw_key.is_some() || w.action_key.is_some() {
         return None;
     }
@@ -195,7 +217,7 @@ fn fast_cell(w: FastCall) -> Option<CellRecord> {
     };
     Some(CellRecord {
         index: w.index,
-        code: w.code.map(Cow::into_owned),
+        code: w.code.take().map(Cow::into_owned),
         success,
         error,
     })
@@ -204,11 +226,19 @@ fn fast_cell(w: FastCall) -> Option<CellRecord> {
 /// Fast conversion of a `call` or `cell` line; `None` means "use the general path" (which also
 /// produces the precise error message).
 fn fast_record(line: &str) -> Option<Record> {
-    let w = scan_fast(line)?;
-    match &*w.rec {
-        "call" => fast_call(w).map(Record::Call),
-        "cell" => fast_cell(w).map(Record::Cell),
-        _ => None,
+    // Filled in place and converted by reference: the struct is large, and moving it (or an
+    // `Option` of it) costs a `memcpy` per line.
+    let mut w = FastCall::empty();
+    scan_fast(line, &mut w)?;
+    let call = match &*w.rec {
+        "call" => true,
+        "cell" => false,
+        _ => return None,
+    };
+    if call {
+        fast_call(&mut w).map(Record::from)
+    } else {
+        fast_cell(&mut w).map(Record::Cell)
     }
 }
 
@@ -218,27 +248,11 @@ fn fast_record(line: &str) -> Option<Record> {
 /// another type, invalid JSON, trailing content. Embedded values (`params`, `result`, `error`,
 /// `success`) are validated by serde_json as raw values, and numbers are parsed by serde_json,
 /// so accepted lines give exactly what the general path gives.
-fn scan_fast(line: &str) -> Option<FastCall<'_>> {
+fn scan_fast<'a>(line: &'a str, w: &mut FastCall<'a>) -> Option<()> {
     let mut sc = Scanner {
         s: line,
         b: line.as_bytes(),
         i: 0,
-    };
-    let mut w = FastCall {
-        code: None,
-        rec: Cow::Borrowed(""),
-        cell: None,
-        index: None,
-        raw_key: None,
-        action_key: None,
-        params: None,
-        status: None,
-        error: None,
-        result: None,
-        start: None,
-        end: None,
-        call_id: None,
-        success: None,
     };
     let mut seen = 0u16;
     let mut has_rec = false;
@@ -296,7 +310,7 @@ fn scan_fast(line: &str) -> Option<FastCall<'_>> {
         }
     }
     sc.ws();
-    (sc.i == sc.b.len() && has_rec).then_some(w)
+    (sc.i == sc.b.len() && has_rec).then_some(())
 }
 
 /// Exact powers of ten representable in an `f64`.
@@ -475,12 +489,12 @@ impl<'a> Scanner<'a> {
 }
 
 /// Fast conversion of a `call` line.
-fn fast_call(w: FastCall) -> Option<CallRecord> {
+fn fast_call(w: &mut FastCall) -> Option<CallRecord> {
     if w.code.is_some() || w.success.is_some() {
         return None;
     }
-    let raw_key = w.raw_key.map(|k| Box::<str>::from(k.as_ref()));
-    let action_key = w.action_key.map(|k| Box::<str>::from(k.as_ref()));
+    let raw_key = w.raw_key.as_deref().map(Box::<str>::from);
+    let action_key = w.action_key.as_deref().map(Box::<str>::from);
     let nonempty = |k: &Option<Box<str>>| k.as_deref().is_some_and(|s| !s.is_empty());
     if !nonempty(&raw_key) && !nonempty(&action_key) {
         return None;
@@ -518,7 +532,7 @@ fn fast_call(w: FastCall) -> Option<CallRecord> {
         result,
         start,
         end,
-        call_id: w.call_id.map(Cow::into_owned),
+        call_id: w.call_id.take().map(Cow::into_owned),
     })
 }
 
@@ -727,6 +741,11 @@ fn process_line(raw: &[u8], first: bool) -> Option<Processed> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
+    // simdutf8's check of valid input is a few times faster than std's; on an error std's
+    // gives the position.
+    if let Ok(t) = simdutf8::basic::from_utf8(bytes) {
+        return Some((parse_line_at(t), None, bom));
+    }
     Some(match std::str::from_utf8(bytes) {
         Ok(t) => (parse_line_at(t), None, bom),
         Err(e) => (
@@ -765,7 +784,7 @@ mod tests {
         };
         let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
         let general = super::super::convert::call(&obj).unwrap();
-        assert_eq!(fast, general);
+        assert_eq!(*fast, general);
         assert_eq!(fast.error.as_deref(), Some("Error: \"x\""));
         assert_eq!(fast.end, Some(2.0));
         // RFC 3339 times go the general way and give the same value.
@@ -776,10 +795,10 @@ mod tests {
 
     /// The serde derive of [`FastCall`]: the reference the hand-written scanner must agree with.
     fn via_serde(line: &str) -> Option<Record> {
-        let w: FastCall = serde_json::from_str(line).ok()?;
-        match &*w.rec {
-            "call" => fast_call(w).map(Record::Call),
-            "cell" => fast_cell(w).map(Record::Cell),
+        let mut w: FastCall = serde_json::from_str(line).ok()?;
+        match w.rec.clone().as_ref() {
+            "call" => fast_call(&mut w).map(Record::from),
+            "cell" => fast_cell(&mut w).map(Record::Cell),
             _ => None,
         }
     }

@@ -174,7 +174,7 @@ fn messages(ctx: &mut DocCtx, items: &[Item]) {
             if c.raw().is_empty() {
                 ctx.warn(line, "tool call without a `name`; not replayed as a call");
             } else {
-                ctx.record(line, Record::Call(c));
+                ctx.record(line, Record::from(c));
             }
         }
     }

@@ -33,7 +33,7 @@ fn approvals(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>) {
             match state.get(key) {
                 Some(Value::Bool(true)) => ctx.record(
                     line,
-                    Record::Approval(ApprovalRecord {
+                    Record::from(ApprovalRecord {
                         request_id: Some(format!("{tool}:{key}")),
                         action_type: Some(tool.clone()),
                         choice: choice_all.into(),
@@ -44,7 +44,7 @@ fn approvals(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>) {
                     for id in ids.iter().filter_map(Value::as_str) {
                         ctx.record(
                             line,
-                            Record::Approval(ApprovalRecord {
+                            Record::from(ApprovalRecord {
                                 request_id: Some(id.to_string()),
                                 action_type: Some(tool.clone()),
                                 choice: choice_one.into(),
@@ -254,7 +254,7 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         ctx.accept();
         ctx.record(
             line,
-            Record::Call(CallRecord {
+            Record::from(CallRecord {
                 cell: Some(call_cell),
                 index: Some(index),
                 raw_key: Some(name.into()),

@@ -141,7 +141,7 @@ fn steps_as_calls(ctx: &mut DocCtx, steps: &[&serde_json::value::RawValue], firs
         );
         ctx.record(
             line,
-            Record::Call(CallRecord {
+            Record::from(CallRecord {
                 cell: Some(cell),
                 index: Some(0),
                 raw_key: Some(call.name.as_str().into()),
