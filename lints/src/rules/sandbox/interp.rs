@@ -297,8 +297,7 @@ pub const HOST_MODULE_NAMES: &[&str] = &[
 /// (`HOST_MODULE_NAMES`, for packages the table does not know). Ordinary private attributes
 /// (`self._cache`) are not: only names the table records as module attributes count.
 pub fn unknown_host_attr(name: &str) -> Option<(&'static str, &'static str)> {
-    static MAP: std::sync::OnceLock<HashMap<String, (String, String)>> =
-        std::sync::OnceLock::new();
+    static MAP: std::sync::OnceLock<HashMap<String, (String, String)>> = std::sync::OnceLock::new();
     let map = MAP.get_or_init(|| {
         let table = super::reach::table();
         let mut map: HashMap<String, (String, String)> = HashMap::default();
@@ -312,7 +311,8 @@ pub fn unknown_host_attr(name: &str) -> Option<(&'static str, &'static str)> {
             attrs.sort();
             for (a, t) in attrs {
                 if table.family(t).is_some() && !is_dunder(a) {
-                    map.entry(a.clone()).or_insert_with(|| (t.clone(), m.clone()));
+                    map.entry(a.clone())
+                        .or_insert_with(|| (t.clone(), m.clone()));
                 }
             }
         }

@@ -1007,8 +1007,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     .triggers
                     .push((node.start_byte() as u32, self.cur_range));
             }
-            K::DottedName if node.named_child_count() > 1 && in_pattern(node) =>
-            {
+            K::DottedName if node.named_child_count() > 1 && in_pattern(node) => {
                 // A dotted value or class name in a `match` pattern is an attribute chain.
                 self.facts
                     .triggers
