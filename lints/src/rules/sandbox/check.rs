@@ -463,6 +463,18 @@ fn frame_function(module: &str, name: &str) -> bool {
     }
 }
 
+/// The arguments of a format call, to resolve its fields: positional and keyword values
+/// (`str.format`), a mapping (`format_map`, `vformat`'s kwargs), a sequence (`vformat`'s args).
+/// `opaque` when some argument is unpacked or unknown: every field may be anything.
+#[derive(Default)]
+struct FormatArgs {
+    pos: Vec<VSet>,
+    kws: Vec<(String, VSet)>,
+    mapping: Option<VSet>,
+    seq: Option<VSet>,
+    opaque: bool,
+}
+
 impl<'t, 'a> Sbx<'t, 'a> {
     /// A checker over an interpreted cell.
     pub fn new(
@@ -1528,23 +1540,85 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
-        // str.format / format_map / Formatter().format / vformat.
+        // str.format / format_map / Formatter().format / vformat: the template's fields walk
+        // attributes and items of the arguments.
+        let mut format_handled = false;
         if inner_callee.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
                 inner_callee.field(F::Object),
                 inner_callee.field(F::Attribute),
             ) {
-                let m = ident(attr, self.it.src);
+                let m = ident(attr, self.it.src).into_owned();
                 if matches!(&*m, "format" | "format_map" | "vformat") {
+                    format_handled = true;
                     let ov = self.it.eval(obj, env, 0);
-                    if ov.strs().next().is_none() {
-                        if let Some(first) = pos.first() {
-                            let fv = self.it.eval(*first, env, 0);
-                            if fv.strs().next().is_some() {
-                                self.check_format(*first, &fv);
-                            }
+                    let it = &self.it;
+                    let ev = |n: Option<&Node<'t>>| n.map(|a| it.eval(*a, env, 0));
+                    if ov.strs().next().is_some() {
+                        // `"...".format(a, k=v)` / `"...".format_map(d)`.
+                        let args = match &*m {
+                            "format_map" => FormatArgs {
+                                mapping: ev(pos.first()),
+                                ..FormatArgs::default()
+                            },
+                            _ => FormatArgs {
+                                pos: pos.iter().map(|a| self.it.eval(*a, env, 0)).collect(),
+                                kws: kws
+                                    .iter()
+                                    .map(|(k, a)| (k.clone(), self.it.eval(*a, env, 0)))
+                                    .collect(),
+                                opaque: splat,
+                                ..FormatArgs::default()
+                            },
+                        };
+                        self.check_format_fields(obj, &ov, &args);
+                    } else if let Some(first) = pos.first() {
+                        // `str.format(t, ...)`, `Formatter().format(t, ...)`,
+                        // `str.format_map(t, d)`, `Formatter().vformat(t, args, kwargs)`.
+                        let fv = self.it.eval(*first, env, 0);
+                        if fv.strs().next().is_some() {
+                            let args = match &*m {
+                                "format_map" => FormatArgs {
+                                    mapping: ev(pos.get(1)),
+                                    ..FormatArgs::default()
+                                },
+                                "vformat" => FormatArgs {
+                                    seq: ev(pos.get(1)),
+                                    mapping: ev(pos.get(2)),
+                                    ..FormatArgs::default()
+                                },
+                                _ => FormatArgs {
+                                    pos: pos[1..]
+                                        .iter()
+                                        .map(|a| self.it.eval(*a, env, 0))
+                                        .collect(),
+                                    kws: kws
+                                        .iter()
+                                        .map(|(k, a)| (k.clone(), self.it.eval(*a, env, 0)))
+                                        .collect(),
+                                    opaque: splat,
+                                    ..FormatArgs::default()
+                                },
+                            };
+                            self.check_format(*first, &fv);
+                            self.check_format_fields(*first, &fv, &args);
                         }
                     }
+                }
+            }
+        }
+        // A template handed to a callable cellguard cannot resolve (`fm = str.format_map;
+        // fm(t, d)`): its fields are checked on unknown arguments.
+        if !format_handled && cv.only_unknown() && !self.is_namespace_callee(inner_callee) {
+            if let Some(first) = pos.first() {
+                let fv = self.it.eval(*first, env, 0);
+                if fv.strs().any(|s| s.contains('{')) {
+                    self.check_format(*first, &fv);
+                    let args = FormatArgs {
+                        opaque: true,
+                        ..FormatArgs::default()
+                    };
+                    self.check_format_fields(*first, &fv, &args);
                 }
             }
         }
@@ -1780,6 +1854,97 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         ),
                         None,
                     );
+                }
+            }
+        }
+    }
+
+    /// The value a format field's argument (`0`, `name`, empty for automatic numbering, whose
+    /// index is `auto`) may be.
+    fn format_arg(&self, args: &FormatArgs, arg: &str, auto: usize) -> VSet {
+        let index = if arg.is_empty() {
+            Some(auto)
+        } else {
+            arg.parse::<usize>().ok()
+        };
+        let mut out = VSet::default();
+        match index {
+            Some(i) => {
+                if let Some(v) = args.pos.get(i) {
+                    out.join(v);
+                }
+                if let Some(seq) = &args.seq {
+                    for v in seq.iter() {
+                        out.join(&self.it.index_value(v, &Val::Int(i as i64)));
+                    }
+                }
+            }
+            None => {
+                if let Some((_, v)) = args.kws.iter().find(|(k, _)| k == arg) {
+                    out.join(v);
+                }
+                if let Some(m) = &args.mapping {
+                    for v in m.iter() {
+                        out.join(&self.it.index_value(v, &Val::str(arg)));
+                    }
+                }
+            }
+        }
+        if args.opaque {
+            out.push(Val::Unknown);
+        }
+        out.or_unknown()
+    }
+
+    /// Walks the fields of the templates `v` (the value of `node`) on the call's arguments:
+    /// every attribute step is checked like an attribute of the argument
+    /// (`"{0.contextlib.os.environ}".format(typing)` is `typing.contextlib.os`), every item step
+    /// like a subscript (`{0.sys.modules[os]}`). Dunder and frame steps are reported by
+    /// [`Self::check_format`].
+    fn check_format_fields(&mut self, node: Node<'t>, v: &VSet, args: &FormatArgs) {
+        let range = parse::range(node);
+        for s in v.strs().map(str::to_string).collect::<Vec<_>>() {
+            let Some(pieces) = parse_format(&s) else {
+                continue;
+            };
+            let mut auto = 0usize;
+            for p in pieces {
+                let FormatPiece::Field(f) = p else { continue };
+                let mut cur = self.format_arg(args, &f.arg, auto);
+                if f.arg.is_empty() {
+                    auto += 1;
+                }
+                let mut shown = if f.arg.is_empty() {
+                    format!("{{{}}}", auto - 1)
+                } else {
+                    format!("{{{}}}", f.arg)
+                };
+                for st in &f.steps {
+                    let mut next = VSet::default();
+                    match st {
+                        FormatStep::Attr(a) => {
+                            if !is_dunder(a) {
+                                self.attr_findings(&cur, a, range, &shown);
+                            }
+                            for x in cur.iter() {
+                                next.join(&self.it.attr_value(x, a));
+                            }
+                            shown = format!("{shown}.{a}");
+                        }
+                        FormatStep::Index(k) => {
+                            let key = match k.parse::<i64>() {
+                                Ok(i) if k.bytes().all(|b| b.is_ascii_digit()) => Val::Int(i),
+                                _ => Val::str(k.as_str()),
+                            };
+                            let keys = VSet::one(key.clone());
+                            self.check_namespace_keys(&cur, &keys, range, Ctx::Load, node);
+                            for x in cur.iter() {
+                                next.join(&self.it.index_value(x, &key));
+                            }
+                            shown = format!("{shown}[{k}]");
+                        }
+                    }
+                    cur = next.or_unknown();
                 }
             }
         }
