@@ -142,6 +142,7 @@ const MEMBER_ROOTS: &[&str] = &[
     "operator",
     "sys",
     "asyncio",
+    "functools",
 ];
 
 /// The first dotted segment of a name.
