@@ -2399,7 +2399,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let target = unparen(left);
         if target.kind_name() == "subscript" {
             let key = target.child_by_field_name("subscript");
-            if let (Some(obj), Some(key)) = (target.field(F::Value), key) {
+            if let (Some(obj), Some(key)) = (target.field(F::Value).map(unparen), key) {
                 if obj.kind_name() == "identifier" {
                     let keys: Vec<String> = self
                         .it
