@@ -64,6 +64,10 @@ fn ordinary_code_is_clean() {
         "class A:\n    __slots__ = (\"a\",)\n    __hash__ = None\n",
         "web_search(query=\"__init__ files\")\nfinal_answer(\"done\")\n",
         "import math\nfrom math import sqrt as s\nprint(s(4), math.floor(1.5))\n",
+        // Class bodies binding ordinary names by every form, and data dunders.
+        "class A:\n    __slots__ = (\"a\",)\n    __match_args__ = (\"a\",)\n    x, y = 1, 2\n    for i in range(3):\n        pass\n    if (n := 3):\n        pass\n    from math import floor as fl\n",
+        "import functools, operator\ndef deco(f):\n    @functools.wraps(f)\n    def w(*a):\n        return f(*a)\n    return w\nw2 = functools.update_wrapper(lambda: 0, deco, assigned=(\"__name__\", \"__doc__\"))\nkey = operator.attrgetter(\"name\", \"_rank\")\ncall = operator.methodcaller(\"strip\")\n",
+        "B = type(\"B\", (), {\"x\": 1})\nns = {}\nns[\"y\"] = 2\nC = type(\"C\", (), ns)\nsetattr(B, \"debug\", True)\n",
     ];
     for src in functions {
         assert_eq!(sbx(src, SMOL), Vec::<String>::new(), "{src}");

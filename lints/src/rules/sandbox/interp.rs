@@ -142,6 +142,7 @@ const MEMBER_ROOTS: &[&str] = &[
     "operator",
     "sys",
     "asyncio",
+    "functools",
 ];
 
 /// The first dotted segment of a name.
@@ -1463,7 +1464,7 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     /// What `v[key]` may be.
-    fn index_value(&self, v: &Val, key: &Val) -> VSet {
+    pub fn index_value(&self, v: &Val, key: &Val) -> VSet {
         match (v, key) {
             (Val::Str(s), Val::Int(i)) => {
                 let n = s.chars().count() as i64;

@@ -1111,6 +1111,13 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     match kind(callee) {
                         K::Identifier => {
                             rec.callee_name = self.name(callee);
+                            // `type(name, bases, ns)` builds a class from a namespace dict
+                            // whose keys may have been set elsewhere (`ns["__del__"] = f`).
+                            if self.names.text(rec.callee_name) == "type" {
+                                self.facts
+                                    .triggers
+                                    .push((node.start_byte() as u32, self.cur_range));
+                            }
                             // Builtins whose result holds their arguments.
                             frame.args_carry = matches!(
                                 self.names.text(rec.callee_name),
