@@ -226,6 +226,9 @@ struct Parser {
     global: Flags,
     /// Group numbers used by conditionals, with their positions.
     cond_refs: Vec<(usize, usize)>,
+    /// Open look-behinds: groups defined before each, and whether a backreference inside it
+    /// names a group defined inside it (Python rejects that at the look-behind's end).
+    lookbehinds: Vec<(usize, bool)>,
 }
 
 fn err<T>(message: impl Into<String>, position: usize) -> Result<T, PyRegexError> {
@@ -264,6 +267,7 @@ fn translate(pattern: &str) -> Result<String, PyRegexError> {
             a: false,
         },
         cond_refs: Vec::new(),
+        lookbehinds: Vec::new(),
     };
     let flags = p.global;
     let (body, _) = p.alternation(flags, 0, true)?;
@@ -407,7 +411,15 @@ impl Parser {
                 let atom = out.split_off(start);
                 let lazy = self.eat('?');
                 let possessive = !lazy && self.eat('+');
-                if possessive {
+                if w.1 == Some(0) {
+                    // A repeated zero-width item (`(?=a)*`, `(?:)+`), which Python accepts and
+                    // the engine does not: it matches at most once either way.
+                    out.push_str(&match (min, lazy) {
+                        (0, false) => format!("(?:{atom}|)"),
+                        (0, true) => format!("(?:|{atom})"),
+                        _ => format!("(?:{atom})"),
+                    });
+                } else if possessive {
                     out.push_str(&format!("(?>(?:{atom}){quant})"));
                 } else {
                     out.push_str(&format!("(?:{atom}){quant}"));
@@ -590,6 +602,7 @@ impl Parser {
                         if self.open.contains(&g) {
                             return err("cannot refer to an open group", here);
                         }
+                        self.check_lookbehind_ref(g);
                         out.push_str(&format!("(?:\\{g})"));
                         let w = self
                             .group_width
@@ -675,9 +688,18 @@ impl Parser {
         } else {
             None
         };
+        if lookbehind {
+            self.lookbehinds.push((self.groups, false));
+        }
         let (body, w) = self.alternation(inner_flags, depth + 1, false)?;
         if !self.eat(')') {
             return err("missing ), unterminated subpattern", here);
+        }
+        if lookbehind && self.lookbehinds.pop().is_some_and(|(_, bad)| bad) {
+            return err(
+                "cannot refer to group defined in the same lookbehind subpattern",
+                self.pos - 1,
+            );
         }
         if let Some(g) = number {
             self.open.retain(|&x| x != g);
@@ -700,6 +722,15 @@ impl Parser {
             Ok(((0, Some(0)), true))
         } else {
             Ok((w, true))
+        }
+    }
+
+    /// Notes a backreference to group `g` for the enclosing look-behinds.
+    fn check_lookbehind_ref(&mut self, g: usize) {
+        for (start, bad) in self.lookbehinds.iter_mut() {
+            if g > *start {
+                *bad = true;
+            }
         }
     }
 
@@ -1067,6 +1098,7 @@ impl Parser {
             if self.open.contains(&g) {
                 return err("cannot refer to an open group", at);
             }
+            self.check_lookbehind_ref(g);
             out.push_str(&format!("(?:\\{g})"));
             let w = self
                 .group_width

@@ -46,6 +46,12 @@ fn ordinary_code_is_clean() {
         "cursor.execute(\"SELECT 1\")\nframe_count = df.eval(\"a + b\")\n",
         "if __name__ == \"__main__\":\n    print(\"main\")\n",
         "template = \"{x}\"\nprint(template.format(x=1))\n",
+        // Receivers cellguard cannot resolve: ordinary attributes, private ones included.
+        "class Cache:\n    def get(self, k):\n        return self._cache.get(k) or self._store[k]\n",
+        "print(resp.code, resp.time, event.path, cfg.random, obj._private, r.output.modules)\n",
+        "match point:\n    case Point(x=0, y=yy):\n        print(yy)\n    case {\"kind\": k}:\n        print(k)\n",
+        "match r:\n    case Result(success=True, output=out):\n        results[\"x\"] = out\n",
+        "label = \"{0.name} {p.x:>4}\".format(item, p=point)\n",
     ];
     for src in colony {
         assert_eq!(sbx(src, ""), Vec::<String>::new(), "{src}");
@@ -58,6 +64,10 @@ fn ordinary_code_is_clean() {
         "class A:\n    __slots__ = (\"a\",)\n    __hash__ = None\n",
         "web_search(query=\"__init__ files\")\nfinal_answer(\"done\")\n",
         "import math\nfrom math import sqrt as s\nprint(s(4), math.floor(1.5))\n",
+        // Class bodies binding ordinary names by every form, and data dunders.
+        "class A:\n    __slots__ = (\"a\",)\n    __match_args__ = (\"a\",)\n    x, y = 1, 2\n    for i in range(3):\n        pass\n    if (n := 3):\n        pass\n    from math import floor as fl\n",
+        "import functools, operator\ndef deco(f):\n    @functools.wraps(f)\n    def w(*a):\n        return f(*a)\n    return w\nw2 = functools.update_wrapper(lambda: 0, deco, assigned=(\"__name__\", \"__doc__\"))\nkey = operator.attrgetter(\"name\", \"_rank\")\ncall = operator.methodcaller(\"strip\")\n",
+        "B = type(\"B\", (), {\"x\": 1})\nns = {}\nns[\"y\"] = 2\nC = type(\"C\", (), ns)\nsetattr(B, \"debug\", True)\n",
     ];
     for src in functions {
         assert_eq!(sbx(src, SMOL), Vec::<String>::new(), "{src}");

@@ -258,6 +258,18 @@ fn python_errors_keep_pythons_message_and_position() {
 }
 
 #[test]
+fn lookbehind_backreference_to_its_own_group_is_rejected() {
+    assert_eq!(
+        error("(?<=(a)\\1)b"),
+        "cannot refer to group defined in the same lookbehind subpattern at position 9"
+    );
+    assert_eq!(
+        error("(?<=a(?P<x>b)(?P=x))c"),
+        "cannot refer to group defined in the same lookbehind subpattern at position 19"
+    );
+}
+
+#[test]
 fn valid_python_patterns_compile() {
     for p in [
         "(?<=(a))\\1",
@@ -270,4 +282,15 @@ fn valid_python_patterns_compile() {
         PyRegex::new(p).unwrap_or_else(|e| panic!("{p}: {e}"));
     }
     assert!(!search("(?(2)a|b)(x)(y)", "b"));
+    // A back-reference to a group outside the look-behind is fine.
+    assert!(search("(a)(?<=\\1)b", "ab"));
+}
+
+#[test]
+fn repeated_zero_width_items() {
+    assert!(search("(?=a)*b", "b"));
+    assert!(search("x(?:)*y", "xy"));
+    assert!(search("^((?=a))+a$", "a"));
+    assert!(!search("^(?=a)+b", "b"));
+    assert!(search("^(?!a)*?a", "a"));
 }

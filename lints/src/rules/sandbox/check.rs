@@ -4,7 +4,8 @@
 
 use super::field::{FieldChild, F};
 use super::interp::{
-    bind_into, call_args, first_named, ident, unparen, Bindings, Env, Escape, Interp,
+    bind_into, call_args, first_named, ident, unknown_host_attr, unparen, Bindings, Env, Escape,
+    Interp,
 };
 use super::scan::{kind, Children, NameId, K};
 use super::value::*;
@@ -74,8 +75,33 @@ pub const EXEC_BUILTINS: &[&str] = &[
     "get_ipython",
 ];
 
-/// Dunder methods a cell may define (smolagents' `ALLOWED_DUNDER_METHODS`).
-pub const ALLOWED_DUNDER_METHODS: &[&str] = &["__init__", "__repr__", "__str__"];
+pub use super::ALLOWED_DUNDER_METHODS;
+
+/// Dunder names a class body binds as data, not as methods the interpreter calls later.
+const DATA_DUNDERS: &[&str] = &[
+    "__slots__",
+    "__doc__",
+    "__module__",
+    "__qualname__",
+    "__annotations__",
+    "__match_args__",
+    "__name__",
+    "__version__",
+    "__all__",
+];
+
+/// Attributes `functools.update_wrapper`/`wraps` copy by default (`WRAPPER_ASSIGNMENTS`,
+/// `WRAPPER_UPDATES`): naming them is ordinary code.
+const WRAPPER_DEFAULTS: &[&str] = &[
+    "__module__",
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__annotations__",
+    "__type_params__",
+    "__dict__",
+    "__wrapped__",
+];
 
 /// Builtins that read or write attributes by a name given as a value.
 const REFLECTIVE: &[&str] = &["getattr", "setattr", "delattr", "hasattr"];
@@ -294,6 +320,11 @@ pub struct Sbx<'t, 'a> {
     seen: HashSet<(&'static str, usize, usize)>,
     /// How deep inside code strings (`exec("...")`) this checker runs.
     nesting: u32,
+    /// Names of dicts that got a dunder-method key by item assignment (`ns["__del__"] = f`),
+    /// with that key: a class namespace for a three-argument `type(...)`.
+    dunder_keyed: Vec<(String, String)>,
+    /// Keyword patterns (by node id) -> their `match` subject and the keywords above them.
+    kw_subjects: rustc_hash::FxHashMap<usize, (Option<Node<'t>>, Vec<String>)>,
 }
 
 fn short(s: &str) -> String {
@@ -305,6 +336,59 @@ fn short(s: &str) -> String {
     } else {
         one_line
     }
+}
+
+/// True for a class attribute value that is a plain constant (`None`, `"x"`, `("a",)`): such
+/// a binding defines no method.
+fn constant_value(r: Node) -> bool {
+    matches!(
+        unparen(r).kind_name(),
+        "string"
+            | "concatenated_string"
+            | "integer"
+            | "float"
+            | "none"
+            | "true"
+            | "false"
+            | "tuple"
+            | "list"
+            | "expression_list"
+    ) && !parse::walk(r).any(|x| matches!(x.kind_name(), "lambda" | "identifier" | "call"))
+}
+
+/// The identifiers an assignment target binds (`a`, `[a, *b]`, `(a, b), c`); attributes and
+/// subscripts bind none.
+fn target_names(target: Node) -> Vec<Node> {
+    let mut out = Vec::new();
+    let mut stack = vec![(target, 0u32)];
+    while let Some((n, depth)) = stack.pop() {
+        if depth > 200 {
+            continue;
+        }
+        match n.kind() {
+            "identifier" => out.push(n),
+            "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "tuple"
+            | "list"
+            | "expression_list"
+            | "parenthesized_expression"
+            | "list_splat_pattern"
+            | "list_splat"
+            | "as_pattern_target" => {
+                stack.extend(named(n).into_iter().map(|c| (c, depth + 1)));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A dunder name that defines a method the interpreter calls on its own (not an allowed
+/// method, not a data dunder).
+fn is_method_dunder(name: &str) -> bool {
+    is_dunder(name) && !ALLOWED_DUNDER_METHODS.contains(&name) && !DATA_DUNDERS.contains(&name)
 }
 
 fn named(node: Node) -> Vec<Node> {
@@ -335,6 +419,8 @@ struct NodeCtx {
     class_stmt: bool,
     /// An assignment statement directly in a class body.
     class_assign: bool,
+    /// A node whose parent is a `match` pattern.
+    pattern: bool,
 }
 
 impl NodeCtx {
@@ -345,6 +431,7 @@ impl NodeCtx {
         class_block: false,
         class_stmt: false,
         class_assign: false,
+        pattern: false,
     };
     const STORE: NodeCtx = NodeCtx {
         ctx: Ctx::Store,
@@ -415,6 +502,7 @@ fn child_ctx(pk: K, pctx: &NodeCtx, ck: K, field: Option<&str>) -> NodeCtx {
         class_block: pk == K::ClassDefinition && field == Some("body"),
         class_stmt: pctx.class_block && ck == K::ExpressionStatement,
         class_assign: pctx.class_stmt && ck == K::Assignment,
+        pattern: super::scan::pattern_parent(pk),
     }
 }
 
@@ -462,6 +550,18 @@ fn frame_function(module: &str, name: &str) -> bool {
     }
 }
 
+/// The arguments of a format call, to resolve its fields: positional and keyword values
+/// (`str.format`), a mapping (`format_map`, `vformat`'s kwargs), a sequence (`vformat`'s args).
+/// `opaque` when some argument is unpacked or unknown: every field may be anything.
+#[derive(Default)]
+struct FormatArgs {
+    pos: Vec<VSet>,
+    kws: Vec<(String, VSet)>,
+    mapping: Option<VSet>,
+    seq: Option<VSet>,
+    opaque: bool,
+}
+
 impl<'t, 'a> Sbx<'t, 'a> {
     /// A checker over an interpreted cell.
     pub fn new(
@@ -478,6 +578,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             findings: Vec::new(),
             seen: HashSet::default(),
             nesting: 0,
+            dunder_keyed: Vec::new(),
+            kw_subjects: Default::default(),
         }
     }
 
@@ -664,6 +766,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// The pieces of a compound statement: headers checked, blocks run, bindings weak.
     fn run_parts(&mut self, node: Node<'t>, flow: &mut Bindings, depth: u32) {
+        if node.kind_name() == "match_statement" {
+            self.record_match(node);
+        }
         if node.kind_name() == "for_statement" {
             if let Some(r) = node.field(F::Right) {
                 self.check_tree(r, Some(flow), NodeCtx::ROOT);
@@ -735,9 +840,161 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         if let Some(b) = class.field(F::Body) {
             self.check_tree(b, None, NodeCtx::CLASS_BODY);
+            self.check_class_bindings(b);
         }
         if let Some(name) = class.field(F::Name) {
             self.bind_flow(flow, name, &VSet::unknown(), strong);
+        }
+    }
+
+    /// SBX009 for every dunder name a class body binds, whatever the binding form: assignment
+    /// targets of any shape (`[__del__] = [f]`, `__del__, x = f, 1`, `(__hash__) = ...`),
+    /// augmented assignments, `for` targets, walrus, `match` captures, `with ... as`, `import
+    /// ... as` and nested classes. Plain assignments of constants (`__hash__ = None`,
+    /// `__slots__ = ("a",)`) and data dunders (`__slots__`, `__doc__`, ...) are not methods.
+    fn check_class_bindings(&mut self, body: Node<'t>) {
+        // Parent and grandparent kinds travel with the nodes (`parent()` rescans from the root).
+        let mut stack: Vec<(Node<'t>, u32, &'static str, &'static str)> = named(body)
+            .into_iter()
+            .map(|n| (n, 0, "block", "class_definition"))
+            .collect();
+        let mut bound: Vec<(Node<'t>, &'static str)> = Vec::new();
+        while let Some((n, depth, pk, gk)) = stack.pop() {
+            if depth > 200 {
+                continue;
+            }
+            let mut descend = true;
+            match n.kind() {
+                // Their own scopes (a method's name is checked as a definition).
+                "function_definition"
+                | "lambda"
+                | "list_comprehension"
+                | "set_comprehension"
+                | "dictionary_comprehension"
+                | "generator_expression" => descend = false,
+                "decorated_definition" => {
+                    descend = n
+                        .field(F::Definition)
+                        .is_some_and(|d| d.kind() == "class_definition");
+                    if descend {
+                        stack.extend(
+                            n.field(F::Definition)
+                                .into_iter()
+                                .map(|d| (d, depth + 1, n.kind(), pk)),
+                        );
+                        descend = false;
+                    }
+                }
+                "class_definition" => {
+                    if let Some(name) = n.field(F::Name) {
+                        bound.push((name, "a nested class"));
+                    }
+                    descend = false;
+                }
+                "assignment" => {
+                    if let Some(l) = n.field(F::Left) {
+                        let constant = n.field(F::Right).is_none_or(constant_value);
+                        if !(constant && l.kind() == "identifier") {
+                            let how = if constant {
+                                "an unpacking assignment"
+                            } else {
+                                "an assignment"
+                            };
+                            for t in target_names(l) {
+                                bound.push((t, how));
+                            }
+                        }
+                    }
+                }
+                "augmented_assignment" => {
+                    if let Some(l) = n.field(F::Left) {
+                        for t in target_names(l) {
+                            bound.push((t, "an augmented assignment"));
+                        }
+                    }
+                }
+                "for_statement" => {
+                    if let Some(l) = n.field(F::Left) {
+                        for t in target_names(l) {
+                            bound.push((t, "a `for` target"));
+                        }
+                    }
+                }
+                "named_expression" => {
+                    if let Some(name) = n.field(F::Name) {
+                        bound.push((name, "an assignment expression"));
+                    }
+                }
+                "as_pattern" => {
+                    let in_except = matches!(pk, "except_clause" | "except_group_clause");
+                    if !in_except {
+                        if let Some(a) = n.field(F::Alias) {
+                            for t in target_names(a) {
+                                bound.push((t, "an `as` target"));
+                            }
+                        }
+                    }
+                }
+                "aliased_import" => {
+                    if let Some(a) = n.field(F::Alias) {
+                        bound.push((a, "an import"));
+                    }
+                    descend = false;
+                }
+                "import_from_statement" => {
+                    let mut c = n.walk();
+                    for name in n.children_by_field_name("name", &mut c) {
+                        if name.kind() == "dotted_name" {
+                            if let Some(first) = first_named(name) {
+                                bound.push((first, "an import"));
+                            }
+                        }
+                    }
+                    // Aliases are handled as children.
+                }
+                "identifier" => {
+                    // A capture pattern: `case __del__:`, `case [__del__]`, `case C(a=__del__)`.
+                    let capture = (pk == "dotted_name"
+                        && matches!(
+                            gk,
+                            "case_pattern"
+                                | "class_pattern"
+                                | "keyword_pattern"
+                                | "union_pattern"
+                                | "list_pattern"
+                                | "tuple_pattern"
+                                | "dict_pattern"
+                                | "as_pattern"
+                        ))
+                        || pk == "splat_pattern";
+                    if capture {
+                        bound.push((n, "a `match` capture"));
+                    }
+                    descend = false;
+                }
+                _ => {}
+            }
+            if descend {
+                let k = n.kind();
+                stack.extend(named(n).into_iter().map(|c| (c, depth + 1, k, pk)));
+            }
+        }
+        for (t, how) in bound {
+            if t.kind() != "identifier" {
+                continue;
+            }
+            let name = ident(t, self.it.src).into_owned();
+            if is_dunder(&name)
+                && !ALLOWED_DUNDER_METHODS.contains(&name.as_str())
+                && !DATA_DUNDERS.contains(&name.as_str())
+            {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(t),
+                    format!("Class body binds dunder method `{name}` through {how}"),
+                    Some(dunder_method_help()),
+                );
+            }
         }
     }
 
@@ -915,7 +1172,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             K::KeywordPattern => {
                 if let Some(n) = first_named(node) {
-                    let name = ident(n, self.it.src);
+                    let name = ident(n, self.it.src).into_owned();
                     let name = &*name;
                     if is_dunder(name) && !BENIGN_DUNDER_READS.contains(&name) {
                         self.report(
@@ -925,6 +1182,26 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             Some("A keyword in a class pattern is an attribute read (`getattr(subject, name)`)".into()),
                         );
                     }
+                    if FRAME_ATTRS.contains(&name) {
+                        self.report(
+                            &FRAME_WALK,
+                            parse::range(n),
+                            format!("Class pattern reads frame attribute `{name}`: frames expose the globals and builtins of the code that runs the cell"),
+                            None,
+                        );
+                    }
+                    // `case C(name=p)` reads `subject.name`: the same checks as an attribute.
+                    let (subject, shown) = self.pattern_subject(node, env);
+                    self.attr_findings(&subject, name, parse::range(n), &shown);
+                }
+            }
+            K::DottedName if nctx.pattern && named(node).len() > 1 => {
+                self.check_pattern_name(node, env);
+            }
+            K::MatchStatement => self.record_match(node),
+            K::ReturnStatement => {
+                if let Some(e) = first_named(node) {
+                    self.check_escape(e, env, "returned from a function");
                 }
             }
             K::ImportStatement | K::ImportFromStatement => self.check_import(node),
@@ -1080,25 +1357,154 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
         }
         let objv = self.it.eval(obj, env, 0);
-        for v in objv.iter() {
-            match v {
-                Val::Module(m) => {
-                    let (res, esc) = self.it.module_step(m, name);
-                    self.module_findings(m, name, &res, esc, arange);
-                }
-                Val::Member(p) if !is_dunder(name) => {
-                    let path = format!("{p}.{name}");
-                    self.deny_check(&path, arange);
-                }
-                Val::Str(_) if matches!(name, "format" | "format_map") => {
-                    self.check_format(obj, &objv);
-                }
-                _ => {}
-            }
+        if objv.strs().next().is_some() && matches!(name, "format" | "format_map") {
+            self.check_format(obj, &objv);
+        }
+        if matches!(ctx, Ctx::Load | Ctx::Aug) {
+            let shown = short(self.text(obj));
+            self.attr_findings(&objv, name, arange, &shown);
+        } else {
+            self.attr_findings(&objv, name, arange, "");
         }
         if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
+        }
+    }
+
+    /// Findings for reading attribute `name` of a value that may be any of `objv` (an attribute
+    /// expression, a keyword pattern, a format field, an `attrgetter` path): module escapes and
+    /// denied members on module values, and, when the receiver may be a value the analysis
+    /// cannot resolve, an attribute that names a host-reaching module attribute of some module
+    /// (see [`unknown_host_attr`]). `shown` is the receiver's text; empty for a store, where
+    /// only known modules are checked.
+    fn attr_findings(&mut self, objv: &VSet, name: &str, range: TextRange, shown: &str) {
+        let mut opaque = false;
+        for v in objv.iter() {
+            match v {
+                Val::Module(m) => {
+                    let (res, esc) = self.it.module_step(m, name);
+                    self.module_findings(m, name, &res, esc, range);
+                }
+                Val::Member(p) if !is_dunder(name) => {
+                    let path = format!("{p}.{name}");
+                    self.deny_check(&path, range);
+                    opaque = true;
+                }
+                Val::Unknown | Val::Func(_) => opaque = true,
+                _ => {}
+            }
+        }
+        if !opaque || shown.is_empty() {
+            return;
+        }
+        if let Some((target, via)) = unknown_host_attr(name) {
+            let example = if via.is_empty() {
+                String::new()
+            } else {
+                format!(" (`{via}.{name}` is `{target}`)")
+            };
+            self.report(
+                &MODULE_ESCAPE,
+                range,
+                format!("`{shown}.{name}` may be module `{target}`, which reaches the host: cellguard cannot tell what `{shown}` is, and `{name}` is a host-reaching attribute of modules{example}"),
+                Some("A module passed through a container, parameter, call or instance attribute is still a module; attributes named after host modules are reported whatever the receiver".into()),
+            );
+        }
+    }
+
+    /// Records, for every keyword pattern of `match` statement `m` that sits in class patterns
+    /// all the way up, the subject expression (when there is one) and the keywords read on the
+    /// way (`case C(a=D(b=x))`: `b` reads `subject.a.b`). Top-down, so no `parent()` scans.
+    fn record_match(&mut self, m: Node<'t>) {
+        let mut cursor = m.walk();
+        let subjects: Vec<Node<'t>> = m.children_by_field_name("subject", &mut cursor).collect();
+        let subject = if subjects.len() == 1 {
+            Some(subjects[0])
+        } else {
+            None
+        };
+        let Some(body) = m.field(F::Body) else { return };
+        let mut stack: Vec<(Node<'t>, Vec<String>)> = Vec::new();
+        for clause in named(body) {
+            for c in named(clause) {
+                if c.kind() == "case_pattern" {
+                    stack.push((c, Vec::new()));
+                }
+            }
+        }
+        while let Some((n, path)) = stack.pop() {
+            if path.len() > 64 {
+                continue;
+            }
+            for c in named(n) {
+                match c.kind() {
+                    "keyword_pattern" => {
+                        self.kw_subjects.insert(c.id(), (subject, path.clone()));
+                        let kids = named(c);
+                        if let Some(first) = kids.first() {
+                            let mut p = path.clone();
+                            p.push(ident(*first, self.it.src).into_owned());
+                            for v in kids.iter().skip(1) {
+                                stack.push((*v, p.clone()));
+                            }
+                        }
+                    }
+                    "case_pattern" | "union_pattern" | "as_pattern" | "class_pattern" => {
+                        stack.push((c, path.clone()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// What the subject of the class pattern holding keyword pattern `kw` may be, and its text
+    /// (see [`Self::record_match`]); unknown when the pattern sits in a sequence or mapping
+    /// pattern or the statement has several subjects.
+    fn pattern_subject(&self, kw: Node<'t>, env: &Env) -> (VSet, String) {
+        let Some((subject, path)) = self.kw_subjects.get(&kw.id()) else {
+            return (VSet::unknown(), "the match subject".to_string());
+        };
+        let (mut v, mut shown) = match subject {
+            Some(s) => (self.it.eval(*s, env, 0), short(self.text(*s))),
+            None => (VSet::unknown(), "the match subject".to_string()),
+        };
+        for name in path {
+            let mut next = VSet::default();
+            for x in v.iter() {
+                next.join(&self.it.attr_value(x, name));
+            }
+            v = next.or_unknown();
+            shown = format!("{shown}.{name}");
+        }
+        (v, shown)
+    }
+
+    /// A dotted name in a `match` pattern (`case typing.contextlib.os.name:`, the class of a class
+    /// pattern) evaluates its attribute chain: each step is checked like an attribute.
+    fn check_pattern_name(&mut self, node: Node<'t>, env: &Env) {
+        let parts = named(node);
+        let Some(first) = parts.first() else { return };
+        let mut v = self.it.lookup(&ident(*first, self.it.src), env);
+        let mut shown = ident(*first, self.it.src).into_owned();
+        for part in &parts[1..] {
+            let name = ident(*part, self.it.src).into_owned();
+            if is_dunder(&name) && !BENIGN_DUNDER_READS.contains(&name.as_str()) {
+                self.report(
+                    &DUNDER_ACCESS,
+                    parse::range(*part),
+                    format!("Pattern reads dunder attribute `{name}`"),
+                    dunder_help(&name),
+                );
+            }
+            self.attr_findings(&v, &name, parse::range(*part), &shown);
+            let mut next = VSet::default();
+            for x in v.iter() {
+                next.join(&self.it.attr_value(x, &name));
+            }
+            v = next.or_unknown();
+            shown = format!("{shown}.{name}");
         }
     }
 
@@ -1374,13 +1780,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     );
                 }
                 if p.starts_with("operator.") && matches!(last, "attrgetter" | "methodcaller") {
-                    for a in &pos {
-                        let names: Vec<String> = self
-                            .it
-                            .eval(*a, env, 0)
-                            .strs()
-                            .map(str::to_string)
-                            .collect();
+                    // The names are read later, with `getattr`, from an object cellguard does
+                    // not see here: checked as attributes of an unknown receiver.
+                    let named_args: &[Node<'t>] = if last == "methodcaller" {
+                        &pos[..pos.len().min(1)]
+                    } else {
+                        &pos
+                    };
+                    for a in named_args {
+                        let v = self.it.eval(*a, env, 0);
+                        let names: Vec<String> = v.strs().map(str::to_string).collect();
                         for n in names {
                             if let Some(d) = n
                                 .split('.')
@@ -1393,31 +1802,158 @@ impl<'t, 'a> Sbx<'t, 'a> {
                                     None,
                                 );
                             }
+                            let mut cur = VSet::unknown();
+                            let mut shown = format!("{last}(...)");
+                            for seg in n.split('.') {
+                                if FRAME_ATTRS.contains(&seg) {
+                                    self.report(
+                                        &FRAME_WALK,
+                                        parse::range(*a),
+                                        format!("`{last}` reads frame attribute `{seg}`: frames expose globals and builtins"),
+                                        None,
+                                    );
+                                }
+                                if !is_dunder(seg) {
+                                    self.attr_findings(&cur, seg, parse::range(*a), &shown);
+                                }
+                                let mut next = VSet::default();
+                                for x in cur.iter() {
+                                    next.join(&self.it.attr_value(x, seg));
+                                }
+                                cur = next.or_unknown();
+                                shown = format!("{shown}.{seg}");
+                            }
+                        }
+                        if v.has_unknown() {
+                            self.report(
+                                &DYNAMIC_ATTRIBUTE_ACCESS,
+                                parse::range(*a),
+                                format!("`{last}` with a computed attribute name: cellguard cannot tell which attribute it reaches"),
+                                Some("`operator.attrgetter(name)(obj)` is `getattr(obj, name)`".into()),
+                            );
                         }
                     }
+                }
+                if p.starts_with("functools.") && matches!(last, "update_wrapper" | "wraps") {
+                    self.check_wrapper_names(last, &pos, &kws, env);
                 }
                 if inner_callee.kind_name() != "attribute" && !self.deny_entries.is_empty() {
                     self.deny_check(p, crange);
                 }
             }
         }
-        // str.format / format_map / Formatter().format / vformat.
+        // `operator.attrgetter("a.b")(obj)` reads `obj.a.b`.
+        if inner_callee.kind_name() == "call" {
+            if let (Some(inner_fn), Some(obj)) = (inner_callee.field(F::Function), pos.first()) {
+                let getter = self
+                    .it
+                    .eval(inner_fn, env, 0)
+                    .iter()
+                    .any(|v| matches!(v, Val::Member(p) if &**p == "operator.attrgetter"));
+                if getter {
+                    let (ipos, _, _) = call_args(inner_callee.field(F::Arguments), self.it.src);
+                    let objv = self.it.eval(*obj, env, 0);
+                    for a in ipos {
+                        let names: Vec<String> =
+                            self.it.eval(a, env, 0).strs().map(str::to_string).collect();
+                        for n in names {
+                            let mut cur = objv.clone();
+                            let mut shown = short(self.text(*obj));
+                            for seg in n.split('.') {
+                                if !is_dunder(seg) {
+                                    self.attr_findings(&cur, seg, parse::range(a), &shown);
+                                }
+                                let mut next = VSet::default();
+                                for x in cur.iter() {
+                                    next.join(&self.it.attr_value(x, seg));
+                                }
+                                cur = next.or_unknown();
+                                shown = format!("{shown}.{seg}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // str.format / format_map / Formatter().format / vformat: the template's fields walk
+        // attributes and items of the arguments.
+        let mut format_handled = false;
         if inner_callee.kind_name() == "attribute" {
             if let (Some(obj), Some(attr)) = (
                 inner_callee.field(F::Object),
                 inner_callee.field(F::Attribute),
             ) {
-                let m = ident(attr, self.it.src);
+                let m = ident(attr, self.it.src).into_owned();
                 if matches!(&*m, "format" | "format_map" | "vformat") {
+                    format_handled = true;
                     let ov = self.it.eval(obj, env, 0);
-                    if ov.strs().next().is_none() {
-                        if let Some(first) = pos.first() {
-                            let fv = self.it.eval(*first, env, 0);
-                            if fv.strs().next().is_some() {
-                                self.check_format(*first, &fv);
-                            }
+                    let it = &self.it;
+                    let ev = |n: Option<&Node<'t>>| n.map(|a| it.eval(*a, env, 0));
+                    if ov.strs().next().is_some() {
+                        // `"...".format(a, k=v)` / `"...".format_map(d)`.
+                        let args = match &*m {
+                            "format_map" => FormatArgs {
+                                mapping: ev(pos.first()),
+                                ..FormatArgs::default()
+                            },
+                            _ => FormatArgs {
+                                pos: pos.iter().map(|a| self.it.eval(*a, env, 0)).collect(),
+                                kws: kws
+                                    .iter()
+                                    .map(|(k, a)| (k.clone(), self.it.eval(*a, env, 0)))
+                                    .collect(),
+                                opaque: splat,
+                                ..FormatArgs::default()
+                            },
+                        };
+                        self.check_format_fields(obj, &ov, &args);
+                    } else if let Some(first) = pos.first() {
+                        // `str.format(t, ...)`, `Formatter().format(t, ...)`,
+                        // `str.format_map(t, d)`, `Formatter().vformat(t, args, kwargs)`.
+                        let fv = self.it.eval(*first, env, 0);
+                        if fv.strs().next().is_some() {
+                            let args = match &*m {
+                                "format_map" => FormatArgs {
+                                    mapping: ev(pos.get(1)),
+                                    ..FormatArgs::default()
+                                },
+                                "vformat" => FormatArgs {
+                                    seq: ev(pos.get(1)),
+                                    mapping: ev(pos.get(2)),
+                                    ..FormatArgs::default()
+                                },
+                                _ => FormatArgs {
+                                    pos: pos[1..]
+                                        .iter()
+                                        .map(|a| self.it.eval(*a, env, 0))
+                                        .collect(),
+                                    kws: kws
+                                        .iter()
+                                        .map(|(k, a)| (k.clone(), self.it.eval(*a, env, 0)))
+                                        .collect(),
+                                    opaque: splat,
+                                    ..FormatArgs::default()
+                                },
+                            };
+                            self.check_format(*first, &fv);
+                            self.check_format_fields(*first, &fv, &args);
                         }
                     }
+                }
+            }
+        }
+        // A template handed to a callable cellguard cannot resolve (`fm = str.format_map;
+        // fm(t, d)`): its fields are checked on unknown arguments.
+        if !format_handled && cv.only_unknown() && !self.is_namespace_callee(inner_callee) {
+            if let Some(first) = pos.first() {
+                let fv = self.it.eval(*first, env, 0);
+                if fv.strs().any(|s| s.contains('{')) {
+                    self.check_format(*first, &fv);
+                    let args = FormatArgs {
+                        opaque: true,
+                        ..FormatArgs::default()
+                    };
+                    self.check_format_fields(*first, &fv, &args);
                 }
             }
         }
@@ -1553,6 +2089,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     format!("`{b}` {verb} dunder attribute `{s}`"),
                     dunder_help(&s),
                 );
+                if b == "setattr" && is_method_dunder(&s) {
+                    self.report(
+                        &DUNDER_METHOD_DEFINITION,
+                        range,
+                        format!("`setattr` installs dunder method `{s}`"),
+                        Some(dunder_method_help()),
+                    );
+                }
                 continue;
             }
             if FRAME_ATTRS.contains(&s.as_str()) {
@@ -1589,7 +2133,90 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// `functools.update_wrapper(w, f, assigned, updated)` / `functools.wraps(f, assigned,
+    /// updated)` read every name of `assigned` and `updated` from the wrapped object with
+    /// `getattr` and write (or `update`) it on the wrapper with `setattr`:
+    /// `updated=("__globals__",)` merges a module's globals into the cell. Dunder names other
+    /// than the defaults are SBX002; names that cannot be folded are SBX004.
+    fn check_wrapper_names(
+        &mut self,
+        func: &str,
+        pos: &[Node<'t>],
+        kws: &[(String, Node<'t>)],
+        env: &Env,
+    ) {
+        let skip = if func == "update_wrapper" { 2 } else { 1 };
+        let mut args: Vec<Node<'t>> = pos.iter().skip(skip).take(2).copied().collect();
+        args.extend(
+            kws.iter()
+                .filter(|(k, _)| k == "assigned" || k == "updated")
+                .map(|(_, v)| *v),
+        );
+        for a in args {
+            let v = self.it.eval(a, env, 0);
+            let items = elements(&v);
+            let mut computed = false;
+            for s in items.strs().map(str::to_string).collect::<Vec<_>>() {
+                if is_dunder(&s) && !WRAPPER_DEFAULTS.contains(&s.as_str()) {
+                    self.report(
+                        &DUNDER_ACCESS,
+                        parse::range(a),
+                        format!("`{func}` copies dunder attribute `{s}` with `getattr`/`setattr` by name"),
+                        Some("`update_wrapper(w, json.dumps, updated=(\"__globals__\",))` merges a module's globals into the cell".into()),
+                    );
+                }
+            }
+            // A display of names with one that cannot be folded (`(name,)`).
+            if v.iter()
+                .any(|x| matches!(x, Val::Seq(items) if items.iter().any(|i| i.has_unknown())))
+            {
+                computed = true;
+            }
+            if computed {
+                self.report(
+                    &DYNAMIC_ATTRIBUTE_ACCESS,
+                    parse::range(a),
+                    format!("`{func}` with computed attribute names: cellguard cannot tell which attributes it copies"),
+                    None,
+                );
+            }
+        }
+    }
+
     fn check_type_dict(&mut self, dict: Node<'t>, env: &Env) {
+        let inner = unparen(dict);
+        // `type("A", (), dict(__del__=f))`, `collections.OrderedDict(__del__=f)`.
+        if inner.kind_name() == "call" {
+            let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
+            for (k, v) in kws {
+                if is_method_dunder(&k) {
+                    self.report(
+                        &DUNDER_METHOD_DEFINITION,
+                        parse::range(v),
+                        format!("`type(...)` defines dunder method `{k}` on a new class"),
+                        Some(dunder_method_help()),
+                    );
+                }
+            }
+        }
+        // `ns["__del__"] = f; type("A", (), ns)`.
+        if inner.kind_name() == "identifier" {
+            let name = ident(inner, self.it.src).into_owned();
+            let keys: Vec<String> = self
+                .dunder_keyed
+                .iter()
+                .filter(|(n, _)| *n == name)
+                .map(|(_, k)| k.clone())
+                .collect();
+            for k in keys {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(dict),
+                    format!("`type(...)` defines dunder method `{k}` on a new class (set as an item of `{name}`)"),
+                    Some(dunder_method_help()),
+                );
+            }
+        }
         let v = self.it.eval(dict, env, 0);
         for d in v.iter() {
             if let Val::Dict(pairs) = d {
@@ -1658,6 +2285,97 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The value a format field's argument (`0`, `name`, empty for automatic numbering, whose
+    /// index is `auto`) may be.
+    fn format_arg(&self, args: &FormatArgs, arg: &str, auto: usize) -> VSet {
+        let index = if arg.is_empty() {
+            Some(auto)
+        } else {
+            arg.parse::<usize>().ok()
+        };
+        let mut out = VSet::default();
+        match index {
+            Some(i) => {
+                if let Some(v) = args.pos.get(i) {
+                    out.join(v);
+                }
+                if let Some(seq) = &args.seq {
+                    for v in seq.iter() {
+                        out.join(&self.it.index_value(v, &Val::Int(i as i64)));
+                    }
+                }
+            }
+            None => {
+                if let Some((_, v)) = args.kws.iter().find(|(k, _)| k == arg) {
+                    out.join(v);
+                }
+                if let Some(m) = &args.mapping {
+                    for v in m.iter() {
+                        out.join(&self.it.index_value(v, &Val::str(arg)));
+                    }
+                }
+            }
+        }
+        if args.opaque {
+            out.push(Val::Unknown);
+        }
+        out.or_unknown()
+    }
+
+    /// Walks the fields of the templates `v` (the value of `node`) on the call's arguments:
+    /// every attribute step is checked like an attribute of the argument
+    /// (`"{0.contextlib.os.environ}".format(typing)` is `typing.contextlib.os`), every item step
+    /// like a subscript (`{0.sys.modules[os]}`). Dunder and frame steps are reported by
+    /// [`Self::check_format`].
+    fn check_format_fields(&mut self, node: Node<'t>, v: &VSet, args: &FormatArgs) {
+        let range = parse::range(node);
+        for s in v.strs().map(str::to_string).collect::<Vec<_>>() {
+            let Some(pieces) = parse_format(&s) else {
+                continue;
+            };
+            let mut auto = 0usize;
+            for p in pieces {
+                let FormatPiece::Field(f) = p else { continue };
+                let mut cur = self.format_arg(args, &f.arg, auto);
+                if f.arg.is_empty() {
+                    auto += 1;
+                }
+                let mut shown = if f.arg.is_empty() {
+                    format!("{{{}}}", auto - 1)
+                } else {
+                    format!("{{{}}}", f.arg)
+                };
+                for st in &f.steps {
+                    let mut next = VSet::default();
+                    match st {
+                        FormatStep::Attr(a) => {
+                            if !is_dunder(a) {
+                                self.attr_findings(&cur, a, range, &shown);
+                            }
+                            for x in cur.iter() {
+                                next.join(&self.it.attr_value(x, a));
+                            }
+                            shown = format!("{shown}.{a}");
+                        }
+                        FormatStep::Index(k) => {
+                            let key = match k.parse::<i64>() {
+                                Ok(i) if k.bytes().all(|b| b.is_ascii_digit()) => Val::Int(i),
+                                _ => Val::str(k.as_str()),
+                            };
+                            let keys = VSet::one(key.clone());
+                            self.check_namespace_keys(&cur, &keys, range, Ctx::Load, node);
+                            for x in cur.iter() {
+                                next.join(&self.it.index_value(x, &key));
+                            }
+                            shown = format!("{shown}[{k}]");
+                        }
+                    }
+                    cur = next.or_unknown();
+                }
+            }
+        }
+    }
+
     fn check_escape(&mut self, node: Node<'t>, env: &Env, how: &str) {
         // Reflective builtins and cell functions come only from non-plain names.
         if !self.it.is_obj_hot(node) {
@@ -1713,21 +2431,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if in_class && left.kind_name() == "identifier" {
             let n = ident(left, self.it.src);
             let n = &*n;
-            let constant = right.is_none_or(|r| {
-                matches!(
-                    unparen(r).kind_name(),
-                    "string"
-                        | "concatenated_string"
-                        | "integer"
-                        | "float"
-                        | "none"
-                        | "true"
-                        | "false"
-                        | "tuple"
-                        | "list"
-                ) && !parse::walk(r)
-                    .any(|x| matches!(x.kind_name(), "lambda" | "identifier" | "call"))
-            });
+            let constant = right.is_none_or(constant_value);
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) && !constant {
                 self.report(
                     &DUNDER_METHOD_DEFINITION,
@@ -1735,6 +2439,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     format!("Class attribute `{n}` defines a dunder method"),
                     Some(dunder_method_help()),
                 );
+            }
+        }
+        // `ns["__d" + "el__"] = f`: remembered for `type(name, bases, ns)`.
+        let target = unparen(left);
+        if target.kind_name() == "subscript" {
+            let key = target.child_by_field_name("subscript");
+            if let (Some(obj), Some(key)) = (target.field(F::Value).map(unparen), key) {
+                if obj.kind_name() == "identifier" {
+                    let keys: Vec<String> = self
+                        .it
+                        .eval(key, env, 0)
+                        .strs()
+                        .map(str::to_string)
+                        .collect();
+                    for k in keys {
+                        if is_method_dunder(&k) {
+                            let o = ident(obj, self.it.src).into_owned();
+                            self.dunder_keyed.push((o, k));
+                        }
+                    }
+                }
             }
         }
         // Reflective builtins stored through attributes or subscripts.

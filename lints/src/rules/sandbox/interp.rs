@@ -142,6 +142,7 @@ const MEMBER_ROOTS: &[&str] = &[
     "operator",
     "sys",
     "asyncio",
+    "functools",
 ];
 
 /// The first dotted segment of a name.
@@ -287,6 +288,43 @@ pub const HOST_MODULE_NAMES: &[&str] = &[
     "pty",
     "multiprocessing",
 ];
+
+/// The host-reaching module an attribute `name` may be when its receiver is a value the
+/// analysis cannot resolve, with a recorded module that has it (`("os", "contextlib")` for
+/// `x.os`): such a receiver may be any module a cell can reach (a module laundered through a
+/// container, a parameter, a call result, an instance attribute), so the attribute is an escape
+/// when it names a host-reaching module attribute of some harmless module of the reachability
+/// table (`x.contextlib.os`, `x._os`, `x.decoder.re.enum.sys`), or a host module outright
+/// (`HOST_MODULE_NAMES`, for packages the table does not know). Ordinary private attributes
+/// (`self._cache`) are not: only names the table records as module attributes count.
+pub fn unknown_host_attr(name: &str) -> Option<(&'static str, &'static str)> {
+    static MAP: std::sync::OnceLock<HashMap<String, (String, String)>> = std::sync::OnceLock::new();
+    let map = MAP.get_or_init(|| {
+        let table = super::reach::table();
+        let mut map: HashMap<String, (String, String)> = HashMap::default();
+        let mut mods: Vec<&String> = table.modules.keys().collect();
+        mods.sort();
+        for m in mods {
+            if table.family(m).is_some() {
+                continue;
+            }
+            let mut attrs: Vec<(&String, &String)> = table.modules[m].iter().collect();
+            attrs.sort();
+            for (a, t) in attrs {
+                if table.family(t).is_some() && !is_dunder(a) {
+                    map.entry(a.clone())
+                        .or_insert_with(|| (t.clone(), m.clone()));
+                }
+            }
+        }
+        for n in HOST_MODULE_NAMES {
+            map.entry(n.to_string())
+                .or_insert_with(|| (n.to_string(), String::new()));
+        }
+        map
+    });
+    map.get(name).map(|(t, m)| (t.as_str(), m.as_str()))
+}
 
 /// The interpreter state for one cell.
 pub struct Interp<'t, 'a> {
@@ -1426,7 +1464,7 @@ impl<'t, 'a> Interp<'t, 'a> {
     }
 
     /// What `v[key]` may be.
-    fn index_value(&self, v: &Val, key: &Val) -> VSet {
+    pub fn index_value(&self, v: &Val, key: &Val) -> VSet {
         match (v, key) {
             (Val::Str(s), Val::Int(i)) => {
                 let n = s.chars().count() as i64;

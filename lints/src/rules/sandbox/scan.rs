@@ -137,6 +137,9 @@ pub enum K {
     AliasedImport,
     RelativeImport,
     KeywordPattern,
+    ClassPattern,
+    UnionPattern,
+    DictPattern,
     CasePattern,
     AsPatternTarget,
     PatternList,
@@ -269,6 +272,9 @@ const KIND_NAMES: &[(&str, K)] = &[
     ("aliased_import", K::AliasedImport),
     ("relative_import", K::RelativeImport),
     ("keyword_pattern", K::KeywordPattern),
+    ("class_pattern", K::ClassPattern),
+    ("union_pattern", K::UnionPattern),
+    ("dict_pattern", K::DictPattern),
     ("case_pattern", K::CasePattern),
     ("as_pattern_target", K::AsPatternTarget),
     ("pattern_list", K::PatternList),
@@ -1001,7 +1007,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .push((node.start_byte() as u32, self.cur_range));
                 }
             }
-            K::ExecStatement => {
+            K::ExecStatement | K::KeywordPattern => {
+                // A keyword pattern reads an attribute of the match subject by name.
+                self.facts
+                    .triggers
+                    .push((node.start_byte() as u32, self.cur_range));
+            }
+            K::DottedName if pattern_parent(pk) && node.named_child_count() > 1 => {
+                // A dotted value or class name in a `match` pattern is an attribute chain.
                 self.facts
                     .triggers
                     .push((node.start_byte() as u32, self.cur_range));
@@ -1104,6 +1117,13 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     match kind(callee) {
                         K::Identifier => {
                             rec.callee_name = self.name(callee);
+                            // `type(name, bases, ns)` builds a class from a namespace dict
+                            // whose keys may have been set elsewhere (`ns["__del__"] = f`).
+                            if self.names.text(rec.callee_name) == "type" {
+                                self.facts
+                                    .triggers
+                                    .push((node.start_byte() as u32, self.cur_range));
+                            }
                             // Builtins whose result holds their arguments.
                             frame.args_carry = matches!(
                                 self.names.text(rec.callee_name),
@@ -1173,6 +1193,22 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         }
         stack.push(frame);
     }
+}
+
+/// True for a parent kind whose dotted-name children are `match` patterns (a value pattern
+/// `case a.b:`, the class of a class pattern, a keyword pattern's value, a capture `case x:`).
+pub fn pattern_parent(pk: K) -> bool {
+    matches!(
+        pk,
+        K::CasePattern
+            | K::ClassPattern
+            | K::KeywordPattern
+            | K::UnionPattern
+            | K::ListPattern
+            | K::TuplePattern
+            | K::DictPattern
+            | K::AsPattern
+    )
 }
 
 /// True for an identifier that names something rather than reading it (same positions as the
@@ -1740,7 +1776,10 @@ pub fn relevance<'t>(
     let mut value_attr = vec![false; n_names];
     for id in 0..n_names {
         let t = names.text(id as NameId);
-        if t.contains("__") || TRIGGER_WORDS.contains(&t) {
+        if t.contains("__")
+            || TRIGGER_WORDS.contains(&t)
+            || super::interp::unknown_host_attr(t).is_some()
+        {
             text_trigger[id] = true;
         }
         if VALUE_ATTRS.contains(&t) {
