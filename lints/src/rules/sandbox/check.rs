@@ -244,6 +244,8 @@ pub struct Sbx<'t, 'a> {
     /// Names of dicts that got a dunder-method key by item assignment (`ns["__del__"] = f`),
     /// with that key: a class namespace for a three-argument `type(...)`.
     dunder_keyed: Vec<(String, String)>,
+    /// Keyword patterns (by node id) -> their `match` subject and the keywords above them.
+    kw_subjects: rustc_hash::FxHashMap<usize, (Option<Node<'t>>, Vec<String>)>,
 }
 
 fn short(s: &str) -> String {
@@ -338,6 +340,8 @@ struct NodeCtx {
     class_stmt: bool,
     /// An assignment statement directly in a class body.
     class_assign: bool,
+    /// A node whose parent is a `match` pattern.
+    pattern: bool,
 }
 
 impl NodeCtx {
@@ -348,6 +352,7 @@ impl NodeCtx {
         class_block: false,
         class_stmt: false,
         class_assign: false,
+        pattern: false,
     };
     const STORE: NodeCtx = NodeCtx {
         ctx: Ctx::Store,
@@ -418,6 +423,7 @@ fn child_ctx(pk: K, pctx: &NodeCtx, ck: K, field: Option<&str>) -> NodeCtx {
         class_block: pk == K::ClassDefinition && field == Some("body"),
         class_stmt: pctx.class_block && ck == K::ExpressionStatement,
         class_assign: pctx.class_stmt && ck == K::Assignment,
+        pattern: super::scan::pattern_parent(pk),
     }
 }
 
@@ -494,6 +500,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             seen: HashSet::default(),
             nesting: 0,
             dunder_keyed: Vec::new(),
+            kw_subjects: Default::default(),
         }
     }
 
@@ -680,6 +687,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// The pieces of a compound statement: headers checked, blocks run, bindings weak.
     fn run_parts(&mut self, node: Node<'t>, flow: &mut Bindings, depth: u32) {
+        if node.kind_name() == "match_statement" {
+            self.record_match(node);
+        }
         if node.kind_name() == "for_statement" {
             if let Some(r) = node.field(F::Right) {
                 self.check_tree(r, Some(flow), NodeCtx::ROOT);
@@ -764,9 +774,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// ... as` and nested classes. Plain assignments of constants (`__hash__ = None`,
     /// `__slots__ = ("a",)`) and data dunders (`__slots__`, `__doc__`, ...) are not methods.
     fn check_class_bindings(&mut self, body: Node<'t>) {
-        let mut stack: Vec<(Node<'t>, u32)> = named(body).into_iter().map(|n| (n, 0)).collect();
+        // Parent and grandparent kinds travel with the nodes (`parent()` rescans from the root).
+        let mut stack: Vec<(Node<'t>, u32, &'static str, &'static str)> = named(body)
+            .into_iter()
+            .map(|n| (n, 0, "block", "class_definition"))
+            .collect();
         let mut bound: Vec<(Node<'t>, &'static str)> = Vec::new();
-        while let Some((n, depth)) = stack.pop() {
+        while let Some((n, depth, pk, gk)) = stack.pop() {
             if depth > 200 {
                 continue;
             }
@@ -784,7 +798,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         .field(F::Definition)
                         .is_some_and(|d| d.kind() == "class_definition");
                     if descend {
-                        stack.extend(n.field(F::Definition).into_iter().map(|d| (d, depth + 1)));
+                        stack.extend(
+                            n.field(F::Definition)
+                                .into_iter()
+                                .map(|d| (d, depth + 1, n.kind(), pk)),
+                        );
                         descend = false;
                     }
                 }
@@ -829,9 +847,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
                 "as_pattern" => {
-                    let in_except = n.parent().is_some_and(|p| {
-                        matches!(p.kind(), "except_clause" | "except_group_clause")
-                    });
+                    let in_except = matches!(pk, "except_clause" | "except_group_clause");
                     if !in_except {
                         if let Some(a) = n.field(F::Alias) {
                             for t in target_names(a) {
@@ -859,13 +875,19 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 "identifier" => {
                     // A capture pattern: `case __del__:`, `case [__del__]`, `case C(a=__del__)`.
-                    let capture = n.parent().is_some_and(|p| {
-                        (p.kind() == "dotted_name"
-                            && p.named_child_count() == 1
-                            && super::scan::in_pattern(p))
-                            || matches!(p.kind(), "splat_pattern" | "as_pattern_target")
-                                && p.parent().is_some_and(|g| g.kind() != "with_item")
-                    });
+                    let capture = (pk == "dotted_name"
+                        && matches!(
+                            gk,
+                            "case_pattern"
+                                | "class_pattern"
+                                | "keyword_pattern"
+                                | "union_pattern"
+                                | "list_pattern"
+                                | "tuple_pattern"
+                                | "dict_pattern"
+                                | "as_pattern"
+                        ))
+                        || pk == "splat_pattern";
                     if capture {
                         bound.push((n, "a `match` capture"));
                     }
@@ -874,7 +896,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
             if descend {
-                stack.extend(named(n).into_iter().map(|c| (c, depth + 1)));
+                let k = n.kind();
+                stack.extend(named(n).into_iter().map(|c| (c, depth + 1, k, pk)));
             }
         }
         for (t, how) in bound {
@@ -1089,13 +1112,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         );
                     }
                     // `case C(name=p)` reads `subject.name`: the same checks as an attribute.
-                    let (subject, shown) = self.pattern_subject(node, env, 0);
+                    let (subject, shown) = self.pattern_subject(node, env);
                     self.attr_findings(&subject, name, parse::range(n), &shown);
                 }
             }
-            K::DottedName if named(node).len() > 1 && super::scan::in_pattern(node) => {
+            K::DottedName if nctx.pattern && named(node).len() > 1 => {
                 self.check_pattern_name(node, env);
             }
+            K::MatchStatement => self.record_match(node),
             K::ReturnStatement => {
                 if let Some(e) = first_named(node) {
                     self.check_escape(e, env, "returned from a function");
@@ -1310,50 +1334,72 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    /// What the subject of the class pattern holding keyword pattern `kw` may be, and its text:
-    /// the `match` subject, or for a nested pattern (`case C(a=D(b=x))`) the attribute the outer
-    /// keyword reads. Unknown when the pattern sits in a sequence or mapping pattern.
-    fn pattern_subject(&self, kw: Node<'t>, env: &Env, depth: u32) -> (VSet, String) {
-        let unknown = || (VSet::unknown(), "the match subject".to_string());
-        if depth > 64 {
-            return unknown();
-        }
-        let mut cur = kw;
-        let mut seen_class = false;
-        while let Some(p) = cur.parent() {
-            match p.kind() {
-                "case_pattern" | "union_pattern" | "as_pattern" => {}
-                "class_pattern" if !seen_class => seen_class = true,
-                "keyword_pattern" if seen_class => {
-                    let Some(n) = first_named(p) else {
-                        return unknown();
-                    };
-                    let name = ident(n, self.it.src).into_owned();
-                    let (outer, shown) = self.pattern_subject(p, env, depth + 1);
-                    let mut out = VSet::default();
-                    for v in outer.iter() {
-                        out.join(&self.it.attr_value(v, &name));
-                    }
-                    return (out.or_unknown(), format!("{shown}.{name}"));
+    /// Records, for every keyword pattern of `match` statement `m` that sits in class patterns
+    /// all the way up, the subject expression (when there is one) and the keywords read on the
+    /// way (`case C(a=D(b=x))`: `b` reads `subject.a.b`). Top-down, so no `parent()` scans.
+    fn record_match(&mut self, m: Node<'t>) {
+        let mut cursor = m.walk();
+        let subjects: Vec<Node<'t>> = m.children_by_field_name("subject", &mut cursor).collect();
+        let subject = if subjects.len() == 1 {
+            Some(subjects[0])
+        } else {
+            None
+        };
+        let Some(body) = m.field(F::Body) else { return };
+        let mut stack: Vec<(Node<'t>, Vec<String>)> = Vec::new();
+        for clause in named(body) {
+            for c in named(clause) {
+                if c.kind() == "case_pattern" {
+                    stack.push((c, Vec::new()));
                 }
-                "case_clause" if seen_class => {
-                    let Some(m) = p.parent().and_then(|b| b.parent()) else {
-                        return unknown();
-                    };
-                    let mut cursor = m.walk();
-                    let subjects: Vec<Node> =
-                        m.children_by_field_name("subject", &mut cursor).collect();
-                    if m.kind() != "match_statement" || subjects.len() != 1 {
-                        return unknown();
-                    }
-                    let v = self.it.eval(subjects[0], env, 0);
-                    return (v, short(self.text(subjects[0])));
-                }
-                _ => return unknown(),
             }
-            cur = p;
         }
-        unknown()
+        while let Some((n, path)) = stack.pop() {
+            if path.len() > 64 {
+                continue;
+            }
+            for c in named(n) {
+                match c.kind() {
+                    "keyword_pattern" => {
+                        self.kw_subjects.insert(c.id(), (subject, path.clone()));
+                        let kids = named(c);
+                        if let Some(first) = kids.first() {
+                            let mut p = path.clone();
+                            p.push(ident(*first, self.it.src).into_owned());
+                            for v in kids.iter().skip(1) {
+                                stack.push((*v, p.clone()));
+                            }
+                        }
+                    }
+                    "case_pattern" | "union_pattern" | "as_pattern" | "class_pattern" => {
+                        stack.push((c, path.clone()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// What the subject of the class pattern holding keyword pattern `kw` may be, and its text
+    /// (see [`Self::record_match`]); unknown when the pattern sits in a sequence or mapping
+    /// pattern or the statement has several subjects.
+    fn pattern_subject(&self, kw: Node<'t>, env: &Env) -> (VSet, String) {
+        let Some((subject, path)) = self.kw_subjects.get(&kw.id()) else {
+            return (VSet::unknown(), "the match subject".to_string());
+        };
+        let (mut v, mut shown) = match subject {
+            Some(s) => (self.it.eval(*s, env, 0), short(self.text(*s))),
+            None => (VSet::unknown(), "the match subject".to_string()),
+        };
+        for name in path {
+            let mut next = VSet::default();
+            for x in v.iter() {
+                next.join(&self.it.attr_value(x, name));
+            }
+            v = next.or_unknown();
+            shown = format!("{shown}.{name}");
+        }
+        (v, shown)
     }
 
     /// A dotted name in a `match` pattern (`case typing.contextlib.os.name:`, the class of a class

@@ -137,6 +137,9 @@ pub enum K {
     AliasedImport,
     RelativeImport,
     KeywordPattern,
+    ClassPattern,
+    UnionPattern,
+    DictPattern,
     CasePattern,
     AsPatternTarget,
     PatternList,
@@ -269,6 +272,9 @@ const KIND_NAMES: &[(&str, K)] = &[
     ("aliased_import", K::AliasedImport),
     ("relative_import", K::RelativeImport),
     ("keyword_pattern", K::KeywordPattern),
+    ("class_pattern", K::ClassPattern),
+    ("union_pattern", K::UnionPattern),
+    ("dict_pattern", K::DictPattern),
     ("case_pattern", K::CasePattern),
     ("as_pattern_target", K::AsPatternTarget),
     ("pattern_list", K::PatternList),
@@ -1007,7 +1013,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     .triggers
                     .push((node.start_byte() as u32, self.cur_range));
             }
-            K::DottedName if node.named_child_count() > 1 && in_pattern(node) => {
+            K::DottedName if pattern_parent(pk) && node.named_child_count() > 1 => {
                 // A dotted value or class name in a `match` pattern is an attribute chain.
                 self.facts
                     .triggers
@@ -1189,22 +1195,20 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
     }
 }
 
-/// True for a node directly inside a `match` pattern (a value pattern `case a.b:`, the class of
-/// a class pattern, a keyword pattern's value).
-pub fn in_pattern(node: Node) -> bool {
-    node.parent().is_some_and(|p| {
-        matches!(
-            p.kind(),
-            "case_pattern"
-                | "class_pattern"
-                | "keyword_pattern"
-                | "union_pattern"
-                | "list_pattern"
-                | "tuple_pattern"
-                | "dict_pattern"
-                | "as_pattern"
-        )
-    })
+/// True for a parent kind whose dotted-name children are `match` patterns (a value pattern
+/// `case a.b:`, the class of a class pattern, a keyword pattern's value, a capture `case x:`).
+pub fn pattern_parent(pk: K) -> bool {
+    matches!(
+        pk,
+        K::CasePattern
+            | K::ClassPattern
+            | K::KeywordPattern
+            | K::UnionPattern
+            | K::ListPattern
+            | K::TuplePattern
+            | K::DictPattern
+            | K::AsPattern
+    )
 }
 
 /// True for an identifier that names something rather than reading it (same positions as the
