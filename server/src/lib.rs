@@ -371,11 +371,13 @@ impl Shared {
                 if doc.epoch != epoch {
                     return;
                 }
+                // The generation is read again under the documents lock: `reload` bumps it
+                // before taking the lock, and skips documents whose lint is running, so a bump
+                // that happened after `generation` was read above must keep this loop going
+                // (else the new settings would never be linted).
+                let current = self.generation();
                 if doc.linted_version == Some(doc.version)
-                    && doc
-                        .result
-                        .as_ref()
-                        .is_some_and(|r| r.generation >= generation)
+                    && doc.result.as_ref().is_some_and(|r| r.generation >= current)
                 {
                     doc.lint_running = false;
                     return;
