@@ -754,6 +754,13 @@ def host_modules(exclude_roots):
         kinds = set()
         for q in s.public:
             kinds |= kinds_of(name, q)
+        if s.is_pkg:
+            # A package's facade: public names it re-exports from its own submodules
+            # (`unittest.TestLoader` is `unittest.loader.TestLoader`).
+            for local, (kind, val) in s.aliases.items():
+                if kind == "attr" and not local.startswith("_") and val[0].startswith(name + "."):
+                    for c in callees(*val):
+                        kinds |= kinds_of(*c)
         if s.defines & CODE_CLASSES:
             kinds.add("code")
         if kinds:

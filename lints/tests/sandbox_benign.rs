@@ -127,4 +127,5 @@ fn written_benign_cells_have_no_sbx_findings_and_parse() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(fx.case.len() >= 70, "{} cases", fx.case.len());
     assert_eq!(findings.get("F16"), Some(&3));
+    assert_eq!(findings.get("F21"), Some(&2));
 }

@@ -21,7 +21,7 @@
 //! | SBX006 | unsafe-module-allowed | an allowlist that lets in a host-reaching module (`ctypes`, `os`, `*`) |
 //! | SBX007 | dangerous-member | a denied member of an allowed module (`asyncio.create_subprocess_shell`) |
 //! | SBX008 | frame-walk | frames and tracebacks (`tb_frame`, `f_globals`, `f_back`, `sys._getframe`) |
-//! | SBX009 | dunder-method-definition | dunder methods other than `__init__ __repr__ __str__` |
+//! | SBX009 | dunder-method-definition | dunder methods other than `__init__ __post_init__ __repr__ __str__` |
 
 pub mod check;
 pub mod field;
@@ -136,12 +136,12 @@ pub static UNSAFE_MODULE_ALLOWED: Rule = Rule {
     summary: "Import of a host-reaching module that the allowlist lets through",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Reports `import m` and `from m import x` when the allowlist allows `m` (through an explicit entry, `m.*`, a parent entry or `*`) but `m` reaches the host: `os`, `sys`, `subprocess`, `socket`, `builtins`, `importlib`, `inspect`, `ctypes`, `shutil`, `pathlib`, `io`, `pty`, `multiprocessing`, `pickle`, `marshal`, `code`, `runpy`, `gc`, network clients and the like.",
+        what: "Reports `import m` and `from m import x` when the allowlist allows `m` (through an explicit entry, `m.*`, a parent entry or `*`) but `m` reaches the host: the issue's host modules (`os`, `sys`, `subprocess`, `socket`, `builtins`, `importlib`, `inspect`, `ctypes`, `shutil`, `pathlib`, `io`, `pty`, `multiprocessing`) and every standard-library module whose public API, within three calls, runs code from strings (`timeit`, `cProfile`, `doctest`, `bdb`, `code`), imports by name (`pydoc.locate`, `unittest.mock.patch`, `logging.config`), builds code objects (`types.CodeType`, `marshal`, `pickle`), starts processes or threads or schedules code for later (`platform`, `concurrent.futures`, `threading`, `atexit`, `signal`, `weakref.finalize`), or reads and writes files or the network (`linecache`, `tarfile`, `sqlite3`, `logging`, `warnings`, `ssl`, `xmlrpc.client`, `http.client`, `urllib.request`), plus host-reaching third-party packages (`requests`, `httpx`, `aiohttp`, `urllib3`, `cffi`). The list is generated from the standard library's sources by `tools/gen_sandbox_reach.py` (see `tools/README.md`); the modules of the default allowlists are left to SBX005 and SBX007.",
         why: "A denylist is never complete and an allowlist entry is easy to over-grant: `ctypes` lets a cell call `libc.system` (smolagents issue #2094), `\"*\"` turns the whitelist off (PR #129), and `requests` gives server-side request forgery (CVE-2026-2654).",
         example: "import ctypes\n",
         fixed_example: "import json\n",
         fix_safety: "No fix.",
-        options: "`[lint.imports] allow`, `extend-allow`. `*` in the allowlist is also a configuration warning.",
+        options: "`[lint.imports] allow`, `extend-allow`. `*`, a host-reaching entry and a `pkg.*` entry whose submodules include a host-reaching one (listed) are also configuration warnings.",
         source: "smolagents issue #2094, PRs #129, #929, #935; CVE-2026-2654; guardrail-anchors §2.4 #14, #16.",
         example_config: "dialect = \"functions\"\n[lint.imports]\nallow = [\"json\", \"ctypes\"]\n",
         ..RuleDoc::EMPTY
@@ -192,11 +192,11 @@ pub static DUNDER_METHOD_DEFINITION: Rule = Rule {
     code: "SBX009",
     name: "dunder-method-definition",
     severity: Severity::Error,
-    summary: "Definition of a dunder method other than __init__, __repr__ and __str__",
+    summary: "Definition of a dunder method other than __init__, __post_init__, __repr__ and __str__",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Reports `def __x__` for every dunder name except `__init__`, `__repr__` and `__str__`, class attributes bound to a dunder name that are not plain constants (`__eq__ = lambda s, o: True`), and dunder keys in the namespace dict of a three-argument `type(...)` call.",
-        why: "The interpreter calls dunder methods later and on its own: `__del__` runs during garbage collection, `__eq__` during a comparison in the host, `__enter__` in a `with`, all outside the executor's operation and time limits (smolagents issue #2395).",
+        what: "Reports `def __x__` for every dunder name except `__init__`, `__repr__`, `__str__` and `__post_init__` (a dataclass's generated `__init__` calls it, in the cell, when the cell creates an instance: the same trigger as `__init__`), class attributes bound to a dunder name that are not plain constants (`__eq__ = lambda s, o: True`), and dunder keys in the namespace dict of a three-argument `type(...)` call.",
+        why: "The interpreter calls dunder methods later and on its own: `__del__` runs during garbage collection, `__eq__` during a comparison in the host, `__enter__` in a `with`, all outside the executor's operation and time limits (smolagents issue #2395). Hooks a class installs for what others do to it stay reported too: `__init_subclass__` and `__set_name__` run when any code (the host, a later cell) subclasses it or builds a class with it, `__class_getitem__` when any code subscripts it.",
         example: "class Tracker:\n    def __del__(self):\n        print(\"gone\")\n",
         fixed_example: "class Tracker:\n    def close(self):\n        print(\"gone\")\n",
         fix_safety: "No fix.",
