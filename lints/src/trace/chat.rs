@@ -24,6 +24,7 @@ use super::convert::{content_text_checked, opt_str};
 use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
 use super::model::*;
 use super::TraceError;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// Converts a chat document.
@@ -105,6 +106,33 @@ fn conversation_value(
         conversation(ctx, &items);
         return Ok(());
     }
+    if let Ok(w) = serde_json::from_str::<Wrapper>(v.get()) {
+        // Fast path: one pass over the conversation splits its message list too.
+        if let Some(items) = w.list() {
+            let mut wrapper = Map::new();
+            for (k, r) in [
+                ("task_id", w.task_id),
+                ("reward", w.reward),
+                ("trial", w.trial),
+            ] {
+                if let Some(r) = r {
+                    let v = serde_json::from_str(r.get()).unwrap_or(Value::Null);
+                    wrapper.insert(k.into(), v);
+                }
+            }
+            // Only the presence of `traj` and `info` matters (tau-bench's shape).
+            if w.traj.is_some() {
+                wrapper.insert("traj".into(), Value::Bool(true));
+            }
+            if w.info.is_some() {
+                wrapper.insert("info".into(), Value::Bool(true));
+            }
+            header(ctx, line, &wrapper);
+            let items: Vec<Item> = items.iter().map(|&r| (ctx.line_of(r), Ok(r))).collect();
+            conversation(ctx, &items);
+            return Ok(());
+        }
+    }
     let Some(o) = obj(v) else {
         return Err(ctx.error_at(
             v,
@@ -142,6 +170,55 @@ fn conversation_value(
             "no message list found (expected `traj`, `messages` or `conversation`)",
         )),
     }
+}
+
+/// A conversation object as the fast path reads it: the message list split in the same pass, the
+/// header's keys borrowed, everything else skipped. Deserializing fails (and the general path
+/// built on [`obj`] takes over, with the same results) on anything unusual: a list key whose
+/// value is not a list, a key given twice.
+#[derive(serde::Deserialize)]
+struct Wrapper<'a> {
+    #[serde(default, borrow, deserialize_with = "list")]
+    traj: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "list")]
+    messages: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "list")]
+    conversation: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "list")]
+    history: Option<Vec<&'a RawValue>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    task_id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    reward: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    trial: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    info: Option<&'a RawValue>,
+}
+
+impl<'a> Wrapper<'a> {
+    /// The message list, under the first of `traj`, `messages`, `conversation`, `history`
+    /// present (the general path's order). `None` when there is none.
+    fn list(&self) -> Option<&[&'a RawValue]> {
+        [
+            &self.traj,
+            &self.messages,
+            &self.conversation,
+            &self.history,
+        ]
+        .into_iter()
+        .find_map(|l| l.as_deref())
+    }
+}
+
+/// A key that is present, whatever its value (`null` included, unlike `Option`'s default).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// A key whose value must be a list (`null` or anything else fails the fast path).
+fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<&'de RawValue>>, D::Error> {
+    <Vec<&RawValue> as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// A tool call as parsed from an assistant message.
@@ -514,6 +591,53 @@ mod tests {
         };
         assert_eq!(h.source.as_deref(), Some("tau-bench"));
         assert_eq!(h.extra.get("task_id"), Some(&serde_json::json!(1)));
+    }
+
+    /// The single-pass conversation reader and the general one agree on unusual wrappers: a
+    /// `null` list key (which hides later ones), a key given twice (the last wins), a `null`
+    /// header value (kept as null).
+    #[test]
+    fn conversation_wrappers_with_null_and_duplicate_keys() {
+        let text = r#"[
+{"task_id": null, "traj": [{"role": "user", "content": "a"}]},
+{"traj": null, "messages": [{"role": "user", "content": "b"}]},
+{"messages": [{"role": "user", "content": "c"}], "messages": [{"role": "user", "content": "d"}]},
+{"messages": "no", "history": [{"role": "user", "content": "e"}]}
+]"#;
+        let mut r = read_str("c.json", text, None).unwrap();
+        let mut seen = Vec::new();
+        for e in r.by_ref() {
+            match e {
+                Event::TraceStart(t) => seen.push(format!("start {}", t.name)),
+                Event::Record {
+                    line,
+                    record: Record::Message(m),
+                } => seen.push(format!("{line}: {}", m.content.unwrap_or_default())),
+                Event::Record {
+                    line,
+                    record: Record::Header(h),
+                } => seen.push(format!("{line}: header {:?}", h.extra.get("task_id"))),
+                Event::Skipped(s) => seen.push(format!("{}: skipped {}", s.line, s.message)),
+                _ => {}
+            }
+        }
+        assert_eq!(
+            seen,
+            vec![
+                "start c.json#0",
+                "2: header Some(Null)",
+                "2: a",
+                "start c.json#1",
+                "3: skipped conversation 1: no message list found (expected `traj`, `messages` or `conversation`)",
+                "start c.json#2",
+                "4: header None",
+                "4: d",
+                "start c.json#3",
+                "5: skipped conversation 3: no message list found (expected `traj`, `messages` or `conversation`)",
+            ]
+        );
+        let s = r.stats();
+        assert_eq!((s.read, s.accepted, s.skipped), (4, 2, 2));
     }
 
     #[test]

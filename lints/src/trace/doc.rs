@@ -118,6 +118,16 @@ impl<'a> DocCtx<'a> {
         }));
     }
 
+    /// A fatal error at one-based `line`.
+    pub fn error_line(&self, line: u64, message: impl Into<String>) -> TraceError {
+        TraceError {
+            path: self.path.to_path_buf(),
+            line: Some(line),
+            column: None,
+            message: message.into(),
+        }
+    }
+
     /// A fatal error at the position of `r`.
     pub fn error_at(&self, r: &RawValue, message: impl Into<String>) -> TraceError {
         TraceError {
@@ -155,8 +165,11 @@ impl TraceReader for DocReader {
 /// The root of a document: one JSON value, or the lines of a JSON Lines file whose lines are
 /// not native records (chat or pyAgentic messages, Colony iterations or spans).
 pub(crate) enum Root<'a> {
-    /// A single JSON document.
+    /// A single JSON document that is not an array.
     Value(&'a RawValue),
+    /// A single JSON document that is an array: the line of its `[` and its elements, split
+    /// in the one pass that also validates the document.
+    List(u64, Vec<&'a RawValue>),
     /// JSON Lines.
     Lines(Vec<Item<'a>>),
 }
@@ -179,24 +192,24 @@ pub(crate) fn classify(root: &Root) -> Option<Format> {
             let o = first_obj(&vals)?;
             classify_item(&o)
         }
-        Root::Value(v) => {
-            if let Some(items) = arr(v) {
-                let first = items.first()?;
-                if let Some(inner) = arr(first) {
-                    // A list of conversations, each a list of messages.
-                    let o = first_obj(&inner)?;
-                    return if o.contains_key("kind") && !o.contains_key("role") {
-                        Some(Format::Pyagentic)
-                    } else {
-                        Some(Format::OpenaiChat)
-                    };
-                }
-                let o = first_obj(&items)?;
-                if has(&o, &["traj", "messages", "conversation"]) {
-                    return Some(Format::OpenaiChat);
-                }
-                return classify_item(&o);
+        Root::List(_, items) => {
+            let first = items.first()?;
+            if let Some(inner) = arr(first) {
+                // A list of conversations, each a list of messages.
+                let o = first_obj(&inner)?;
+                return if o.contains_key("kind") && !o.contains_key("role") {
+                    Some(Format::Pyagentic)
+                } else {
+                    Some(Format::OpenaiChat)
+                };
             }
+            let o = first_obj(items)?;
+            if has(&o, &["traj", "messages", "conversation"]) {
+                return Some(Format::OpenaiChat);
+            }
+            classify_item(&o)
+        }
+        Root::Value(v) => {
             let o = obj(v)?;
             if has(&o, &["$schemaVersion", "generated_items"]) {
                 return Some(Format::AgentsRunstate);
@@ -313,8 +326,20 @@ pub(crate) fn read_document(
             format,
         }));
     }
-    let root = match serde_json::from_str::<&RawValue>(&text) {
-        Ok(v) => Root::Value(v),
+    // An array document is validated and split into its elements in one pass; anything else
+    // (and an array that fails to parse, for the error's position) takes the general path.
+    let json_ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    let start = text.len() - text.trim_start_matches(json_ws).len();
+    let list = match text[start..].starts_with('[') {
+        true => serde_json::from_str::<Vec<&RawValue>>(&text).ok(),
+        false => None,
+    };
+    let parsed = match list {
+        Some(items) => Ok(Root::List((ctx.index.line_of(start) + 1) as u64, items)),
+        None => serde_json::from_str::<&RawValue>(&text).map(Root::Value),
+    };
+    let root = match parsed {
+        Ok(root) => root,
         Err(e) => {
             // JSON Lines of items (chat messages, pyAgentic dumps, Colony iterations)?
             let mut items = Vec::new();
@@ -353,7 +378,7 @@ pub(crate) fn read_document(
     };
     // `[]` is an empty conversation list (a valid empty OpenAI chat / pyAgentic dump): like an
     // empty file, one trace without records and a warning.
-    if format.is_none() && matches!(&root, Root::Value(v) if arr(v).is_some_and(|a| a.is_empty())) {
+    if format.is_none() && matches!(&root, Root::List(_, items) if items.is_empty()) {
         ctx.start_trace(None, Format::OpenaiChat);
         ctx.warn(0, "empty list (no records)");
         let stats = ctx.stats;
@@ -401,8 +426,7 @@ use super::native::strip_position;
 pub(crate) fn root_items<'a>(ctx: &DocCtx, root: &Root<'a>) -> Option<Vec<Item<'a>>> {
     match root {
         Root::Lines(items) => Some(items.clone()),
-        Root::Value(v) => {
-            arr(v).map(|items| items.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect())
-        }
+        Root::List(_, items) => Some(items.iter().map(|&r| (ctx.line_of(r), Ok(r))).collect()),
+        Root::Value(_) => None,
     }
 }

@@ -95,7 +95,10 @@ pub fn open(path: &Path, format: Option<Format>) -> Result<BoxedReader, TraceErr
     if native {
         return Ok(Box::new(native::NativeReader::new(input, path)));
     }
-    let mut bytes = Vec::new();
+    // Sized from the file's length up front: growing a multi-megabyte buffer by doubling costs
+    // copies and page faults.
+    let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
+    let mut bytes = Vec::with_capacity(size.saturating_add(1).min(1 << 30));
     input
         .read_to_end(&mut bytes)
         .map_err(|e| TraceError::plain(path, format!("cannot read trace: {e}")))?;

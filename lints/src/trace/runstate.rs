@@ -67,6 +67,9 @@ fn approvals(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>) {
 ///
 /// Errors: a document that is no JSON object.
 pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
+    if let Root::List(line, _) = root {
+        return Err(ctx.error_line(*line, "a RunState must be a JSON object"));
+    }
     let Root::Value(v) = root else {
         return Err(TraceError::plain(
             ctx.path,

@@ -32,6 +32,9 @@ fn action_call(action: &str) -> Option<ToolCall> {
 ///
 /// Errors: a document with neither `history` nor `trajectory`.
 pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
+    if let Root::List(line, _) = root {
+        return Err(ctx.error_line(*line, "a SWE-agent trajectory must be a JSON object"));
+    }
     let Root::Value(v) = root else {
         return Err(TraceError::plain(
             ctx.path,
