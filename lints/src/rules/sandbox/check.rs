@@ -1591,9 +1591,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         dunder_help(&k),
                     );
                 }
-                if let Val::Module(m) = &inner {
-                    let (res, esc) = self.it.module_step(m, &k);
-                    self.module_findings(m, &k, &res, esc, srange);
+                match &inner {
+                    Val::Module(m) => {
+                        let (res, esc) = self.it.module_step(m, &k);
+                        self.module_findings(m, &k, &res, esc, srange);
+                    }
+                    // `vars(x)["_os"]` on a value cellguard cannot resolve is `x._os`.
+                    Val::Unknown if ctx == Ctx::Load && !is_dunder(&k) => {
+                        let shown = short(self.text(value));
+                        self.attr_findings(&VSet::unknown(), &k, srange, &shown);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -2030,19 +2038,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     None,
                 );
             }
-            for o in objs.iter() {
-                match o {
-                    Val::Module(m) => {
-                        let (res, esc) = self.it.module_step(m, &s);
-                        self.module_findings(m, &s, &res, esc, range);
-                    }
-                    Val::Member(p) => {
-                        let path = format!("{p}.{s}");
-                        self.deny_check(&path, range);
-                    }
-                    _ => {}
-                }
-            }
+            // The same checks as the attribute written out (`getattr(m, "_os")` is `m._os`).
+            let shown = if store {
+                String::new()
+            } else {
+                short(self.text(pos[0]))
+            };
+            self.attr_findings(&objs, &s, range, &shown);
         }
         if names.has_unknown() && !any_dunder {
             self.report(
