@@ -2,41 +2,16 @@
 //! output formats, exit codes, config errors, and real tau-bench conversations with
 //! hand-checked figures (fixtures/policies/tau-bench/README.md).
 
+#[path = "support/replay.rs"]
+mod support;
+
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
+use support::{replay, replay_json, write};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn replay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cellguard"))
-        .current_dir(root())
-        .arg("replay")
-        .args(args)
-        .output()
-        .expect("run cellguard")
-}
-
+/// `cellguard replay ARGS --output-format json`: (exit code, report).
 fn json(args: &[&str]) -> (i32, Value) {
-    let mut a = args.to_vec();
-    a.extend(["--output-format", "json"]);
-    let out = replay(&a);
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
+    let (code, v, _) = replay_json(args);
+    (code, v)
 }
 
 const TAU: &str = "fixtures/policies/tau-bench/conversations.json";

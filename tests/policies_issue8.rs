@@ -1,49 +1,11 @@
 //! Regression tests for the independent test findings of issue 8 (message/state policy
 //! replay); each uses the tester's failing input, kept in fixtures/policies/issue8/.
 
+#[path = "support/replay.rs"]
+mod support;
+
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn replay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cellguard"))
-        .current_dir(root())
-        .arg("replay")
-        .args(args)
-        .output()
-        .expect("run cellguard")
-}
-
-fn json_out(args: &[&str]) -> (i32, Value, String) {
-    let mut a = args.to_vec();
-    a.extend(["--output-format", "json"]);
-    let out = replay(&a);
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (
-        out.status.code().unwrap_or(-1),
-        v,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn text_out(args: &[&str]) -> (i32, String, String) {
-    let out = replay(args);
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::{replay, replay_json as json_out, replay_text as text_out};
 
 const F: &str = "fixtures/policies/issue8";
 

@@ -1,27 +1,10 @@
 //! End-to-end tests of `cellguard replay`: exit codes, output formats, counts, errors.
 
+#[path = "support/replay.rs"]
+mod support;
+
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn replay(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cellguard"))
-        .current_dir(root())
-        .arg("replay")
-        .args(args)
-        .output()
-        .expect("run cellguard")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
+use support::{replay, write};
 
 const CONFIG: &str = r#"
 [[guardrails]]
