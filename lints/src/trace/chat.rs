@@ -24,8 +24,10 @@ use super::convert::{content_text_checked, opt_str};
 use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
 use super::model::*;
 use super::TraceError;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Converts a chat document.
 ///
@@ -318,18 +320,8 @@ fn tool_call(tc: &Value) -> Result<ToolCall, String> {
         _ => return Err("`function.name` must be a non-empty string".into()),
     };
     let (arguments, params) = match f.get("arguments") {
-        None | Some(Value::Null) => ("{}".to_string(), Some(Value::Object(Map::new()))),
-        Some(Value::String(s)) => {
-            let parsed = if s.trim().is_empty() {
-                Some(Value::Object(Map::new()))
-            } else {
-                match serde_json::from_str::<Value>(s) {
-                    Ok(v @ Value::Object(_)) => Some(v),
-                    _ => None,
-                }
-            };
-            (s.clone(), parsed)
-        }
+        None | Some(Value::Null) => text_arguments(None),
+        Some(Value::String(s)) => text_arguments(Some(s.clone())),
         Some(v @ Value::Object(_)) => (v.to_string(), Some(v.clone())),
         Some(v) => (v.to_string(), None),
     };
@@ -341,6 +333,187 @@ fn tool_call(tc: &Value) -> Result<ToolCall, String> {
         name,
         arguments,
         params,
+    })
+}
+
+/// Arguments recorded as JSON text (or absent): the text kept as recorded, and the params parsed
+/// from it when it is a JSON object (blank text counts as `{}`).
+fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
+    let Some(s) = text else {
+        return ("{}".to_string(), Some(Value::Object(Map::new())));
+    };
+    let parsed = if s.trim().is_empty() {
+        Some(Value::Object(Map::new()))
+    } else {
+        match serde_json::from_str::<Value>(&s) {
+            Ok(v @ Value::Object(_)) => Some(v),
+            _ => None,
+        }
+    };
+    (s, parsed)
+}
+
+/// Text borrowed from the document when it holds no escapes (`null` is `None`). Used by the fast
+/// message reader so a message's text is copied once, into its record.
+#[derive(Default)]
+struct Text<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or null")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Some(Cow::Owned(v))))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl Text<'_> {
+    fn owned(self) -> Option<String> {
+        self.0.map(Cow::into_owned)
+    }
+}
+
+/// A tool call as the fast message reader takes it: `{id, function: {name, arguments}}` with
+/// string (or null) values; other keys (`type`) are ignored, as [`tool_call`] ignores them.
+#[derive(serde::Deserialize)]
+struct FastCall<'a> {
+    #[serde(default, borrow)]
+    id: Text<'a>,
+    #[serde(borrow)]
+    function: FastFunction<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastFunction<'a> {
+    #[serde(borrow)]
+    name: Text<'a>,
+    #[serde(default, borrow)]
+    arguments: Text<'a>,
+}
+
+/// One message as the fast reader takes it, straight from the document: every known key with a
+/// value of the common type (strings or null; `tool_calls` a list of [`FastCall`]), other keys
+/// kept as values. Anything else (a key given twice, `function_call`, `tool_call_ids`, content
+/// parts, a value of a wrong type, an empty function name) fails, and [`parse_message`] reads
+/// the message instead, with its errors and warnings.
+struct FastMessage<'a> {
+    role: Text<'a>,
+    content: Text<'a>,
+    name: Text<'a>,
+    tool_call_id: Text<'a>,
+    tool_calls: Option<Vec<FastCall<'a>>>,
+    extra: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for FastMessage<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FastMessage<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a chat message object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut m = FastMessage {
+                    role: Text(None),
+                    content: Text(None),
+                    name: Text(None),
+                    tool_call_id: Text(None),
+                    tool_calls: None,
+                    extra: Map::new(),
+                };
+                let mut seen = [false; 5];
+                let mut once = |i: usize| {
+                    if std::mem::replace(&mut seen[i], true) {
+                        Err(<A::Error as de::Error>::custom("duplicate key"))
+                    } else {
+                        Ok(())
+                    }
+                };
+                while let Some(Text(Some(key))) = map.next_key::<Text<'de>>()? {
+                    match &*key {
+                        "role" => {
+                            once(0)?;
+                            m.role = map.next_value()?;
+                        }
+                        "content" => {
+                            once(1)?;
+                            m.content = map.next_value()?;
+                        }
+                        "name" => {
+                            once(2)?;
+                            m.name = map.next_value()?;
+                        }
+                        "tool_call_id" => {
+                            once(3)?;
+                            m.tool_call_id = map.next_value()?;
+                        }
+                        "tool_calls" => {
+                            once(4)?;
+                            m.tool_calls = map.next_value()?;
+                        }
+                        "function_call" | "tool_call_ids" => {
+                            return Err(de::Error::custom("left to the general reader"));
+                        }
+                        _ => {
+                            let key = key.into_owned();
+                            if m.extra.contains_key(&key) {
+                                return Err(de::Error::custom("duplicate key"));
+                            }
+                            let v: Value = map.next_value()?;
+                            m.extra.insert(key, v);
+                        }
+                    }
+                }
+                Ok(m)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Reads one message in a single pass, straight into [`Parsed`]'s fields, or `None` when it is
+/// anything but the common shape (see [`FastMessage`]); the caller then uses [`parse_message`].
+fn parse_fast(r: &RawValue, line: u64) -> Option<Parsed> {
+    let m: FastMessage = serde_json::from_str(r.get()).ok()?;
+    let role = m.role.owned()?;
+    let mut calls = Vec::new();
+    for c in m.tool_calls.into_iter().flatten() {
+        let name = c.function.name.owned().filter(|n| !n.is_empty())?;
+        let (arguments, params) = text_arguments(c.function.arguments.owned());
+        calls.push(ToolCall {
+            id: c.id.owned(),
+            name,
+            arguments,
+            params,
+        });
+    }
+    Some(Parsed {
+        line,
+        role,
+        content: m.content.owned(),
+        name: m.name.owned(),
+        tool_call_id: m.tool_call_id.owned(),
+        tool_call_ids: Vec::new(),
+        calls,
+        extra: m.extra,
+        warnings: Vec::new(),
     })
 }
 
@@ -406,9 +579,12 @@ pub(crate) fn conversation(ctx: &mut DocCtx, items: &[Item]) {
     let mut msgs: Vec<Option<Parsed>> = Vec::with_capacity(items.len());
     for (line, item) in items {
         let parsed = match item {
-            Ok(r) => match map(r) {
-                Some(m) => parse_message(&m, *line),
-                None => Err("a message must be a JSON object".into()),
+            Ok(r) => match parse_fast(r, *line) {
+                Some(p) => Ok(p),
+                None => match map(r) {
+                    Some(m) => parse_message(&m, *line),
+                    None => Err("a message must be a JSON object".into()),
+                },
             },
             Err(e) => Err(e.clone()),
         };
@@ -425,25 +601,39 @@ pub(crate) fn conversation(ctx: &mut DocCtx, items: &[Item]) {
             }
         }
     }
-    emit(ctx, &msgs);
+    emit(ctx, msgs);
 }
 
-/// Emits records for parsed messages (shared with SWE-agent).
-pub(crate) fn emit(ctx: &mut DocCtx, msgs: &[Option<Parsed>]) {
-    let links = link_results(msgs);
+/// Emits records for parsed messages (shared with SWE-agent). The messages' texts move into
+/// their records; a result's text is copied only into the call it answers.
+pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
+    let links = link_results(&msgs);
     let mut cell = 0u64;
-    for (i, m) in msgs.iter().enumerate() {
-        let Some(m) = m else { continue };
+    for i in 0..msgs.len() {
+        // A result always follows the calls it answers, so a message is no longer needed once
+        // its own records are emitted.
+        let Some(m) = msgs[i].take() else { continue };
         ctx.accept();
         let line = m.line;
-        let msg = |kind: MessageKind| {
+        let Parsed {
+            role,
+            content,
+            name,
+            tool_call_id,
+            tool_call_ids,
+            calls,
+            extra,
+            ..
+        } = m;
+        let has_text = content.as_deref().is_some_and(|c| !c.is_empty());
+        let msg = |kind: MessageKind, role: String, content: Option<String>| {
             let mut r = MessageRecord::new(kind);
-            r.role = Some(m.role.clone());
-            r.content = m.content.clone();
-            r.extra = m.extra.clone();
+            r.role = Some(role);
+            r.content = content;
+            r.extra = extra;
             r
         };
-        match m.role.as_str() {
+        match role.as_str() {
             "assistant" => {
                 ctx.record(
                     line,
@@ -452,10 +642,11 @@ pub(crate) fn emit(ctx: &mut DocCtx, msgs: &[Option<Parsed>]) {
                         ..Default::default()
                     }),
                 );
-                if m.content.as_deref().is_some_and(|c| !c.is_empty()) || m.calls.is_empty() {
-                    ctx.record(line, Record::Message(Box::new(msg(MessageKind::Assistant))));
+                if has_text || calls.is_empty() {
+                    let r = msg(MessageKind::Assistant, role, content);
+                    ctx.record(line, Record::Message(Box::new(r)));
                 }
-                if m.calls.is_empty() {
+                if calls.is_empty() {
                     continue;
                 }
                 ctx.record(
@@ -465,12 +656,12 @@ pub(crate) fn emit(ctx: &mut DocCtx, msgs: &[Option<Parsed>]) {
                         ..Default::default()
                     }),
                 );
-                for (ci, c) in m.calls.iter().enumerate() {
+                for (ci, c) in calls.into_iter().enumerate() {
                     let mut tm = MessageRecord::new(MessageKind::ToolCall);
                     tm.role = Some("assistant".into());
                     tm.id = c.id.clone();
                     tm.name = Some(c.name.clone());
-                    tm.arguments = Some(c.arguments.clone());
+                    tm.arguments = Some(c.arguments);
                     ctx.record(line, Record::Message(Box::new(tm)));
                     if c.params.is_none() {
                         ctx.warn(
@@ -486,44 +677,40 @@ pub(crate) fn emit(ctx: &mut DocCtx, msgs: &[Option<Parsed>]) {
                         Some(r) => status_from_result(r.content.as_deref()),
                         None => CallStatus::Unknown,
                     };
-                    ctx.record(
-                        line,
-                        Record::from(CallRecord {
-                            cell: Some(cell),
-                            index: Some(ci as u64),
-                            raw_key: Some(c.name.as_str().into()),
-                            action_key: None,
-                            params: c.params.as_ref().map_or(Params::none(), Params::from_value),
-                            status,
-                            error: match status {
-                                CallStatus::Error => result.and_then(|r| r.content.clone()),
-                                _ => None,
-                            },
-                            result: result
-                                .and_then(|r| r.content.as_ref())
-                                .map_or(RawJson::none(), |c| {
-                                    RawJson::from_value(&Value::String(c.clone()))
-                                }),
-                            start: None,
-                            end: None,
-                            call_id: c.id.clone(),
+                    let text = result.and_then(|r| r.content.as_deref());
+                    let call = CallRecord {
+                        cell: Some(cell),
+                        index: Some(ci as u64),
+                        raw_key: Some(c.name.into()),
+                        action_key: None,
+                        params: c.params.as_ref().map_or(Params::none(), Params::from_value),
+                        status,
+                        error: match status {
+                            CallStatus::Error => text.map(str::to_string),
+                            _ => None,
+                        },
+                        result: text.map_or(RawJson::none(), |c| {
+                            serde_json::value::to_raw_value(c)
+                                .map_or(RawJson::none(), RawJson::from_raw)
                         }),
-                    );
+                        start: None,
+                        end: None,
+                        call_id: c.id,
+                    };
+                    ctx.record(line, Record::from(call));
                 }
                 cell += 1;
             }
             "tool" | "function" => {
-                let mut r = msg(MessageKind::ToolResult);
-                r.name = m.name.clone();
-                r.tool_call_id = m
-                    .tool_call_id
-                    .clone()
-                    .or_else(|| m.tool_call_ids.first().cloned());
+                let mut r = msg(MessageKind::ToolResult, role, content);
+                r.name = name;
+                r.tool_call_id = tool_call_id.or_else(|| tool_call_ids.into_iter().next());
                 ctx.record(line, Record::Message(Box::new(r)));
             }
-            role => {
-                let mut r = msg(MessageKind::from_role(role));
-                r.name = m.name.clone();
+            _ => {
+                let kind = MessageKind::from_role(&role);
+                let mut r = msg(kind, role, content);
+                r.name = name;
                 ctx.record(line, Record::Message(Box::new(r)));
             }
         }
@@ -638,6 +825,72 @@ mod tests {
         );
         let s = r.stats();
         assert_eq!((s.read, s.accepted, s.skipped), (4, 2, 2));
+    }
+
+    /// The single-pass message reader gives the general reader's results on the common shape
+    /// (escaped and unescaped text, extra keys, null values, tool calls) and declines every
+    /// message the general reader treats specially.
+    #[test]
+    fn fast_message_reader_agrees_with_general_reader() {
+        use super::{parse_fast, parse_message, Parsed};
+        fn show(p: &Parsed) -> String {
+            let calls: Vec<String> = p
+                .calls
+                .iter()
+                .map(|c| format!("{:?} {} {} {:?}", c.id, c.name, c.arguments, c.params))
+                .collect();
+            format!(
+                "{} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+                p.role,
+                p.content,
+                p.name,
+                p.tool_call_id,
+                p.tool_call_ids,
+                calls,
+                p.extra,
+                p.warnings
+            )
+        }
+        let common = [
+            r#"{"role": "system", "content": "line one\nline \"two\" \u00e9"}"#,
+            r#"{"role": "user", "content": "plain", "x": {"a": [1]}, "y": null}"#,
+            r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{\"a\": 1}"}}]}"#,
+            r#"{"role": "assistant", "content": "", "tool_calls": [{"id": null, "function": {"name": "f", "arguments": "  "}}, {"function": {"name": "g"}}, {"function": {"name": "h", "arguments": "[1]"}}]}"#,
+            r#"{"role": "tool", "tool_call_id": "c1", "name": "book", "content": "Error: no"}"#,
+            r#"{"rol\u0065": "user", "tool_calls": null, "name": null}"#,
+        ];
+        for text in common {
+            let raw: Box<serde_json::value::RawValue> = serde_json::from_str(text).unwrap();
+            let fast = parse_fast(&raw, 7).expect(text);
+            let general = match serde_json::from_str(text).unwrap() {
+                serde_json::Value::Object(m) => parse_message(&m, 7).unwrap(),
+                _ => unreachable!(),
+            };
+            assert_eq!(show(&fast), show(&general), "{text}");
+            assert_eq!(fast.line, 7);
+        }
+        let declined = [
+            r#"{"content": "no role"}"#,
+            r#"{"role": null}"#,
+            r#"{"role": 3}"#,
+            r#"{"role": "user", "content": 5}"#,
+            r#"{"role": "user", "content": [{"type": "text", "text": "a"}]}"#,
+            r#"{"role": "user", "role": "assistant"}"#,
+            r#"{"role": "user", "x": 1, "x": 2}"#,
+            r#"{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}"#,
+            r#"{"role": "tool", "tool_call_ids": ["a", "b"]}"#,
+            r#"{"role": "assistant", "tool_calls": [{"name": "bare", "arguments": "{}"}]}"#,
+            r#"{"role": "assistant", "tool_calls": [{"function": {"name": ""}}]}"#,
+            r#"{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]}"#,
+            r#"{"role": "assistant", "tool_calls": [{"id": 4, "function": {"name": "f"}}]}"#,
+            r#"{"role": "assistant", "tool_calls": {"function": {"name": "f"}}}"#,
+            r#"{"role": "tool", "tool_call_id": 9}"#,
+            r#"["role", "user"]"#,
+        ];
+        for text in declined {
+            let raw: Box<serde_json::value::RawValue> = serde_json::from_str(text).unwrap();
+            assert!(parse_fast(&raw, 1).is_none(), "{text}");
+        }
     }
 
     #[test]

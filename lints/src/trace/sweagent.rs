@@ -95,7 +95,6 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
                 }
             }
         }
-        chat::emit(ctx, &msgs);
         // SWE-agent appends the step of the model's last response (typically `submit`) to
         // `trajectory` but not to `history`: replay the steps beyond those in the history.
         let turns = msgs
@@ -103,6 +102,7 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
             .flatten()
             .filter(|p| p.role == "assistant" && !p.calls.is_empty())
             .count();
+        chat::emit(ctx, msgs);
         if let Some(steps) = o.get("trajectory").and_then(|t| arr(t)) {
             if steps.len() > turns {
                 steps_as_calls(ctx, &steps[turns..], turns as u64);
