@@ -827,9 +827,14 @@ pub struct Settings {
 /// (`open_connection`, `start_server`, `create_connection`, `create_server`, `sock_connect`,
 /// `getaddrinfo`), file I/O (`sendfile`, pydantic's `parse_file`, numpy's loaders and savers),
 /// imports by name (`pydantic.ImportString`, pydantic v1's `PyObject`), and code that runs later
-/// in the host, outside the cell's limits (`call_later`, `call_at`, `run_in_executor`, signal and
-/// fd callbacks, task factories and exception handlers installed on the host's loop,
-/// `atexit.register`, `threading.Timer`, `weakref.finalize`).
+/// in the host, outside the cell's limits (`call_later`, `call_at`,
+/// `run_in_executor`, `asyncio.to_thread`, signal and fd callbacks, task factories and exception
+/// handlers installed on the host's loop, `atexit.register`, `threading.Timer`,
+/// `weakref.finalize`); also a task's host frames (`get_stack`, `print_stack`), pydantic's
+/// path types (`FilePath`, `DirectoryPath`, `NewPath` hand out `pathlib.Path` objects) and
+/// pydantic v1's `BaseSettings` (reads the host's environment) and `import_string`.
+/// `call_soon` is not denied: resolving a future on the next tick is ordinary cell code
+/// (fixtures/benign/written.toml), though a callback the cell never awaits runs after it.
 pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.create_subprocess_exec",
     "asyncio.create_subprocess_shell",
@@ -860,6 +865,8 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.set_task_factory",
     "asyncio.AbstractEventLoop.set_exception_handler",
     "asyncio.AbstractEventLoop.set_default_executor",
+    "asyncio.AbstractEventLoop._make_subprocess_transport",
+    "asyncio.to_thread",
     "asyncio.*.subprocess_exec",
     "asyncio.*.subprocess_shell",
     "asyncio.*.create_connection",
@@ -879,12 +886,21 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.*.add_signal_handler",
     "asyncio.*.set_task_factory",
     "asyncio.*.set_exception_handler",
+    "asyncio.*._make_subprocess_transport",
+    "asyncio.*.get_stack",
+    "asyncio.*.print_stack",
     "pydantic.ImportString",
     "pydantic.types.ImportString",
     "pydantic.v1.PyObject",
     "pydantic.v1.types.PyObject",
     "pydantic.*parse_file*",
     "pydantic.*load_file",
+    "pydantic.*FilePath",
+    "pydantic.*DirectoryPath",
+    "pydantic.*NewPath",
+    "pydantic.v1.BaseSettings",
+    "pydantic.v1.env_settings.*",
+    "pydantic.v1.utils.import_string",
     "atexit.register",
     "threading.Timer",
     "weakref.finalize",

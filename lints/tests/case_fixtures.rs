@@ -10,50 +10,13 @@
 //! `git diff`.
 
 use cellguard_lints::config::{discover, Overrides, Project};
-use cellguard_lints::diagnostic::Diagnostic;
 use cellguard_lints::{check_file, parse, SourceFile};
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use serde_json::Value;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
+#[path = "support/cases.rs"]
+mod support;
 
-fn cells_under(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            cells_under(&p, out);
-        } else if p.extension().and_then(|x| x.to_str()) == Some("py") {
-            out.push(p);
-        }
-    }
-}
-
-fn render(file: &SourceFile, d: &Diagnostic) -> Value {
-    let range = |r: cellguard_lints::TextRange| {
-        let (s, e) = (file.location(r.start), file.location(r.end));
-        json!([s.row, s.column, e.row, e.column])
-    };
-    let fix = d.fix.as_ref().map(|f| {
-        json!({
-            "applicability": f.applicability.as_str(),
-            "message": f.message,
-            "edits": f.edits.iter().map(|e| json!({"range": range(e.range), "content": e.content})).collect::<Vec<_>>(),
-        })
-    });
-    json!({
-        "code": d.rule.code,
-        "severity": d.severity.as_str(),
-        "range": range(d.range),
-        "message": d.message,
-        "help": d.help,
-        "fix": fix,
-    })
-}
+use support::{cells_under, fixtures, render};
 
 fn apply(text: &str, edits: &[cellguard_lints::Edit]) -> String {
     let mut out = text.to_string();

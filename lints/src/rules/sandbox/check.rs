@@ -1071,6 +1071,19 @@ impl<'t, 'a> Sbx<'t, 'a> {
             K::Subscript => self.check_subscript(node, env, nctx),
             K::Call => self.check_call(node, env, nctx),
             K::FunctionDefinition => self.check_def_name(node),
+            K::Type => {
+                // A string annotation is evaluated as code by `typing.get_type_hints`,
+                // `typing.ForwardRef`, pydantic and `functools.singledispatch().register`.
+                if let Some(a) = first_named(node)
+                    .filter(|a| matches!(a.kind(), "string" | "concatenated_string"))
+                {
+                    self.check_code_string(
+                        a,
+                        env,
+                        "a string annotation, which `typing.get_type_hints`, pydantic and `functools.singledispatch` evaluate",
+                    );
+                }
+            }
             K::Assignment => self.check_assignment(node, env, nctx),
             K::List | K::Tuple | K::Set if nctx.ctx == Ctx::Load => {
                 for item in named(node) {

@@ -91,6 +91,8 @@ pub enum K {
     Other,
     Identifier,
     String,
+    /// An annotation (`x: T`, `-> T`).
+    Type,
     Assignment,
     AugmentedAssignment,
     NamedExpression,
@@ -226,6 +228,7 @@ impl K {
 const KIND_NAMES: &[(&str, K)] = &[
     ("identifier", K::Identifier),
     ("string", K::String),
+    ("type", K::Type),
     ("assignment", K::Assignment),
     ("augmented_assignment", K::AugmentedAssignment),
     ("named_expression", K::NamedExpression),
@@ -1006,6 +1009,17 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .triggers
                         .push((node.start_byte() as u32, self.cur_range));
                 }
+            }
+            K::Type
+                if node
+                    .named_child(0)
+                    .is_some_and(|c| matches!(c.kind(), "string" | "concatenated_string")) =>
+            {
+                // A string annotation is code: `typing.get_type_hints`, pydantic and
+                // `functools.singledispatch` evaluate it in the cell's globals.
+                self.facts
+                    .triggers
+                    .push((node.start_byte() as u32, self.cur_range));
             }
             K::ExecStatement | K::KeywordPattern => {
                 // A keyword pattern reads an attribute of the match subject by name.
