@@ -390,32 +390,7 @@ fn child_ctx(pk: K, pctx: &NodeCtx, ck: K, field: Option<&str>) -> NodeCtx {
     };
     let callee = (pk == K::Call && field == Some("function"))
         || (pk == K::ParenthesizedExpression && pctx.callee);
-    let name_only = ck == K::Identifier
-        && match pk {
-            K::Attribute => field == Some("attribute"),
-            K::KeywordArgument => field == Some("name"),
-            K::FunctionDefinition
-            | K::ClassDefinition
-            | K::DefaultParameter
-            | K::TypedDefaultParameter
-            | K::NamedExpression => field == Some("name"),
-            K::Parameters
-            | K::LambdaParameters
-            | K::TypedParameter
-            | K::ListSplatPattern
-            | K::DictionarySplatPattern
-            | K::DottedName
-            | K::AliasedImport
-            | K::ImportStatement
-            | K::ImportFromStatement
-            | K::RelativeImport
-            | K::GlobalStatement
-            | K::NonlocalStatement
-            | K::KeywordPattern
-            | K::CasePattern
-            | K::AsPatternTarget => true,
-            _ => false,
-        };
+    let name_only = ck == K::Identifier && super::scan::declares_name(pk, field);
     NodeCtx {
         ctx,
         callee,

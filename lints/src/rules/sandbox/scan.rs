@@ -336,28 +336,10 @@ pub fn kind(node: Node) -> K {
         .unwrap_or(K::Other)
 }
 
-/// Attribute and keyword names that are triggers whatever they are attached to: frame walks,
-/// import machinery, format methods (their templates walk attributes) and the `code=` argument of
-/// tools (analysed as code).
+/// Attribute and keyword names that are triggers whatever they are attached to, besides the
+/// frame-walk attributes ([`super::check::FRAME_ATTRS`]): import machinery, format methods
+/// (their templates walk attributes) and the `code=` argument of tools (analysed as code).
 const TRIGGER_WORDS: &[&str] = &[
-    "tb_frame",
-    "tb_next",
-    "f_back",
-    "f_globals",
-    "f_locals",
-    "f_builtins",
-    "f_code",
-    "f_trace",
-    "gi_frame",
-    "gi_code",
-    "gi_yieldfrom",
-    "cr_frame",
-    "cr_code",
-    "cr_await",
-    "cr_origin",
-    "ag_frame",
-    "ag_code",
-    "ag_await",
     "load_module",
     "exec_module",
     "find_module",
@@ -1225,12 +1207,20 @@ pub fn pattern_parent(pk: K) -> bool {
     )
 }
 
-/// True for an identifier that names something rather than reading it (same positions as the
-/// reporting walk's `name_only`).
+/// True for an identifier that names something rather than reading it: an assignment or `for`
+/// target (written, not read) or a [`declares_name`] position.
 fn name_only(pk: K, field: Option<&str>) -> bool {
     match pk {
-        // Assignment targets are written, not read.
         K::Assignment | K::ForStatement | K::ForInClause => field == Some("left"),
+        _ => declares_name(pk, field),
+    }
+}
+
+/// True for an identifier child (in `field` of a `pk` node) that is a name being declared or an
+/// attribute/keyword name, never a read of a variable: shared by the relevance pre-pass and the
+/// reporting walk.
+pub fn declares_name(pk: K, field: Option<&str>) -> bool {
+    match pk {
         K::Attribute => field == Some("attribute"),
         K::KeywordArgument => field == Some("name"),
         K::FunctionDefinition
@@ -1792,6 +1782,7 @@ pub fn relevance<'t>(
         let t = names.text(id as NameId);
         if t.contains("__")
             || TRIGGER_WORDS.contains(&t)
+            || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
         {
             text_trigger[id] = true;
