@@ -350,22 +350,12 @@ const TRIGGER_WORDS: &[&str] = &[
     "code",
 ];
 
-/// Builtins whose value matters to some rule: reported ones, reflective ones, and the ones that
-/// make strings with underscores out of plain data (`chr`, `bytes`, `bytearray`).
+/// Builtins whose value matters to some rule besides the code-execution ones
+/// ([`super::check::EXEC_BUILTINS`]): the import and class builders, the reflective ones, and the
+/// ones that make strings with underscores out of plain data (`chr`, `bytes`, `bytearray`).
 const HOT_BUILTINS: &[&str] = &[
     "__import__",
     "__build_class__",
-    "eval",
-    "exec",
-    "compile",
-    "open",
-    "input",
-    "breakpoint",
-    "globals",
-    "locals",
-    "vars",
-    "help",
-    "get_ipython",
     "getattr",
     "setattr",
     "hasattr",
@@ -1383,7 +1373,8 @@ fn default_interesting(name: &str, cfg: &Config) -> bool {
     name == "__builtins__"
         || name == "__builtin__"
         || cfg.prebound.contains(name)
-        || (builtin(name).is_some() && HOT_BUILTINS.contains(&name))
+        || (builtin(name).is_some()
+            && (HOT_BUILTINS.contains(&name) || super::check::EXEC_BUILTINS.contains(&name)))
         || is_allowed(name, cfg.allow)
         || cfg.table.family(name).is_some()
         || cfg.table.modules.contains_key(name)
