@@ -599,18 +599,7 @@ impl Parser {
                         let Some(&(_, g)) = self.names.iter().find(|(n, _)| *n == name) else {
                             return err(format!("unknown group name '{name}'"), here + 4);
                         };
-                        if self.open.contains(&g) {
-                            return err("cannot refer to an open group", here);
-                        }
-                        self.check_lookbehind_ref(g);
-                        out.push_str(&format!("(?:\\{g})"));
-                        let w = self
-                            .group_width
-                            .get(g)
-                            .copied()
-                            .flatten()
-                            .unwrap_or((0, None));
-                        return Ok((w, true));
+                        return self.backref(g, here, out);
                     } else {
                         let got = self.peek().map_or(String::new(), |c| c.to_string());
                         return err(format!("unknown extension ?P{got}"), here + 1);
@@ -723,6 +712,29 @@ impl Parser {
         } else {
             Ok((w, true))
         }
+    }
+
+    /// Writes a backreference to the existing group `g` (by number or by name): Python's "cannot
+    /// refer to an open group" error at `at` when `g` is not closed yet, else `(?:\g)` with the
+    /// group's width.
+    fn backref(
+        &mut self,
+        g: usize,
+        at: usize,
+        out: &mut String,
+    ) -> Result<(Width, bool), PyRegexError> {
+        if self.open.contains(&g) {
+            return err("cannot refer to an open group", at);
+        }
+        self.check_lookbehind_ref(g);
+        out.push_str(&format!("(?:\\{g})"));
+        let w = self
+            .group_width
+            .get(g)
+            .copied()
+            .flatten()
+            .unwrap_or((0, None));
+        Ok((w, true))
     }
 
     /// Notes a backreference to group `g` for the enclosing look-behinds.
@@ -1095,18 +1107,7 @@ impl Parser {
             if g > self.groups {
                 return err(format!("invalid group reference {g}"), at + 1);
             }
-            if self.open.contains(&g) {
-                return err("cannot refer to an open group", at);
-            }
-            self.check_lookbehind_ref(g);
-            out.push_str(&format!("(?:\\{g})"));
-            let w = self
-                .group_width
-                .get(g)
-                .copied()
-                .flatten()
-                .unwrap_or((0, None));
-            return Ok((w, true));
+            return self.backref(g, at, out);
         }
         if let Some(ch) = self.char_escape(c, at)? {
             push_lit(out, ch);
