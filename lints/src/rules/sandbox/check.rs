@@ -38,8 +38,13 @@ pub const BENIGN_DUNDER_READS: &[&str] = &[
     "__anext__",
 ];
 
-/// Attributes of frames, tracebacks, generators and coroutines that walk execution frames.
+/// Attributes of frames, tracebacks, generators and coroutines that walk execution frames, and
+/// the methods that hand frames out on any receiver (`asyncio.Task.get_stack` returns the
+/// frames of a task, which may be one of the host's from `asyncio.all_tasks()`;
+/// `Task.print_stack` and `traceback.print_stack` print them).
 pub const FRAME_ATTRS: &[&str] = &[
+    "get_stack",
+    "print_stack",
     "tb_frame",
     "tb_next",
     "f_back",

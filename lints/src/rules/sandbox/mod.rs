@@ -176,7 +176,7 @@ pub static FRAME_WALK: Rule = Rule {
     summary: "Walk of execution frames or tracebacks",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Reports frame, traceback, generator and coroutine attributes that lead to frames (`tb_frame`, `tb_next`, `f_back`, `f_globals`, `f_locals`, `f_builtins`, `gi_frame`, `cr_frame`, `ag_frame`, ...), whether written out, read with `getattr` or walked inside a format field, and the functions that hand out frames (`sys._getframe`, `inspect.currentframe`, `inspect.stack`, `traceback.walk_stack`, `sys.settrace`).",
+        what: "Reports frame, traceback, generator and coroutine attributes that lead to frames (`tb_frame`, `tb_next`, `f_back`, `f_globals`, `f_locals`, `f_builtins`, `gi_frame`, `cr_frame`, `ag_frame`, ...), and the methods that hand out or print a task's frames (`get_stack`, `print_stack`: `asyncio.current_task().get_stack()`, `task.print_stack()`), on any receiver, whether written out, read with `getattr` (`getattr(t, \"get_\" + \"stack\")`), named in a `match` keyword pattern or walked inside a format field; and the functions that hand out frames (`sys._getframe`, `inspect.currentframe`, `inspect.stack`, `traceback.walk_stack`, `sys.settrace`).",
         why: "A frame's `f_globals` and `f_builtins` belong to the code that runs the cell, not to the sandbox: `e.__traceback__.tb_frame.f_back.f_globals[\"__builtins__\"][\"__import__\"](\"os\")` escapes from any `except` block (smolagents PR #848), and `sys._getframe().f_builtins` does the same (PR #869).",
         example: "gen = (x for x in [1])\nframe = gen.gi_frame\n",
         fixed_example: "gen = (x for x in [1])\nfirst = next(gen)\n",
