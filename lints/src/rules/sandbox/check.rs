@@ -2044,7 +2044,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 inner_callee.field(F::Attribute),
             ) {
                 let m = ident(attr, self.it.src).into_owned();
-                if matches!(&*m, "get_field" | "get_value") && pos.len() + kws.len() == 3 {
+                if &*m == "get_field" && pos.len() + kws.len() == 3 {
                     // `Formatter().get_field("0.__class__", args, kwargs)`: a field path.
                     if let Some(first) = pos.first() {
                         self.check_field_path(&m, *first, pos.get(1).copied(), env);
@@ -2402,7 +2402,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         );
     }
 
-    /// `Formatter().get_field(path, args, kwargs)` / `get_value(key, args, kwargs)`: the path is
+    /// `Formatter().get_field(path, args, kwargs)` (three arguments, unlike Django's
+    /// `_meta.get_field(name)`): the path is
     /// a format field name walked with `getattr` and `[]` (SBX002 for a dunder step, SBX008 for
     /// a frame attribute, SBX005 for a module escape on the given arguments); a path cellguard
     /// cannot fold is SBX004.
@@ -2416,18 +2417,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let v = self.it.eval(path, env, 0);
         let strs: Vec<String> = v.strs().map(str::to_string).collect();
         if strs.is_empty() || v.has_unknown() {
-            if method == "get_field" || strs.is_empty() {
-                self.report(
-                    &DYNAMIC_ATTRIBUTE_ACCESS,
-                    parse::range(path),
-                    format!("`{method}` with a field path cellguard cannot fold: it walks attributes of the arguments unchecked"),
-                    Some("`Formatter().get_field(\"0.attr\", args, kwargs)` is `getattr(args[0], \"attr\")`".into()),
-                );
-            }
+            self.report(
+                &DYNAMIC_ATTRIBUTE_ACCESS,
+                parse::range(path),
+                format!("`{method}` with a field path cellguard cannot fold: it walks attributes of the arguments unchecked"),
+                Some("`Formatter().get_field(\"0.attr\", args, kwargs)` is `getattr(args[0], \"attr\")`".into()),
+            );
         }
         let argv = args.map(|a| self.it.eval(a, env, 0));
         for s in strs {
-            let template = format!("{{{}}}", s.replace('{', "").replace('}', ""));
+            let template = format!("{{{}}}", s.replace(['{', '}'], ""));
             let fargs = FormatArgs {
                 seq: argv.clone(),
                 opaque: argv.is_none(),
@@ -2536,13 +2535,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             _ => return,
         }
+        // `ForwardRef` takes nothing but a string: any argument it cannot fold is computed.
+        let only_strings = matches!(sink.as_str(), "ForwardRef" | "evaluate_forward_ref");
         for t in types {
             let v = self.it.eval(t, env, 0);
             if matches!(unparen(t).kind_name(), "string" | "concatenated_string")
                 || v.strs().next().is_some()
             {
                 self.check_type_expression(t, env, &label);
-            } else if self.runtime_string(t, false, 0) {
+            } else if only_strings || self.runtime_string(t, false, 0) {
                 self.report(
                     &CODE_EXECUTION_BUILTIN,
                     parse::range(t),
@@ -3384,6 +3385,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     reads.push(n);
                 }
                 continue;
+            }
+            if nk == K::DottedName && nctx.pattern && n.named_child_count() > 1 {
+                // `case subprocess.PIPE:` reads its first name.
+                reads.extend(first_named(n));
             }
             let first = stack.len();
             let mut kids = Children::new(n);
