@@ -92,7 +92,10 @@ pub fn check(checker: &mut Checker) {
             (Some("attribute"), Some("attribute"))
                 | (Some("keyword_argument"), Some("name"))
                 | (Some("dotted_name"), _)
-                | (Some("function_definition" | "class_definition"), Some("name"))
+                | (
+                    Some("function_definition" | "class_definition"),
+                    Some("name")
+                )
         ) {
             continue;
         }
