@@ -2446,12 +2446,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for s in strings {
             self.check_code_string(s, env, label);
         }
-        if top_is_string
-            || matches!(
-                expr.kind_name(),
-                "identifier" | "attribute" | "subscript" | "none"
-            )
-        {
+        // A name is checked for what it holds (`T = "".join(parts)` then `x: T`).
+        if top_is_string || matches!(expr.kind_name(), "attribute" | "subscript" | "none") {
             return;
         }
         let v = self.it.eval(expr, env, 0);
