@@ -392,6 +392,7 @@ impl Shared {
                         language: doc.language,
                         tree: doc.tree.clone(),
                         cells: doc.cells.clone(),
+                        rules: doc.rules.clone(),
                         resolver,
                         encoding,
                         lint_enabled,
@@ -422,6 +423,7 @@ impl Shared {
                     return;
                 }
                 doc.cells = result.cell_cache.clone();
+                doc.rules = result.rule_cache.clone();
                 if doc.version == version {
                     doc.tree = result.whole_tree.clone();
                     doc.linted_version = Some(version);
