@@ -302,6 +302,7 @@ KINDS = {
     "code": "builds code objects or loads pickles",
     "native": "calls native code or raw memory",
     "heap": "exposes every live object",
+    "identity": "reads the host's environment, users, groups or machine identity",
 }
 
 # Builtins that are sinks when called by their bare name.
@@ -318,16 +319,25 @@ MODULE_SINKS = {
         **{a: "file" for a in (
         "open remove unlink rename renames replace mkdir makedirs rmdir removedirs listdir "
         "scandir walk fwalk chmod chown lchown symlink link truncate utime fdopen chdir "
-        "mkfifo mknod chroot").split()}},
+        "mkfifo mknod chroot").split()},
+        **{a: "identity" for a in (
+        "environ environb getenv getenvb putenv unsetenv getlogin uname").split()}},
     "posix": {"system": "process", "fork": "process", "open": "file", "execv": "process"},
     "subprocess": {"*": "process"},
     "_posixsubprocess": {"*": "process"},
     "pty": {"spawn": "process", "fork": "process"},
     "multiprocessing": {"*": "process"},
-    "socket": {a: "network" for a in (
+    "socket": {**{a: "network" for a in (
         "socket create_connection create_server socketpair fromfd getaddrinfo "
-        "gethostbyname").split()},
+        "gethostbyname gethostbyname_ex gethostbyaddr getfqdn getnameinfo").split()},
+        "gethostname": "identity"},
     "_socket": {"*": "network"},
+    "pwd": {"*": "identity"},
+    "grp": {"*": "identity"},
+    "spwd": {"*": "identity"},
+    "winreg": {"*": "identity"},
+    "_msi": {"*": "file"},  # `OpenDatabase(path)` (msilib)
+    "_winreg": {"*": "identity"},
     "ssl": {"wrap_socket": "network", "create_connection": "network"},
     "importlib": {"import_module": "import", "__import__": "import", "reload": "import"},
     "importlib.util": {"*": "import"},
@@ -375,8 +385,24 @@ C_MODULES = {
     "_tracemalloc": ["frames"], "fcntl": ["file"], "termios": ["file"], "resource": ["process"],
     "readline": ["file"], "syslog": ["file"], "_sqlite3": ["file"], "_dbm": ["file"],
     "_gdbm": ["file"], "_curses": ["file"], "_tkinter": ["exec"], "ossaudiodev": ["file"],
-    "grp": [], "pwd": [], "spwd": ["file"], "nis": ["network"], "_xxsubinterpreters": ["exec"],
-    "_testcapi": ["native"], "_testinternalcapi": ["native"], "_crypt": [],
+    "grp": ["identity"], "pwd": ["identity"], "spwd": ["identity"], "nis": ["network"],
+    "_xxsubinterpreters": ["exec"], "_testcapi": ["native"], "_testinternalcapi": ["native"],
+    "_crypt": [], "_uuid": ["identity"],  # `generate_time_safe` embeds the host's MAC address
+    # Windows and macOS modules (not importable here, classified for allowlists written there).
+    "_winapi": ["process", "file"], "msvcrt": ["file"], "winreg": ["identity"],
+    "_overlapped": ["file", "network"], "winsound": ["file"], "_msi": ["file"],
+    "_scproxy": ["identity"],
+    # `setlocale(LC_ALL, "")` reads the host's LANG/LC_* variables and changes the whole
+    # host process's locale.
+    "_locale": ["identity"],
+    # `warn_explicit(..., filename, lineno)` prints that line of a cell-given file (linecache).
+    "_warnings": ["file"],
+    # `register(search)` installs a codec search function the host's later `encode`/`decode`
+    # calls run.
+    "_codecs": ["deferred"],
+    # `get_running_loop()` hands out the host's event loop (its process and network methods
+    # are denied under asyncio's names only); `Task.get_stack` hands out host frames.
+    "_asyncio": ["deferred", "frames"],
 }
 
 # Command-line entry points (`base64.main()` reads `sys.argv`): not public API of a cell.
@@ -386,6 +412,10 @@ ENTRY_POINTS = {"main", "test", "_main", "_test"}
 THIRD_PARTY = {
     "requests": ["network"], "httpx": ["network"], "aiohttp": ["network"],
     "urllib3": ["network"], "cffi": ["native"],
+    "paramiko": ["process", "network"], "fabric": ["process", "network"],
+    "boto3": ["network"], "botocore": ["network"], "docker": ["process", "network"],
+    "psutil": ["process", "identity"], "pexpect": ["process"], "sh": ["process"],
+    "dill": ["code"], "cloudpickle": ["code"],
 }
 
 # Exposing these classes hands out code objects / functions built from them.
@@ -400,7 +430,10 @@ HOST_OVERRIDES = {
     "gettext": ["file"],  # reads `.mo` catalogs from a caller-given `localedir`
     "urllib.error": None,  # exception classes (their base wraps a response object, never opens)
     "tomllib._parser": None,  # parses text or an open binary file it is given
-    "posixpath": None,  # `os.path`: path strings; `exists`/`getsize` stat without reading
+    # `os.path`: path strings; `exists`/`getsize` stat without reading. Its readers of the
+    # host's environment and user database, `expanduser` and `expandvars`, are default
+    # `deny-members` (config.rs), so that `join`/`splitext` stay usable.
+    "posixpath": None,
     "ntpath": None,
     "genericpath": None,
     "encodings": None,  # imports only `encodings.<codec>` by sanitised codec name
@@ -413,14 +446,37 @@ HOST_OVERRIDES = {
     "concurrent.futures.process": ["process", "deferred"],
     "concurrent.futures.thread": ["deferred"],
     "test": ["process", "exec"],  # the regression suite; `test.support` runs interpreters
-    "uuid": None,       # runs fixed commands (`ifconfig`) to read the MAC address; no cell input
-    "zoneinfo": None,   # opens tzdata files by validated key only
-    "mimetypes": None,  # reads fixed system tables (/etc/mime.types)
+    # `uuid4`/`UUID` are plain values. The readers of the host's MAC address, `getnode` and
+    # `uuid1`, are default `deny-members` (config.rs); the commands they run are fixed.
+    "uuid": None,
+    # Opens tzdata files by validated key under `TZPATH`; `reset_tzpath(to=[dir])`, which
+    # would point it at a cell-chosen directory, is a default `deny-member` (config.rs).
+    "zoneinfo": None,
+    # `mimetypes` is NOT overridden: `read_mime_types(path)`, `init([path])` and
+    # `MimeTypes([path])` read cell-given files (issue 4 F12; the derivation sees the `open`).
     "enum": None,       # `sys._getframe` only to name its own module
-    "locale": None,
-    "platform": ["process"],  # `platform.architecture` runs `file` on a cell-given path
+    # `locale` is NOT overridden: `getdefaultlocale()` reads the host's LANG/LC_* variables and
+    # `setlocale` changes the whole host process's locale.
+    "platform": ["process", "identity"],  # `architecture` runs `file` on a cell-given path;
+    # `node`/`uname` give the host's name
     "types": ["code"],
     "operator": None,
+    # `FrameSummary(path, n, name).line`, `format_list`/`print_list` read lines of cell-given
+    # files through linecache (a property read, which the derivation does not follow), and
+    # `walk_stack(None)`/`extract_stack()` hand out the host's frames.
+    "traceback": ["file", "frames"],
+    # `_Printer(name, data, files, dirs)()` prints cell-given files (`license`), and
+    # `Quitter()` (`exit`/`quit`) closes the host's stdin; classes only, so not derived.
+    "_sitebuiltins": ["file"],
+    # Importing it runs `webbrowser.open` (module-level code, not derived).
+    "antigravity": ["process", "network"],
+    # `copyreg.pickle(type, fn)` installs a reducer in the host's global dispatch table: the
+    # host's later pickling runs the cell's function.
+    "copyreg": ["deferred"],
+    # The `select` module's pollers (`select` is listed) over any host file descriptor number.
+    "selectors": ["network"],
+    # Windows only (not shipped here): `OpenDatabase(path)`, `init_database(path, ...)`.
+    "msilib": ["file"],
 }
 
 
@@ -464,6 +520,8 @@ class _ModScan:
         self.by_short = {}      # short name -> [qualname]
         self.public = []        # qualnames that are public API
         self.defines = set()    # public module-level names
+        self.star_from = []     # modules this one re-exports with `from m import *`
+        self.bases = {}         # top-level class -> [(module, name)] of its bases
         self.module_names = module_names
         self._imports(tree)
         self._scan(tree)
@@ -484,6 +542,9 @@ class _ModScan:
                     parent = parent[: len(parent) - node.level] if not self.is_pkg else parent[: len(parent) - node.level + 1]
                     base = ".".join(parent + ([base] if base else []))
                 for a in node.names:
+                    if a.name == "*":
+                        self.star_from.append(base)
+                        continue
                     local = a.asname or a.name
                     full = f"{base}.{a.name}" if base else a.name
                     if full in self.module_names:
@@ -549,6 +610,7 @@ class _ModScan:
                     # Constructing the class runs its bases' constructors (`WSGIServer` is a
                     # `socketserver.TCPServer`).
                     info = scan.funcs.setdefault(node.name, {"sinks": set(), "calls": set()})
+                    bases = scan.bases.setdefault(node.name, [])
                     for base in node.bases:
                         chain = scan._chain(base)
                         if not chain:
@@ -556,8 +618,10 @@ class _ModScan:
                         mod, rest = scan._resolve(chain)
                         if mod is not None and len(rest) == 1:
                             info["calls"].add((mod, rest[0]))
+                            bases.append((mod, rest[0]))
                         elif mod is None and len(chain) == 1:
                             info["calls"].add((scan.name, chain[0]))
+                            bases.append((scan.name, chain[0]))
                 self.cls.append(node.name)
                 self.generic_visit(node)
                 self.cls.pop()
@@ -678,6 +742,12 @@ class _ModScan:
                         and node.id in BUILTIN_SINKS and node.id not in scan.aliases
                         and not (node.id == "compile" and f in scan.ast_only)):
                     scan.funcs[f]["sinks"].add(BUILTIN_SINKS[node.id])
+                # A sink imported by name (`from os import environ`).
+                kind, val = scan.aliases.get(node.id, (None, None))
+                if f is not None and isinstance(node.ctx, ast.Load) and kind == "attr":
+                    s = scan._sink(*val)
+                    if s:
+                        scan.funcs[f]["sinks"].add(s)
 
         V().visit(tree)
         for node in tree.body:
@@ -749,11 +819,43 @@ def host_modules(exclude_roots):
         memo[key] = found
         return found
 
+    inherited_memo = {}
+
+    def inherited(mod, cls, depth=0):
+        """Kinds of the public methods a class inherits from its bases, in any module
+        (`asynchat.async_chat` inherits `create_socket` and `connect` from
+        `asyncore.dispatcher`)."""
+        key = (mod, cls)
+        if key in inherited_memo:
+            return inherited_memo[key]
+        inherited_memo[key] = set()
+        found = set()
+        s = scans.get(mod)
+        if s is None or depth > 8:
+            return found
+        for bm, bn in s.bases.get(cls, ()):
+            b = scans.get(bm)
+            # Classes of the default allowlists' modules (`typing.Protocol`, `typing.NamedTuple`)
+            # are covered by SBX005/SBX007 themselves, and a C base's module-level verdict says
+            # nothing about its methods (`io.RawIOBase` opens no file).
+            if b is None or bm.split(".")[0] in exclude_roots:
+                continue
+            for q in b.funcs:
+                owner, _, meth = q.partition(".")
+                if owner == bn and meth and "." not in meth and "<" not in meth and (
+                        not meth.startswith("_") or meth == "__call__"):
+                    found |= kinds_of(bm, q)
+            found |= inherited(bm, bn, depth + 1)
+        inherited_memo[key] = found
+        return found
+
     out = {}
     for name, s in scans.items():
         kinds = set()
         for q in s.public:
             kinds |= kinds_of(name, q)
+            if "." not in q and q in s.bases:
+                kinds |= inherited(name, q)
         if s.is_pkg:
             # A package's facade: public names it re-exports from its own submodules
             # (`unittest.TestLoader` is `unittest.loader.TestLoader`).
@@ -768,6 +870,16 @@ def host_modules(exclude_roots):
     for name, kinds in C_MODULES.items():
         if kinds:
             out[name] = set(kinds)
+    # `from m import *` re-exports m's public API (`curses` is `_curses`, `tty` is `termios`).
+    changed = True
+    while changed:
+        changed = False
+        for name, s in scans.items():
+            for src in s.star_from:
+                extra = out.get(src, set()) - out.get(name, set())
+                if extra:
+                    out.setdefault(name, set()).update(extra)
+                    changed = True
     for name, kinds in HOST_OVERRIDES.items():
         if kinds is None:
             out.pop(name, None)

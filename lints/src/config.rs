@@ -827,14 +827,21 @@ pub struct Settings {
 /// (`open_connection`, `start_server`, `create_connection`, `create_server`, `sock_connect`,
 /// `getaddrinfo`), file I/O (`sendfile`, pydantic's `parse_file`, numpy's loaders and savers),
 /// imports by name (`pydantic.ImportString`, pydantic v1's `PyObject`), and code that runs later
-/// in the host, outside the cell's limits (`call_later`, `call_at`,
-/// `run_in_executor`, `asyncio.to_thread`, signal and fd callbacks, task factories and exception
-/// handlers installed on the host's loop, `atexit.register`, `threading.Timer`,
-/// `weakref.finalize`); also a task's host frames (`get_stack`, `print_stack`), pydantic's
-/// path types (`FilePath`, `DirectoryPath`, `NewPath` hand out `pathlib.Path` objects) and
-/// pydantic v1's `BaseSettings` (reads the host's environment) and `import_string`.
-/// `call_soon` is not denied: resolving a future on the next tick is ordinary cell code
-/// (fixtures/benign/written.toml), though a callback the cell never awaits runs after it.
+/// in the host, outside the cell's limits (`call_soon`, `call_soon_threadsafe`, `call_later`,
+/// `call_at`, `run_in_executor`, `asyncio.to_thread`, signal and fd callbacks, task factories
+/// and exception handlers installed on the host's loop, `atexit.register`, `threading.Timer`,
+/// `weakref.finalize`); every `_private` member of an event loop (`_make_subprocess_transport`
+/// spawns a process, `_run_once`/`_ready` drive the host's loop); also a task's host frames
+/// (`get_stack`, `print_stack`), pydantic's path types (`FilePath`, `DirectoryPath`, `NewPath`
+/// hand out `pathlib.Path` objects) and pydantic v1's `BaseSettings` (reads the host's
+/// environment) and `import_string`; and the host-reading members of otherwise plain modules:
+/// `os.path.expanduser`/`expandvars` (the host's environment and user database),
+/// `uuid.getnode`/`uuid1` (the host's MAC address) and `zoneinfo.reset_tzpath` (points tzdata
+/// lookups at a cell-chosen directory).
+///
+/// `call_soon` is denied like `call_later(0, ...)`: the callback runs on the host's loop after
+/// the cell's current step, whether or not the cell awaits anything, so it outlives the cell's
+/// checks and limits. Resolving a future needs no callback: `fut.set_result(x)` directly.
 pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.create_subprocess_exec",
     "asyncio.create_subprocess_shell",
@@ -859,6 +866,8 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.run_in_executor",
     "asyncio.AbstractEventLoop.call_later",
     "asyncio.AbstractEventLoop.call_at",
+    "asyncio.AbstractEventLoop.call_soon",
+    "asyncio.AbstractEventLoop.call_soon_threadsafe",
     "asyncio.AbstractEventLoop.add_signal_handler",
     "asyncio.AbstractEventLoop.add_reader",
     "asyncio.AbstractEventLoop.add_writer",
@@ -866,6 +875,7 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.set_exception_handler",
     "asyncio.AbstractEventLoop.set_default_executor",
     "asyncio.AbstractEventLoop._make_subprocess_transport",
+    "asyncio.AbstractEventLoop._*",
     "asyncio.to_thread",
     "asyncio.*.subprocess_exec",
     "asyncio.*.subprocess_shell",
@@ -883,10 +893,13 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.*.run_in_executor",
     "asyncio.*.call_later",
     "asyncio.*.call_at",
+    "asyncio.*.call_soon",
+    "asyncio.*.call_soon_threadsafe",
     "asyncio.*.add_signal_handler",
     "asyncio.*.set_task_factory",
     "asyncio.*.set_exception_handler",
     "asyncio.*._make_subprocess_transport",
+    "asyncio.*EventLoop._*",
     "asyncio.*.get_stack",
     "asyncio.*.print_stack",
     "pydantic.ImportString",
@@ -901,6 +914,15 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "pydantic.v1.BaseSettings",
     "pydantic.v1.env_settings.*",
     "pydantic.v1.utils.import_string",
+    "os.path.expanduser",
+    "os.path.expandvars",
+    "posixpath.expanduser",
+    "posixpath.expandvars",
+    "ntpath.expanduser",
+    "ntpath.expandvars",
+    "uuid.getnode",
+    "uuid.uuid1",
+    "zoneinfo.reset_tzpath",
     "atexit.register",
     "threading.Timer",
     "weakref.finalize",
@@ -1023,9 +1045,19 @@ fn import_warnings(
                     "`{e}` in the import allowlist lets in a module that reaches the host ({why})"
                 ),
             ));
-        } else if e.ends_with(".*") {
-            // A star entry expands to every submodule: name the host-reaching ones.
-            let under = crate::rules::sandbox::host_modules_under(module);
+        } else {
+            // An entry allows its submodules too (`email` lets in `email.utils`, `a.*` is `a`
+            // and below): name the host-reaching ones.
+            // By the module's real name: `os.path` is `posixpath`, whose parent is not `os`.
+            // Private submodules (`zoneinfo._tzpath`) are not named: SBX005 reports any use.
+            let real = crate::rules::sandbox::reach::table().real_name(module);
+            let under: Vec<&str> = crate::rules::sandbox::host_modules_under(&real)
+                .into_iter()
+                .filter(|m| {
+                    m.strip_prefix(real.as_str())
+                        .is_none_or(|rest| !rest.split('.').any(|p| p.starts_with('_')))
+                })
+                .collect();
             if !under.is_empty() {
                 let shown: Vec<String> = under.iter().take(5).map(|m| format!("`{m}`")).collect();
                 let more = if under.len() > 5 {
@@ -1033,12 +1065,17 @@ fn import_warnings(
                 } else {
                     String::new()
                 };
+                let what = if e.ends_with(".*") {
+                    "expands to"
+                } else {
+                    "also allows"
+                };
                 warnings.push(ConfigError::at(
                     origin,
                     text,
                     offset,
                     format!(
-                        "`{e}` in the import allowlist expands to every submodule of `{module}`, including host-reaching ones: {}{more}",
+                        "`{e}` in the import allowlist {what} every submodule of `{module}`, including host-reaching ones: {}{more}",
                         shown.join(", ")
                     ),
                 ));
@@ -1802,7 +1839,7 @@ mod tests {
             "dialect = \"functions\"\n[lint.imports]\nextend-allow = [\"timeit\", \"pydoc\", \"types\", \"linecache\", \"concurrent.*\", \"xmlrpc.*\", \"textwrap\", \"email.*\", \"os.path\", \"test.*\"]\n",
         );
         let w: Vec<&str> = s.warnings.iter().map(|w| w.message.as_str()).collect();
-        assert_eq!(w.len(), 7, "{w:#?}");
+        assert_eq!(w.len(), 8, "{w:#?}");
         assert!(w[0].starts_with("`timeit` in the import allowlist lets in a module that reaches the host (runs code from strings"), "{}", w[0]);
         assert!(w[1].contains("`pydoc`") && w[1].contains("imports modules by name"));
         assert!(w[2].contains("`types`") && w[2].contains("builds code objects"));
@@ -1813,8 +1850,72 @@ mod tests {
             w[4]
         );
         assert!(w[5].contains("`xmlrpc.*`") && w[5].contains("`xmlrpc.server`"));
-        assert!(w[6].contains("`test.*`"), "{}", w[6]);
+        // `email.utils.make_msgid()` looks up the host's name (`socket.getfqdn`).
+        assert_eq!(
+            w[6],
+            "`email.*` in the import allowlist expands to every submodule of `email`, including host-reaching ones: `email.utils`"
+        );
+        assert!(w[7].contains("`test.*`"), "{}", w[7]);
         assert_eq!(s.warnings[0].column, Some(18));
+    }
+
+    #[test]
+    fn host_identity_and_user_path_modules_are_warnings() {
+        // Issue 4 second tester F12: modules that read cell-given files (`mimetypes`), the
+        // host's user and group database (`pwd`, `grp`, `spwd`) or its environment (`locale`),
+        // and files and frames (`traceback`) are host-reaching like `bz2`; `string` (its
+        // Formatter walks attributes, which the SBX rules check on the fields) and `uuid`,
+        // `zoneinfo`, `os.path` (whose host-reading members are default deny-members) are not.
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\nextend-allow = [\"mimetypes\", \"pwd\", \"grp\", \"spwd\", \"locale\", \"traceback\", \"bz2\", \"string\", \"uuid\", \"zoneinfo\", \"os.path\"]\n",
+        );
+        let w: Vec<&str> = s.warnings.iter().map(|w| w.message.as_str()).collect();
+        let identity = "reads the host's environment, users, groups or machine identity";
+        assert_eq!(
+            w,
+            vec![
+                format!("`mimetypes` in the import allowlist lets in a module that reaches the host (reads or writes files; {identity})").as_str(),
+                format!("`pwd` in the import allowlist lets in a module that reaches the host ({identity})").as_str(),
+                format!("`grp` in the import allowlist lets in a module that reaches the host ({identity})").as_str(),
+                format!("`spwd` in the import allowlist lets in a module that reaches the host ({identity})").as_str(),
+                format!("`locale` in the import allowlist lets in a module that reaches the host ({identity})").as_str(),
+                "`traceback` in the import allowlist lets in a module that reaches the host (reads or writes files; exposes execution frames or tracing hooks)",
+                "`bz2` in the import allowlist lets in a module that reaches the host (reads or writes files)",
+            ]
+        );
+        assert_eq!(
+            (s.warnings[1].line, s.warnings[1].column),
+            (Some(3), Some(31))
+        );
+        // The readers of those not listed are denied by default.
+        for m in [
+            "os.path.expanduser",
+            "os.path.expandvars",
+            "posixpath.expandvars",
+            "uuid.getnode",
+            "uuid.uuid1",
+            "zoneinfo.reset_tzpath",
+        ] {
+            assert!(s.deny_members.iter().any(|d| d == m), "{m} denied");
+        }
+    }
+
+    #[test]
+    fn package_entries_name_their_host_reaching_submodules() {
+        // `email` allows `email.utils` as `email.*` does; `os.path` is judged as `posixpath`
+        // (no warning naming its parent `os`), and a package without host-reaching submodules
+        // stays silent.
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\nextend-allow = [\"email\", \"os.path\", \"os.path.*\", \"html\", \"xmlrpc\"]\n",
+        );
+        let w: Vec<&str> = s.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(
+            w,
+            vec![
+                "`email` in the import allowlist also allows every submodule of `email`, including host-reaching ones: `email.utils`",
+                "`xmlrpc` in the import allowlist also allows every submodule of `xmlrpc`, including host-reaching ones: `xmlrpc.client`, `xmlrpc.server`",
+            ]
+        );
     }
 
     #[test]

@@ -203,6 +203,20 @@ fn rename_variables(src: &str, rng: &mut Rng) -> String {
     let mut imported = BTreeSet::new();
     for n in &nodes {
         let targets: Vec<Node> = match n.kind() {
+            // An annotated name in a class body is a field (`@dataclass`, `NamedTuple`): an
+            // attribute name that `__match_args__` and keyword arguments spell, not a variable.
+            "assignment"
+                if n.child_by_field_name("type").is_some()
+                    && n.parent()
+                        .and_then(|s| s.parent())
+                        .and_then(|b| b.parent())
+                        .is_some_and(|c| c.kind() == "class_definition") =>
+            {
+                if let Some(l) = n.child_by_field_name("left") {
+                    keyword_names.insert(text(l));
+                }
+                Vec::new()
+            }
             "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
                 n.child_by_field_name("left").into_iter().collect()
             }

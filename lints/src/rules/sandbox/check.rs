@@ -38,8 +38,13 @@ pub const BENIGN_DUNDER_READS: &[&str] = &[
     "__anext__",
 ];
 
-/// Attributes of frames, tracebacks, generators and coroutines that walk execution frames.
+/// Attributes of frames, tracebacks, generators and coroutines that walk execution frames, and
+/// the methods that hand frames out on any receiver (`asyncio.Task.get_stack` returns the
+/// frames of a task, which may be one of the host's from `asyncio.all_tasks()`;
+/// `Task.print_stack` and `traceback.print_stack` print them).
 pub const FRAME_ATTRS: &[&str] = &[
+    "get_stack",
+    "print_stack",
     "tb_frame",
     "tb_next",
     "f_back",
@@ -246,6 +251,17 @@ pub struct Sbx<'t, 'a> {
     dunder_keyed: Vec<(String, String)>,
     /// Keyword patterns (by node id) -> their `match` subject and the keywords above them.
     kw_subjects: rustc_hash::FxHashMap<usize, (Option<Node<'t>>, Vec<String>)>,
+    /// The module node of the cell (set by [`Sbx::run`]).
+    root: Option<Node<'t>>,
+    /// Positional sub-patterns of class patterns whose class's `__match_args__` cellguard
+    /// knows (by node id) -> the `match` subject, the attributes read above them, and the
+    /// attribute they read.
+    pos_subjects: rustc_hash::FxHashMap<usize, (Option<Node<'t>>, Vec<String>, String)>,
+    /// Class definitions of the cell by name (filled on first use).
+    class_defs: Option<rustc_hash::FxHashMap<String, Node<'t>>>,
+    /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
+    /// cell by target name (filled on first use), to see how a string was built.
+    assigned: Option<rustc_hash::FxHashMap<String, Vec<Node<'t>>>>,
 }
 
 fn short(s: &str) -> String {
@@ -476,11 +492,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
             nesting: 0,
             dunder_keyed: Vec::new(),
             kw_subjects: Default::default(),
+            root: None,
+            pos_subjects: Default::default(),
+            class_defs: None,
+            assigned: None,
         }
     }
 
     /// Runs the walk from the module node and returns the findings, in discovery order.
     pub fn run(mut self, root: Node<'t>) -> Vec<Finding> {
+        self.root = Some(root);
         if !self.it.relevance.any_hot() {
             // Nothing in the cell can produce a finding (see `scan`).
             return Vec::new();
@@ -710,6 +731,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     fn run_def(&mut self, def: Node<'t>, flow: &mut Bindings, strong: bool, decorated: bool) {
         self.check_def_name(def);
+        if self.it.is_hot(def) {
+            self.check_generator_cleanup(def);
+        }
         if let Some(p) = def.field(F::Parameters) {
             self.check_tree(p, Some(flow), NodeCtx::ROOT);
         }
@@ -1045,14 +1069,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
             K::Attribute => self.check_attribute(node, env, nctx),
             K::Subscript => self.check_subscript(node, env, nctx),
             K::Call => self.check_call(node, env, nctx),
-            K::FunctionDefinition => self.check_def_name(node),
+            K::FunctionDefinition => {
+                self.check_def_name(node);
+                self.check_generator_cleanup(node);
+            }
             K::Type => {
                 // A string annotation is evaluated as code by `typing.get_type_hints`,
                 // `typing.ForwardRef`, pydantic and `functools.singledispatch().register`.
-                if let Some(a) = first_named(node)
-                    .filter(|a| matches!(a.kind(), "string" | "concatenated_string"))
-                {
-                    self.check_code_string(
+                if let Some(a) = first_named(node) {
+                    self.check_type_expression(
                         a,
                         env,
                         "a string annotation, which `typing.get_type_hints`, pydantic and `functools.singledispatch` evaluate",
@@ -1104,6 +1129,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     self.attr_findings(&subject, name, parse::range(n), &shown);
                 }
             }
+            K::ClassPattern => self.check_positional_patterns(node, env),
             K::DottedName if nctx.pattern && named(node).len() > 1 => {
                 self.check_pattern_name(node, env);
             }
@@ -1359,13 +1385,198 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             }
                         }
                     }
-                    "case_pattern" | "union_pattern" | "as_pattern" | "class_pattern" => {
+                    "class_pattern" => {
+                        // Positional sub-patterns read the attributes named by the class's
+                        // `__match_args__` (`case P(Q(o))` with `@dataclass class P: base_events:
+                        // int` reads `subject.base_events`).
+                        let args = named(c)
+                            .first()
+                            .filter(|f| f.kind() == "dotted_name")
+                            .and_then(|f| self.match_args(&ident(*f, self.it.src), 0));
+                        let mut i = 0usize;
+                        for k in named(c) {
+                            match k.kind() {
+                                "case_pattern" => {
+                                    match args.as_ref().and_then(|a| a.get(i)) {
+                                        Some(field) => {
+                                            self.pos_subjects.insert(
+                                                k.id(),
+                                                (subject, path.clone(), field.clone()),
+                                            );
+                                            let mut p = path.clone();
+                                            p.push(field.clone());
+                                            stack.push((k, p));
+                                        }
+                                        None => stack.push((k, path.clone())),
+                                    }
+                                    i += 1;
+                                }
+                                "keyword_pattern" => {
+                                    self.kw_subjects.insert(k.id(), (subject, path.clone()));
+                                    let kids = named(k);
+                                    if let Some(first) = kids.first() {
+                                        let mut p = path.clone();
+                                        p.push(ident(*first, self.it.src).into_owned());
+                                        for v in kids.iter().skip(1) {
+                                            stack.push((*v, p.clone()));
+                                        }
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    "case_pattern" | "union_pattern" | "as_pattern" => {
                         stack.push((c, path.clone()));
                     }
                     _ => {}
                 }
             }
         }
+    }
+
+    /// The attribute names a class pattern on class `name` reads positionally: the class's
+    /// `__match_args__`, when the class is defined in the cell with an explicit
+    /// `__match_args__ = (...)` (folded from constants) or is a dataclass or `NamedTuple`,
+    /// whose generated `__match_args__` are its annotated fields in order (fields of base
+    /// classes defined in the cell first). `None` for classes cellguard cannot see.
+    fn match_args(&mut self, name: &str, depth: u32) -> Option<Vec<String>> {
+        if depth > 8 {
+            return None;
+        }
+        if self.class_defs.is_none() {
+            let mut defs = rustc_hash::FxHashMap::default();
+            if let Some(root) = self.root {
+                for n in parse::walk(root) {
+                    if n.kind_name() == "class_definition" {
+                        if let Some(id) = n.field(F::Name) {
+                            defs.entry(ident(id, self.it.src).into_owned()).or_insert(n);
+                        }
+                    }
+                }
+            }
+            self.class_defs = Some(defs);
+        }
+        let class = *self.class_defs.as_ref()?.get(name)?;
+        let body = class.field(F::Body)?;
+        let mut fields: Vec<String> = Vec::new();
+        for stmt in named(body) {
+            let Some(a) = first_named(stmt).filter(|a| a.kind_name() == "assignment") else {
+                continue;
+            };
+            let Some(l) = a.field(F::Left).filter(|l| l.kind_name() == "identifier") else {
+                continue;
+            };
+            let lname = ident(l, self.it.src).into_owned();
+            if lname == "__match_args__" {
+                let r = a.field(F::Right)?;
+                let v = self.it.eval(r, &Env::Global, 0);
+                let mut out = Vec::new();
+                for x in v.iter() {
+                    if let Some(items) = as_sequence(x) {
+                        for item in items {
+                            if let Some(s) = item.strs().next() {
+                                out.push(s.to_string());
+                            }
+                        }
+                    }
+                }
+                return Some(out);
+            }
+            if a.child_by_field_name("type").is_some() {
+                let ty = a
+                    .child_by_field_name("type")
+                    .map(|t| self.text(t))
+                    .unwrap_or("");
+                if !ty.contains("ClassVar") {
+                    fields.push(lname);
+                }
+            }
+        }
+        let decorated = class
+            .parent()
+            .filter(|p| p.kind_name() == "decorated_definition")
+            .is_some_and(|p| {
+                named(p)
+                    .iter()
+                    .any(|d| d.kind_name() == "decorator" && self.text(*d).contains("dataclass"))
+            });
+        let bases: Vec<Node<'t>> = class.field(F::Superclasses).map(named).unwrap_or_default();
+        let named_tuple = bases
+            .iter()
+            .any(|b| self.text(unparen(*b)).ends_with("NamedTuple"));
+        if !decorated && !named_tuple {
+            return None;
+        }
+        let mut all = Vec::new();
+        for b in bases {
+            let b = unparen(b);
+            if b.kind_name() == "identifier" {
+                let bname = ident(b, self.it.src).into_owned();
+                if bname != name {
+                    if let Some(inherited) = self.match_args(&bname, depth + 1) {
+                        all.extend(inherited);
+                    }
+                }
+            }
+        }
+        for f in fields {
+            if !all.contains(&f) {
+                all.push(f);
+            }
+        }
+        Some(all)
+    }
+
+    /// Checks the positional sub-patterns of class pattern `node` whose attribute names come
+    /// from `__match_args__` (see [`Self::match_args`]), like keyword patterns.
+    fn check_positional_patterns(&mut self, node: Node<'t>, env: &Env) {
+        for k in named(node) {
+            let Some((subject, path, name)) = self.pos_subjects.get(&k.id()).cloned() else {
+                continue;
+            };
+            let range = parse::range(k);
+            if is_dunder(&name) && !BENIGN_DUNDER_READS.contains(&name.as_str()) {
+                self.report(
+                    &DUNDER_ACCESS,
+                    range,
+                    format!("Positional class pattern reads dunder attribute `{name}` (named by the class's `__match_args__`)"),
+                    Some("A positional sub-pattern is `getattr(subject, __match_args__[i])`".into()),
+                );
+            }
+            if FRAME_ATTRS.contains(&name.as_str()) {
+                self.report(
+                    &FRAME_WALK,
+                    range,
+                    format!("Positional class pattern reads frame attribute `{name}` (named by the class's `__match_args__`): frames expose the globals and builtins of the code that runs the cell"),
+                    None,
+                );
+            }
+            let (subjv, shown) = self.subject_value(subject, &path, env);
+            self.attr_findings(&subjv, &name, range, &shown);
+        }
+    }
+
+    /// The value and text of a `match` subject after reading the attributes of `path`.
+    fn subject_value(
+        &self,
+        subject: Option<Node<'t>>,
+        path: &[String],
+        env: &Env,
+    ) -> (VSet, String) {
+        let (mut v, mut shown) = match subject {
+            Some(s) => (self.it.eval(s, env, 0), short(self.text(s))),
+            None => (VSet::unknown(), "the match subject".to_string()),
+        };
+        for name in path {
+            let mut next = VSet::default();
+            for x in v.iter() {
+                next.join(&self.it.attr_value(x, name));
+            }
+            v = next.or_unknown();
+            shown = format!("{shown}.{name}");
+        }
+        (v, shown)
     }
 
     /// What the subject of the class pattern holding keyword pattern `kw` may be, and its text
@@ -1655,6 +1866,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
+        self.check_type_sinks(callee, &cv, &pos, &kws, env);
         if cv.only_unknown() {
             if let Some((_, a)) = kws.iter().find(|(k, _)| k == "code") {
                 let label = format!("`{}(code=...)`", short(self.text(callee)));
@@ -1792,6 +2004,37 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
+        // `ABC.register(type(module))`: module objects become virtual instances of a class, so
+        // class patterns on it (`case P(Q(o))`) read module attributes.
+        if inner_callee.kind_name() == "attribute"
+            && inner_callee
+                .field(F::Attribute)
+                .is_some_and(|a| &*ident(a, self.it.src) == "register")
+        {
+            if let Some(arg) = pos.first().map(|a| unparen(*a)) {
+                let module_type = if arg.kind_name() == "call" {
+                    let (targs, _, _) = call_args(arg.field(F::Arguments), self.it.src);
+                    arg.field(F::Function)
+                        .is_some_and(|f| self.it.eval(f, env, 0).has_builtin("type"))
+                        && targs.first().is_some_and(|t| {
+                            self.it
+                                .eval(*t, env, 0)
+                                .iter()
+                                .any(|v| matches!(v, Val::Module(_)))
+                        })
+                } else {
+                    self.text(arg).trim_end().ends_with("ModuleType")
+                };
+                if module_type {
+                    self.report(
+                        &MODULE_ESCAPE,
+                        parse::range(arg),
+                        format!("`{}` registers the module type as a virtual subclass: class patterns on that class then match modules and read their attributes (`case P(Q(o))`)", short(self.text(node))),
+                        Some("A positional class pattern reads the attributes named by `__match_args__`; on a module that walks to other modules".into()),
+                    );
+                }
+            }
+        }
         // str.format / format_map / Formatter().format / vformat: the template's fields walk
         // attributes and items of the arguments.
         let mut format_handled = false;
@@ -1801,6 +2044,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 inner_callee.field(F::Attribute),
             ) {
                 let m = ident(attr, self.it.src).into_owned();
+                if &*m == "get_field" && pos.len() + kws.len() == 3 {
+                    // `Formatter().get_field("0.__class__", args, kwargs)`: a field path.
+                    if let Some(first) = pos.first() {
+                        self.check_field_path(&m, *first, pos.get(1).copied(), env);
+                    }
+                }
+                if matches!(&*m, "format" | "format_map" | "vformat") {
+                    self.check_hidden_template(&m, obj, &pos, &kws, splat, env);
+                }
                 if matches!(&*m, "format" | "format_map" | "vformat") {
                     format_handled = true;
                     let ov = self.it.eval(obj, env, 0);
@@ -1951,15 +2203,510 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
             let mut inner = Sbx::new(it, self.deny_entries, self.namespace_names);
             inner.nesting = self.nesting + 1;
+            // A plain literal whose text is the code (no escapes, no prefix that changes it):
+            // findings point into the string.
+            let offset = (arg.kind_name() == "string")
+                .then(|| {
+                    let parts: Vec<Node> = named(arg)
+                        .into_iter()
+                        .filter(|c| !matches!(c.kind_name(), "string_start" | "string_end"))
+                        .collect();
+                    match parts.as_slice() {
+                        [c] if c.kind_name() == "string_content"
+                            && c.named_child_count() == 0
+                            && self.text(*c) == code =>
+                        {
+                            Some(c.start_byte())
+                        }
+                        _ => None,
+                    }
+                })
+                .flatten();
             for f in inner.run(tree.root_node()) {
+                let range = match offset {
+                    Some(o) if f.range.end <= code.len() => {
+                        TextRange::new(o + f.range.start, o + f.range.end)
+                    }
+                    _ => parse::range(arg),
+                };
                 self.report(
                     f.rule,
-                    parse::range(arg),
+                    range,
                     format!("In code passed to {label}: {}", f.message),
                     f.help,
                 );
             }
         }
+    }
+
+    /// Checks an annotation (or another type expression that `typing` or pydantic evaluates):
+    /// every string in a type position is code (`x: "os.system"`, `Optional["..."]`,
+    /// `list["..."]`); strings inside `Literal[...]`, the metadata of `Annotated[T, ...]` and
+    /// call arguments (`constr(pattern="...")`) are values and are left alone. A type
+    /// expression that folds to a string (`"".join(["...", "..."])`) is that code; one that
+    /// builds a string at runtime ([`Self::runtime_string`]) is reported itself (SBX003), as
+    /// `eval` of a computed string would be.
+    fn check_type_expression(&mut self, expr: Node<'t>, env: &Env, label: &str) {
+        let mut strings: Vec<Node<'t>> = Vec::new();
+        let mut stack = vec![(expr, 0u32)];
+        while let Some((n, depth)) = stack.pop() {
+            if depth > 64 {
+                continue;
+            }
+            match n.kind_name() {
+                "string" | "concatenated_string" => strings.push(n),
+                "subscript" => {
+                    let head = n
+                        .field(F::Value)
+                        .map(|v| {
+                            self.text(v)
+                                .rsplit('.')
+                                .next()
+                                .unwrap_or("")
+                                .trim()
+                                .to_string()
+                        })
+                        .unwrap_or_default();
+                    if head == "Literal" {
+                        continue;
+                    }
+                    let mut c = n.walk();
+                    let subs: Vec<Node<'t>> =
+                        n.children_by_field_name("subscript", &mut c).collect();
+                    let subs: Vec<Node<'t>> = if subs.len() == 1 && subs[0].kind_name() == "tuple" {
+                        named(subs[0])
+                    } else {
+                        subs
+                    };
+                    for (i, sub) in subs.into_iter().enumerate() {
+                        if head == "Annotated" && i > 0 {
+                            break;
+                        }
+                        stack.push((sub, depth + 1));
+                    }
+                }
+                "binary_operator"
+                | "tuple"
+                | "list"
+                | "parenthesized_expression"
+                | "expression_list" => {
+                    for c in named(n) {
+                        stack.push((c, depth + 1));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let top_is_string = strings.first().is_some_and(|s| s.id() == expr.id());
+        for s in strings {
+            self.check_code_string(s, env, label);
+        }
+        if top_is_string
+            || matches!(
+                expr.kind_name(),
+                "identifier" | "attribute" | "subscript" | "none"
+            )
+        {
+            return;
+        }
+        let v = self.it.eval(expr, env, 0);
+        if v.strs().next().is_some() {
+            self.check_code_string(expr, env, label);
+        } else if self.runtime_string(expr, false, 0) {
+            self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(expr),
+                format!("A string built at runtime is used as {label}: it is evaluated as code that cellguard cannot check"),
+                Some("Write the type out (`x: int`, `x: \"Order\"`); a computed annotation runs whatever string it builds".into()),
+            );
+        }
+    }
+
+    /// `.format`/`.format_map` (and `Formatter().format`/`vformat`, `str.format(t, ...)`) on a
+    /// template whose text cellguard cannot see (SBX004): decoded at runtime (`json.loads`,
+    /// `.decode()`, `bytes.fromhex`, `base64`, `unquote`, `chr`), joined from values it cannot
+    /// fold, or derived from those ([`Self::runtime_string`] in strict mode), when some
+    /// argument is not a plain literal (a number or string constant): the template's fields
+    /// then walk attributes and items of that argument (`{0.__init__.__globals__}`) that no
+    /// check sees. Templates built from visible literal text (`prefix + " {}"`, f-strings) and
+    /// calls whose arguments are all literals are not reported.
+    fn check_hidden_template(
+        &mut self,
+        method: &str,
+        obj: Node<'t>,
+        pos: &[Node<'t>],
+        kws: &[(String, Node<'t>)],
+        splat: bool,
+        env: &Env,
+    ) {
+        let ov = self.it.eval(obj, env, 0);
+        let obj_text = self.text(obj);
+        let via_first = method == "vformat"
+            || ov.has_builtin("str")
+            || obj_text.contains("Formatter")
+            || (unparen(obj).kind_name() == "identifier"
+                && self
+                    .assignments_of(&ident(unparen(obj), self.it.src))
+                    .iter()
+                    .any(|r| self.text(*r).contains("Formatter")));
+        let (template, args): (Node<'t>, Vec<Node<'t>>) = if via_first {
+            let Some(first) = pos.first() else { return };
+            (
+                *first,
+                pos[1..]
+                    .iter()
+                    .copied()
+                    .chain(kws.iter().map(|(_, v)| *v))
+                    .collect(),
+            )
+        } else {
+            (
+                obj,
+                pos.iter()
+                    .copied()
+                    .chain(kws.iter().map(|(_, v)| *v))
+                    .collect(),
+            )
+        };
+        if self.it.eval(template, env, 0).strs().next().is_some() {
+            return;
+        }
+        fn plain(n: Node) -> bool {
+            let n = unparen(n);
+            match n.kind_name() {
+                "integer" | "float" | "true" | "false" | "none" => true,
+                "string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
+                "concatenated_string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
+                "unary_operator" => first_named(n).is_some_and(plain),
+                "dictionary" | "tuple" | "list" => named(n).into_iter().all(|c| {
+                    if c.kind_name() == "pair" {
+                        c.field(F::Key).is_some_and(plain) && c.field(F::Value).is_some_and(plain)
+                    } else {
+                        plain(c)
+                    }
+                }),
+                _ => false,
+            }
+        }
+        if !splat && args.iter().all(|a| plain(*a)) {
+            return;
+        }
+        if !self.runtime_string(template, true, 0) {
+            return;
+        }
+        self.report(
+            &DYNAMIC_ATTRIBUTE_ACCESS,
+            parse::range(template),
+            format!("`{method}` with a template built at runtime from text cellguard cannot see: its fields (`{{0.attr}}`, `{{0[key]}}`) walk attributes of the arguments unchecked"),
+            Some("Use a template literal, or format only plain values (`str(x)`) into it".into()),
+        );
+    }
+
+    /// `Formatter().get_field(path, args, kwargs)` (three arguments, unlike Django's
+    /// `_meta.get_field(name)`): the path is
+    /// a format field name walked with `getattr` and `[]` (SBX002 for a dunder step, SBX008 for
+    /// a frame attribute, SBX005 for a module escape on the given arguments); a path cellguard
+    /// cannot fold is SBX004.
+    fn check_field_path(
+        &mut self,
+        method: &str,
+        path: Node<'t>,
+        args: Option<Node<'t>>,
+        env: &Env,
+    ) {
+        let v = self.it.eval(path, env, 0);
+        let strs: Vec<String> = v.strs().map(str::to_string).collect();
+        if strs.is_empty() || v.has_unknown() {
+            self.report(
+                &DYNAMIC_ATTRIBUTE_ACCESS,
+                parse::range(path),
+                format!("`{method}` with a field path cellguard cannot fold: it walks attributes of the arguments unchecked"),
+                Some("`Formatter().get_field(\"0.attr\", args, kwargs)` is `getattr(args[0], \"attr\")`".into()),
+            );
+        }
+        let argv = args.map(|a| self.it.eval(a, env, 0));
+        for s in strs {
+            let template = format!("{{{}}}", s.replace(['{', '}'], ""));
+            let fargs = FormatArgs {
+                seq: argv.clone(),
+                opaque: argv.is_none(),
+                ..FormatArgs::default()
+            };
+            let tv = VSet::str(template);
+            self.check_format(path, &tv);
+            self.check_format_fields(path, &tv, &fargs);
+        }
+    }
+
+    /// Calls that evaluate strings as type expressions in the cell's globals:
+    /// `typing.ForwardRef(s)`, `pydantic.TypeAdapter(s)`, `typing._eval_type`, the functional
+    /// forms `typing.TypedDict("T", {"a": s})`, `typing.NamedTuple("T", [("a", s)])`,
+    /// `dataclasses.make_dataclass("C", [("a", s)])` and `pydantic.create_model("M", a=(s,
+    /// ...))` (whose string types `typing.get_type_hints` and pydantic evaluate). The callee is
+    /// recognised by value (a member of `typing`, `typing_extensions`, `pydantic` or
+    /// `dataclasses`, aliases included) or, when it cannot be resolved, by its name.
+    fn check_type_sinks(
+        &mut self,
+        callee: Node<'t>,
+        cv: &VSet,
+        pos: &[Node<'t>],
+        kws: &[(String, Node<'t>)],
+        env: &Env,
+    ) {
+        const ROOTS: &[&str] = &["typing", "typing_extensions", "pydantic", "dataclasses"];
+        let mut sink: Option<String> = None;
+        for v in cv.iter() {
+            if let Val::Member(p) = v {
+                let root = p.split('.').next().unwrap_or("");
+                if ROOTS.contains(&root) {
+                    sink = Some(p.rsplit('.').next().unwrap_or("").to_string());
+                }
+            }
+        }
+        if sink.is_none() && cv.only_unknown() {
+            let t = self.text(unparen(callee));
+            sink = Some(t.rsplit('.').next().unwrap_or("").trim().to_string());
+        }
+        let Some(sink) = sink else { return };
+        let kw = |name: &str| kws.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+        let label = format!(
+            "`{}`, which evaluates it as a type expression",
+            short(self.text(callee))
+        );
+        let mut types: Vec<Node<'t>> = Vec::new();
+        match sink.as_str() {
+            "ForwardRef"
+            | "_eval_type"
+            | "eval_type_backport"
+            | "eval_type_lenient"
+            | "evaluate_forward_ref"
+            | "_type_check" => {
+                types.extend(pos.first().copied().or_else(|| kw("arg")));
+            }
+            "TypeAdapter" => types.extend(pos.first().copied().or_else(|| kw("type"))),
+            "TypedDict" | "NamedTuple" | "make_dataclass" | "create_model" => {
+                let second = if sink == "create_model" {
+                    None
+                } else {
+                    pos.get(1).copied().or_else(|| kw("fields"))
+                };
+                if let Some(f) = second.map(unparen) {
+                    match f.kind_name() {
+                        "dictionary" => {
+                            for pair in named(f) {
+                                types.extend(pair.field(F::Value));
+                            }
+                        }
+                        "list" | "tuple" => {
+                            for item in named(f) {
+                                let item = unparen(item);
+                                if matches!(item.kind_name(), "tuple" | "list") {
+                                    types.extend(named(item).get(1).copied());
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                for (k, v) in kws {
+                    if k.starts_with("__")
+                        || matches!(
+                            k.as_str(),
+                            "total"
+                                | "closed"
+                                | "fields"
+                                | "bases"
+                                | "namespace"
+                                | "frozen"
+                                | "module"
+                                | "rename"
+                                | "defaults"
+                        )
+                    {
+                        continue;
+                    }
+                    let v = unparen(*v);
+                    if sink == "create_model" && v.kind_name() == "tuple" {
+                        types.extend(named(v).first().copied());
+                    } else {
+                        types.push(v);
+                    }
+                }
+            }
+            _ => return,
+        }
+        // `ForwardRef` takes nothing but a string: any argument it cannot fold is computed.
+        let only_strings = matches!(sink.as_str(), "ForwardRef" | "evaluate_forward_ref");
+        for t in types {
+            let v = self.it.eval(t, env, 0);
+            if matches!(unparen(t).kind_name(), "string" | "concatenated_string")
+                || v.strs().next().is_some()
+            {
+                self.check_type_expression(t, env, &label);
+            } else if only_strings || self.runtime_string(t, false, 0) {
+                self.report(
+                    &CODE_EXECUTION_BUILTIN,
+                    parse::range(t),
+                    format!("A string built at runtime is passed to {label}: it is evaluated as code that cellguard cannot check"),
+                    Some("Pass the type itself, or a string literal cellguard can check".into()),
+                );
+            } else {
+                self.check_type_expression(t, env, &label);
+            }
+        }
+    }
+
+    /// True when `node` builds a string at runtime from parts cellguard cannot fold. With
+    /// `strict` (format templates), only strings whose text is hidden count: decoded ones
+    /// (`json.loads`, `.decode()`, `bytes.fromhex`, `codecs.decode`, `base64`, `unquote`,
+    /// `chr`, `translate`), joins of values cellguard cannot fold, and anything derived from
+    /// those (concatenation, slicing, case methods, `replace`). Without it, any concatenation,
+    /// `%`/`format`, f-string or `str(...)` of something unknown counts too. A name counts when
+    /// some plain assignment of it in the cell does.
+    fn runtime_string(&mut self, node: Node<'t>, strict: bool, depth: u32) -> bool {
+        const DECODERS: &[&str] = &[
+            "loads",
+            "decode",
+            "fromhex",
+            "unhexlify",
+            "a2b_hex",
+            "b64decode",
+            "b32decode",
+            "b16decode",
+            "a85decode",
+            "b85decode",
+            "urlsafe_b64decode",
+            "standard_b64decode",
+            "decodebytes",
+            "unquote",
+            "unquote_plus",
+            "unescape",
+            "translate",
+            "chr",
+        ];
+        const DERIVED: &[&str] = &[
+            "replace",
+            "lower",
+            "upper",
+            "strip",
+            "lstrip",
+            "rstrip",
+            "title",
+            "capitalize",
+            "casefold",
+            "swapcase",
+            "removeprefix",
+            "removesuffix",
+            "center",
+            "ljust",
+            "rjust",
+            "zfill",
+            "expandtabs",
+        ];
+        if depth > 6 {
+            return false;
+        }
+        let node = unparen(node);
+        match node.kind_name() {
+            "string" => !strict && named(node).iter().any(|c| c.kind_name() == "interpolation"),
+            "concatenated_string" => {
+                !strict && parse::walk(node).any(|c| c.kind_name() == "interpolation")
+            }
+            "binary_operator" => {
+                let op = node.field(F::Operator).map(|o| self.text(o)).unwrap_or("");
+                if !matches!(op, "+" | "%") {
+                    return false;
+                }
+                if !strict {
+                    return true;
+                }
+                let (l, r) = (node.field(F::Left), node.field(F::Right));
+                l.is_some_and(|l| self.runtime_string(l, strict, depth + 1))
+                    || r.is_some_and(|r| self.runtime_string(r, strict, depth + 1))
+            }
+            "subscript" => node
+                .field(F::Value)
+                .is_some_and(|v| self.runtime_string(v, strict, depth + 1)),
+            "conditional_expression" => named(node)
+                .into_iter()
+                .any(|c| self.runtime_string(c, strict, depth + 1)),
+            "call" => {
+                let Some(f) = node.field(F::Function).map(unparen) else {
+                    return false;
+                };
+                let last = match f.kind_name() {
+                    "identifier" => ident(f, self.it.src).into_owned(),
+                    "attribute" => f
+                        .field(F::Attribute)
+                        .map(|a| ident(a, self.it.src).into_owned())
+                        .unwrap_or_default(),
+                    _ => return false,
+                };
+                if DECODERS.contains(&last.as_str()) {
+                    return true;
+                }
+                if last == "join" {
+                    let (args, _, _) = call_args(node.field(F::Arguments), self.it.src);
+                    return args.first().is_some_and(|a| {
+                        let v = self.it.eval(*a, &Env::Global, 0);
+                        !strict || v.has_unknown() || elements(&v).has_unknown()
+                    });
+                }
+                if DERIVED.contains(&last.as_str())
+                    || (!strict
+                        && matches!(
+                            last.as_str(),
+                            "format" | "format_map" | "str" | "repr" | "ascii"
+                        ))
+                {
+                    if f.kind_name() == "attribute" {
+                        return !strict
+                            || f.field(F::Object)
+                                .is_some_and(|o| self.runtime_string(o, strict, depth + 1));
+                    }
+                    return !strict;
+                }
+                false
+            }
+            "identifier" => {
+                let name = ident(node, self.it.src).into_owned();
+                let rhs = self.assignments_of(&name);
+                rhs.into_iter()
+                    .any(|r| r.id() != node.id() && self.runtime_string(r, strict, depth + 1))
+            }
+            _ => false,
+        }
+    }
+
+    /// The right-hand sides of the plain assignments of `name` in the cell.
+    fn assignments_of(&mut self, name: &str) -> Vec<Node<'t>> {
+        if self.assigned.is_none() {
+            let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
+            if let Some(root) = self.root {
+                for n in parse::walk(root) {
+                    let (l, r) = match n.kind_name() {
+                        "assignment" | "augmented_assignment" => {
+                            (n.field(F::Left), n.field(F::Right))
+                        }
+                        "named_expression" => (n.field(F::Name), n.field(F::Value)),
+                        _ => continue,
+                    };
+                    if let (Some(l), Some(r)) = (l, r) {
+                        if l.kind_name() == "identifier" {
+                            map.entry(ident(l, self.it.src).into_owned())
+                                .or_default()
+                                .push(r);
+                        }
+                    }
+                }
+            }
+            self.assigned = Some(map);
+        }
+        self.assigned
+            .as_ref()
+            .and_then(|m| m.get(name))
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn is_namespace_callee(&self, callee: Node) -> bool {
@@ -2318,6 +3065,131 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- definitions ------------------------------------------------------------------------
 
+    /// SBX009 for a generator (or async generator) whose `yield` sits inside a `try` with a
+    /// `finally` clause or an `except` that catches `GeneratorExit` (bare, `BaseException`,
+    /// `GeneratorExit`), or inside a `with`/`async with` block: that code runs when the
+    /// generator is closed, which for a generator left suspended (stored, or abandoned by a
+    /// `break`) is when the host garbage-collects it or the host event loop finalizes it,
+    /// after the cell has finished and outside its limits: the same class as `__del__`.
+    /// Functions decorated as context managers (`contextlib.contextmanager`,
+    /// `asynccontextmanager`) are exempt: their generator is closed by the `with` that uses
+    /// it, inside the cell, and one never entered never runs its cleanup.
+    fn check_generator_cleanup(&mut self, def: Node<'t>) {
+        let Some(body) = def.field(F::Body) else {
+            return;
+        };
+        if let Some(p) = def
+            .parent()
+            .filter(|p| p.kind_name() == "decorated_definition")
+        {
+            if named(p).iter().any(|d| {
+                d.kind_name() == "decorator" && self.text(*d).trim_end().ends_with("contextmanager")
+            }) {
+                return;
+            }
+        }
+        /// True when `node` holds a `yield` of the function itself (not of a nested function,
+        /// lambda or class).
+        fn own_yield(node: Node, skip: Option<usize>) -> bool {
+            let mut stack = vec![(node, 0u32)];
+            while let Some((n, depth)) = stack.pop() {
+                if depth > 200 || Some(n.id()) == skip {
+                    continue;
+                }
+                match n.kind_name() {
+                    "yield" => return true,
+                    "function_definition" | "lambda" | "class_definition" => continue,
+                    _ => {
+                        let mut c = n.walk();
+                        stack.extend(n.named_children(&mut c).map(|k| (k, depth + 1)));
+                    }
+                }
+            }
+            false
+        }
+        if !own_yield(body, None) {
+            return;
+        }
+        let name = def
+            .field(F::Name)
+            .map(|n| ident(n, self.it.src).into_owned())
+            .unwrap_or_default();
+        let is_async = self.text(def).trim_start().starts_with("async");
+        let who = if is_async {
+            "the host event loop's async-generator finalizer"
+        } else {
+            "the host's garbage collector"
+        };
+        let help = Some("Exhaust or `close()` the generator inside the cell, or move the cleanup out of the generator".to_string());
+        let mut stack = vec![(body, 0u32)];
+        while let Some((n, depth)) = stack.pop() {
+            if depth > 200 {
+                continue;
+            }
+            match n.kind_name() {
+                "function_definition" | "lambda" | "class_definition" => continue,
+                "try_statement" => {
+                    let finally = named(n)
+                        .into_iter()
+                        .find(|c| c.kind_name() == "finally_clause");
+                    let guarded = own_yield(n, finally.map(|f| f.id()));
+                    if guarded {
+                        if let Some(f) = finally {
+                            let kw = f.child(0).unwrap_or(f);
+                            self.report(
+                                &DUNDER_METHOD_DEFINITION,
+                                parse::range(kw),
+                                format!("Generator `{name}` runs this `finally` block when it is closed: left suspended, it is closed by {who}, after the cell has finished (like `__del__`)"),
+                                help.clone(),
+                            );
+                        }
+                        for e in named(n) {
+                            if !matches!(e.kind_name(), "except_clause" | "except_group_clause") {
+                                continue;
+                            }
+                            let header: String = named(e)
+                                .into_iter()
+                                .take_while(|c| c.kind_name() != "block")
+                                .map(|c| self.text(c).to_string())
+                                .collect::<Vec<_>>()
+                                .join(" ");
+                            let catches_exit = header.trim().is_empty()
+                                || header.contains("GeneratorExit")
+                                || header.contains("BaseException");
+                            if catches_exit {
+                                let kw = e.child(0).unwrap_or(e);
+                                self.report(
+                                    &DUNDER_METHOD_DEFINITION,
+                                    parse::range(kw),
+                                    format!("Generator `{name}` runs this handler when it is closed (`GeneratorExit`): left suspended, it is closed by {who}, after the cell has finished (like `__del__`)"),
+                                    help.clone(),
+                                );
+                            }
+                        }
+                    }
+                }
+                "with_statement" => {
+                    let block = n.field(F::Body);
+                    if block.is_some_and(|b| own_yield(b, None)) {
+                        let end = named(n)
+                            .into_iter()
+                            .find(|c| c.kind_name() == "with_clause")
+                            .map_or(n.start_byte(), |c| c.end_byte());
+                        self.report(
+                            &DUNDER_METHOD_DEFINITION,
+                            TextRange::new(n.start_byte(), end.max(n.start_byte())),
+                            format!("Generator `{name}` runs this `with` block's exit when it is closed: left suspended, it is closed by {who}, after the cell has finished (like `__del__`)"),
+                            help.clone(),
+                        );
+                    }
+                }
+                _ => {}
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c).map(|k| (k, depth + 1)));
+        }
+    }
+
     fn check_def_name(&mut self, def: Node<'t>) {
         if let Some(name) = def.field(F::Name) {
             let n = ident(name, self.it.src);
@@ -2430,6 +3302,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     );
                 }
                 self.unsafe_allowed(&module, false, parse::range(m), allow);
+                if named(node)
+                    .iter()
+                    .any(|c| c.kind_name() == "wildcard_import")
+                {
+                    self.check_star_import(&module);
+                }
                 let bindings = self.it.import_bindings(node);
                 let base = std::rc::Rc::new(ModVal::new(
                     module.clone(),
@@ -2459,6 +3337,105 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `from module import *` binds every public global of a module that has no `__all__`,
+    /// the modules it imported for itself included (`from asyncio.base_subprocess import *`
+    /// binds `subprocess`, `from asyncio.trsock import *` binds `socket`). The table records
+    /// each module's module-valued attributes but not its `__all__`, so the star import is
+    /// taken to bind all of them: every name the cell reads that the table records as a module
+    /// attribute of `module` is checked as `module.name` (SBX005 when that leaves the
+    /// allowlist), and every read name whose `module.name` is a denied member is SBX007
+    /// (`from asyncio import *` then `create_subprocess_shell(...)`). For a module the table
+    /// does not know (a third-party package), its exports are unknown: every read name that is
+    /// a host-reaching module attribute of some module ([`unknown_host_attr`]) may be bound by
+    /// the star import. Reads are reported wherever they are (the analysis does not decide
+    /// whether a later binding of the same name always wins); cells without a star import are
+    /// never affected.
+    fn check_star_import(&mut self, module: &str) {
+        let Some(root) = self.root else { return };
+        let allow = self.it.cfg.allow;
+        let table = self.it.cfg.table;
+        let base = std::rc::Rc::new(ModVal::new(
+            module.to_string(),
+            table.real_name(module),
+            if is_allowed(module, allow) {
+                ModState::Ok
+            } else {
+                ModState::Blocked
+            },
+        ));
+        let known = table.knows(&base.real);
+        if !known && base.state == ModState::Blocked {
+            // An import the allowlist blocks is already IMP001.
+            return;
+        }
+        let src = self.it.src;
+        // Every identifier the cell reads, in order.
+        let mut reads: Vec<Node<'t>> = Vec::new();
+        let mut stack: Vec<(Node<'t>, K, NodeCtx, u32)> =
+            vec![(root, kind(root), NodeCtx::ROOT, 0)];
+        while let Some((n, nk, nctx, depth)) = stack.pop() {
+            if depth > 400 {
+                continue;
+            }
+            if nk == K::Identifier {
+                if nctx.is_load() {
+                    reads.push(n);
+                }
+                continue;
+            }
+            if nk == K::DottedName && nctx.pattern && n.named_child_count() > 1 {
+                // `case subprocess.PIPE:` reads its first name.
+                reads.extend(first_named(n));
+            }
+            let first = stack.len();
+            let mut kids = Children::new(n);
+            while let Some((c, field)) = kids.next(true) {
+                if c.is_named() {
+                    let ck = kind(c);
+                    if ck != K::Comment {
+                        stack.push((c, ck, child_ctx(nk, &nctx, ck, field), depth + 1));
+                    }
+                }
+            }
+            stack[first..].reverse();
+        }
+        for n in reads {
+            let name = ident(n, src).into_owned();
+            if is_dunder(&name) {
+                continue;
+            }
+            let range = parse::range(n);
+            let from = format!("`{name}` may be bound by `from {module} import *`");
+            if known {
+                if table.module_attr(&base.real, &name).is_some() {
+                    let (_, esc) = self.it.module_step(&base, &name);
+                    if let Some(e) = esc {
+                        let (msg, help) = self.escape_message(&e);
+                        self.report(
+                            &MODULE_ESCAPE,
+                            range,
+                            format!("{from} (a module without `__all__` exports the modules it imported): {msg}"),
+                            help,
+                        );
+                    }
+                }
+            } else if let Some((target, _)) = unknown_host_attr(&name) {
+                self.report(
+                    &MODULE_ESCAPE,
+                    range,
+                    format!("{from}: cellguard does not know what `{module}` exports, and `{name}` is the name of host-reaching module `{target}`"),
+                    Some("Import the names you need explicitly (`from m import a, b`) so they can be checked".into()),
+                );
+            }
+            let path = format!("{}.{name}", base.real);
+            if self.deny.matches(&path, table).is_some() {
+                self.deny_check(&path, range);
+            } else if *base.path != *base.real {
+                self.deny_check(&format!("{}.{name}", base.path), range);
+            }
         }
     }
 

@@ -143,6 +143,10 @@ const MEMBER_ROOTS: &[&str] = &[
     "sys",
     "asyncio",
     "functools",
+    "typing",
+    "typing_extensions",
+    "dataclasses",
+    "json",
 ];
 
 /// The first dotted segment of a name.
@@ -1907,6 +1911,23 @@ impl<'t, 'a> Interp<'t, 'a> {
                     .collect(),
                 None => VSet::unknown(),
             };
+        }
+        if path == "json.loads" {
+            // A JSON string constant decodes to a string (`json.loads('"_\\u005fclass__"')`).
+            let Some(a) = pos.first() else {
+                return VSet::unknown();
+            };
+            return self
+                .eval(*a, env, d)
+                .iter()
+                .map(|v| match v {
+                    Val::Str(s) => match serde_json::from_str::<serde_json::Value>(s) {
+                        Ok(serde_json::Value::String(t)) => Val::str(t),
+                        _ => Val::Unknown,
+                    },
+                    _ => Val::Unknown,
+                })
+                .collect();
         }
         if path.starts_with("asyncio")
             && matches!(

@@ -177,4 +177,77 @@ mod tests {
         assert!(t.knows("json.decoder"));
         assert!(!t.knows("numpy"));
     }
+
+    /// The `host_modules` half of the table after the second tester's F12 audit (modules that
+    /// open cell-given paths, read the host's identity or environment, or touch the network).
+    #[test]
+    fn host_modules_cover_identity_paths_and_network() {
+        use crate::rules::sandbox::{host_module, host_module_entry};
+        let identity = "reads the host's environment, users, groups or machine identity";
+        for m in ["pwd", "grp", "spwd", "locale", "_locale", "winreg", "_uuid"] {
+            assert_eq!(host_module(m), Some(identity), "{m}");
+        }
+        assert_eq!(
+            host_module("mimetypes"),
+            Some(format!("reads or writes files; {identity}").as_str())
+        );
+        assert_eq!(
+            host_module("traceback"),
+            Some("reads or writes files; exposes execution frames or tracing hooks")
+        );
+        assert_eq!(
+            host_module("email.utils"),
+            Some("opens network connections")
+        );
+        assert_eq!(host_module("asynchat"), Some("opens network connections"));
+        assert_eq!(
+            host_module("copyreg"),
+            Some("runs code later, in threads, timers, exit or signal handlers")
+        );
+        for m in [
+            "curses", // `from _curses import *`
+            "tty",    // `from termios import *`
+            "sqlite3.dbapi2",
+            "wsgiref.handlers", // `CGIHandler` hands the host's environment to the app
+            "getpass",
+            "_sitebuiltins",
+            "antigravity",
+            "selectors",
+            "msilib",
+            "psutil",
+            "paramiko",
+        ] {
+            assert!(host_module(m).is_some(), "{m} is host-reaching");
+        }
+        assert!(host_module("os").is_some_and(|r| r.ends_with(identity)));
+        // Plain modules stay out; the host-reading members of `os.path`, `uuid` and `zoneinfo`
+        // are default deny-members instead.
+        for m in [
+            "string",
+            "uuid",
+            "zoneinfo",
+            "os.path",
+            "posixpath",
+            "email",
+            "html",
+            "csv",
+            "textwrap",
+            "base64",
+            "hashlib",
+            "secrets",
+            "difflib",
+            "enum",
+            "operator",
+        ] {
+            assert_eq!(host_module_entry(m), None, "{m} is not host-reaching");
+        }
+        for d in [
+            "os.path.expandvars",
+            "uuid.getnode",
+            "uuid.uuid1",
+            "zoneinfo.reset_tzpath",
+        ] {
+            assert!(crate::config::DEFAULT_DENY_MEMBERS.contains(&d), "{d}");
+        }
+    }
 }

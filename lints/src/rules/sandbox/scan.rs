@@ -983,12 +983,28 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 }
             }
             K::Type
-                if node
-                    .named_child(0)
-                    .is_some_and(|c| matches!(c.kind(), "string" | "concatenated_string")) =>
+                if crate::parse::text(node, self.src)
+                    .bytes()
+                    .any(|b| matches!(b, b'"' | b'\'' | b'(' | b'+' | b'%')) =>
             {
-                // A string annotation is code: `typing.get_type_hints`, pydantic and
+                // A string annotation (or one nested in a subscript, or an annotation that
+                // builds a string) is code: `typing.get_type_hints`, pydantic and
                 // `functools.singledispatch` evaluate it in the cell's globals.
+                self.facts
+                    .triggers
+                    .push((node.start_byte() as u32, self.cur_range));
+            }
+            K::ClassPattern
+                if {
+                    let mut c = node.walk();
+                    let positional = node
+                        .named_children(&mut c)
+                        .any(|k| k.kind() == "case_pattern");
+                    positional
+                } =>
+            {
+                // A positional sub-pattern reads the attribute its class's `__match_args__`
+                // names.
                 self.facts
                     .triggers
                     .push((node.start_byte() as u32, self.cur_range));
@@ -1088,6 +1104,20 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             K::Yield => {
                 let t = func.map(|f| RET | f).into_iter().collect();
                 self.site(node, func, t);
+                // A `yield` inside `try` or `with` in its own function: the generator's cleanup
+                // may run when the host closes it (SBX009).
+                let guarded = stack
+                    .iter()
+                    .rev()
+                    .take_while(|f| {
+                        !matches!(f.k, K::FunctionDefinition | K::Lambda | K::ClassDefinition)
+                    })
+                    .any(|f| matches!(f.k, K::TryStatement | K::WithStatement));
+                if guarded {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
             }
             K::Call => {
                 let site = self.site(node, func, SmallVec::new());
