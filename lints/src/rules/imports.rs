@@ -57,8 +57,8 @@ pub static IMPORT_FAILS_AT_RUNTIME: Rule = Rule {
     summary: "An import or class statement the configured runtime cannot execute",
     fix: FixAvailability::Sometimes,
     doc: RuleDoc {
-        what: "In a namespace whose restricted builtins have no `__import__` or `__build_class__` (Colony's default), reports every allowed `import` statement and every `class` definition.",
-        why: "Colony's REPL keeps only builtins without a leading underscore, so `import json` raises `ImportError: __import__ not found` and `class Foo: ...` raises `NameError: __build_class__ not found`, even though the validator accepted them.",
+        what: "In a namespace whose restricted builtins have no `__import__` or `__build_class__` (Colony's default), reports every allowed `import` statement and every `class` definition. The help says what to use instead: the module itself when the namespace pre-binds it (`json`), the pre-bound names a `from` import asks for (`from collections import Counter`), or else the modules the namespace does pre-bind.",
+        why: "Colony's REPL keeps only builtins without a leading underscore, so `import json` raises `ImportError: __import__ not found` and `class Foo: ...` raises `NameError: __build_class__ not found`, even though the validator accepted them. Only what the namespace pre-binds is usable: in Colony's, the modules `json`, `re`, `math`, `itertools` and `functools` and the names `defaultdict`, `Counter` and `dataclass` (colony-reference §2.1). The other modules of its allowlist (`collections`, `dataclasses`, `typing`, `datetime`, `pydantic`, `asyncio`) cannot be used at all, and `dataclass` is of no use without a `class` statement.",
         example: "import json\nx = json.dumps({})\n",
         fixed_example: "x = json.dumps({})\n",
         fix_safety: "Removing `import m` is safe when `m` is pre-bound in the namespace under the same name.",
@@ -205,11 +205,7 @@ pub fn check(checker: &mut Checker) {
         }
         if ns.imports_fail_at_runtime {
             let root_name = imp.module.split('.').next().unwrap_or("");
-            let help = if ns.modules.contains(root_name) {
-                format!("`{root_name}` is pre-bound in the namespace: use it without importing")
-            } else {
-                "Only the namespace's pre-bound modules are usable".to_string()
-            };
+            let help = runtime_import_help(&imp, root_name, ns, src);
             let mut diagnostic = Diagnostic::new(
                 &IMPORT_FAILS_AT_RUNTIME,
                 parse::range(imp.statement),
@@ -246,16 +242,112 @@ pub fn check(checker: &mut Checker) {
                 .child_by_field_name("name")
                 .map(|n| n.end_byte())
                 .unwrap_or(node.start_byte());
+            let help = if ns.names.contains("dataclass") {
+                "Use a dict instead of a class (the pre-bound `dataclass` needs a `class` statement too)"
+            } else {
+                "Use a dict instead of a class"
+            };
             checker.report(
                 Diagnostic::new(
                     &IMPORT_FAILS_AT_RUNTIME,
                     TextRange::new(node.start_byte(), head_end),
                     format!("`class {name}` fails at runtime: the restricted builtins have no `__build_class__`"),
                 )
-                .with_help("Use a dict or the pre-bound helpers instead of a class"),
+                .with_help(help),
             );
         }
     }
+}
+
+/// Members of allowlisted modules that a namespace may pre-bind as bare names (Colony's binds
+/// `defaultdict`, `Counter` and `dataclass`, colony-reference §2.1): module -> names.
+const KNOWN_MEMBERS: &[(&str, &[&str])] = &[
+    (
+        "collections",
+        &[
+            "Counter",
+            "OrderedDict",
+            "defaultdict",
+            "deque",
+            "namedtuple",
+        ],
+    ),
+    ("dataclasses", &["asdict", "dataclass", "field"]),
+];
+
+/// Backticked, comma-separated.
+fn ticks<S: AsRef<str>>(items: &[S]) -> String {
+    items
+        .iter()
+        .map(|s| format!("`{}`", s.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The names a `from m import a, b as c` statement imports (`a`, `b`), in order.
+fn from_import_names(statement: Node, src: &str) -> Vec<String> {
+    let mut cursor = statement.walk();
+    statement
+        .children_by_field_name("name", &mut cursor)
+        .filter_map(|n| match n.kind() {
+            "aliased_import" => n.child_by_field_name("name"),
+            _ => Some(n),
+        })
+        .map(|n| parse::text(n, src).to_string())
+        .collect()
+}
+
+/// IMP003's help on an import in a namespace where no import runs: the module itself when it
+/// is pre-bound, the pre-bound names a `from` import asks for, or else what the namespace does
+/// pre-bind (its modules, and its names from the imported module).
+fn runtime_import_help(
+    imp: &ImportedModule,
+    root: &str,
+    ns: &crate::config::Namespace,
+    src: &str,
+) -> String {
+    if ns.modules.contains(root) {
+        return format!("`{root}` is pre-bound in the namespace: use it without importing");
+    }
+    let names = if imp.is_from {
+        from_import_names(imp.statement, src)
+    } else {
+        Vec::new()
+    };
+    let bound: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| ns.names.contains(*n))
+        .collect();
+    if !bound.is_empty() && bound.len() == names.len() {
+        let (verb, it) = if bound.len() == 1 {
+            ("is", "it")
+        } else {
+            ("are", "them")
+        };
+        return format!(
+            "{} {verb} pre-bound in the namespace: use {it} without importing",
+            ticks(&bound)
+        );
+    }
+    let modules: Vec<&str> = ns.modules.iter().map(String::as_str).collect();
+    let usable = if modules.is_empty() {
+        "the namespace pre-binds no module".to_string()
+    } else {
+        format!("the pre-bound modules are {}", ticks(&modules))
+    };
+    let members: Vec<&str> = KNOWN_MEMBERS
+        .iter()
+        .filter(|(m, _)| *m == root)
+        .flat_map(|(_, names)| names.iter().copied())
+        .filter(|n| ns.names.contains(*n))
+        .collect();
+    let of_it = if members.is_empty() {
+        String::new()
+    } else {
+        format!("; of `{root}`, it pre-binds {}", ticks(&members))
+    };
+    format!("`{root}` is allowed but not pre-bound in the namespace, and no `import` runs in it: {usable}{of_it}")
 }
 
 /// The edit removing one imported module: the whole statement for a `from` import or an
@@ -303,5 +395,57 @@ mod tests {
         assert!(is_allowed("c", &allow));
         assert!(is_allowed("c.d", &allow));
         assert!(!is_allowed("jsonx", &allow));
+    }
+
+    fn help_for(src: &str, ns: &crate::config::Namespace) -> Vec<String> {
+        let tree = parse::parse(src, None);
+        imported_modules(tree.root_node(), src)
+            .iter()
+            .map(|imp| {
+                let root = imp.module.split('.').next().unwrap_or("");
+                runtime_import_help(imp, root, ns, src)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runtime_import_help_names_what_is_pre_bound() {
+        // Issue 4 (second tester): the help used to say "Only the namespace's pre-bound modules
+        // are usable" for `import asyncio`, which reads as if the allowlisted modules were.
+        let colony = crate::config::Namespace::colony();
+        assert_eq!(
+            help_for("import asyncio
+from typing import Any
+import json.decoder
+", &colony),
+            vec![
+                "`asyncio` is allowed but not pre-bound in the namespace, and no `import` runs in it: the pre-bound modules are `functools`, `itertools`, `json`, `math`, `re`",
+                "`typing` is allowed but not pre-bound in the namespace, and no `import` runs in it: the pre-bound modules are `functools`, `itertools`, `json`, `math`, `re`",
+                "`json` is pre-bound in the namespace: use it without importing",
+            ]
+        );
+        assert_eq!(
+            help_for(
+                "from collections import Counter as C
+from collections import Counter, deque
+from dataclasses import field
+",
+                &colony
+            ),
+            vec![
+                "`Counter` is pre-bound in the namespace: use it without importing",
+                "`collections` is allowed but not pre-bound in the namespace, and no `import` runs in it: the pre-bound modules are `functools`, `itertools`, `json`, `math`, `re`; of `collections`, it pre-binds `Counter`, `defaultdict`",
+                "`dataclasses` is allowed but not pre-bound in the namespace, and no `import` runs in it: the pre-bound modules are `functools`, `itertools`, `json`, `math`, `re`; of `dataclasses`, it pre-binds `dataclass`",
+            ]
+        );
+        // A namespace that pre-binds no module says so instead of listing nothing.
+        let mut bare = crate::config::Namespace::colony();
+        bare.modules.clear();
+        bare.names.clear();
+        assert_eq!(
+            help_for("import collections
+", &bare),
+            vec!["`collections` is allowed but not pre-bound in the namespace, and no `import` runs in it: the namespace pre-binds no module"]
+        );
     }
 }
