@@ -70,7 +70,21 @@ fn adversarial_inputs_keep_every_finding() {
         let s = settings(&fx.presets[preset]);
         let n = assert_same(&case.input, &s);
         if case.code.starts_with("SBX") {
-            assert!(n > 0, "adversarial input without findings:\n{}", case.input);
+            // IPython's namespace names are reported by a pass on the semantic model
+            // (`rules/ipython.rs`), outside the SBX interpreter this file tests.
+            let outside = n == 0
+                && cellguard_lints::check_file(
+                    &cellguard_lints::SourceFile::new("cell.py", &case.input),
+                    &s,
+                    &cellguard_lints::KnowledgeBase::new(),
+                )
+                .iter()
+                .any(|d| d.rule.code == case.code);
+            assert!(
+                n > 0 || outside,
+                "adversarial input without findings:\n{}",
+                case.input
+            );
         }
         total += n;
         // The same input inside a function, a class and a branch, after unrelated code.

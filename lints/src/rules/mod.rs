@@ -4,6 +4,7 @@
 pub mod api;
 pub mod colony;
 pub mod imports;
+pub mod ipython;
 pub mod meta;
 pub mod runtime;
 pub mod sandbox;
@@ -143,6 +144,7 @@ pub fn check_cell(checker: &mut Checker) {
             imports::check(checker);
             let at = checker.diagnostics.len();
             api::check(checker);
+            ipython::check(checker);
             shape::check(checker);
             runtime::check(checker);
             at

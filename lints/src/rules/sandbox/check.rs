@@ -253,6 +253,9 @@ pub struct Sbx<'t, 'a> {
     kw_subjects: rustc_hash::FxHashMap<usize, (Option<Node<'t>>, Vec<String>)>,
     /// The module node of the cell (set by [`Sbx::run`]).
     root: Option<Node<'t>>,
+    /// Modules of the `from m import *` statements seen so far (code strings of the cell run
+    /// in the same globals, so their names may be bound by these too).
+    star_modules: Vec<String>,
     /// Positional sub-patterns of class patterns whose class's `__match_args__` cellguard
     /// knows (by node id) -> the `match` subject, the attributes read above them, and the
     /// attribute they read.
@@ -493,6 +496,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             dunder_keyed: Vec::new(),
             kw_subjects: Default::default(),
             root: None,
+            star_modules: Vec::new(),
             pos_subjects: Default::default(),
             class_defs: None,
             assigned: None,
@@ -514,6 +518,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.run_block(root, &mut flow, true, 0);
+        // Stars of the enclosing cell, for the code strings it runs (`exec`, annotations).
+        for m in self.star_modules.clone() {
+            if self.nesting > 0 {
+                self.check_star_import(&m);
+            }
+        }
         self.dedupe();
         self.findings
     }
@@ -1435,6 +1445,36 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// True when `node` is the type of modules: `type(m)` of a module value, `types.ModuleType`,
+    /// or a name assigned one of those in the cell.
+    fn is_module_type(&mut self, node: Node<'t>, env: &Env, depth: u32) -> bool {
+        let node = unparen(node);
+        match node.kind_name() {
+            "call" => {
+                let (targs, _, _) = call_args(node.field(F::Arguments), self.it.src);
+                targs.len() == 1
+                    && node
+                        .field(F::Function)
+                        .is_some_and(|f| self.it.eval(f, env, 0).has_builtin("type"))
+                    && self
+                        .it
+                        .eval(targs[0], env, 0)
+                        .iter()
+                        .any(|v| matches!(v, Val::Module(_)))
+            }
+            "identifier" | "attribute" if self.text(node).trim_end().ends_with("ModuleType") => {
+                true
+            }
+            "identifier" if depth < 4 => {
+                let name = ident(node, self.it.src).into_owned();
+                self.assignments_of(&name)
+                    .into_iter()
+                    .any(|r| r.id() != node.id() && self.is_module_type(r, &Env::Global, depth + 1))
+            }
+            _ => false,
+        }
+    }
+
     /// The attribute names a class pattern on class `name` reads positionally: the class's
     /// `__match_args__`, when the class is defined in the cell with an explicit
     /// `__match_args__ = (...)` (folded from constants) or is a dataclass or `NamedTuple`,
@@ -1457,7 +1497,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             self.class_defs = Some(defs);
         }
-        let class = *self.class_defs.as_ref()?.get(name)?;
+        let Some(class) = self.class_defs.as_ref()?.get(name).copied() else {
+            return self.functional_match_args(name);
+        };
         let body = class.field(F::Body)?;
         let mut fields: Vec<String> = Vec::new();
         for stmt in named(body) {
@@ -1526,6 +1568,96 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         Some(all)
+    }
+
+    /// `__match_args__` of a class built by a call and assigned to `name`: `type("P", (), {
+    /// "__match_args__": (...)})`, `dataclasses.make_dataclass("P", ["a", ("b", int)])`,
+    /// `collections.namedtuple("P", "a b")` and `typing.NamedTuple("P", [("a", int)])`.
+    fn functional_match_args(&mut self, name: &str) -> Option<Vec<String>> {
+        let strings = |it: &Interp<'t, 'a>, n: Node<'t>| -> Vec<String> {
+            it.eval(n, &Env::Global, 0)
+                .strs()
+                .map(str::to_string)
+                .collect()
+        };
+        for r in self.assignments_of(name) {
+            let r = unparen(r);
+            if r.kind_name() != "call" {
+                continue;
+            }
+            let Some(f) = r.field(F::Function).map(unparen) else {
+                continue;
+            };
+            let last = self
+                .text(f)
+                .rsplit('.')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            let (pos, kws, _) = call_args(r.field(F::Arguments), self.it.src);
+            let mut out: Vec<String> = Vec::new();
+            match last.as_str() {
+                "type" if pos.len() == 3 => {
+                    let d = unparen(pos[2]);
+                    if d.kind_name() != "dictionary" {
+                        continue;
+                    }
+                    for pair in named(d) {
+                        let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) else {
+                            continue;
+                        };
+                        if strings(&self.it, k).iter().any(|k| k == "__match_args__") {
+                            for x in self.it.eval(v, &Env::Global, 0).iter() {
+                                for item in as_sequence(x).unwrap_or_default() {
+                                    out.extend(item.strs().next().map(str::to_string));
+                                }
+                            }
+                            return Some(out);
+                        }
+                    }
+                }
+                "make_dataclass" | "NamedTuple" | "namedtuple" => {
+                    if let Some(fields) = pos.get(1).copied().or_else(|| {
+                        kws.iter()
+                            .find(|(k, _)| k == "fields" || k == "field_names")
+                            .map(|(_, v)| *v)
+                    }) {
+                        let fields = unparen(fields);
+                        match fields.kind_name() {
+                            "list" | "tuple" => {
+                                for item in named(fields) {
+                                    let item = unparen(item);
+                                    let head = if matches!(item.kind_name(), "tuple" | "list") {
+                                        named(item).first().copied()
+                                    } else {
+                                        Some(item)
+                                    };
+                                    if let Some(h) = head {
+                                        out.extend(strings(&self.it, h).into_iter().take(1));
+                                    }
+                                }
+                            }
+                            _ => {
+                                for s in strings(&self.it, fields).into_iter().take(1) {
+                                    out.extend(
+                                        s.split(|c: char| c == ',' || c.is_whitespace())
+                                            .filter(|x| !x.is_empty())
+                                            .map(str::to_string),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    if last == "NamedTuple" {
+                        out.extend(kws.iter().map(|(k, _)| k.clone()));
+                    }
+                    return Some(out);
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     /// Checks the positional sub-patterns of class pattern `node` whose attribute names come
@@ -2011,21 +2143,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .field(F::Attribute)
                 .is_some_and(|a| &*ident(a, self.it.src) == "register")
         {
-            if let Some(arg) = pos.first().map(|a| unparen(*a)) {
-                let module_type = if arg.kind_name() == "call" {
-                    let (targs, _, _) = call_args(arg.field(F::Arguments), self.it.src);
-                    arg.field(F::Function)
-                        .is_some_and(|f| self.it.eval(f, env, 0).has_builtin("type"))
-                        && targs.first().is_some_and(|t| {
-                            self.it
-                                .eval(*t, env, 0)
-                                .iter()
-                                .any(|v| matches!(v, Val::Module(_)))
-                        })
-                } else {
-                    self.text(arg).trim_end().ends_with("ModuleType")
-                };
-                if module_type {
+            for arg in pos.iter().map(|a| unparen(*a)) {
+                if self.is_module_type(arg, env, 0) {
                     self.report(
                         &MODULE_ESCAPE,
                         parse::range(arg),
@@ -2203,6 +2322,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
             let mut inner = Sbx::new(it, self.deny_entries, self.namespace_names);
             inner.nesting = self.nesting + 1;
+            inner.star_modules = self.star_modules.clone();
             // A plain literal whose text is the code (no escapes, no prefix that changes it):
             // findings point into the string.
             let offset = (arg.kind_name() == "string")
@@ -2259,7 +2379,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     let head = n
                         .field(F::Value)
                         .map(|v| {
-                            self.text(v)
+                            self.text(unparen(v))
                                 .rsplit('.')
                                 .next()
                                 .unwrap_or("")
@@ -2534,6 +2654,25 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
             _ => return,
+        }
+        if sink == "ForwardRef" {
+            // `ForwardRef(s, module="os")` evaluates `s` in a loaded module's namespace, found
+            // by name in `sys.modules`.
+            if let Some(m) = kw("module").or_else(|| pos.get(2).copied()) {
+                let names: Vec<String> =
+                    self.it.eval(m, env, 0).strs().map(str::to_string).collect();
+                let shown = if names.is_empty() {
+                    "a computed module".to_string()
+                } else {
+                    format!("`{}`", names.join("`, `"))
+                };
+                self.report(
+                    &DYNAMIC_IMPORT,
+                    parse::range(m),
+                    format!("`ForwardRef(..., module=...)` evaluates its string in the namespace of {shown}, looked up by name in `sys.modules`"),
+                    None,
+                );
+            }
         }
         // `ForwardRef` takes nothing but a string: any argument it cannot fold is computed.
         let only_strings = matches!(sink.as_str(), "ForwardRef" | "evaluate_forward_ref");
@@ -3307,6 +3446,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .any(|c| c.kind_name() == "wildcard_import")
                 {
                     self.check_star_import(&module);
+                    self.star_modules.push(module.clone());
                 }
                 let bindings = self.it.import_bindings(node);
                 let base = std::rc::Rc::new(ModVal::new(
