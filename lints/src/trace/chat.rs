@@ -413,6 +413,9 @@ struct FastFunction<'a> {
 /// parts, a value of a wrong type, an empty function name) fails, and [`parse_message`] reads
 /// the message instead, with its errors and warnings.
 struct FastMessage<'a> {
+    /// Address of the first key's text when it is borrowed from the document (0 otherwise):
+    /// the one-pass reader finds the message's line from it.
+    at: usize,
     role: Text<'a>,
     content: Text<'a>,
     name: Text<'a>,
@@ -431,6 +434,7 @@ impl<'de> Deserialize<'de> for FastMessage<'de> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut m = FastMessage {
+                    at: 0,
                     role: Text(None),
                     content: Text(None),
                     name: Text(None),
@@ -446,7 +450,11 @@ impl<'de> Deserialize<'de> for FastMessage<'de> {
                         Ok(())
                     }
                 };
+                let mut first = true;
                 while let Some(Text(Some(key))) = map.next_key::<Text<'de>>()? {
+                    if std::mem::take(&mut first) {
+                        m.at = borrowed_at(&key);
+                    }
                     match &*key {
                         "role" => {
                             once(0)?;
@@ -491,7 +499,12 @@ impl<'de> Deserialize<'de> for FastMessage<'de> {
 /// Reads one message in a single pass, straight into [`Parsed`]'s fields, or `None` when it is
 /// anything but the common shape (see [`FastMessage`]); the caller then uses [`parse_message`].
 fn parse_fast(r: &RawValue, line: u64) -> Option<Parsed> {
-    let m: FastMessage = serde_json::from_str(r.get()).ok()?;
+    from_fast(serde_json::from_str(r.get()).ok()?, line)
+}
+
+/// [`Parsed`] from a message read by [`FastMessage`], or `None` when the general reader must
+/// judge it (no role, an empty function name).
+fn from_fast(m: FastMessage, line: u64) -> Option<Parsed> {
     let role = m.role.owned()?;
     let mut calls = Vec::new();
     for c in m.tool_calls.into_iter().flatten() {
@@ -515,6 +528,178 @@ fn parse_fast(r: &RawValue, line: u64) -> Option<Parsed> {
         extra: m.extra,
         warnings: Vec::new(),
     })
+}
+
+/// The address of a key's text when it is borrowed from the document, 0 when it was unescaped
+/// into a copy.
+#[allow(clippy::ptr_arg)] // the variant is the point: only a borrowed key has an address in the document
+fn borrowed_at(key: &Cow<'_, str>) -> usize {
+    match key {
+        Cow::Borrowed(k) => k.as_ptr() as usize,
+        Cow::Owned(_) => 0,
+    }
+}
+
+/// The list keys of a conversation object, in the order the general reader prefers them.
+const LIST_KEYS: [&str; 4] = ["traj", "messages", "conversation", "history"];
+
+/// One conversation object as the one-pass reader takes it: its message lists read straight
+/// into [`FastMessage`]s, the header's keys parsed, everything else skipped. It fails where the
+/// general path's [`Wrapper`] fails (a list key whose value is not a list, a known key given
+/// twice) and wherever a message is not of [`FastMessage`]'s shape.
+struct FastConv<'a> {
+    /// Address of the first key's text (0 when it is not borrowed or there is none).
+    at: usize,
+    /// The message lists under [`LIST_KEYS`].
+    lists: [Option<Vec<FastMessage<'a>>>; 4],
+    /// `task_id`, `reward`, `trial`.
+    header: [Option<Value>; 3],
+    info: bool,
+}
+
+impl<'de> Deserialize<'de> for FastConv<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FastConv<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a conversation object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut c = FastConv {
+                    at: 0,
+                    lists: [None, None, None, None],
+                    header: [None, None, None],
+                    info: false,
+                };
+                let mut seen = [false; 8];
+                let mut once = |i: usize| {
+                    if std::mem::replace(&mut seen[i], true) {
+                        Err(<A::Error as de::Error>::custom("duplicate key"))
+                    } else {
+                        Ok(())
+                    }
+                };
+                let mut first = true;
+                while let Some(Text(Some(key))) = map.next_key::<Text<'de>>()? {
+                    if std::mem::take(&mut first) {
+                        c.at = borrowed_at(&key);
+                    }
+                    if let Some(i) = LIST_KEYS.iter().position(|k| *k == key) {
+                        once(i)?;
+                        c.lists[i] = Some(map.next_value()?);
+                    } else if let Some(i) = ["task_id", "reward", "trial"]
+                        .iter()
+                        .position(|k| *k == key)
+                    {
+                        once(4 + i)?;
+                        c.header[i] = Some(map.next_value()?);
+                    } else if key == "info" {
+                        once(7)?;
+                        map.next_value::<de::IgnoredAny>()?;
+                        c.info = true;
+                    } else {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+                Ok(c)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Lines of increasing byte offsets of a text, counted as they are asked for.
+struct LineCursor<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: u64,
+}
+
+impl LineCursor<'_> {
+    /// One-based line of the `{` that opens the object whose first key's text starts at
+    /// address `at`; `None` when `at` is not inside the text just after `{` and whitespace, or
+    /// lies before an offset already asked for.
+    fn object_line(&mut self, at: usize) -> Option<u64> {
+        let base = self.text.as_ptr() as usize;
+        let key = at.checked_sub(base).filter(|&k| k <= self.text.len())?;
+        let quote = key.checked_sub(1).filter(|&q| self.text[q] == b'"')?;
+        let open = self.text[..quote]
+            .iter()
+            .rposition(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+            .filter(|&o| self.text[o] == b'{')?;
+        if open < self.offset {
+            return None;
+        }
+        self.line += memchr::memchr_iter(b'\n', &self.text[self.offset..open]).count() as u64;
+        self.offset = open;
+        Some(self.line)
+    }
+}
+
+/// Reads a chat document of the common shape (a non-empty list of conversation objects, the
+/// first holding `traj`, `messages` or `conversation`, every one a message list of the common
+/// message shape) in one pass over its text, with each record's line. Returns `false`, with
+/// `ctx` untouched, for any other document: the general path then reads it, with the same
+/// results as this one on the documents this one accepts.
+pub(crate) fn read_fast(ctx: &mut DocCtx) -> bool {
+    let text = ctx.text();
+    let Ok(convs) = serde_json::from_str::<Vec<FastConv>>(text) else {
+        return false;
+    };
+    // The general path classifies the document by its first element, and reads a list whose
+    // first element names none of these keys as something else.
+    let first_has_list = convs
+        .first()
+        .is_some_and(|c| c.lists[..3].iter().any(Option::is_some));
+    if !first_has_list || convs.iter().any(|c| c.lists.iter().all(Option::is_none)) {
+        return false;
+    }
+    let mut lines = LineCursor {
+        text: text.as_bytes(),
+        offset: 0,
+        line: 1,
+    };
+    // Everything is converted before anything is emitted, so that a decline leaves no trace.
+    let mut out = Vec::with_capacity(convs.len());
+    for mut c in convs {
+        let Some(line) = lines.object_line(c.at) else {
+            return false;
+        };
+        let traj = c.lists[0].is_some();
+        let Some(list) = c.lists.iter_mut().find_map(Option::take) else {
+            return false;
+        };
+        let mut msgs = Vec::with_capacity(list.len());
+        for m in list {
+            let Some(line) = lines.object_line(m.at) else {
+                return false;
+            };
+            let Some(p) = from_fast(m, line) else {
+                return false;
+            };
+            msgs.push(Some(p));
+        }
+        let mut wrapper = Map::new();
+        for (k, v) in ["task_id", "reward", "trial"].into_iter().zip(c.header) {
+            if let Some(v) = v {
+                wrapper.insert(k.into(), v);
+            }
+        }
+        if traj {
+            wrapper.insert("traj".into(), Value::Bool(true));
+        }
+        if c.info {
+            wrapper.insert("info".into(), Value::Bool(true));
+        }
+        out.push((line, wrapper, msgs));
+    }
+    for (n, (line, wrapper, msgs)) in out.into_iter().enumerate() {
+        ctx.start_trace(Some(n), Format::OpenaiChat);
+        header(ctx, line, &wrapper);
+        emit(ctx, msgs);
+    }
+    true
 }
 
 /// Links each tool result to the call it answers. Returns, per message index with calls, the
@@ -890,6 +1075,102 @@ mod tests {
         for text in declined {
             let raw: Box<serde_json::value::RawValue> = serde_json::from_str(text).unwrap();
             assert!(parse_fast(&raw, 1).is_none(), "{text}");
+        }
+    }
+
+    /// The one-pass document reader gives the general path's events, lines, warnings and
+    /// counts on every document it accepts, and declines the shapes it does not read (which the
+    /// general path then reads as before).
+    #[test]
+    fn one_pass_reader_agrees_with_general_path() {
+        use crate::trace::doc::{read_document_with, DocCtx};
+        use std::path::Path;
+        fn events(text: &str, format: Option<Format>, one_pass: bool) -> String {
+            match read_document_with(
+                Path::new("c.json"),
+                text.as_bytes().to_vec(),
+                format,
+                one_pass,
+            ) {
+                Ok(mut r) => {
+                    let events: Vec<Event> = r.by_ref().collect();
+                    format!("{events:#?}\n{:?} {:?}", r.stats(), r.format())
+                }
+                Err(e) => format!("error {e}"),
+            }
+        }
+        fn one_pass_accepts(text: &str) -> bool {
+            let mut ctx = DocCtx::new(Path::new("c.json"), text);
+            let taken = super::read_fast(&mut ctx);
+            assert!(taken || ctx.events.is_empty(), "{text}");
+            taken
+        }
+        let tau = r#"[
+  {
+    "task_id": 7, "reward": 0.5, "info": {"task": {"actions": [{"name": "x"}]}}, "trial": null,
+    "traj": [
+      {"role": "system", "content": "policy:\n\"yes\" \u00e9"},
+      {
+        "role": "user",
+        "content": "yes please"
+      },
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "book_reservation", "arguments": "{\"reservation_id\": \"R1\"}"}},
+        {"id": "c2", "type": "function", "function": {"name": "get_user_details", "arguments": "[1]"}}]},
+      {"role": "tool", "tool_call_id": "c2", "name": "get_user_details", "content": "{\"a\": 1}"},
+      {"role": "tool", "tool_call_id": "c1", "name": "book_reservation", "content": "Error: no"}
+    ]
+  },
+	{"messages": [{"role": "user", "content": "hi", "x": [1, {"y": null}]}], "extra": {"k": 1}},
+  {"conversation": [], "traj": [{"role": "assistant", "content": "done"}], "messages": [{"role": "user"}]}
+]
+"#;
+        let crlf = tau.replace('\n', "\r\n");
+        let minified: String =
+            serde_json::to_string(&serde_json::from_str::<serde_json::Value>(tau).unwrap())
+                .unwrap();
+        for text in [tau, crlf.as_str(), minified.as_str()] {
+            assert!(one_pass_accepts(text), "{text}");
+            for format in [None, Some(Format::OpenaiChat)] {
+                assert_eq!(
+                    events(text, format, true),
+                    events(text, format, false),
+                    "{text}"
+                );
+            }
+        }
+        // Records carry the lines of their messages, and the traces the lines of their objects.
+        let shown = events(tau, None, true);
+        for line in [2, 5, 6, 10, 17, 18] {
+            assert!(shown.contains(&format!("line: {line},")), "{line}: {shown}");
+        }
+        assert!(!shown.contains("line: 7,"), "{shown}");
+        let declined = [
+            "[]",
+            r#"[{"history": [{"role": "user", "content": "a"}]}]"#,
+            r#"[{"traj": [{"role": "user", "content": "a"}]}, {"info": {}}]"#,
+            r#"[{"traj": null, "messages": [{"role": "user", "content": "a"}]}]"#,
+            r#"[{"traj": [{"role": "user"}], "traj": [{"role": "user"}]}]"#,
+            r#"[{"traj": [{"role": "user"}]}, [{"role": "user"}]]"#,
+            r#"[{"traj": [{}, {"role": "user", "content": "a"}]}]"#,
+            r#"[{"traj": [{"content": "no role"}]}]"#,
+            r#"[{"traj": [{"rol\u0065": "user"}]}]"#,
+            r#"[{"tr\u0061j": [{"role": "user"}]}]"#,
+            r#"[{"traj": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]}]"#,
+            r#"[{"traj": [{"role": "assistant", "tool_calls": [{"function": {"name": ""}}]}]}]"#,
+            r#"[{"traj": [{"role": "user"}]}] x"#,
+            r#"[{"traj": [{"role": "user"}]},]"#,
+            r#"{"traj": [{"role": "user"}]}"#,
+        ];
+        for text in declined {
+            assert!(!one_pass_accepts(text), "{text}");
+            for format in [None, Some(Format::OpenaiChat)] {
+                assert_eq!(
+                    events(text, format, true),
+                    events(text, format, false),
+                    "{text}"
+                );
+            }
         }
     }
 

@@ -43,22 +43,38 @@ pub(crate) type Item<'a> = (u64, Result<&'a RawValue, String>);
 pub(crate) struct DocCtx<'a> {
     pub path: &'a Path,
     text: &'a str,
-    index: LineIndex,
+    /// Built on first use: the one-pass chat reader counts its lines itself.
+    index: std::cell::OnceCell<LineIndex>,
     pub events: Vec<Event>,
     pub stats: ReadStats,
     name: String,
 }
 
 impl<'a> DocCtx<'a> {
-    fn new(path: &'a Path, text: &'a str) -> Self {
+    pub(crate) fn new(path: &'a Path, text: &'a str) -> Self {
         Self {
             path,
             text,
-            index: LineIndex::new(text),
+            index: std::cell::OnceCell::new(),
             events: Vec::new(),
             stats: ReadStats::default(),
             name: path.display().to_string(),
         }
+    }
+
+    /// The document text.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The document's line index (built on first use).
+    fn index(&self) -> &LineIndex {
+        self.index.get_or_init(|| LineIndex::new(self.text))
+    }
+
+    /// One-based line of byte `offset` of the document.
+    pub fn line_at(&self, offset: usize) -> u64 {
+        (self.index().line_of(offset) + 1) as u64
     }
 
     /// One-based line where `r` starts (1 when `r` is not a slice of the document).
@@ -68,7 +84,7 @@ impl<'a> DocCtx<'a> {
         if p < start || p > start + self.text.len() {
             return 1;
         }
-        (self.index.line_of(p - start) + 1) as u64
+        self.line_at(p - start)
     }
 
     /// Starts a trace: `None` names it after the file, `Some(n)` gives `FILE#n`.
@@ -298,6 +314,17 @@ pub(crate) fn read_document(
     bytes: Vec<u8>,
     format: Option<Format>,
 ) -> Result<BoxedReader, TraceError> {
+    read_document_with(path, bytes, format, true)
+}
+
+/// [`read_document`], with the one-pass chat reader allowed or not (`one_pass`; tests compare
+/// the two paths).
+pub(crate) fn read_document_with(
+    path: &Path,
+    bytes: Vec<u8>,
+    format: Option<Format>,
+    one_pass: bool,
+) -> Result<BoxedReader, TraceError> {
     let mut bytes = bytes;
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         bytes.drain(..3);
@@ -311,7 +338,7 @@ pub(crate) fn read_document(
     };
     let mut ctx = DocCtx::new(path, &text);
     if let Some(at) = bad_utf8 {
-        let line = (ctx.index.line_of(at) + 1) as u64;
+        let line = ctx.line_at(at);
         ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
     }
     if text.trim().is_empty() {
@@ -326,6 +353,20 @@ pub(crate) fn read_document(
             format,
         }));
     }
+    // The common chat document (a list of conversation objects holding message lists, as
+    // tau-bench writes it) is read in one pass; anything else, and any document that pass
+    // declines, takes the general path below, with the same results.
+    if one_pass
+        && matches!(format, None | Some(Format::OpenaiChat))
+        && super::chat::read_fast(&mut ctx)
+    {
+        let stats = ctx.stats;
+        return Ok(Box::new(DocReader {
+            events: ctx.events.into_iter(),
+            stats,
+            format: Format::OpenaiChat,
+        }));
+    }
     // An array document is validated and split into its elements in one pass; anything else
     // (and an array that fails to parse, for the error's position) takes the general path.
     let json_ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
@@ -335,7 +376,7 @@ pub(crate) fn read_document(
         false => None,
     };
     let parsed = match list {
-        Some(items) => Ok(Root::List((ctx.index.line_of(start) + 1) as u64, items)),
+        Some(items) => Ok(Root::List(ctx.line_at(start), items)),
         None => serde_json::from_str::<&RawValue>(&text).map(Root::Value),
     };
     let root = match parsed {
@@ -351,7 +392,7 @@ pub(crate) fn read_document(
                 if l.is_empty() {
                     continue;
                 }
-                let ln = (ctx.index.line_of(line_start) + 1) as u64;
+                let ln = ctx.line_at(line_start);
                 // Slice of the document so positions stay valid.
                 let start = line_start + (raw_line.len() - raw_line.trim_start().len());
                 let slice = &text[start..start + l.len()];
