@@ -1886,7 +1886,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     &DANGEROUS_MEMBER,
                     range,
                     format!("`{shown}` is a denied member of an allowed module (`{entry}`)"),
-                    Some("It reaches processes, files or the network; see `[lint.imports] deny-members`".into()),
+                    Some("It reaches processes, files, the network or host state, or runs code later in the host; see `[lint.imports] deny-members`".into()),
                 );
                 true
             }
