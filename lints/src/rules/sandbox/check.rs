@@ -773,7 +773,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.check_class_bindings(b);
         }
         if let Some(name) = class.field(F::Name) {
-            self.bind_flow(flow, name, &VSet::unknown(), strong);
+            let v = self.it.class_value(class);
+            self.bind_flow(flow, name, &v, strong);
         }
     }
 
@@ -1337,6 +1338,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     opaque = true;
                 }
                 Val::Unknown | Val::Func(_) => opaque = true,
+                // An instance (or the class) of a cell class: a field the class declares holds
+                // data the cell stored (`d.os` of `@dataclass class Device: os: str`).
+                Val::Class(id) | Val::Inst(id) => {
+                    if !self
+                        .it
+                        .classes
+                        .get(*id as usize)
+                        .is_some_and(|c| c.fields.contains(name))
+                    {
+                        opaque = true;
+                    }
+                }
                 _ => {}
             }
         }

@@ -330,6 +330,211 @@ pub fn unknown_host_attr(name: &str) -> Option<(&'static str, &'static str)> {
     map.get(name).map(|(t, m)| (t.as_str(), m.as_str()))
 }
 
+/// A class defined by a `class` statement of the cell.
+#[derive(Debug, Clone, Default)]
+pub struct ClassInfo {
+    /// Attribute names the class (or a cell base class) declares: class-body assignment and
+    /// annotation targets (dataclass and `NamedTuple` fields, class attributes), method names,
+    /// and `self.x = ...` targets inside its methods.
+    pub fields: HashSet<String>,
+    /// Calling the class yields an instance of it ([`Val::Inst`]): it is not decorated (except
+    /// by `dataclass`), has no keyword arguments in its bases (`metaclass=`), defines no
+    /// `__new__`, `__getattr__` or `__getattribute__`, and every base is a plain cell class or a
+    /// plain library base (`object`, `NamedTuple`, `BaseModel`, `Exception`, `Enum`, builtin
+    /// containers, ...).
+    pub plain: bool,
+    /// The decorators may replace the class with anything.
+    pub decorated: bool,
+}
+
+/// Library base classes whose instances are ordinary objects (matched on the last dotted
+/// segment of the base expression, subscripts removed: `typing.Generic[T]` is `Generic`).
+const PLAIN_BASES: &[&str] = &[
+    "object",
+    "NamedTuple",
+    "TypedDict",
+    "BaseModel",
+    "RootModel",
+    "Generic",
+    "Protocol",
+    "ABC",
+    "Exception",
+    "BaseException",
+    "ValueError",
+    "RuntimeError",
+    "KeyError",
+    "TypeError",
+    "LookupError",
+    "Enum",
+    "IntEnum",
+    "StrEnum",
+    "Flag",
+    "dict",
+    "list",
+    "tuple",
+    "str",
+    "int",
+    "float",
+    "set",
+    "frozenset",
+    "bytes",
+    "defaultdict",
+    "OrderedDict",
+    "Counter",
+    "UserDict",
+    "UserList",
+    "JSONEncoder",
+    "JSONDecoder",
+];
+
+/// The cell's classes, in source order, with `node.id()` -> index. A class name bound by
+/// several `class` statements gets one entry per statement; bases are resolved by name to the
+/// first class statement of that name.
+pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize, u32>) {
+    let mut nodes: Vec<Node> = Vec::new();
+    for n in parse::walk(root) {
+        if n.kind_name() == "class_definition" && nodes.len() < 4096 {
+            nodes.push(n);
+        }
+    }
+    let mut by_name: HashMap<String, usize> = HashMap::default();
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some(name) = n.field(F::Name) {
+            by_name.entry(ident(name, src).into_owned()).or_insert(i);
+        }
+    }
+    let mut infos: Vec<ClassInfo> = Vec::with_capacity(nodes.len());
+    let mut bases: Vec<Vec<usize>> = Vec::with_capacity(nodes.len());
+    for n in &nodes {
+        let mut info = ClassInfo {
+            plain: true,
+            ..ClassInfo::default()
+        };
+        let mut cell_bases = Vec::new();
+        if let Some(p) = n.parent().filter(|p| p.kind_name() == "decorated_definition") {
+            for dec in named_children(p) {
+                if dec.kind_name() == "decorator" {
+                    let t = &src[dec.byte_range()];
+                    if !t.contains("dataclass") {
+                        info.decorated = true;
+                        info.plain = false;
+                    }
+                }
+            }
+        }
+        if let Some(sup) = n.field(F::Superclasses) {
+            for b in named_children(sup) {
+                if b.kind_name() == "keyword_argument" {
+                    info.plain = false;
+                    continue;
+                }
+                let t = &src[b.byte_range()];
+                let t = t.split('[').next().unwrap_or("").trim();
+                let last = t.rsplit('.').next().unwrap_or("").trim();
+                if let Some(&i) = by_name.get(last).filter(|_| !t.contains('.')) {
+                    cell_bases.push(i);
+                } else if !PLAIN_BASES.contains(&last) {
+                    info.plain = false;
+                }
+            }
+        }
+        if let Some(body) = n.field(F::Body) {
+            for stmt in named_children(body) {
+                let stmt = match stmt.kind_name() {
+                    "decorated_definition" => stmt.field(F::Definition).unwrap_or(stmt),
+                    _ => stmt,
+                };
+                match stmt.kind_name() {
+                    "expression_statement" => {
+                        for a in named_children(stmt) {
+                            if a.kind_name() == "assignment" {
+                                let mut t = a.field(F::Left);
+                                let mut a = a;
+                                while let Some(l) = t {
+                                    if l.kind_name() == "identifier" {
+                                        info.fields.insert(ident(l, src).into_owned());
+                                    }
+                                    match a.field(F::Right).filter(|r| r.kind_name() == "assignment") {
+                                        Some(r) => {
+                                            a = r;
+                                            t = r.field(F::Left);
+                                        }
+                                        None => t = None,
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    "function_definition" => {
+                        let Some(name) = stmt.field(F::Name) else { continue };
+                        let fname = ident(name, src).into_owned();
+                        if matches!(
+                            fname.as_str(),
+                            "__new__" | "__getattr__" | "__getattribute__" | "__init_subclass__"
+                        ) {
+                            info.plain = false;
+                        }
+                        let this = stmt
+                            .field(F::Parameters)
+                            .and_then(|ps| named_children(ps).into_iter().next())
+                            .filter(|p| p.kind_name() == "identifier")
+                            .map(|p| ident(p, src).into_owned());
+                        info.fields.insert(fname);
+                        if let (Some(this), Some(b)) = (this, stmt.field(F::Body)) {
+                            for m in parse::walk(b) {
+                                if m.kind_name() != "assignment" && m.kind_name() != "augmented_assignment" {
+                                    continue;
+                                }
+                                let Some(l) = m.field(F::Left).filter(|l| l.kind_name() == "attribute") else {
+                                    continue;
+                                };
+                                if let (Some(o), Some(at)) = (l.field(F::Object), l.field(F::Attribute)) {
+                                    if o.kind_name() == "identifier" && ident(o, src) == this {
+                                        info.fields.insert(ident(at, src).into_owned());
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        infos.push(info);
+        bases.push(cell_bases);
+    }
+    // Inherit fields and plainness from cell bases (a bounded number of rounds: chains of
+    // cell classes are short, and cycles by name only stop growing).
+    for _ in 0..8 {
+        let mut changed = false;
+        for i in 0..infos.len() {
+            for &b in &bases[i] {
+                if b == i {
+                    continue;
+                }
+                let (bf, bp) = (infos[b].fields.clone(), infos[b].plain);
+                let me = &mut infos[i];
+                if !bp && me.plain {
+                    me.plain = false;
+                    changed = true;
+                }
+                for f in bf {
+                    changed |= me.fields.insert(f);
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let ids = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id(), i as u32))
+        .collect();
+    (infos, ids)
+}
+
 /// The interpreter state for one cell.
 pub struct Interp<'t, 'a> {
     /// The cell text.
@@ -343,6 +548,10 @@ pub struct Interp<'t, 'a> {
     pub globals: Bindings,
     /// Functions and lambdas of the cell.
     pub funcs: Vec<FuncInfo<'t>>,
+    /// Classes of the cell (see [`collect_classes`]).
+    pub classes: Vec<ClassInfo>,
+    /// `node.id()` of a class definition -> index in `classes`.
+    pub class_ids: HashMap<usize, u32>,
     /// `node.id()` of a function or lambda -> index in `funcs`.
     pub func_ids: HashMap<usize, u32>,
     /// Names declared `global` or `nonlocal` inside functions.
@@ -626,6 +835,8 @@ impl<'t, 'a> Interp<'t, 'a> {
             globals: Bindings::new(n),
             funcs: Vec::with_capacity(facts.funcs.len()),
             func_ids: HashMap::default(),
+            classes: Vec::new(),
+            class_ids: HashMap::default(),
             global_decls: Vec::new(),
             sites: Vec::new(),
             decorated: HashSet::default(),
@@ -645,6 +856,9 @@ impl<'t, 'a> Interp<'t, 'a> {
         me.relevance = scan::relevance(&mut facts, &me.names, &me.cfg, gate, &|x, sites, chain| {
             me.chain_is_opaque(x, sites, chain)
         });
+        if facts.has_class {
+            (me.classes, me.class_ids) = collect_classes(root, src);
+        }
         me.func_ids = std::mem::take(&mut facts.func_ids);
         me.global_decls = std::mem::take(&mut facts.global_decls);
         me.decorated = std::mem::take(&mut facts.decorated);
@@ -1058,10 +1272,26 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
             "class_definition" => {
                 if let Some(name) = node.field(F::Name) {
-                    self.bind_global(name, &VSet::unknown(), widen, changed);
+                    let v = self.class_value(node);
+                    self.bind_global(name, &v, widen, changed);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// What the name of class statement `node` is bound to: the cell class, plus anything
+    /// when a decorator other than `dataclass` may replace it.
+    pub fn class_value(&self, node: Node) -> VSet {
+        match self.class_ids.get(&node.id()) {
+            Some(&id) => {
+                let mut v = VSet::one(Val::Class(id));
+                if self.classes[id as usize].decorated {
+                    v.push(Val::Unknown);
+                }
+                v
+            }
+            None => VSet::unknown(),
         }
     }
 
@@ -1865,6 +2095,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             let v = match cv {
                 Val::Builtin(b) => self.builtin_call(b, &pos, &kws, env, d),
                 Val::Member(p) => self.member_call(p, &pos, &kws, env, d),
+                Val::Class(id) if self.classes[*id as usize].plain => VSet::one(Val::Inst(*id)),
                 Val::Func(id) => {
                     self.note_read(self.names.len() as u32 + *id);
                     self.funcs

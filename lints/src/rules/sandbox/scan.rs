@@ -556,6 +556,8 @@ pub struct Facts<'t> {
     pub bound: Vec<(usize, NameId)>,
     /// Whether the cell contains an assignment expression anywhere.
     pub has_walrus: bool,
+    /// Whether the cell contains a `class` statement anywhere.
+    pub has_class: bool,
     /// Names declared `global` or `nonlocal`.
     pub global_decls: Vec<NameId>,
     ranges: Vec<RangeRec>,
@@ -964,6 +966,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         last,
                         "get" | "pop" | "setdefault" | "copy" | "keys" | "values"
                     );
+                // `x.os` on a receiver the analysis may resolve to a cell class instance
+                // (`@dataclass class Device: os: str`): the receiver's value decides whether
+                // the attribute is reported, so its unit is evaluated.
+                if self.facts.has_class && super::interp::unknown_host_attr(last).is_some() {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
                 // The outermost attribute of a chain starts it; inner ones (objects of an
                 // attribute) continue it.
                 frame.chain = match parent {
@@ -1205,6 +1215,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     .push((node.start_byte() as u32, self.cur_range));
             }
             K::ClassDefinition => {
+                self.facts.has_class = true;
                 let mut t = SmallVec::new();
                 if let Some(n) = node.field(F::Name) {
                     t.push(self.name(n));

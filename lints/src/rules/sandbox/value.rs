@@ -83,6 +83,13 @@ pub enum Val {
     Main,
     /// A function or lambda defined in the cell (index into the interpreter's table).
     Func(u32),
+    /// A class defined by a `class` statement of the cell (index into the interpreter's class
+    /// table).
+    Class(u32),
+    /// An instance of a cell class whose construction cellguard can see through (no metaclass,
+    /// no `__new__`/`__getattribute__`, only cell classes and plain library bases as bases):
+    /// its declared fields are data the cell stored, not modules reached from it.
+    Inst(u32),
     /// Anything else.
     Unknown,
 }
