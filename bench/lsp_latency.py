@@ -8,8 +8,13 @@ user types) and measures, for each `didChange`, the time until the `publishDiagn
 the matching document version arrives. Both servers get the same text, the same edits and the
 same client capabilities (push diagnostics, UTF-16), so the figures compare like with like.
 
+With `--markdown`, a third file is measured for cellguard alone (`ruff server` does not lint
+Markdown): a 1,000-line Markdown file of 30 fenced cells, edited in one cell, which shows the
+server re-using the results of the cells an edit leaves unchanged.
+
 Usage:
     python3 bench/lsp_latency.py [--cellguard PATH] [--ruff PATH] [--edits 200] [--json OUT]
+                                 [--markdown]
 
 `ruff` is looked up in bench/.venv (created with `pip install ruff` when missing) unless
 `--ruff` is given. Results are printed as a table and written as JSON (default
@@ -48,6 +53,17 @@ def cell_file(lines: int) -> str:
         i += 1
     out = out[: lines - 1]
     out.append("await signal_completion()")
+    return "\n".join(out) + "\n"
+
+
+def markdown_file(lines: int, cells: int) -> str:
+    """A Markdown file of about `lines` lines: `cells` fenced Colony cells between prose."""
+    per_cell = max(3, lines // cells - 4)
+    out = ["# Recorded cells (benchmark input)", ""]
+    for _ in range(cells):
+        out += ["Next step:", "", "```python"]
+        out += cell_file(per_cell).rstrip("\n").split("\n")
+        out += ["```", ""]
     return "\n".join(out) + "\n"
 
 
@@ -153,7 +169,7 @@ def edits_for(text: str, count: int):
     return out
 
 
-def measure(name, cmd, path: Path, text: str, edits):
+def measure(name, cmd, path: Path, text: str, edits, language="python"):
     uri = path.as_uri()
     server = Server(cmd, path.parent)
     server.request(
@@ -168,7 +184,7 @@ def measure(name, cmd, path: Path, text: str, edits):
     server.notify("initialized", {})
     server.notify(
         "textDocument/didOpen",
-        {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        {"textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}},
     )
     server.wait_diagnostics(uri, 1)
     latencies = []
@@ -215,6 +231,7 @@ def main():
     ap.add_argument("--ruff", default=None)
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "lsp_latency.json"))
+    ap.add_argument("--markdown", action="store_true", help="also time a 30-cell Markdown file (cellguard only)")
     args = ap.parse_args()
     if not Path(args.cellguard).exists():
         sys.exit(f"{args.cellguard} not found: run `cargo build --release` first")
@@ -240,14 +257,33 @@ def main():
                 }
             row["p95_ratio_cellguard_to_ruff"] = round(row["cellguard"]["p95_ms"] / row["ruff"]["p95_ms"], 3)
             results["files"][label] = row
+        if args.markdown:
+            text = markdown_file(1000, 30)
+            path = Path(tmp) / "cells_1000.md"
+            path.write_text(text)
+            lat = measure("cellguard", [args.cellguard, "server"], path, text, edits_for(text, args.edits), "markdown")
+            results["files"]["1000-line-md"] = {
+                "lines": len(text.splitlines()),
+                "bytes": len(text.encode()),
+                "cells": 30,
+                "cellguard": {
+                    "p50_ms": round(percentile(lat, 50), 3),
+                    "p95_ms": round(percentile(lat, 95), 3),
+                    "mean_ms": round(statistics.fmean(lat), 3),
+                    "max_ms": round(max(lat), 3),
+                },
+            }
 
     print(f"{cg_version} vs {ruff_version}; {args.edits} single-character edits per file")
     print(f"{'file':<10} {'server':<10} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8} {'max ms':>8}")
     for label, row in results["files"].items():
         for name in ["cellguard", "ruff"]:
+            if name not in row:
+                continue
             r = row[name]
             print(f"{label:<10} {name:<10} {r['p50_ms']:>8.2f} {r['p95_ms']:>8.2f} {r['mean_ms']:>8.2f} {r['max_ms']:>8.2f}")
-        print(f"{label:<10} p95 cellguard/ruff = {row['p95_ratio_cellguard_to_ruff']:.2f}")
+        if "p95_ratio_cellguard_to_ruff" in row:
+            print(f"{label:<10} p95 cellguard/ruff = {row['p95_ratio_cellguard_to_ruff']:.2f}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

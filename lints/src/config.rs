@@ -1532,11 +1532,16 @@ impl Resolver {
             &self.overrides,
             Some(&self.scan_cache),
         )?);
-        self.by_config
+        // Two threads that both missed keep the project stored first, so every caller of the
+        // same config sees one project (the language server re-uses per-cell results only for
+        // the project they were computed with, compared by identity).
+        Ok(self
+            .by_config
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(config_path, project.clone());
-        Ok(project)
+            .entry(config_path)
+            .or_insert(project)
+            .clone())
     }
 
     /// Forgets every cached config and KB (after a config or KB file changed). The next

@@ -5,12 +5,13 @@
 
 use crate::config::{Profile, Settings};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::extract::{extract_with, Cell, ExtractOptions, Extraction};
+use crate::extract::{extract_with, Cell, CellOrigin, ExtractOptions, Extraction};
 use crate::kb::KnowledgeBase;
 use crate::nodes::NodeTable;
 use crate::parse;
 use crate::rules::{self, Checker};
 use crate::source::SourceFile;
+use crate::suppress::CellSuppressions;
 use tree_sitter::Tree;
 
 /// Checks one parsed cell. Returned ranges and fix edits are relative to the cell text.
@@ -112,8 +113,89 @@ pub fn check_file_with(
     file: &SourceFile,
     settings: &Settings,
     kb: &KnowledgeBase,
-    mut tree_for: impl FnMut(&Cell) -> Tree,
+    tree_for: impl FnMut(&Cell) -> Tree,
 ) -> Vec<Diagnostic> {
+    check_cells(file, settings, kb, tree_for, &CellResults::default(), false).0
+}
+
+/// The per-cell results of one lint of a document, kept so that the next lint of the same
+/// document (same settings and knowledge base) re-checks only the cells whose text changed.
+///
+/// The rules see one cell at a time (nothing flows between the cells of a file), so a cell's
+/// rule diagnostics (cell coordinates, before suppressions) and its suppression directives are
+/// a function of its origin and its text alone, for given settings and knowledge base. What
+/// spans cells (file-level `ignore-file` directives, unused-directive findings, mapping to file
+/// coordinates) is recomputed on every lint from these parts. The language server keeps one per
+/// open document and drops it when the document's project (config or knowledge base) or
+/// extraction mode changes: a [`CellResults`] must only be passed back to a lint with the
+/// settings and knowledge base it was computed with.
+#[derive(Debug, Clone, Default)]
+pub struct CellResults {
+    cells: Vec<CellResult>,
+    reused: usize,
+}
+
+/// One cell's entry of [`CellResults`].
+#[derive(Debug, Clone)]
+struct CellResult {
+    origin: CellOrigin,
+    text: String,
+    diagnostics: Vec<Diagnostic>,
+    suppressions: CellSuppressions,
+}
+
+impl CellResults {
+    /// Number of cells recorded.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// How many cells the lint that produced these results took from the previous results
+    /// instead of checking them.
+    pub fn reused(&self) -> usize {
+        self.reused
+    }
+
+    /// True when nothing is recorded (a first lint).
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The recorded result of a cell with the origin and text of `cell`: the entry at the same
+    /// index first (cells rarely move), else any entry with that text.
+    fn find(&self, cell: &Cell) -> Option<&CellResult> {
+        let same = |c: &&CellResult| c.origin == cell.origin && c.text == cell.text;
+        self.cells
+            .get(cell.index)
+            .filter(same)
+            .or_else(|| self.cells.iter().find(same))
+    }
+}
+
+/// [`check_file_with`] re-using the results `previous` recorded for cells whose origin and text
+/// are unchanged (see [`CellResults`]); returns the diagnostics (the same as a fresh
+/// [`check_file_with`] of the file) and the results to pass to the next lint. `tree_for` is still
+/// called for every cell, in cell order.
+pub fn check_file_cached(
+    file: &SourceFile,
+    settings: &Settings,
+    kb: &KnowledgeBase,
+    tree_for: impl FnMut(&Cell) -> Tree,
+    previous: &CellResults,
+) -> (Vec<Diagnostic>, CellResults) {
+    check_cells(file, settings, kb, tree_for, previous, true)
+}
+
+/// [`check_file_cached`]; with `record` false the returned [`CellResults`] is empty (the CLI
+/// keeps nothing between files, so it copies nothing).
+fn check_cells(
+    file: &SourceFile,
+    settings: &Settings,
+    kb: &KnowledgeBase,
+    mut tree_for: impl FnMut(&Cell) -> Tree,
+    previous: &CellResults,
+    record: bool,
+) -> (Vec<Diagnostic>, CellResults) {
     let Extraction {
         cells,
         diagnostics: extraction_diagnostics,
@@ -136,14 +218,47 @@ pub fn check_file_with(
         })
         .collect();
     let trees: Vec<Tree> = cells.iter().map(&mut tree_for).collect();
-    let tables: Vec<NodeTable> = trees.iter().map(NodeTable::new).collect();
-    let mut per_cell: Vec<Vec<Diagnostic>> = cells
+    // Each cell's rule diagnostics and directives: recorded ones for unchanged cells, else
+    // computed (the only place a node table is built).
+    let mut reused = 0;
+    let (raw, sups): (Vec<Vec<Diagnostic>>, Vec<CellSuppressions>) = cells
         .iter()
         .zip(&trees)
-        .zip(&tables)
-        .map(|((cell, tree), nodes)| check_cell_with_table(cell, tree, nodes, settings, kb))
-        .collect();
-    crate::suppress::apply_with_tables(&cells, &tables, &mut per_cell, &mut out, settings);
+        .map(|(cell, tree)| match previous.find(cell) {
+            Some(r) => {
+                reused += 1;
+                (r.diagnostics.clone(), r.suppressions.clone())
+            }
+            None => {
+                let nodes = NodeTable::new(tree);
+                (
+                    check_cell_with_table(cell, tree, &nodes, settings, kb),
+                    CellSuppressions::from_table(&cell.text, &nodes),
+                )
+            }
+        })
+        .unzip();
+    let (mut per_cell, raw) = if record {
+        (raw.clone(), raw)
+    } else {
+        (raw, Vec::new())
+    };
+    crate::suppress::apply_with_suppressions(&cells, &sups, &mut per_cell, &mut out, settings);
+    let results = if !record {
+        Vec::new()
+    } else {
+        cells
+            .iter()
+            .zip(raw)
+            .zip(sups)
+            .map(|((cell, diagnostics), suppressions)| CellResult {
+                origin: cell.origin,
+                text: cell.text.clone(),
+                diagnostics,
+                suppressions,
+            })
+            .collect()
+    };
     for (cell, diagnostics) in cells.iter().zip(per_cell) {
         out.extend(map_to_file(cell, multi_cell, diagnostics));
     }
@@ -153,7 +268,13 @@ pub fn check_file_with(
             .cmp(&b.range.start)
             .then(a.rule.code.cmp(b.rule.code))
     });
-    out
+    (
+        out,
+        CellResults {
+            cells: results,
+            reused,
+        },
+    )
 }
 
 #[cfg(test)]

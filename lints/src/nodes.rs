@@ -49,6 +49,19 @@ fn kinds() -> &'static [(&'static str, bool)] {
     })
 }
 
+/// Every field name of the Python grammar, by field id (what `TreeCursor::field_name` returns
+/// for a cursor whose `field_id` is that id, without its per-node C string length and UTF-8
+/// check).
+fn field_names() -> &'static [Option<&'static str>] {
+    static FIELDS: std::sync::OnceLock<Vec<Option<&'static str>>> = std::sync::OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        (0..=language.field_count() as u16)
+            .map(|id| language.field_name_for_id(id))
+            .collect()
+    })
+}
+
 /// What `node.kind()` returns, read from the grammar's kind table by `kind_id` (no per-call
 /// C string length and UTF-8 check).
 pub fn kind_of(node: Node) -> &'static str {
@@ -79,6 +92,7 @@ impl<'t> NodeTable<'t> {
         let mut nodes: Vec<Node<'t>> = Vec::with_capacity(capacity);
         let mut info: Vec<Info> = Vec::with_capacity(capacity);
         let kinds = kinds();
+        let fields = field_names();
         let mut cursor = root.walk();
         let mut ancestors: Vec<u32> = Vec::new();
         'walk: loop {
@@ -99,7 +113,12 @@ impl<'t> NodeTable<'t> {
                 field: if parent == NONE {
                     None
                 } else {
-                    cursor.field_name()
+                    cursor.field_id().and_then(|f| {
+                        fields
+                            .get(f.get() as usize)
+                            .copied()
+                            .unwrap_or_else(|| cursor.field_name())
+                    })
                 },
                 parent,
                 end: NONE,

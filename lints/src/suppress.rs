@@ -656,6 +656,19 @@ pub fn apply_with_tables(
         .zip(tables)
         .map(|(c, t)| CellSuppressions::from_table(&c.text, t))
         .collect();
+    apply_with_suppressions(cells, &sups, per_cell, file_diagnostics, settings);
+}
+
+/// [`apply`] with the directives of each cell already found (parallel to `cells`), as
+/// [`CellSuppressions::from_table`] finds them from the cell's text and node table. The language
+/// server keeps them for cells whose text did not change.
+pub fn apply_with_suppressions(
+    cells: &[Cell],
+    sups: &[CellSuppressions],
+    per_cell: &mut [Vec<Diagnostic>],
+    file_diagnostics: &mut Vec<Diagnostic>,
+    settings: &Settings,
+) {
     let mut usage: Vec<Vec<Usage>> = sups
         .iter()
         .map(|s| {

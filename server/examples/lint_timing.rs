@@ -48,6 +48,7 @@ fn main() {
             language: Language::Python,
             tree: doc.tree.clone(),
             cells: doc.cells.clone(),
+            rules: doc.rules.clone(),
             resolver: resolver.clone(),
             encoding: PositionEncoding::Utf16,
             lint_enabled: true,
@@ -64,6 +65,7 @@ fn main() {
         let dt = t.elapsed().as_secs_f64() * 1000.0;
         doc.tree = r.whole_tree.clone();
         doc.cells = r.cell_cache.clone();
+        doc.rules = r.rule_cache.clone();
         if v > 0 {
             times.push(dt);
         }

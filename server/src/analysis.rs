@@ -11,7 +11,7 @@
 use crate::convert;
 use crate::documents::Language;
 use cellguard_lints::config::{Project, Resolver, Settings};
-use cellguard_lints::extract::{ExtractMode, SourceMap};
+use cellguard_lints::extract::{Cell, ExtractMode, SourceMap};
 use cellguard_lints::source::{LineIndex, PositionEncoding, TextRange};
 use cellguard_lints::suppress::{self, DirectiveKind};
 use cellguard_lints::{lint, parse, Diagnostic, Edit, KnowledgeBase, SourceFile};
@@ -63,6 +63,8 @@ pub struct Snapshot {
     pub tree: Option<Tree>,
     /// Cell trees of the previous lint.
     pub cells: Arc<Vec<CellTree>>,
+    /// Per-cell rule results of the previous lint (see [`RuleCache`]).
+    pub rules: Option<Arc<RuleCache>>,
     /// Finds the project (config + KB) of `path`.
     pub resolver: Arc<Resolver>,
     /// Negotiated position encoding.
@@ -102,6 +104,21 @@ pub struct LintResult {
     pub whole_tree: Option<Tree>,
     /// Cell trees to keep for the next lint.
     pub cell_cache: Arc<Vec<CellTree>>,
+    /// Per-cell rule results to keep for the next lint.
+    pub rule_cache: Option<Arc<RuleCache>>,
+}
+
+/// The per-cell rule results of one lint ([`lint::CellResults`]) with what they were computed
+/// with: a later lint re-uses them only for the same settings generation, the same project
+/// (config and knowledge base, compared by identity: a reload builds new ones) and the same
+/// extraction mode. Unchanged cells of a Markdown file, a response or a JSON Lines trace are then
+/// not checked again.
+#[derive(Debug)]
+pub struct RuleCache {
+    generation: u64,
+    project: Arc<Project>,
+    mode: ExtractMode,
+    results: lint::CellResults,
 }
 
 impl LintResult {
@@ -136,6 +153,7 @@ impl LintResult {
             config_error: None,
             whole_tree: None,
             cell_cache: Arc::new(Vec::new()),
+            rule_cache: None,
         }
     }
 }
@@ -200,7 +218,15 @@ pub fn run(snap: Snapshot) -> LintResult {
     let mut cells: Vec<CellInfo> = Vec::new();
     let mut cache: Vec<CellTree> = Vec::new();
     let mut whole_tree: Option<Tree> = None;
-    let mut diagnostics = lint::check_file_with(&file, &settings, &project.kb, |cell| {
+    let empty = lint::CellResults::default();
+    let previous = snap
+        .rules
+        .as_deref()
+        .filter(|c| {
+            c.generation == snap.generation && Arc::ptr_eq(&c.project, &project) && c.mode == mode
+        })
+        .map_or(&empty, |c| &c.results);
+    let tree_for = |cell: &Cell| {
         let whole_file = cell.text.len() == file.text.len()
             && cell.map.to_file(0) == 0
             && cell.text == file.text;
@@ -224,7 +250,15 @@ pub fn run(snap: Snapshot) -> LintResult {
             tree: tree.clone(),
         });
         tree
-    });
+    };
+    let (mut diagnostics, results) =
+        lint::check_file_cached(&file, &settings, &project.kb, tree_for, previous);
+    let rule_cache = Some(Arc::new(RuleCache {
+        generation: snap.generation,
+        project: project.clone(),
+        mode,
+        results,
+    }));
     if !snap.lint_enabled {
         diagnostics.clear();
     }
@@ -249,6 +283,7 @@ pub fn run(snap: Snapshot) -> LintResult {
         config_error,
         whole_tree,
         cell_cache: Arc::new(cache),
+        rule_cache,
     }
 }
 
@@ -482,6 +517,7 @@ mod tests {
             language,
             tree: None,
             cells: Arc::new(Vec::new()),
+            rules: None,
             resolver: Arc::new(Resolver::new(Overrides::default())),
             encoding: PositionEncoding::Utf16,
             lint_enabled: true,
@@ -619,6 +655,7 @@ mod tests {
             language: Language::Markdown,
             tree: None,
             cells: r1.cell_cache.clone(),
+            rules: r1.rule_cache.clone(),
             resolver: Arc::new(Resolver::new(Overrides::default())),
             encoding: PositionEncoding::Utf16,
             lint_enabled: true,
@@ -646,5 +683,155 @@ mod tests {
         assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (2, 2, 3));
         let e = diff_edit("x\ny", "x\ny\nz");
         assert_eq!(e.new_end_position, Point::new(2, 1));
+    }
+}
+
+/// Incremental lints (trees and per-cell rule results kept between edits) against fresh ones.
+#[cfg(test)]
+mod incremental_properties {
+    use super::*;
+    use cellguard_lints::config::Overrides;
+    use proptest::prelude::*;
+
+    /// Cell bodies that give findings of several families, file-level and line suppressions,
+    /// and text that edits can turn into fences, comments and strings.
+    const CELLS: &[&str] = &[
+        "import os\nx = 1\n",
+        "# cellguard: ignore-file[IMP001]\ny = 2\n",
+        "status = await run(\"AgentPoolCapability.get_agent_status\", agent_ids=[\"a\"])\n",
+        "import subprocess  # noqa: IMP001\nprint(eval(\"1\"))\n",
+        "def f(:\n    pass\n",
+        "data = json.loads(\"{}\")  # noqa\n",
+        "obj = ().__class__.__base__\n",
+        "for i in range(3):\n    await run(\"X.y\")\n",
+    ];
+
+    /// A Markdown document of fenced cells separated by prose.
+    fn document(cells: &[usize]) -> String {
+        let mut out = String::from("Intro\n\n");
+        for &c in cells {
+            out.push_str("```python\n");
+            out.push_str(CELLS[c % CELLS.len()]);
+            out.push_str("```\n\ntext\n\n");
+        }
+        out
+    }
+
+    /// One edit: delete `len` characters at `at` (a fraction of the text) and insert `text`.
+    fn edit() -> impl Strategy<Value = (f64, usize, String)> {
+        (
+            0.0..1.0f64,
+            0usize..4,
+            prop::sample::select(vec![
+                "",
+                "x",
+                "\n",
+                "#",
+                "\"",
+                "`",
+                "```",
+                "import os\n",
+                " noqa",
+                "(",
+                ":",
+                "    ",
+                "__class__",
+                "ignore-file[SBX002]",
+            ])
+            .prop_map(str::to_string),
+        )
+    }
+
+    fn apply(text: &str, (at, len, insert): &(f64, usize, String)) -> String {
+        let chars: Vec<char> = text.chars().collect();
+        let start = ((chars.len() as f64) * at) as usize;
+        let end = (start + len).min(chars.len());
+        let mut out: String = chars[..start].iter().collect();
+        out.push_str(insert);
+        out.extend(&chars[end..]);
+        out
+    }
+
+    fn snapshot(text: &str, version: i32, previous: Option<&LintResult>) -> Snapshot {
+        Snapshot {
+            epoch: 0,
+            version,
+            generation: 0,
+            rope: Rope::from_str(text),
+            path: PathBuf::from("/nonexistent/doc.md"),
+            language: Language::Markdown,
+            tree: None,
+            cells: previous.map_or_else(|| Arc::new(Vec::new()), |r| r.cell_cache.clone()),
+            rules: previous.and_then(|r| r.rule_cache.clone()),
+            resolver: resolver(),
+            encoding: PositionEncoding::Utf16,
+            lint_enabled: true,
+        }
+    }
+
+    /// One resolver for the whole test, so every lint resolves to the same project (as in the
+    /// server between reloads) and the rule cache is used.
+    fn resolver() -> Arc<Resolver> {
+        static R: OnceLock<Arc<Resolver>> = OnceLock::new();
+        R.get_or_init(|| Arc::new(Resolver::new(Overrides::default())))
+            .clone()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// After every edit of a random sequence, the incremental lint's diagnostics are those
+        /// of a fresh lint of the same text by the server and by the CLI's engine.
+        #[test]
+        fn incremental_lints_equal_fresh_ones(
+            cells in prop::collection::vec(0usize..CELLS.len(), 1..5),
+            edits in prop::collection::vec(edit(), 1..12),
+        ) {
+            let mut text = document(&cells);
+            let mut previous = run(snapshot(&text, 1, None));
+            for (i, e) in edits.iter().enumerate() {
+                text = apply(&text, e);
+                let incremental = run(snapshot(&text, i as i32 + 2, Some(&previous)));
+                let fresh = run(snapshot(&text, i as i32 + 2, None));
+                prop_assert_eq!(&incremental.diagnostics, &fresh.diagnostics, "text {:?}", text);
+                prop_assert_eq!(&incremental.lsp, &fresh.lsp);
+                let cli = lint::check_file(
+                    &SourceFile::new("/nonexistent/doc.md", text.clone()),
+                    &fresh.settings,
+                    &fresh.project.kb,
+                );
+                prop_assert_eq!(&incremental.diagnostics, &cli);
+                previous = incremental;
+            }
+        }
+    }
+
+    /// An edit in one cell of a Markdown file re-uses the other cells' rule results and still
+    /// reports what changed in the edited one.
+    #[test]
+    fn unchanged_cells_keep_their_results() {
+        let v1 = document(&[0, 3, 5]);
+        let r1 = run(snapshot(&v1, 1, None));
+        let cache = r1.rule_cache.as_ref().expect("a rule cache");
+        assert_eq!(cache.results.len(), 3);
+        let v2 = v1.replacen("x = 1", "import sys", 1);
+        let r2 = run(snapshot(&v2, 2, Some(&r1)));
+        assert_eq!(r2.rule_cache.as_ref().map(|c| c.results.reused()), Some(2));
+        let codes = |r: &LintResult| -> Vec<(&str, usize)> {
+            r.diagnostics
+                .iter()
+                .map(|d| (d.rule.code, d.cell.unwrap_or(99)))
+                .collect()
+        };
+        let fresh = run(snapshot(&v2, 2, None));
+        assert_eq!(codes(&r2), codes(&fresh));
+        assert!(codes(&r2).contains(&("IMP001", 0)), "{:?}", codes(&r2));
+        assert_eq!(
+            codes(&r2)
+                .iter()
+                .filter(|(c, i)| *c == "IMP001" && *i == 0)
+                .count(),
+            2
+        );
     }
 }

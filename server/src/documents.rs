@@ -62,6 +62,8 @@ pub struct Document {
     /// Cell trees from the last lint (Markdown and responses), re-used for unchanged cells and
     /// as the old tree for changed ones.
     pub cells: Arc<Vec<CellTree>>,
+    /// Per-cell rule results from the last lint, re-used for unchanged cells.
+    pub rules: Option<Arc<crate::analysis::RuleCache>>,
     /// True while a lint task runs for this document.
     pub lint_running: bool,
     /// The version the last finished lint saw.
@@ -107,6 +109,7 @@ impl Document {
             rope: Rope::from_str(text),
             tree: None,
             cells: Arc::new(Vec::new()),
+            rules: None,
             lint_running: false,
             linted_version: None,
             result: None,

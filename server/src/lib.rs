@@ -9,7 +9,10 @@
 //!   before any `.await`), which preserves the client's order.
 //! - **Off the main loop.** Parsing and linting run in `spawn_blocking`; at most one lint per
 //!   document runs at a time and a burst of edits coalesces into one re-lint of the latest
-//!   text (no fixed debounce delay, so a single keystroke is answered at once).
+//!   text (no fixed debounce delay, so a single keystroke is answered at once). Each lint keeps
+//!   the per-cell rule results (`lint::CellResults`): cells whose text an edit left unchanged
+//!   (the other fences of a Markdown file, the other records of a trace) are not checked again.
+//!   A single-cell Python file is still checked whole on every edit.
 //! - **Stale results dropped.** Each result carries the document version (and the opening's
 //!   epoch and the settings generation); a result whose version is no longer current is never
 //!   published, and publications go through one ordered queue, so a cleared document never
@@ -392,6 +395,7 @@ impl Shared {
                         language: doc.language,
                         tree: doc.tree.clone(),
                         cells: doc.cells.clone(),
+                        rules: doc.rules.clone(),
                         resolver,
                         encoding,
                         lint_enabled,
@@ -422,6 +426,7 @@ impl Shared {
                     return;
                 }
                 doc.cells = result.cell_cache.clone();
+                doc.rules = result.rule_cache.clone();
                 if doc.version == version {
                     doc.tree = result.whole_tree.clone();
                     doc.linted_version = Some(version);
