@@ -411,7 +411,10 @@ pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize,
             ..ClassInfo::default()
         };
         let mut cell_bases = Vec::new();
-        if let Some(p) = n.parent().filter(|p| p.kind_name() == "decorated_definition") {
+        if let Some(p) = n
+            .parent()
+            .filter(|p| p.kind_name() == "decorated_definition")
+        {
             for dec in named_children(p) {
                 if dec.kind_name() == "decorator" {
                     let t = &src[dec.byte_range()];
@@ -454,7 +457,10 @@ pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize,
                                     if l.kind_name() == "identifier" {
                                         info.fields.insert(ident(l, src).into_owned());
                                     }
-                                    match a.field(F::Right).filter(|r| r.kind_name() == "assignment") {
+                                    match a
+                                        .field(F::Right)
+                                        .filter(|r| r.kind_name() == "assignment")
+                                    {
                                         Some(r) => {
                                             a = r;
                                             t = r.field(F::Left);
@@ -466,7 +472,9 @@ pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize,
                         }
                     }
                     "function_definition" => {
-                        let Some(name) = stmt.field(F::Name) else { continue };
+                        let Some(name) = stmt.field(F::Name) else {
+                            continue;
+                        };
                         let fname = ident(name, src).into_owned();
                         if matches!(
                             fname.as_str(),
@@ -482,13 +490,19 @@ pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize,
                         info.fields.insert(fname);
                         if let (Some(this), Some(b)) = (this, stmt.field(F::Body)) {
                             for m in parse::walk(b) {
-                                if m.kind_name() != "assignment" && m.kind_name() != "augmented_assignment" {
+                                if m.kind_name() != "assignment"
+                                    && m.kind_name() != "augmented_assignment"
+                                {
                                     continue;
                                 }
-                                let Some(l) = m.field(F::Left).filter(|l| l.kind_name() == "attribute") else {
+                                let Some(l) =
+                                    m.field(F::Left).filter(|l| l.kind_name() == "attribute")
+                                else {
                                     continue;
                                 };
-                                if let (Some(o), Some(at)) = (l.field(F::Object), l.field(F::Attribute)) {
+                                if let (Some(o), Some(at)) =
+                                    (l.field(F::Object), l.field(F::Attribute))
+                                {
                                     if o.kind_name() == "identifier" && ident(o, src) == this {
                                         info.fields.insert(ident(at, src).into_owned());
                                     }
