@@ -5,7 +5,7 @@
 use super::field::{FieldChild, F};
 use super::interp::{
     bind_into, call_args, first_named, ident, unknown_host_attr, unparen, Bindings, Env, Escape,
-    Interp,
+    Interp, METACLASS,
 };
 use super::scan::{kind, Children, NameId, K};
 use super::value::*;
@@ -1305,6 +1305,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let objv = self.it.eval(obj, env, 0);
         if objv.strs().next().is_some() && matches!(name, "format" | "format_map") {
             self.check_format(obj, &objv);
+            // `f = tmpl.format`, `map(tmpl.format, xs)`, `partial(tmpl.format_map)`: the bound
+            // method is called later with arguments cellguard cannot see, so the template's
+            // fields are walked on unknown receivers.
+            if !nctx.callee && ctx == Ctx::Load {
+                let args = FormatArgs {
+                    opaque: true,
+                    ..FormatArgs::default()
+                };
+                self.check_format_fields(obj, &objv, &args);
+            }
         }
         if matches!(ctx, Ctx::Load | Ctx::Aug) {
             let shown = short(self.text(obj));
@@ -1340,15 +1350,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Val::Unknown | Val::Func(_) => opaque = true,
                 // An instance (or the class) of a cell class: a field the class declares holds
                 // data the cell stored (`d.os` of `@dataclass class Device: os: str`).
-                Val::Class(id) | Val::Inst(id) => {
+                Val::Class(id) | Val::Inst(id)
                     if !self
                         .it
                         .classes
                         .get(*id as usize)
-                        .is_some_and(|c| c.fields.contains(name))
-                    {
-                        opaque = true;
-                    }
+                        .is_some_and(|c| c.fields.contains(name)) =>
+                {
+                    opaque = true;
                 }
                 _ => {}
             }
@@ -2021,7 +2030,62 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     self.report(&DYNAMIC_IMPORT, crange, msg, None);
                 }
                 "type" if pos.len() == 3 => self.check_type_dict(pos[2], env),
+                // `type(int)("M", (), ns)`, `T = type(Ref); T("M", (Ref,), ns)`, and calls of a
+                // metaclass the cell built: only when the call looks like a class build (a
+                // constant name or a bases tuple), not `type(self)(a, b, c)`.
+                METACLASS if pos.len() == 3 => {
+                    let name_str = self.it.eval(pos[0], env, 0).strs().next().is_some();
+                    let bases_seq = self
+                        .it
+                        .eval(pos[1], env, 0)
+                        .iter()
+                        .any(|v| matches!(v, Val::Seq(_)));
+                    if name_str || bases_seq {
+                        self.check_type_dict(pos[2], env);
+                    }
+                }
                 _ => {}
+            }
+        }
+        // `str.format` / `str.format_map` passed as a value (`partial(str.format, t)`,
+        // `map(str.format, ts, xs)`): the templates among the following arguments (or their
+        // elements) are formatted on arguments cellguard cannot see.
+        if let Some(i) = pos.iter().position(|a| {
+            matches!(
+                self.text(unparen(*a)),
+                "str.format" | "str.format_map" | "string.Formatter().format"
+            )
+        }) {
+            let mut tv = VSet::default();
+            for a in pos.iter().skip(i + 1) {
+                let v = self.it.eval(*a, env, 0);
+                tv.join(&v);
+                for x in v.iter() {
+                    if let Val::Seq(items) = x {
+                        for item in items.iter() {
+                            tv.join(item);
+                        }
+                    }
+                }
+            }
+            if tv.strs().next().is_some() {
+                let args = FormatArgs {
+                    opaque: true,
+                    ..FormatArgs::default()
+                };
+                self.check_format(node, &tv);
+                self.check_format_fields(node, &tv, &args);
+            }
+        }
+        // `dataclasses.make_dataclass(..., namespace=ns)` puts `ns` into the class body.
+        if self
+            .text(callee)
+            .rsplit('.')
+            .next()
+            .is_some_and(|l| l.trim() == "make_dataclass")
+        {
+            if let Some((_, ns)) = kws.iter().find(|(k, _)| k == "namespace") {
+                self.check_type_dict(*ns, env);
             }
         }
         // Code strings: what `exec("...")` or a tool's `code=` argument would run.
@@ -2997,10 +3061,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     );
                 }
             }
-            // A display of names with one that cannot be folded (`(name,)`).
-            if v.iter()
-                .any(|x| matches!(x, Val::Seq(items) if items.iter().any(|i| i.has_unknown())))
-            {
+            // A display of names with one that cannot be folded (`(name,)`), or a value that
+            // is not a sequence cellguard can read (`names()`, `DEFAULTS + extra`).
+            if v.iter().any(|x| match x {
+                Val::Seq(items) => items.iter().any(|i| i.has_unknown()),
+                Val::Str(_) => false,
+                _ => true,
+            }) {
                 computed = true;
             }
             if computed {
@@ -3049,6 +3116,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         let v = self.it.eval(dict, env, 0);
+        if let Some(why) = self.unfolded_namespace(inner, &v, env) {
+            self.report(
+                &DUNDER_ACCESS,
+                parse::range(dict),
+                format!("A class is built at runtime from a namespace cellguard cannot read ({why}): its keys may define dunder methods, `__match_args__` or `__instancecheck__`"),
+                Some("Write the class as a `class` statement, or pass a dict display with constant keys".into()),
+            );
+        }
         for d in v.iter() {
             if let Val::Dict(pairs) = d {
                 for (k, _) in pairs.iter() {
@@ -3066,6 +3141,92 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
+    }
+
+    /// Why the namespace of a class built at runtime (`type(name, bases, ns)`) cannot be read,
+    /// or `None` when every key is known: a dict display whose keys all fold to constants, or
+    /// `dict(k=v, ...)`, or a name bound to one that the cell only fills with constant keys
+    /// (`ns["x"] = 1`). Keys from `dict.fromkeys`, `dict(zip(...))`, pairs, `**` unpacking,
+    /// `ns[k] = ...` with a computed key, `ns.update(...)` with such a dict, or any other
+    /// expression are unknown.
+    fn unfolded_namespace(&self, inner: Node<'t>, v: &VSet, env: &Env) -> Option<String> {
+        if inner.kind_name() == "call" {
+            let (pos, _, splat) = call_args(inner.field(F::Arguments), self.it.src);
+            let callee = inner.field(F::Function).map(|f| self.text(f)).unwrap_or("");
+            if matches!(callee, "dict" | "OrderedDict" | "collections.OrderedDict")
+                && pos.is_empty()
+                && !splat
+            {
+                return None;
+            }
+        }
+        let folded = !v.is_empty()
+            && v.iter().all(|d| match d {
+                Val::Dict(pairs) => pairs
+                    .iter()
+                    .all(|(k, _)| !k.is_empty() && k.iter().all(|x| matches!(x, Val::Str(_)))),
+                _ => false,
+            });
+        if !folded {
+            return Some(format!("`{}`", short(self.text(inner))));
+        }
+        if inner.kind_name() != "identifier" {
+            return None;
+        }
+        // A name: how the cell fills it after binding it.
+        let name = ident(inner, self.it.src);
+        let root = self.root?;
+        for n in parse::walk(root) {
+            match n.kind_name() {
+                "subscript" => {
+                    let Some(obj) = n.field(F::Value).map(unparen) else {
+                        continue;
+                    };
+                    if obj.kind_name() != "identifier" || ident(obj, self.it.src) != name {
+                        continue;
+                    }
+                    let stored = n.parent().is_some_and(|p| {
+                        matches!(p.kind_name(), "assignment" | "augmented_assignment")
+                            && p.field(F::Left).is_some_and(|l| l.id() == n.id())
+                    });
+                    if !stored {
+                        continue;
+                    }
+                    let key = n.child_by_field_name("subscript");
+                    let kv = key.map(|k| self.it.eval(k, env, 0));
+                    if !kv.is_some_and(|kv| {
+                        !kv.is_empty() && kv.iter().all(|x| matches!(x, Val::Str(_)))
+                    }) {
+                        return Some(format!("`{name}[...]` is set with a computed key"));
+                    }
+                }
+                "call" => {
+                    let Some(f) = n.field(F::Function).map(unparen) else {
+                        continue;
+                    };
+                    if f.kind_name() != "attribute" {
+                        continue;
+                    }
+                    let (Some(o), Some(a)) =
+                        (f.field(F::Object).map(unparen), f.field(F::Attribute))
+                    else {
+                        continue;
+                    };
+                    let method = ident(a, self.it.src);
+                    if o.kind_name() == "identifier"
+                        && ident(o, self.it.src) == name
+                        && matches!(
+                            &*method,
+                            "update" | "setdefault" | "__setitem__" | "__ior__"
+                        )
+                    {
+                        return Some(format!("`{name}.{method}(...)` fills it"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     fn check_format(&mut self, node: Node<'t>, v: &VSet) {

@@ -30,6 +30,11 @@ const MAX_DEPTH: u32 = 200;
 /// Fixpoint rounds over the binding sites.
 const MAX_ROUNDS: usize = 8;
 
+/// The [`Val::Builtin`] standing for a metaclass the cell got hold of: `type(x)` of anything
+/// (`type(int)` is `type`, `type(ActionResult)` pydantic's `ModelMetaclass`), or a class built
+/// with a metaclass among its bases. Called with three arguments it builds a class.
+pub const METACLASS: &str = "type()";
+
 /// Python 3.11 builtins (plus IPython's `get_ipython`), interned for [`Val::Builtin`].
 pub const BUILTINS: &[&str] = &[
     "__build_class__",
@@ -1579,6 +1584,25 @@ impl<'t, 'a> Interp<'t, 'a> {
                 return (VSet::one(Val::Builtin(b)), None);
             }
         }
+        if &*m.real == "functools" {
+            // The default attribute lists of `update_wrapper`/`wraps` (CPython 3.11), so that
+            // `WRAPPER_UPDATES + ("__globals__",)` folds.
+            let names: &[&str] = match name {
+                "WRAPPER_ASSIGNMENTS" => &[
+                    "__module__",
+                    "__name__",
+                    "__qualname__",
+                    "__doc__",
+                    "__annotations__",
+                ],
+                "WRAPPER_UPDATES" => &["__dict__"],
+                _ => &[],
+            };
+            if !names.is_empty() {
+                let items = names.iter().map(|n| VSet::one(Val::str(*n))).collect();
+                return (VSet::one(Val::seq(items)), None);
+            }
+        }
         if name == "__import__" && m.real.starts_with("importlib") {
             // `importlib.__import__` is an `__import__` work-alike.
             return (VSet::one(Val::Builtin("__import__")), None);
@@ -2285,6 +2309,27 @@ impl<'t, 'a> Interp<'t, 'a> {
                     Val::Str(s) => i64::from_str_radix(s.trim(), base).ok().map(Val::Int),
                     _ => None,
                 })
+            }
+            // `type(x)` is a class's metaclass (`type`, pydantic's `ModelMetaclass`, `ABCMeta`):
+            // calling it with three arguments builds a class the way `type(...)` does. A class
+            // built by a metaclass with a metaclass among its bases is a metaclass too
+            // (`M = type("M", (type,), {...})`).
+            "type" | METACLASS if pos.len() == 3 => {
+                let metaclass_base = self.eval(pos[1], env, d).iter().any(|b| {
+                    as_sequence(b).is_some_and(|items| {
+                        items
+                            .iter()
+                            .any(|i| i.has_builtin("type") || i.has_builtin(METACLASS))
+                    })
+                });
+                if metaclass_base {
+                    VSet::of(vec![Val::Builtin(METACLASS), Val::Unknown])
+                } else {
+                    VSet::unknown()
+                }
+            }
+            "type" if pos.len() == 1 && kws.is_empty() => {
+                VSet::of(vec![Val::Builtin(METACLASS), Val::Unknown])
             }
             "list" | "tuple" => {
                 if pos.is_empty() {

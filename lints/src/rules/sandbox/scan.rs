@@ -363,6 +363,7 @@ const HOT_BUILTINS: &[&str] = &[
     "chr",
     "bytes",
     "bytearray",
+    "type",
 ];
 
 /// Attributes that give a namespace, the builtins module or a callable whatever their object
