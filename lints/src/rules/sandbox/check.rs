@@ -1303,6 +1303,23 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
         }
         let objv = self.it.eval(obj, env, 0);
+        if ctx != Ctx::Load {
+            let verb = match ctx {
+                Ctx::Del => "Deleting",
+                Ctx::Aug => "Augmenting",
+                _ => "Assigning",
+            };
+            // The value stored, when it is a plain `target = value` assignment.
+            let stored = node
+                .parent()
+                .filter(|p| {
+                    p.kind_name() == "assignment"
+                        && p.field(F::Left).is_some_and(|l| l.id() == node.id())
+                })
+                .and_then(|p| p.field(F::Right))
+                .map(|r| self.it.eval(r, env, 0));
+            self.host_write(obj, &objv, name, verb, arange, stored.as_ref());
+        }
         if objv.strs().next().is_some() && matches!(name, "format" | "format_map") {
             self.check_format(obj, &objv);
             // `f = tmpl.format`, `map(tmpl.format, xs)`, `partial(tmpl.format_map)`: the bound
@@ -1325,6 +1342,62 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
+        }
+    }
+
+    /// SBX005 for writing or deleting attribute `name` of a host object: a module (allowed,
+    /// pre-bound or imported; modules are shared with the host through `sys.modules`), a
+    /// module member (`json.JSONEncoder`, `re.compile`), or a name the namespace pre-binds that
+    /// the cell never rebinds (`Counter`, `ActionResult`). The host then runs the cell's
+    /// replacement (`json.dumps = spy`, `ActionResult.model_dump = forged`).
+    fn host_write(
+        &mut self,
+        obj: Node<'t>,
+        objv: &VSet,
+        name: &str,
+        verb: &str,
+        range: TextRange,
+        stored: Option<&VSet>,
+    ) {
+        let shown = short(self.text(obj));
+        let mut what: Option<String> = None;
+        // Members and pre-bound objects: only deletions and stored callables (behaviour
+        // patches) count, not data settings such as `pd.options.display.max_rows = 50`.
+        let behaviour = verb == "Deleting"
+            || stored.is_some_and(|v| {
+                v.iter()
+                    .any(|x| matches!(x, Val::Func(_) | Val::Builtin(_) | Val::Member(_)))
+            });
+        for v in objv.iter() {
+            match v {
+                Val::Module(m) => {
+                    what = Some(format!("module `{}`", m.real));
+                    break;
+                }
+                Val::Member(p) if behaviour => {
+                    what = Some(format!("`{p}`, a member of a module"));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if what.is_none() && behaviour {
+            let o = unparen(obj);
+            if o.kind_name() == "identifier" {
+                let n = ident(o, self.it.src).into_owned();
+                let rebound = !objv.only_unknown() || !self.assignments_of(&n).is_empty();
+                if self.namespace_names.contains(&n) && !rebound {
+                    what = Some(format!("`{n}`, an object the host put in the namespace"));
+                }
+            }
+        }
+        if let Some(what) = what {
+            self.report(
+                &MODULE_ESCAPE,
+                range,
+                format!("{verb} attribute `{name}` of `{shown}` patches {what}: it is shared with the host, which then runs the cell's replacement"),
+                Some("Modules and pre-bound objects are shared with the host process; wrap them in a local function instead of patching them".into()),
+            );
         }
     }
 
@@ -2051,8 +2124,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
         // elements) are formatted on arguments cellguard cannot see.
         if let Some(i) = pos.iter().position(|a| {
+            let t: String = self.text(unparen(*a)).split_whitespace().collect();
             matches!(
-                self.text(unparen(*a)),
+                t.as_str(),
                 "str.format" | "str.format_map" | "string.Formatter().format"
             )
         }) {
@@ -2075,6 +2149,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 };
                 self.check_format(node, &tv);
                 self.check_format_fields(node, &tv, &args);
+            }
+        }
+        // `Model.model_rebuild(_types_namespace={...})` (and pydantic v1's
+        // `update_forward_refs(**localns)`) evaluates the model's string annotations against
+        // a namespace the cell supplies, with the host's unrestricted builtins.
+        if let Some(method) = unparen(callee)
+            .field(F::Attribute)
+            .filter(|_| unparen(callee).kind_name() == "attribute")
+            .map(|a| ident(a, self.it.src).into_owned())
+        {
+            let types_ns = kws.iter().find(|(k, _)| k == "_types_namespace");
+            if (method == "model_rebuild" && (types_ns.is_some() || splat))
+                || (method == "update_forward_refs" && (!kws.is_empty() || splat))
+            {
+                let at = types_ns.map(|(_, v)| *v).unwrap_or(node);
+                self.report(
+                    &CODE_EXECUTION_BUILTIN,
+                    parse::range(at),
+                    format!("`{method}` with a namespace from the cell evaluates the model's string annotations in it, with the host's builtins"),
+                    Some("Define the referenced types before the model, or call `model_rebuild()` without a namespace".into()),
+                );
             }
         }
         // `dataclasses.make_dataclass(..., namespace=ns)` puts `ns` into the class body.
@@ -2477,7 +2572,69 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             match n.kind_name() {
                 "string" | "concatenated_string" => strings.push(n),
+                // A name, attribute or call in a type position: a string it holds is code
+                // (`T = "..."; Optional[T]`, `anns["t"]`), a string built at runtime is
+                // SBX003, and a name bound to a type expression is that expression
+                // (`T = Optional[p]; TypeAdapter(T)`).
+                "identifier" | "attribute" | "call" => {
+                    let v = self.it.eval(n, env, 0);
+                    if v.strs().next().is_some() {
+                        self.check_code_string(n, env, label);
+                    } else if self.runtime_string(n, false, 0) {
+                        self.report(
+                            &CODE_EXECUTION_BUILTIN,
+                            parse::range(n),
+                            format!("A string built at runtime is used as {label}: it is evaluated as code that cellguard cannot check"),
+                            Some("Write the type out (`x: int`, `x: \"Order\"`); a computed annotation runs whatever string it builds".into()),
+                        );
+                    } else if n.kind_name() == "identifier" && depth < 8 {
+                        let name = ident(n, self.it.src).into_owned();
+                        for r in self.assignments_of(&name).into_iter().take(4) {
+                            let r = unparen(r);
+                            if r.id() != n.id()
+                                && matches!(
+                                    r.kind_name(),
+                                    "subscript" | "binary_operator" | "tuple"
+                                )
+                            {
+                                stack.push((r, depth + 1));
+                            }
+                        }
+                    }
+                }
+                "subscript" if self.it.eval(n, env, 0).strs().next().is_some() => {
+                    // `anns["t"]`: a lookup that yields a string.
+                    self.check_code_string(n, env, label);
+                }
+                // `x: anns["t"]` parses as a generic type in an annotation: look the key up
+                // like a subscript (the parameters are type nodes, checked on their own).
+                "generic_type" => {
+                    let kids = named(n);
+                    let (Some(obj), Some(tp)) = (
+                        kids.first().copied(),
+                        kids.iter()
+                            .find(|k| k.kind_name() == "type_parameter")
+                            .copied(),
+                    ) else {
+                        continue;
+                    };
+                    let key = named(tp)
+                        .first()
+                        .copied()
+                        .map(|t| first_named(t).unwrap_or(t));
+                    if let Some(key) = key {
+                        self.dict_lookup_strings(obj, key, env, depth, &mut stack);
+                    }
+                }
                 "subscript" => {
+                    // `anns["t"]` with `anns = {"t": "..."}`: the value a constant key selects
+                    // from a dict display assigned to the name.
+                    if let (Some(obj), Some(key)) = (
+                        n.field(F::Value).map(unparen),
+                        n.child_by_field_name("subscript"),
+                    ) {
+                        self.dict_lookup_strings(obj, key, env, depth, &mut stack);
+                    }
                     let head = n
                         .field(F::Value)
                         .map(|v| {
@@ -2519,24 +2676,46 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
         }
-        let top_is_string = strings.first().is_some_and(|s| s.id() == expr.id());
         for s in strings {
             self.check_code_string(s, env, label);
         }
-        // A name is checked for what it holds (`T = "".join(parts)` then `x: T`).
-        if top_is_string || matches!(expr.kind_name(), "attribute" | "subscript" | "none") {
+    }
+
+    /// For `name[key]` in a type position, with `name = {...}` a dict display in the cell:
+    /// pushes the values its constant keys select, so strings among them are checked as code.
+    fn dict_lookup_strings(
+        &mut self,
+        obj: Node<'t>,
+        key: Node<'t>,
+        env: &Env,
+        depth: u32,
+        stack: &mut Vec<(Node<'t>, u32)>,
+    ) {
+        let obj = unparen(obj);
+        if obj.kind_name() != "identifier" || depth >= 8 {
             return;
         }
-        let v = self.it.eval(expr, env, 0);
-        if v.strs().next().is_some() {
-            self.check_code_string(expr, env, label);
-        } else if self.runtime_string(expr, false, 0) {
-            self.report(
-                &CODE_EXECUTION_BUILTIN,
-                parse::range(expr),
-                format!("A string built at runtime is used as {label}: it is evaluated as code that cellguard cannot check"),
-                Some("Write the type out (`x: int`, `x: \"Order\"`); a computed annotation runs whatever string it builds".into()),
-            );
+        let keys: Vec<String> = self
+            .it
+            .eval(key, env, 0)
+            .strs()
+            .map(str::to_string)
+            .collect();
+        let name = ident(obj, self.it.src).into_owned();
+        for r in self.assignments_of(&name).into_iter().take(4) {
+            let r = unparen(r);
+            if r.kind_name() != "dictionary" {
+                continue;
+            }
+            for pair in named(r) {
+                let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) else {
+                    continue;
+                };
+                let kv = self.it.eval(k, &Env::Global, 0);
+                if kv.strs().any(|x| keys.iter().any(|y| y == x)) {
+                    stack.push((v, depth + 1));
+                }
+            }
         }
     }
 
@@ -2974,6 +3153,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let store = matches!(b, "setattr" | "delattr");
         let names = self.it.eval(pos[1], env, 0);
         let objs = self.it.eval(pos[0], env, 0);
+        if store {
+            let shown_names: Vec<String> = names.strs().map(str::to_string).collect();
+            let shown = if shown_names.is_empty() {
+                "(computed)".to_string()
+            } else {
+                shown_names.join("`/`")
+            };
+            let verb = if b == "setattr" {
+                "Setting"
+            } else {
+                "Deleting"
+            };
+            let stored = pos.get(2).map(|v| self.it.eval(*v, env, 0));
+            self.host_write(pos[0], &objs, &shown, verb, range, stored.as_ref());
+        }
         let mut any_dunder = false;
         for s in names.strs().map(str::to_string).collect::<Vec<_>>() {
             if is_dunder(&s) && (store || !BENIGN_DUNDER_READS.contains(&s.as_str())) {

@@ -348,6 +348,9 @@ const TRIGGER_WORDS: &[&str] = &[
     "format_map",
     "vformat",
     "code",
+    "model_rebuild",
+    "update_forward_refs",
+    "_types_namespace",
 ];
 
 /// Builtins whose value matters to some rule besides the code-execution ones
@@ -970,6 +973,17 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 // `x.os` on a receiver the analysis may resolve to a cell class instance
                 // (`@dataclass class Device: os: str`): the receiver's value decides whether
                 // the attribute is reported, so its unit is evaluated.
+                // An attribute written or deleted (`json.dumps = f`, `del Counter.x`): the
+                // receiver decides whether it is a host object being patched.
+                if matches!(
+                    (pk, field),
+                    (K::Assignment | K::AugmentedAssignment, Some("left"))
+                ) || pk == K::DeleteStatement
+                {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
                 if self.facts.has_class && super::interp::unknown_host_attr(last).is_some() {
                     self.facts
                         .triggers
