@@ -1206,6 +1206,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 None,
             );
         }
+        // The parent of an allowed submodule (`import os.path` binds `os`) used as a value
+        // other than the object of an attribute or a plain alias (`[os]`, `f(os)`,
+        // `next(iter((os,)))`): once inside a container or a call, its attributes are
+        // attributes of an unknown receiver, and `m.getcwd()` is no longer seen.
+        let parent_mod: Option<std::rc::Rc<ModVal>> = v.iter().find_map(|x| match x {
+            Val::Module(m) if m.state == ModState::Parent => Some(m.clone()),
+            _ => None,
+        });
+        if let Some(m) = parent_mod {
+            let parent = node.parent();
+            let benign = parent.is_some_and(|p| match p.kind_name() {
+                "attribute" => p.field(F::Object).is_some_and(|o| o.id() == node.id()),
+                "assignment" => p.field(F::Right).is_some_and(|r| r.id() == node.id()),
+                "import_statement" | "import_from_statement" | "aliased_import" | "dotted_name" => {
+                    true
+                }
+                _ => false,
+            });
+            if !benign {
+                self.report(
+                    &MODULE_ESCAPE,
+                    parse::range(node),
+                    format!("`{name}` is module `{}`, the parent of an allowed submodule, used as a value: its attributes (`getcwd`, `environ`, `system`) leave the allowlist wherever the value goes", m.real),
+                    Some("Only the allowed submodule may be used: `import os.path` allows `os.path.join(...)`, not `os` itself".into()),
+                );
+            }
+        }
     }
 
     /// Reports dangerous builtins a node's value may be (value-based: aliases included).
@@ -2663,6 +2690,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         }
                         stack.push((sub, depth + 1));
                     }
+                }
+                // A type expression that folds to a string (`"pydantic." + "ImportString"`,
+                // `"".join(...)` handled above) is that code; one that builds a string at
+                // runtime (`"in" + suffix`) is SBX003.
+                "binary_operator" | "parenthesized_expression"
+                    if self.it.eval(n, env, 0).strs().next().is_some() =>
+                {
+                    self.check_code_string(n, env, label);
+                }
+                "binary_operator"
+                    if self.runtime_string(n, false, 0) && {
+                        let op = n.field(F::Operator).map(|o| self.text(o)).unwrap_or("");
+                        op != "|"
+                    } =>
+                {
+                    self.report(
+                        &CODE_EXECUTION_BUILTIN,
+                        parse::range(n),
+                        format!("A string built at runtime is used as {label}: it is evaluated as code that cellguard cannot check"),
+                        Some("Write the type out (`x: int`, `x: \"Order\"`); a computed annotation runs whatever string it builds".into()),
+                    );
                 }
                 "binary_operator"
                 | "tuple"

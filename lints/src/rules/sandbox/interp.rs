@@ -296,6 +296,7 @@ pub const HOST_MODULE_NAMES: &[&str] = &[
     "shutil",
     "pty",
     "multiprocessing",
+    "codecs",
 ];
 
 /// The host-reaching module an attribute `name` may be when its receiver is a value the
