@@ -112,6 +112,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         knowledge_base: args.kb.clone(),
         ..Default::default()
     };
+    // Scanning a knowledge base uses the worker pool (with its large stacks).
+    if !args.kb.is_empty()
+        || loaded
+            .as_ref()
+            .is_some_and(|l| l.file.knowledge_base.is_some())
+    {
+        crate::start_worker_pool();
+    }
     let project = config::Project::load(loaded.clone(), &overrides)?;
     let cfg: ReplayConfig = match &loaded {
         Some(l) => gconfig::from_loaded(l, project.settings.profile, args.match_mode)?,

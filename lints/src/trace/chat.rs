@@ -694,6 +694,20 @@ pub(crate) fn read_fast(ctx: &mut DocCtx) -> bool {
         }
         out.push((line, wrapper, msgs));
     }
+    // Sized up front (at most: a start and a header per conversation; an inference, a message
+    // and a cell per message, and two records per tool call): growing the list by doubling
+    // copies it and touches fresh memory each time.
+    let events: usize = out
+        .iter()
+        .map(|(_, _, msgs)| {
+            2 + msgs
+                .iter()
+                .flatten()
+                .map(|m| 3 + 2 * m.calls.len())
+                .sum::<usize>()
+        })
+        .sum();
+    ctx.events.reserve(events);
     for (n, (line, wrapper, msgs)) in out.into_iter().enumerate() {
         ctx.start_trace(Some(n), Format::OpenaiChat);
         header(ctx, line, &wrapper);

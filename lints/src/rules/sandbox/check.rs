@@ -1502,6 +1502,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         };
         let body = class.field(F::Body)?;
         let mut fields: Vec<String> = Vec::new();
+        let mut kw_only_rest = false;
         for stmt in named(body) {
             let Some(a) = first_named(stmt).filter(|a| a.kind_name() == "assignment") else {
                 continue;
@@ -1530,19 +1531,43 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .child_by_field_name("type")
                     .map(|t| self.text(t))
                     .unwrap_or("");
-                if !ty.contains("ClassVar") {
+                // `dataclasses` leaves out of `__match_args__` what `__init__` does not take
+                // positionally: class variables, fields after `_: KW_ONLY`, and fields
+                // declared `field(kw_only=True)` or `field(init=False)`.
+                let value: String = a
+                    .field(F::Right)
+                    .map(|r| self.text(r))
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect();
+                if ty.contains("KW_ONLY") {
+                    kw_only_rest = true;
+                } else if !ty.contains("ClassVar")
+                    && !kw_only_rest
+                    && !value.contains("kw_only=True")
+                    && !value.contains("init=False")
+                {
                     fields.push(lname);
                 }
             }
         }
-        let decorated = class
+        let decorator: Option<String> = class
             .parent()
             .filter(|p| p.kind_name() == "decorated_definition")
-            .is_some_and(|p| {
+            .and_then(|p| {
                 named(p)
-                    .iter()
-                    .any(|d| d.kind_name() == "decorator" && self.text(*d).contains("dataclass"))
-            });
+                    .into_iter()
+                    .find(|d| d.kind_name() == "decorator" && self.text(*d).contains("dataclass"))
+            })
+            .map(|d| self.text(d).split_whitespace().collect());
+        let decorated = decorator.is_some();
+        if decorator
+            .as_deref()
+            .is_some_and(|d| d.contains("kw_only=True") || d.contains("match_args=False"))
+        {
+            // No positional fields of its own (`match_args=False` keeps the inherited ones).
+            fields.clear();
+        }
         let bases: Vec<Node<'t>> = class.field(F::Superclasses).map(named).unwrap_or_default();
         let named_tuple = bases
             .iter()
@@ -2421,12 +2446,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for s in strings {
             self.check_code_string(s, env, label);
         }
-        if top_is_string
-            || matches!(
-                expr.kind_name(),
-                "identifier" | "attribute" | "subscript" | "none"
-            )
-        {
+        // A name is checked for what it holds (`T = "".join(parts)` then `x: T`).
+        if top_is_string || matches!(expr.kind_name(), "attribute" | "subscript" | "none") {
             return;
         }
         let v = self.it.eval(expr, env, 0);

@@ -983,9 +983,33 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 }
             }
             K::Type
-                if crate::parse::text(node, self.src)
-                    .bytes()
-                    .any(|b| matches!(b, b'"' | b'\'' | b'(' | b'+' | b'%')) =>
+                if {
+                    let t = crate::parse::text(node, self.src);
+                    t.bytes()
+                        .any(|b| matches!(b, b'"' | b'\'' | b'(' | b'+' | b'%'))
+                        || (node
+                            .named_child(0)
+                            .is_some_and(|c| kind(c) == K::Identifier)
+                            && !matches!(
+                                t.trim(),
+                                "int"
+                                    | "str"
+                                    | "float"
+                                    | "bool"
+                                    | "bytes"
+                                    | "list"
+                                    | "dict"
+                                    | "set"
+                                    | "tuple"
+                                    | "object"
+                                    | "complex"
+                                    | "type"
+                                    | "frozenset"
+                                    | "bytearray"
+                                    | "Any"
+                                    | "None"
+                            ))
+                } =>
             {
                 // A string annotation (or one nested in a subscript, or an annotation that
                 // builds a string) is code: `typing.get_type_hints`, pydantic and
