@@ -826,7 +826,9 @@ pub struct Settings {
 /// What each group does: processes (`create_subprocess_*`, `subprocess_*`), network
 /// (`open_connection`, `start_server`, `create_connection`, `create_server`, `sock_connect`,
 /// `getaddrinfo`), file I/O (`sendfile`, pydantic's `parse_file`, numpy's loaders and savers),
-/// imports by name (`pydantic.ImportString`, pydantic v1's `PyObject`), and code that runs later
+/// imports by name (`pydantic.ImportString`, pydantic v1's `PyObject`), pickle loading
+/// (`pydantic.deprecated.parse.load_str_bytes`, `pickle.loads` under `allow_pickle=True`; the
+/// same methods on any model are reported by `rules/deserialize.rs`), and code that runs later
 /// in the host, outside the cell's limits (`call_soon`, `call_soon_threadsafe`, `call_later`,
 /// `call_at`, `run_in_executor`, `asyncio.to_thread`, signal and fd callbacks, task factories
 /// and exception handlers installed on the host's loop, `atexit.register`, `threading.Timer`,
@@ -908,6 +910,7 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "pydantic.v1.types.PyObject",
     "pydantic.*parse_file*",
     "pydantic.*load_file",
+    "pydantic.*load_str_bytes",
     "pydantic.*FilePath",
     "pydantic.*DirectoryPath",
     "pydantic.*NewPath",

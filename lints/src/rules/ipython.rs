@@ -12,8 +12,22 @@
 //! the `functions` dialect, or a namespace without IPython's names, nothing is reported.
 //! `get_ipython`, `open` and `__builtin__` are reported by the SBX analysis itself.
 //!
-//! This pass uses the cell's semantic model (scopes and bindings), so it runs with the other
-//! families rather than in the SBX interpreter.
+//! `exit` and `quit` are reported on every read, not only calls: `exit._ip` (any attribute of
+//! the `ExitAutocall`, through an alias `q = quit; q._ip`, a comprehension or a class pattern
+//! `case object(_ip=sh)`) is IPython's `InteractiveShell`, whose `getoutput`, `system`, `ev` and
+//! `run_cell("!cmd")` run shell commands and code in the host (issue 4, third tester N1).
+//!
+//! The same pass reports site's `_Printer` builtins ([`SITE_PRINTER_NAMES`]: `license`,
+//! `credits`, `copyright`) in every dialect: `type(license)(name, text, files, dirs)` builds a
+//! printer that reads any host file the cell names (N3). `credits()` and `copyright()` called
+//! bare, with no argument, print fixed text and stay clean; `license()` pages on the host's
+//! standard input (`input()` after 23 lines), so every use of it is reported. Under the
+//! `functions` dialect `exit`/`quit` are site's `Quitter` (calling one closes the host's
+//! standard input and raises `SystemExit` in the host): every read is reported there too.
+//!
+//! Names are compared NFKC-normalised, as Python reads identifiers (PEP 3131: `ｅｘｉｔ` is
+//! `exit`). This pass uses the cell's semantic model (scopes and bindings), so it runs with the
+//! other families rather than in the SBX interpreter.
 
 use super::sandbox::CODE_EXECUTION_BUILTIN;
 use super::Checker;
@@ -45,26 +59,64 @@ pub const IPYTHON_STATE_NAMES: &[(&str, &str)] = &[
     ),
     (
         "exit",
-        "is IPython's exit helper: calling it asks the host's shell to shut down",
+        "is IPython's exit helper: calling it asks the host's shell to shut down, and its `_ip` attribute is the host's `InteractiveShell` (shell commands, code)",
     ),
     (
         "quit",
-        "is IPython's exit helper: calling it asks the host's shell to shut down",
+        "is IPython's exit helper: calling it asks the host's shell to shut down, and its `_ip` attribute is the host's `InteractiveShell` (shell commands, code)",
     ),
 ];
 
-/// Reports reads of [`IPYTHON_STATE_NAMES`] that resolve to the REPL namespace.
+/// site's `_Printer` builtins (`site.setcopyright`), present in every dialect's builtins (Colony's
+/// restricted builtins keep them), with what each reaches and whether a bare call with no
+/// argument is plain (`credits()` prints fixed text; `license()` pages on the host's stdin).
+pub const SITE_PRINTER_NAMES: &[(&str, &str, bool)] = &[
+    (
+        "license",
+        "is site's `_Printer`: `type(license)(name, text, files, dirs)` reads any host file the cell names, and calling it pages on the host's standard input",
+        false,
+    ),
+    (
+        "credits",
+        "is site's `_Printer`: as a value, `type(credits)(name, text, files, dirs)` reads any host file the cell names (only the bare call `credits()` is plain)",
+        true,
+    ),
+    (
+        "copyright",
+        "is site's `_Printer`: as a value, `type(copyright)(name, text, files, dirs)` reads any host file the cell names (only the bare call `copyright()` is plain)",
+        true,
+    ),
+];
+
+/// site's `exit`/`quit` (`Quitter`) under a namespace without IPython's: calling one closes the
+/// host's standard input and raises `SystemExit` in the host process.
+const SITE_QUITTER: &str = "is site's `Quitter`: calling it closes the host's standard input and raises `SystemExit` in the host, and `type(exit)` builds more of them";
+
+/// What `name` (NFKC-normalised) reaches when the cell reads it unbound, and whether a bare
+/// no-argument call is plain; `None` for every other name.
+fn reached(name: &str, ns: &crate::config::Namespace) -> Option<(&'static str, bool)> {
+    if let Some((_, what)) = IPYTHON_STATE_NAMES.iter().find(|(n, _)| *n == name) {
+        if ns.names.contains(name) {
+            return Some((what, false));
+        }
+        if matches!(name, "exit" | "quit") {
+            return Some((SITE_QUITTER, false));
+        }
+        return None;
+    }
+    SITE_PRINTER_NAMES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, what, bare)| (*what, *bare))
+}
+
+/// Reports reads of [`IPYTHON_STATE_NAMES`] that resolve to the REPL namespace, and of site's
+/// [`SITE_PRINTER_NAMES`] and `Quitter` builtins that resolve to the builtins.
 pub fn check(checker: &mut Checker) {
     if !checker.enabled(&CODE_EXECUTION_BUILTIN) {
         return;
     }
     let ns = &checker.settings.namespace;
-    if !IPYTHON_STATE_NAMES
-        .iter()
-        .any(|(n, _)| ns.names.contains(*n))
-    {
-        return;
-    }
     let nodes = checker.nodes;
     let src = checker.src;
     let model = checker.semantic();
@@ -78,13 +130,17 @@ pub fn check(checker: &mut Checker) {
     let mut found = Vec::new();
     for id in nodes.of_kind("identifier") {
         let node = nodes.node(id);
-        let name = parse::text(node, src);
-        let Some((_, what)) = IPYTHON_STATE_NAMES.iter().find(|(n, _)| *n == name) else {
+        let raw = parse::text(node, src);
+        let name: std::borrow::Cow<str> = if raw.is_ascii() {
+            raw.into()
+        } else {
+            use unicode_normalization::UnicodeNormalization;
+            raw.nfkc().collect::<String>().into()
+        };
+        let name = &*name;
+        let Some((what, bare_call_ok)) = reached(name, ns) else {
             continue;
         };
-        if !ns.names.contains(name) {
-            continue;
-        }
         // Not a name read: `x.Out`, `f(Out=1)`, `import a.exit`, `def exit()`.
         let parent_kind = nodes.parent(id).map(|p| nodes.kind(p));
         if matches!(
@@ -106,15 +162,34 @@ pub fn check(checker: &mut Checker) {
         if model.lookup(scope, name).is_some() || model.wildcard_visible(scope) {
             continue;
         }
-        found.push((parse::range(node), format!("`{name}` {what}")));
+        if bare_call_ok && is_bare_call(nodes, id) {
+            continue;
+        }
+        let help = if SITE_PRINTER_NAMES.iter().any(|(n, _, _)| *n == name) {
+            "site adds `license`, `credits` and `copyright` to the builtins; their class opens the files it is given (issue 4, N3)"
+        } else if ns.names.contains(name) {
+            "IPython seeds the REPL namespace with its history and exit helpers (colony-reference §2.1); they pass every Colony validator and reach state outside the cell"
+        } else {
+            "site adds `exit` and `quit` to the builtins; a cell ends by returning, never by exiting the host"
+        };
+        found.push((parse::range(node), format!("`{name}` {what}"), help));
     }
-    for (range, message) in found {
-        checker.report(
-            Diagnostic::new(&CODE_EXECUTION_BUILTIN, range, message).with_help(
-                "IPython seeds the REPL namespace with its history and exit helpers (colony-reference §2.1); they pass every Colony validator and reach state outside the cell",
-            ),
-        );
+    for (range, message, help) in found {
+        checker.report(Diagnostic::new(&CODE_EXECUTION_BUILTIN, range, message).with_help(help));
     }
+}
+
+/// True when identifier `id` is the callee of a call with no argument (`credits()`).
+fn is_bare_call(nodes: &crate::nodes::NodeTable, id: crate::nodes::NodeId) -> bool {
+    let Some(call) = nodes.parent(id) else {
+        return false;
+    };
+    if nodes.kind(call) != "call" || nodes.field(id) != Some("function") {
+        return false;
+    }
+    nodes.child_by_field(call, "arguments").is_some_and(|a| {
+        nodes.kind(a) == "argument_list" && nodes.named_children(a).next().is_none()
+    })
 }
 
 #[cfg(test)]
@@ -141,9 +216,29 @@ mod tests {
             vec![
                 "6..9 `_dh` is IPython's directory history: it holds the host process's working directories",
                 "18..20 `In` is IPython's input history: it holds the source of every cell the REPL ran",
-                "25..29 `exit` is IPython's exit helper: calling it asks the host's shell to shut down",
+                "25..29 `exit` is IPython's exit helper: calling it asks the host's shell to shut down, and its `_ip` attribute is the host's `InteractiveShell` (shell commands, code)",
             ]
         );
+    }
+
+    #[test]
+    fn shell_through_exit_nfkc_and_site_printers() {
+        // `exit._ip` is the shell; the NFKC spelling is the same name.
+        assert_eq!(
+            sbx003("sh = \u{ff45}\u{ff58}\u{ff49}\u{ff54}._ip\n", "").len(),
+            1
+        );
+        // `type(license)` builds a file reader; `credits()` bare is plain, its value is not.
+        let src = "P = type(license)\ncredits()\ncopyright()\nc = type(credits)\n";
+        assert_eq!(
+            sbx003(src, "dialect = \"functions\"\n")
+                .iter()
+                .map(|m| m.split(' ').next().unwrap().to_string())
+                .collect::<Vec<_>>(),
+            vec!["9..16", "49..56"]
+        );
+        // A cell's own `license` is its own.
+        assert!(sbx003("license = \"MIT\"\nprint(type(license), license)\n", "").is_empty());
     }
 
     #[test]
@@ -157,8 +252,12 @@ mod tests {
         );
         // `from m import *` may bind anything: not reported.
         assert!(sbx003("from json import *\nprint(Out)\n", "").is_empty());
-        // smolagents' namespace has no IPython names.
-        assert!(sbx003("print(_dh, Out)\nexit()\n", "dialect = \"functions\"\n").is_empty());
+        // smolagents' namespace has no IPython names; its `exit` is site's `Quitter`.
+        assert!(sbx003("print(_dh, Out)\n", "dialect = \"functions\"\n").is_empty());
+        assert_eq!(
+            sbx003("exit()\n", "dialect = \"functions\"\n"),
+            vec!["0..4 `exit` is site's `Quitter`: calling it closes the host's standard input and raises `SystemExit` in the host, and `type(exit)` builds more of them"]
+        );
         // Deselecting SBX003 silences it.
         assert!(sbx003("print(_dh)\n", "[lint]\nignore = [\"SBX003\"]\n").is_empty());
     }

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod colony;
+pub mod deserialize;
 pub mod imports;
 pub mod ipython;
 pub mod meta;
@@ -145,6 +146,7 @@ pub fn check_cell(checker: &mut Checker) {
             let at = checker.diagnostics.len();
             api::check(checker);
             ipython::check(checker);
+            deserialize::check(checker);
             shape::check(checker);
             runtime::check(checker);
             at

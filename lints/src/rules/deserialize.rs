@@ -1,0 +1,270 @@
+//! `SBX007` on pydantic's deprecated v1 deserialisers reached through a model on any receiver
+//! (issue 4, third tester N2).
+//!
+//! pydantic 2 still ships the v1 API on every `BaseModel`, so Colony's pre-bound `ActionResult`,
+//! `Action` and `Ref` (colony-reference §2.1) and every model a cell defines have it:
+//!
+//! - `Model.parse_raw(b, content_type="application/pickle", allow_pickle=True)` and
+//!   `pydantic.deprecated.parse.load_str_bytes(...)` call `pickle.loads` on the cell's bytes, in
+//!   the host, with the real builtins: a pickle runs any code (`cposix\nsystem\n...`);
+//! - `Model.parse_file(path, ...)` reads a host file the cell names (and unpickles it under
+//!   `allow_pickle=True`).
+//!
+//! The receiver is not known statically (a pre-bound model, a subclass, a value), so the rule
+//! keys on the member and the keyword:
+//!
+//! - an `allow_pickle=` keyword whose value is not literally `False`, `None` or `0`, on any call
+//!   (`parse_raw`, `parse_file`, `load_str_bytes`, `load_file`, and `numpy.load`, where it means
+//!   the same);
+//! - the string `"allow_pickle"` anywhere (a dict key for `**opts`, `dict.fromkeys`, `getattr`),
+//!   also split into literal parts joined by `+` or implicit concatenation;
+//! - a `parse_raw`/`load_str_bytes` call given a `**mapping` (the mapping can carry
+//!   `allow_pickle`);
+//! - any `.parse_file` attribute on a receiver that is not an imported module (module paths such
+//!   as `pydantic.v1.parse_file_as` are judged by the `deny-members` list).
+//!
+//! A plain `Model.parse_raw('{"x": 1}')` (JSON, the default) stays clean: without
+//! `allow_pickle` pydantic refuses the pickle content type.
+
+use super::sandbox::DANGEROUS_MEMBER;
+use super::Checker;
+use crate::diagnostic::Diagnostic;
+use crate::nodes::{NodeId, NodeTable};
+use crate::parse;
+use crate::semantic::BindingKind;
+use std::collections::HashMap;
+
+const HELP: &str = "pydantic's deprecated v1 API (`parse_raw`, `parse_file`, `load_str_bytes`) is on every model, Colony's pre-bound `ActionResult`/`Action`/`Ref` too; parse JSON with `Model.model_validate_json(text)` instead";
+
+/// The identifier text as Python reads it (NFKC, PEP 3131).
+fn ident(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        text.into()
+    } else {
+        use unicode_normalization::UnicodeNormalization;
+        text.nfkc().collect::<String>().into()
+    }
+}
+
+/// The value of a constant string built from literal parts: a literal, an implicit
+/// concatenation, or literals joined by `+` (`"allow_" + "pickle"`).
+fn folded_str(nodes: &NodeTable, id: NodeId, src: &str, depth: u32) -> Option<String> {
+    if depth > 64 {
+        return None;
+    }
+    match nodes.kind(id) {
+        "string" | "concatenated_string" => parse::literal_str(nodes.node(id), src),
+        "parenthesized_expression" => {
+            let inner = nodes
+                .named_children(id)
+                .find(|&c| nodes.kind(c) != "comment")?;
+            folded_str(nodes, inner, src, depth + 1)
+        }
+        "binary_operator" => {
+            let op = nodes.child_by_field(id, "operator")?;
+            if parse::text(nodes.node(op), src) != "+" {
+                return None;
+            }
+            let l = folded_str(nodes, nodes.child_by_field(id, "left")?, src, depth + 1)?;
+            let r = folded_str(nodes, nodes.child_by_field(id, "right")?, src, depth + 1)?;
+            Some(l + &r)
+        }
+        _ => None,
+    }
+}
+
+/// True for a literal that turns pickle off (`False`, `None`, `0`).
+fn literally_off(nodes: &NodeTable, id: NodeId, src: &str) -> bool {
+    match nodes.kind(id) {
+        "false" | "none" => true,
+        "integer" => parse::text(nodes.node(id), src)
+            .trim_start_matches('0')
+            .is_empty(),
+        _ => false,
+    }
+}
+
+/// The member name of a callee (`M.parse_raw` -> `parse_raw`, `parse_raw` -> `parse_raw`).
+fn callee_member<'s>(nodes: &NodeTable, call: NodeId, src: &'s str) -> Option<&'s str> {
+    let mut f = nodes.child_by_field(call, "function")?;
+    // `(M.parse_raw)(...)`
+    for _ in 0..64 {
+        if nodes.kind(f) != "parenthesized_expression" {
+            break;
+        }
+        f = nodes
+            .named_children(f)
+            .find(|&c| nodes.kind(c) != "comment")?;
+    }
+    let name = match nodes.kind(f) {
+        "attribute" => nodes.child_by_field(f, "attribute")?,
+        "identifier" => f,
+        _ => return None,
+    };
+    Some(parse::text(nodes.node(name), src))
+}
+
+/// Reports pickle-enabled and file-reading pydantic deserialisation on any receiver.
+pub fn check(checker: &mut Checker) {
+    if !checker.enabled(&DANGEROUS_MEMBER) {
+        return;
+    }
+    let nodes = checker.nodes;
+    let src = checker.src;
+    let mut found = Vec::new();
+    // Strings folded at their outermost expression only.
+    for id in 0..nodes.len() {
+        match nodes.kind(id) {
+            "keyword_argument" => {
+                let (Some(k), Some(v)) = (
+                    nodes.child_by_field(id, "name"),
+                    nodes.child_by_field(id, "value"),
+                ) else {
+                    continue;
+                };
+                if ident(parse::text(nodes.node(k), src)) == "allow_pickle"
+                    && !literally_off(nodes, v, src)
+                {
+                    found.push((
+                        parse::range(nodes.node(id)),
+                        "`allow_pickle=` lets pydantic's `parse_raw`/`parse_file`/`load_str_bytes` (and `numpy.load`) unpickle the data: `pickle.loads` runs any code in the host".to_string(),
+                    ));
+                }
+            }
+            "string" | "concatenated_string" | "binary_operator" => {
+                // Only the outermost constant expression (`"a" + "b"` once, not its parts).
+                if nodes.parent(id).is_some_and(|p| {
+                    matches!(nodes.kind(p), "binary_operator" | "concatenated_string")
+                        && folded_str(nodes, p, src, 0).is_some()
+                }) {
+                    continue;
+                }
+                let Some(s) = folded_str(nodes, id, src, 0) else {
+                    continue;
+                };
+                if s == "allow_pickle" {
+                    found.push((
+                        parse::range(nodes.node(id)),
+                        "The string `\"allow_pickle\"` names pydantic's pickle switch (a `**` keyword or `getattr` name): `parse_raw`/`parse_file` then unpickle the data, and `pickle.loads` runs any code in the host".to_string(),
+                    ));
+                } else if s == "parse_file" {
+                    found.push((
+                        parse::range(nodes.node(id)),
+                        "The string `\"parse_file\"` names pydantic's `parse_file`, which reads a host file the cell names (and unpickles it with `allow_pickle=True`)".to_string(),
+                    ));
+                }
+            }
+            "call" => {
+                let Some(member) = callee_member(nodes, id, src) else {
+                    continue;
+                };
+                if !matches!(&*ident(member), "parse_raw" | "load_str_bytes") {
+                    continue;
+                }
+                let Some(args) = nodes.child_by_field(id, "arguments") else {
+                    continue;
+                };
+                if let Some(splat) = nodes
+                    .named_children(args)
+                    .find(|&a| nodes.kind(a) == "dictionary_splat")
+                {
+                    found.push((
+                        parse::range(nodes.node(splat)),
+                        format!("`{member}(**...)`: the mapping can carry `allow_pickle=True`, and pydantic then unpickles the data (`pickle.loads` runs any code in the host)"),
+                    ));
+                }
+            }
+            "attribute" => {
+                let Some(a) = nodes.child_by_field(id, "attribute") else {
+                    continue;
+                };
+                if ident(parse::text(nodes.node(a), src)) != "parse_file" {
+                    continue;
+                }
+                // Store targets (`M.parse_file = f`) read nothing.
+                if nodes.field(id) == Some("left") {
+                    continue;
+                }
+                if receiver_is_module(checker, nodes, id, src) {
+                    continue;
+                }
+                found.push((
+                    parse::range(nodes.node(a)),
+                    "`parse_file` is pydantic's deprecated v1 loader on every model: it reads a host file the cell names (and unpickles it with `allow_pickle=True`)".to_string(),
+                ));
+            }
+            _ => {}
+        }
+    }
+    let mut seen = HashMap::new();
+    for (range, message) in found {
+        if seen.insert((range.start, range.end), ()).is_some() {
+            continue;
+        }
+        checker.report(Diagnostic::new(&DANGEROUS_MEMBER, range, message).with_help(HELP));
+    }
+}
+
+/// True when the receiver chain of attribute `id` starts at a name the cell binds only by
+/// `import` (`pydantic.v1.parse_file_as`): the `deny-members` list judges module paths.
+fn receiver_is_module(checker: &Checker, nodes: &NodeTable, id: NodeId, src: &str) -> bool {
+    let mut cur = id;
+    while nodes.kind(cur) == "attribute" {
+        match nodes.child_by_field(cur, "object") {
+            Some(o) => cur = o,
+            None => return false,
+        }
+    }
+    if nodes.kind(cur) != "identifier" {
+        return false;
+    }
+    let name = ident(parse::text(nodes.node(cur), src)).into_owned();
+    let model = checker.semantic();
+    let b = model.bindings(0, &name);
+    !b.is_empty() && b.iter().all(|b| b.kind == BindingKind::Import)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{ConfigFile, Overrides, Settings};
+    use crate::{check_file, KnowledgeBase, SourceFile};
+
+    fn sbx007(src: &str, config: &str) -> Vec<String> {
+        let file: ConfigFile = toml::from_str(config).unwrap();
+        let settings = Settings::resolve(&file, None, &Overrides::default()).unwrap();
+        let f = SourceFile::new("cell.py", src);
+        check_file(&f, &settings, &KnowledgeBase::new())
+            .into_iter()
+            .filter(|d| d.rule.code == "SBX007")
+            .map(|d| format!("{}..{}", d.range.start, d.range.end))
+            .collect()
+    }
+
+    #[test]
+    fn pickle_switch_and_file_loader_on_any_receiver() {
+        // keyword on a pre-bound model
+        assert_eq!(
+            sbx007("ActionResult.parse_raw(b, content_type=\"application/pickle\", allow_pickle=True)\n", ""),
+            vec!["61..78"]
+        );
+        // the switch as a dict key, built from parts
+        assert_eq!(
+            sbx007(
+                "o = {\"allow_\" + \"pickle\": 1}\nRef.parse_raw(b, **o)\n",
+                ""
+            ),
+            vec!["5..24", "46..49"]
+        );
+        // parse_file on any receiver, plain
+        assert_eq!(
+            sbx007("Action.parse_file(\"/etc/hostname\")\n", ""),
+            vec!["7..17"]
+        );
+    }
+
+    #[test]
+    fn json_parse_raw_and_switched_off_pickle_are_clean() {
+        let src = "m = ActionResult.parse_raw('{\"x\": 1}', content_type=\"application/json\")\nn = Ref.parse_raw(b, allow_pickle=False)\nd = json.loads(s)\nclass P:\n    parse_file = None\n";
+        assert!(sbx007(src, "").is_empty(), "{:?}", sbx007(src, ""));
+    }
+}
