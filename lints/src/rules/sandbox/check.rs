@@ -2151,7 +2151,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
         // elements) are formatted on arguments cellguard cannot see.
         if let Some(i) = pos.iter().position(|a| {
-            let t: String = self.text(unparen(*a)).split_whitespace().collect();
+            let t: String = self
+                .text(unparen(*a))
+                .chars()
+                .filter(|c| !c.is_whitespace() && !matches!(c, '(' | ')' | '\\'))
+                .collect();
             matches!(
                 t.as_str(),
                 "str.format" | "str.format_map" | "string.Formatter().format"
@@ -2200,11 +2204,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         // `dataclasses.make_dataclass(..., namespace=ns)` puts `ns` into the class body.
-        if self
-            .text(callee)
-            .rsplit('.')
-            .next()
-            .is_some_and(|l| l.trim() == "make_dataclass")
+        let callee_text: String = self
+            .text(unparen(callee))
+            .chars()
+            .filter(|c| !c.is_whitespace() && !matches!(c, '(' | ')' | '\\'))
+            .collect();
+        if callee_text.rsplit('.').next() == Some("make_dataclass")
+            || cv
+                .iter()
+                .any(|v| matches!(v, Val::Member(p) if p.ends_with(".make_dataclass")))
         {
             if let Some((_, ns)) = kws.iter().find(|(k, _)| k == "namespace") {
                 self.check_type_dict(*ns, env);
