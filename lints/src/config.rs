@@ -914,6 +914,7 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "pydantic.*FilePath",
     "pydantic.*DirectoryPath",
     "pydantic.*NewPath",
+    "pydantic.*PathType",
     "pydantic.v1.BaseSettings",
     "pydantic.v1.env_settings.*",
     "pydantic.v1.utils.import_string",
@@ -1240,10 +1241,16 @@ impl Settings {
         };
         let mut allowed_imports = imports.allow.clone().unwrap_or(preset_allow);
         allowed_imports.extend(imports.extend_allow.clone().unwrap_or_default());
-        let mut deny_members = imports
-            .deny_members
-            .clone()
-            .unwrap_or_else(|| DEFAULT_DENY_MEMBERS.iter().map(|s| s.to_string()).collect());
+        let mut deny_members = imports.deny_members.clone().unwrap_or_else(|| {
+            // The defaults, plus the generated paths under which allowed modules re-export a
+            // host module's class or function (`pydantic.types.Path` is `pathlib.Path`).
+            let generated = crate::rules::sandbox::reach::table().host_members.keys();
+            DEFAULT_DENY_MEMBERS
+                .iter()
+                .map(|s| s.to_string())
+                .chain(generated.cloned())
+                .collect()
+        });
         for e in imports.extend_deny_members.clone().unwrap_or_default() {
             if !deny_members.contains(&e) {
                 deny_members.push(e);

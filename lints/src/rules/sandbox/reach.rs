@@ -44,6 +44,12 @@ pub struct Reach {
     /// `asyncio.create_subprocess_exec`).
     #[serde(default)]
     pub deny_aliases: HashMap<String, String>,
+    /// Public attribute paths of the allowed modules whose value is a class or function of a
+    /// host-reaching module, or a typing alias over one (`pydantic.types.Path` -> `pathlib`,
+    /// `pydantic.SocketPath` -> `pathlib`, `pydantic.import_module` -> `importlib`). They are
+    /// default `deny-members` (SBX007): see [`crate::config::Settings::resolve`].
+    #[serde(default)]
+    pub host_members: BTreeMap<String, String>,
     #[serde(skip)]
     known: HashSet<String>,
     #[serde(skip)]
@@ -176,6 +182,36 @@ mod tests {
         );
         assert!(t.knows("json.decoder"));
         assert!(!t.knows("numpy"));
+    }
+
+    /// Third tester N11/N12: C twins are judged as their Python module, and the classes and
+    /// functions of host modules re-exported by allowed ones are recorded (and denied).
+    #[test]
+    fn c_twins_and_host_members() {
+        let t = table();
+        assert_eq!(t.real_name("_operator"), "operator");
+        assert_eq!(t.real_name("_functools"), "functools");
+        assert_eq!(t.real_name("_collections"), "collections");
+        // Host-reaching twins keep their own verdict.
+        assert_eq!(t.real_name("_io"), "_io");
+        assert_eq!(t.real_name("_pickle"), "_pickle");
+        for (path, module) in [
+            ("pydantic.types.Path", "pathlib"),
+            ("pydantic.SocketPath", "pathlib"),
+            ("pydantic.import_module", "importlib"),
+            ("json.tool.Path", "pathlib"),
+        ] {
+            assert_eq!(
+                t.host_members.get(path).map(String::as_str),
+                Some(module),
+                "{path}"
+            );
+        }
+        // Private paths are SBX005's, plain builtins re-exported (`typing.Text`) are values.
+        assert!(t.host_members.keys().all(|k| !k.contains("._")));
+        assert!(!t.host_members.contains_key("typing.Text"));
+        let s = crate::config::Settings::default();
+        assert!(s.deny_members.iter().any(|d| d == "pydantic.types.Path"));
     }
 
     /// The `host_modules` half of the table after the second tester's F12 audit (modules that
