@@ -488,7 +488,14 @@ C_MODULES = {
 ENTRY_POINTS = {"main", "test", "_main", "_test"}
 
 # Host-reaching third-party packages users put in allowlists (no source walk: not installed).
+# Template and serialisation engines: jinja2's non-sandboxed `Environment`/`Template` reach
+# Python attributes from template text (`lipsum|attr(...)` to `__globals__`), mako and
+# chameleon compile templates to Python, yaml's `load`/`unsafe_load` with the full or unsafe
+# loader (and ruamel's unsafe loader) build any Python object (`!!python/object/apply:os.system`),
+# jsonpickle and joblib unpickle.
 THIRD_PARTY = {
+    "jinja2": ["exec"], "mako": ["exec"], "chameleon": ["exec"], "yaml": ["code", "exec"],
+    "ruamel": ["code", "exec"], "jsonpickle": ["code"], "joblib": ["code", "file"],
     "requests": ["network"], "httpx": ["network"], "aiohttp": ["network"],
     "urllib3": ["network"], "cffi": ["native"],
     "paramiko": ["process", "network"], "fabric": ["process", "network"],
@@ -1011,6 +1018,9 @@ def main():
         "host_steps": HOST_STEPS,
         "host_kinds": KINDS,
         "host_modules": host_modules(set(ROOTS)),
+        # Top-level standard-library names: an allowlist entry outside them, the walked roots
+        # and the host modules is a third-party module cellguard has no reach data for.
+        "stdlib_modules": sorted(sys.stdlib_module_names),
     }
     json.dump(table, sys.stdout, indent=1, sort_keys=False)
     sys.stdout.write("\n")

@@ -50,6 +50,10 @@ pub struct Reach {
     /// default `deny-members` (SBX007): see [`crate::config::Settings::resolve`].
     #[serde(default)]
     pub host_members: BTreeMap<String, String>,
+    /// Top-level module names of the standard library the table was generated on
+    /// (`sys.stdlib_module_names`).
+    #[serde(default)]
+    pub stdlib_modules: HashSet<String>,
     #[serde(skip)]
     known: HashSet<String>,
     #[serde(skip)]
@@ -126,6 +130,16 @@ impl Reach {
             .take_while(|(p, _)| p.starts_with(&prefix))
             .min_by_key(|(p, _)| (p.matches('.').count(), p.len()))
             .map(|(p, t)| (p.as_str(), t.as_str()))
+    }
+
+    /// True when cellguard has reach data for top-level module `root`: a standard-library
+    /// module, a walked root (`pydantic`), or a classified host-reaching package (`requests`).
+    /// A third-party package outside these (`jinja2`'s siblings, `pandas`) is analysed only by
+    /// the fallback (its `_private` and host-named attributes).
+    pub fn has_data_for(&self, root: &str) -> bool {
+        self.stdlib_modules.contains(root)
+            || self.root_set.contains(root)
+            || crate::rules::sandbox::host_module(root).is_some()
     }
 
     /// The default denied member that `path` is another name for.
