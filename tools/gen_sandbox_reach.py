@@ -90,6 +90,73 @@ def target_family(mod):
     return None
 
 
+# Families whose classes and functions are ordinary values when an allowed module re-exports
+# them (`typing.Text` is `str`, `collections.abc` types): only the module objects count.
+PLAIN_MEMBER_FAMILIES = {"builtins"}
+
+
+def host_member_module(value):
+    """The real name of the host-reaching module that defines class or function `value`
+    (`pydantic.types.Path` -> `pathlib`), or None. Only classes and functions count (their
+    `__module__` names where they live); instances, constants and the builtins family do not."""
+    if not isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+        # A typing alias over such a class (`pydantic.SocketPath` is
+        # `Annotated[pathlib.Path, PathType("socket")]`): its origin and arguments, read from
+        # the instance's own namespace.
+        try:
+            d = object.__getattribute__(value, "__dict__")
+        except Exception:
+            return None
+        if not isinstance(d, dict) or "__origin__" not in d:
+            return None
+        parts = [d.get("__origin__")] + list(d.get("__args__", ()) or ())
+        for part in parts:
+            if isinstance(part, type):
+                home = host_member_module(part)
+                if home is not None:
+                    return home
+        return None
+    try:
+        home = type.__dict__["__module__"].__get__(value) if isinstance(value, type) \
+            else object.__getattribute__(value, "__module__")
+    except Exception:
+        return None
+    if not isinstance(home, str):
+        return None
+    mod = sys.modules.get(home)
+    fam = target_family(mod) if mod is not None else None
+    if fam is None or fam in PLAIN_MEMBER_FAMILIES:
+        return None
+    return mod.__name__
+
+
+def c_twins():
+    """C-level twins of pure-Python standard-library modules: `_X` whose every public member is
+    the same object as `X`'s (`_operator` -> `operator`, `_functools` -> `functools`). The rules
+    judge an import of `_X` as one of `X` (members, reach, deny lists: issue 4, N11). Twins that
+    are host-reaching or classified themselves (`_io`, `_pickle`, `_codecs`, in TARGETS or
+    C_MODULES) keep their own entry."""
+    out = {}
+    for name in sorted(sys.stdlib_module_names):
+        if not name.startswith("_") or name.startswith("__") or name in TARGETS \
+                or name in C_MODULES:
+            continue
+        py = name.lstrip("_")
+        if py not in sys.stdlib_module_names or py in TARGETS:
+            continue
+        try:
+            c = importlib.import_module(name)
+            p = importlib.import_module(py)
+        except Exception:
+            continue
+        if getattr(p, "__file__", None) is None or getattr(c, "__file__", "") == p.__file__:
+            continue
+        public = [k for k in vars(c) if isinstance(k, str) and not k.startswith("_")]
+        if public and all(getattr(p, k, None) is vars(c)[k] for k in public):
+            out[name] = p.__name__
+    return out
+
+
 def namespace(obj):
     """Attribute name -> value, read from namespaces only (no descriptors run)."""
     out = {}
@@ -167,6 +234,7 @@ def load_submodules(root):
 
 def walk():
     paths = {}      # "collections._sys" -> "sys" (family)
+    members = {}    # "pydantic.types.Path" -> "pathlib" (a host module's class or function)
     modules = {}    # real module name -> {attr: real module name}
     for root in ROOTS:
         mod = load_submodules(root)
@@ -191,6 +259,13 @@ def walk():
                         fam = target_family(value)
                         if fam is not None:
                             paths.setdefault(sub, value.__name__)
+                    elif is_mod and target_family(obj) is None:
+                        # A class or function of a host-reaching module re-exported under an
+                        # allowed one (`pydantic.types.Path` is `pathlib.Path`): the path
+                        # reaches that module's capability without naming it (issue 4, N12).
+                        home = host_member_module(value)
+                        if home is not None:
+                            members.setdefault(sub, home)
                     # Modules are walked along every path (a path is a way in); other objects
                     # once per root, at their shortest path.
                     if isinstance(value, types.ModuleType):
@@ -207,7 +282,11 @@ def walk():
                     ):
                         nxt.append((sub, value))
             frontier = nxt
-    return paths, modules
+    # A member under a path that already reaches a host module is reported there.
+    members = {k: v for k, v in members.items()
+               if not any(p.startswith("_") for p in k.split("."))
+               and not any(k.rsplit(".", n)[0] in paths for n in range(1, k.count(".") + 1))}
+    return paths, modules, members
 
 
 def all_module_maps(modules):
@@ -409,7 +488,14 @@ C_MODULES = {
 ENTRY_POINTS = {"main", "test", "_main", "_test"}
 
 # Host-reaching third-party packages users put in allowlists (no source walk: not installed).
+# Template and serialisation engines: jinja2's non-sandboxed `Environment`/`Template` reach
+# Python attributes from template text (`lipsum|attr(...)` to `__globals__`), mako and
+# chameleon compile templates to Python, yaml's `load`/`unsafe_load` with the full or unsafe
+# loader (and ruamel's unsafe loader) build any Python object (`!!python/object/apply:os.system`),
+# jsonpickle and joblib unpickle.
 THIRD_PARTY = {
+    "jinja2": ["exec"], "mako": ["exec"], "chameleon": ["exec"], "yaml": ["code", "exec"],
+    "ruamel": ["code", "exec"], "jsonpickle": ["code"], "joblib": ["code", "file"],
     "requests": ["network"], "httpx": ["network"], "aiohttp": ["network"],
     "urllib3": ["network"], "cffi": ["native"],
     "paramiko": ["process", "network"], "fabric": ["process", "network"],
@@ -904,9 +990,10 @@ def host_modules(exclude_roots):
 def main():
     import warnings
     warnings.simplefilter("ignore")  # deprecation noise from resolving lazy names
-    paths, modules = walk()
+    paths, modules, members = walk()
     modules = all_module_maps(modules)
     aliases = submodule_aliases()
+    aliases.update(c_twins())
     versions = {}
     for root in ROOTS:
         mod = sys.modules.get(root)
@@ -927,9 +1014,13 @@ def main():
         "modules": {k: dict(sorted(v.items())) for k, v in sorted(modules.items())},
         "submodule_aliases": dict(sorted(aliases.items())),
         "deny_aliases": dict(sorted(deny_aliases().items())),
+        "host_members": dict(sorted(members.items())),
         "host_steps": HOST_STEPS,
         "host_kinds": KINDS,
         "host_modules": host_modules(set(ROOTS)),
+        # Top-level standard-library names: an allowlist entry outside them, the walked roots
+        # and the host modules is a third-party module cellguard has no reach data for.
+        "stdlib_modules": sorted(sys.stdlib_module_names),
     }
     json.dump(table, sys.stdout, indent=1, sort_keys=False)
     sys.stdout.write("\n")

@@ -914,6 +914,7 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "pydantic.*FilePath",
     "pydantic.*DirectoryPath",
     "pydantic.*NewPath",
+    "pydantic.*PathType",
     "pydantic.v1.BaseSettings",
     "pydantic.v1.env_settings.*",
     "pydantic.v1.utils.import_string",
@@ -1061,6 +1062,18 @@ fn import_warnings(
                         .is_none_or(|rest| !rest.split('.').any(|p| p.starts_with('_')))
                 })
                 .collect();
+            let table = crate::rules::sandbox::reach::table();
+            let root = module.split('.').next().unwrap_or(module);
+            if under.is_empty() && !table.stdlib_modules.is_empty() && !table.has_data_for(root) {
+                warnings.push(ConfigError::at(
+                    origin,
+                    text,
+                    offset,
+                    format!(
+                        "`{e}` in the import allowlist is a third-party module cellguard has no reach data for: which of its attributes lead to `os`, `subprocess`, files or code execution is unknown (only its `_private` and host-named attributes are reported); review it, deny its dangerous members with `extend-deny-members`, or add it to tools/gen_sandbox_reach.py"
+                    ),
+                ));
+            }
             if !under.is_empty() {
                 let shown: Vec<String> = under.iter().take(5).map(|m| format!("`{m}`")).collect();
                 let more = if under.len() > 5 {
@@ -1240,10 +1253,16 @@ impl Settings {
         };
         let mut allowed_imports = imports.allow.clone().unwrap_or(preset_allow);
         allowed_imports.extend(imports.extend_allow.clone().unwrap_or_default());
-        let mut deny_members = imports
-            .deny_members
-            .clone()
-            .unwrap_or_else(|| DEFAULT_DENY_MEMBERS.iter().map(|s| s.to_string()).collect());
+        let mut deny_members = imports.deny_members.clone().unwrap_or_else(|| {
+            // The defaults, plus the generated paths under which allowed modules re-export a
+            // host module's class or function (`pydantic.types.Path` is `pathlib.Path`).
+            let generated = crate::rules::sandbox::reach::table().host_members.keys();
+            DEFAULT_DENY_MEMBERS
+                .iter()
+                .map(|s| s.to_string())
+                .chain(generated.cloned())
+                .collect()
+        });
         for e in imports.extend_deny_members.clone().unwrap_or_default() {
             if !deny_members.contains(&e) {
                 deny_members.push(e);
@@ -1755,9 +1774,20 @@ mod tests {
         let c = load_file(&p).unwrap().unwrap();
         let s = Settings::resolve(&c.file, Some(&c), &Overrides::default()).unwrap();
         let w: Vec<_> = s.warnings.iter().map(|w| (w.line, w.column)).collect();
-        assert_eq!(w, vec![(Some(2), Some(19)), (Some(3), Some(18))]);
+        assert_eq!(
+            w,
+            vec![
+                (Some(2), Some(19)),
+                (Some(3), Some(18)),
+                (Some(3), Some(29))
+            ]
+        );
         assert!(s.warnings[0].message.contains("`*`"));
         assert!(s.warnings[1].message.contains("`os/path`"));
+        assert!(
+            s.warnings[2].message.contains("`numpy.*`")
+                && s.warnings[2].message.contains("no reach data")
+        );
     }
 
     fn resolve_text(text: &str) -> Settings {
@@ -1919,6 +1949,35 @@ mod tests {
                 "`xmlrpc` in the import allowlist also allows every submodule of `xmlrpc`, including host-reaching ones: `xmlrpc.client`, `xmlrpc.server`",
             ]
         );
+    }
+
+    #[test]
+    fn template_engines_and_unknown_third_party_modules_are_warnings() {
+        // Issue 4 third tester N10: jinja2/yaml/mako are classified host-reaching; a
+        // third-party module without reach data gets its own warning; the standard library,
+        // the walked roots and C twins (`_operator` is `operator`) stay silent.
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\nextend-allow = [\"jinja2\", \"yaml\", \"mako.template\", \"pandas\", \"attrs.*\", \"pydantic\", \"textwrap\", \"_operator\"]\n",
+        );
+        let w: Vec<&str> = s.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(w.len(), 5, "{w:#?}");
+        assert_eq!(
+            w[0],
+            "`jinja2` in the import allowlist lets in a module that reaches the host (runs code from strings)"
+        );
+        assert!(w[1].starts_with("`yaml` in the import allowlist lets in a module that reaches the host (runs code from strings; builds code objects or loads pickles)"), "{}", w[1]);
+        assert!(
+            w[2].starts_with("`mako.template` in the import allowlist lets in"),
+            "{}",
+            w[2]
+        );
+        assert!(w[3].starts_with("`pandas` in the import allowlist is a third-party module cellguard has no reach data for"), "{}", w[3]);
+        assert!(
+            w[4].starts_with("`attrs.*` in the import allowlist is a third-party module"),
+            "{}",
+            w[4]
+        );
+        assert_eq!(s.warnings[3].column, Some(53));
     }
 
     #[test]

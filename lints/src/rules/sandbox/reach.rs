@@ -44,6 +44,16 @@ pub struct Reach {
     /// `asyncio.create_subprocess_exec`).
     #[serde(default)]
     pub deny_aliases: HashMap<String, String>,
+    /// Public attribute paths of the allowed modules whose value is a class or function of a
+    /// host-reaching module, or a typing alias over one (`pydantic.types.Path` -> `pathlib`,
+    /// `pydantic.SocketPath` -> `pathlib`, `pydantic.import_module` -> `importlib`). They are
+    /// default `deny-members` (SBX007): see [`crate::config::Settings::resolve`].
+    #[serde(default)]
+    pub host_members: BTreeMap<String, String>,
+    /// Top-level module names of the standard library the table was generated on
+    /// (`sys.stdlib_module_names`).
+    #[serde(default)]
+    pub stdlib_modules: HashSet<String>,
     #[serde(skip)]
     known: HashSet<String>,
     #[serde(skip)]
@@ -122,6 +132,16 @@ impl Reach {
             .map(|(p, t)| (p.as_str(), t.as_str()))
     }
 
+    /// True when cellguard has reach data for top-level module `root`: a standard-library
+    /// module, a walked root (`pydantic`), or a classified host-reaching package (`requests`).
+    /// A third-party package outside these (`jinja2`'s siblings, `pandas`) is analysed only by
+    /// the fallback (its `_private` and host-named attributes).
+    pub fn has_data_for(&self, root: &str) -> bool {
+        self.stdlib_modules.contains(root)
+            || self.root_set.contains(root)
+            || crate::rules::sandbox::host_module(root).is_some()
+    }
+
     /// The default denied member that `path` is another name for.
     pub fn deny_alias(&self, path: &str) -> Option<&str> {
         self.deny_aliases.get(path).map(String::as_str)
@@ -176,6 +196,36 @@ mod tests {
         );
         assert!(t.knows("json.decoder"));
         assert!(!t.knows("numpy"));
+    }
+
+    /// Third tester N11/N12: C twins are judged as their Python module, and the classes and
+    /// functions of host modules re-exported by allowed ones are recorded (and denied).
+    #[test]
+    fn c_twins_and_host_members() {
+        let t = table();
+        assert_eq!(t.real_name("_operator"), "operator");
+        assert_eq!(t.real_name("_functools"), "functools");
+        assert_eq!(t.real_name("_collections"), "collections");
+        // Host-reaching twins keep their own verdict.
+        assert_eq!(t.real_name("_io"), "_io");
+        assert_eq!(t.real_name("_pickle"), "_pickle");
+        for (path, module) in [
+            ("pydantic.types.Path", "pathlib"),
+            ("pydantic.SocketPath", "pathlib"),
+            ("pydantic.import_module", "importlib"),
+            ("json.tool.Path", "pathlib"),
+        ] {
+            assert_eq!(
+                t.host_members.get(path).map(String::as_str),
+                Some(module),
+                "{path}"
+            );
+        }
+        // Private paths are SBX005's, plain builtins re-exported (`typing.Text`) are values.
+        assert!(t.host_members.keys().all(|k| !k.contains("._")));
+        assert!(!t.host_members.contains_key("typing.Text"));
+        let s = crate::config::Settings::default();
+        assert!(s.deny_members.iter().any(|d| d == "pydantic.types.Path"));
     }
 
     /// The `host_modules` half of the table after the second tester's F12 audit (modules that
