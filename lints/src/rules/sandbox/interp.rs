@@ -2437,6 +2437,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                 "values" => Some(VSet::one(Val::seq(
                     pairs.iter().map(|(_, v)| v.clone()).collect(),
                 ))),
+                // `for k, v in {...}.items()`: the pairs, so constant keys stay constants.
+                "items" => Some(VSet::one(Val::seq(
+                    pairs
+                        .iter()
+                        .map(|(k, v)| VSet::one(Val::seq(vec![k.clone(), v.clone()])))
+                        .collect(),
+                ))),
                 "copy" => Some(VSet::one(recv.clone())),
                 _ => None,
             },
