@@ -1862,22 +1862,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// (see [`Self::record_match`]); unknown when the pattern sits in a sequence or mapping
     /// pattern or the statement has several subjects.
     fn pattern_subject(&self, kw: Node<'t>, env: &Env) -> (VSet, String) {
-        let Some((subject, path)) = self.kw_subjects.get(&kw.id()) else {
-            return (VSet::unknown(), "the match subject".to_string());
-        };
-        let (mut v, mut shown) = match subject {
-            Some(s) => (self.it.eval(*s, env, 0), short(self.text(*s))),
+        match self.kw_subjects.get(&kw.id()) {
+            Some((subject, path)) => self.subject_value(*subject, path, env),
             None => (VSet::unknown(), "the match subject".to_string()),
-        };
-        for name in path {
-            let mut next = VSet::default();
-            for x in v.iter() {
-                next.join(&self.it.attr_value(x, name));
-            }
-            v = next.or_unknown();
-            shown = format!("{shown}.{name}");
         }
-        (v, shown)
     }
 
     /// A dotted name in a `match` pattern (`case typing.contextlib.os.name:`, the class of a class
