@@ -294,6 +294,25 @@ impl Iterator for Children<'_, '_> {
     }
 }
 
+/// Whether a node of this tree-sitter kind is a container of assignment targets whose named
+/// children are themselves targets (`a, b = ...`, `[a, *b] = ...`, `(a) = ...`, the target of
+/// an `as` pattern). Shared by the semantic model's binder and the SBX rebinding check.
+pub fn is_target_container(kind: &str) -> bool {
+    matches!(
+        kind,
+        "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "tuple"
+            | "list"
+            | "expression_list"
+            | "parenthesized_expression"
+            | "list_splat_pattern"
+            | "list_splat"
+            | "as_pattern_target"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -636,16 +636,7 @@ impl<'a> Builder<'a, '_> {
         }
         match target.kind() {
             "identifier" => self.bind(scope, target, kind, value),
-            "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "tuple"
-            | "list"
-            | "expression_list"
-            | "parenthesized_expression"
-            | "list_splat_pattern"
-            | "list_splat"
-            | "as_pattern_target" => {
+            k if crate::nodes::is_target_container(k) => {
                 // Only a lone parenthesised name keeps the value (`(x) = 1`).
                 let single = target.kind() == "parenthesized_expression"
                     || target.kind() == "as_pattern_target";

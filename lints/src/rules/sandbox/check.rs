@@ -307,16 +307,7 @@ fn target_names(target: Node) -> Vec<Node> {
         }
         match n.kind() {
             "identifier" => out.push(n),
-            "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "tuple"
-            | "list"
-            | "expression_list"
-            | "parenthesized_expression"
-            | "list_splat_pattern"
-            | "list_splat"
-            | "as_pattern_target" => {
+            k if crate::nodes::is_target_container(k) => {
                 stack.extend(named(n).into_iter().map(|c| (c, depth + 1)));
             }
             _ => {}
