@@ -841,6 +841,14 @@ pub struct Settings {
 /// `uuid.getnode`/`uuid1` (the host's MAC address) and `zoneinfo.reset_tzpath` (points tzdata
 /// lookups at a cell-chosen directory).
 ///
+/// The host loop's own state is denied the same way, because the loop and its policy are the
+/// host's (Colony runs every cell on the host's running loop): `stop`, `close`, `set_debug`,
+/// `run_forever`, `set_task_factory`, `set_exception_handler`, `set_default_executor` on a loop,
+/// `asyncio.set_event_loop_policy`, `asyncio.set_event_loop` and a policy's `set_event_loop`, and
+/// the child watchers (`asyncio.get_child_watcher`, `set_child_watcher`, a watcher's
+/// `add_child_handler`/`attach_loop`: the watcher calls the cell's callback from a host thread),
+/// and `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it).
+///
 /// `call_soon` is denied like `call_later(0, ...)`: the callback runs on the host's loop after
 /// the cell's current step, whether or not the cell awaits anything, so it outlives the cell's
 /// checks and limits. Resolving a future needs no callback: `fut.set_result(x)` directly.
@@ -876,9 +884,25 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.set_task_factory",
     "asyncio.AbstractEventLoop.set_exception_handler",
     "asyncio.AbstractEventLoop.set_default_executor",
+    "asyncio.AbstractEventLoop.stop",
+    "asyncio.AbstractEventLoop.close",
+    "asyncio.AbstractEventLoop.set_debug",
+    "asyncio.AbstractEventLoop.run_forever",
     "asyncio.AbstractEventLoop._make_subprocess_transport",
     "asyncio.AbstractEventLoop._*",
+    "asyncio.AbstractEventLoopPolicy.set_event_loop",
+    "asyncio.AbstractEventLoopPolicy.get_child_watcher",
+    "asyncio.AbstractEventLoopPolicy.set_child_watcher",
     "asyncio.to_thread",
+    "asyncio.run_coroutine_threadsafe",
+    "asyncio.set_event_loop_policy",
+    "asyncio.set_event_loop",
+    "asyncio.get_child_watcher",
+    "asyncio.set_child_watcher",
+    "asyncio.*.get_child_watcher",
+    "asyncio.*.set_child_watcher",
+    "asyncio.*.add_child_handler",
+    "asyncio.*.attach_loop",
     "asyncio.*.subprocess_exec",
     "asyncio.*.subprocess_shell",
     "asyncio.*.create_connection",
@@ -900,6 +924,11 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.*.add_signal_handler",
     "asyncio.*.set_task_factory",
     "asyncio.*.set_exception_handler",
+    "asyncio.*.set_default_executor",
+    "asyncio.*EventLoop.stop",
+    "asyncio.*EventLoop.close",
+    "asyncio.*EventLoop.set_debug",
+    "asyncio.*EventLoop.run_forever",
     "asyncio.*._make_subprocess_transport",
     "asyncio.*EventLoop._*",
     "asyncio.*.get_stack",

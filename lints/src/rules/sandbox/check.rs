@@ -854,6 +854,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             for t in target_names(a) {
                                 bound.push((t, "an `as` target"));
                             }
+                        } else if let Some(a) =
+                            named(n).into_iter().last().filter(|_| pk == "case_pattern")
+                        {
+                            // A `match` as-pattern (`case object() as __del__:`) has no
+                            // `alias` field: its name is the last child.
+                            bound.push((a, "a `match` as-pattern"));
                         }
                     }
                 }
@@ -1426,6 +1432,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// (see [`unknown_host_attr`]). `shown` is the receiver's text; empty for a store, where
     /// only known modules are checked.
     fn attr_findings(&mut self, objv: &VSet, name: &str, range: TextRange, shown: &str) {
+        // Any receiver: futures and tasks of every kind (the host's too) take callbacks that
+        // run on the host's loop after the cell's step, like `call_soon`.
+        if name == "add_done_callback" && !shown.is_empty() {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                range,
+                "`add_done_callback` schedules a callback that the host's event loop runs after the cell's step, outside the cell's limits (like `call_soon`)".into(),
+                Some("Await the future or task and run the code in the cell: `r = await fut`".into()),
+            );
+        }
         let mut opaque = false;
         for v in objv.iter() {
             match v {
@@ -1977,12 +1993,49 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// `SBX009` for an asyncio task the cell creates and never awaits, gathers, waits for or
+    /// cancels ([`super::tasks`]): `asyncio.create_task`, `ensure_future`, `gather`, `shield`
+    /// (also through aliases and `getattr`) and `.create_task`/`.ensure_future` on any receiver
+    /// but the `as` name of an enclosing `async with` (a `TaskGroup` awaits its tasks).
+    fn check_task(&mut self, node: Node<'t>, callee: Node<'t>, cv: &VSet) {
+        const MAKERS: &[&str] = &["create_task", "ensure_future", "gather", "shield"];
+        let resolved = cv.iter().any(|v| {
+            matches!(v, Val::Member(p) if p.starts_with("asyncio")
+                && !p.contains("TaskGroup")
+                && p.rsplit('.').next().is_some_and(|l| MAKERS.contains(&l)))
+        });
+        let f = unparen(callee);
+        let by_name = !resolved
+            && cv.iter().all(|v| matches!(v, Val::Unknown))
+            && f.kind_name() == "attribute"
+            && f.field(F::Attribute).is_some_and(|a| {
+                matches!(&*ident(a, self.it.src), "create_task" | "ensure_future")
+            })
+            && !f.field(F::Object).map(unparen).is_some_and(|o| {
+                o.kind_name() == "identifier"
+                    && super::tasks::task_group_receiver(node, o, self.it.src)
+            });
+        if (resolved || by_name) && super::tasks::dangling(node, self.it.src) {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(node),
+                format!("`{}` starts a task the cell never awaits, gathers or cancels: it keeps running on the host's event loop after the cell has finished", short(self.text(callee))),
+                Some("Await the task in the cell (`await t`, `await asyncio.gather(*tasks)`), or use `async with asyncio.TaskGroup() as tg:`".into()),
+            );
+        }
+    }
+
     /// Reports `path` when a deny-members entry matches it; true when it did.
     fn deny_check(&mut self, path: &str, range: TextRange) -> bool {
         let hit = self.deny.matches(path, self.it.cfg.table);
         match hit {
             Some(entry) => {
-                let shown = path.replace("asyncio.AbstractEventLoop", "asyncio event loop");
+                let shown = path
+                    .replace(
+                        "asyncio.AbstractEventLoopPolicy",
+                        "asyncio event-loop policy",
+                    )
+                    .replace("asyncio.AbstractEventLoop", "asyncio event loop");
                 self.report(
                     &DANGEROUS_MEMBER,
                     range,
@@ -2084,6 +2137,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let (pos, kws, splat) = call_args(node.field(F::Arguments), self.it.src);
         let cv = self.it.eval(callee, env, 0);
         let crange = parse::range(callee);
+        self.check_task(node, callee, &cv);
         for b in cv.builtins().collect::<Vec<_>>() {
             match b {
                 "getattr" | "hasattr" | "setattr" | "delattr" => {
