@@ -265,6 +265,8 @@ pub struct Sbx<'t, 'a> {
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
     /// cell by target name (filled on first use), to see how a string was built.
     assigned: Option<rustc_hash::FxHashMap<String, Vec<Node<'t>>>>,
+    /// [`Sbx::sealed`] by class node id (a walk of the cell each).
+    sealed_memo: rustc_hash::FxHashMap<usize, bool>,
 }
 
 fn short(s: &str) -> String {
@@ -491,6 +493,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             pos_subjects: Default::default(),
             class_defs: None,
             assigned: None,
+            sealed_memo: Default::default(),
         }
     }
 
@@ -1326,7 +1329,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 None,
             );
         }
-        let objv = self.it.eval(obj, env, 0);
+        let objv = match self.self_instance(obj) {
+            Some(id) => VSet::one(Val::Inst(id)),
+            None => self.it.eval(obj, env, 0),
+        };
         if ctx != Ctx::Load {
             let verb = match ctx {
                 Ctx::Del => "Deleting",
@@ -1367,6 +1373,106 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
+    }
+
+    /// The cell class whose instance `obj` is when `obj` is the first parameter (`self`) of an
+    /// undecorated method defined directly in the body of a plain cell class
+    /// ([`super::interp::ClassInfo::plain`]) that is sealed: the cell reads the class's name
+    /// only to call it (`Device(...)`) or as the base of a class that is sealed too, and never
+    /// reads `type`. The method can then only run bound to an instance of the class (a
+    /// `Device.describe(json)` or `type(d).describe(m)` call would hand it anything), so
+    /// `self.os` reads the field `os` the class declares (issue 4 round 3, false positive).
+    fn self_instance(&mut self, obj: Node<'t>) -> Option<u32> {
+        if obj.kind_name() != "identifier" {
+            return None;
+        }
+        let src = self.it.src;
+        let name = ident(obj, src);
+        let mut cur = obj;
+        let def = loop {
+            let p = cur.parent()?;
+            match p.kind_name() {
+                "function_definition" => break p,
+                "lambda" | "class_definition" => return None,
+                _ => cur = p,
+            }
+        };
+        let first = def.field(F::Parameters).and_then(first_named)?;
+        if first.kind_name() != "identifier" || ident(first, src) != name {
+            return None;
+        }
+        let class = def
+            .parent()
+            .filter(|b| b.kind_name() == "block")
+            .and_then(|b| b.parent())
+            .filter(|c| c.kind_name() == "class_definition")?;
+        let id = *self.it.class_ids.get(&class.id())?;
+        if !self.it.classes.get(id as usize)?.plain || !self.sealed(class, 0) {
+            return None;
+        }
+        Some(id)
+    }
+
+    /// True when the cell uses class `class`'s name only as a callee or as the base of a class
+    /// that is itself sealed, and never reads the name `type` (see [`Self::self_instance`]).
+    fn sealed(&mut self, class: Node<'t>, depth: u32) -> bool {
+        if let Some(&b) = self.sealed_memo.get(&class.id()) {
+            return b;
+        }
+        let b = self.sealed_uncached(class, depth);
+        self.sealed_memo.insert(class.id(), b);
+        b
+    }
+
+    fn sealed_uncached(&mut self, class: Node<'t>, depth: u32) -> bool {
+        let src = self.it.src;
+        let (Some(root), Some(cname)) = (self.root, class.field(F::Name)) else {
+            return false;
+        };
+        if depth > 8 {
+            return false;
+        }
+        let cname = ident(cname, src);
+        for n in parse::walk(root) {
+            if n.kind_name() != "identifier" {
+                continue;
+            }
+            let t = ident(n, src);
+            // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class.
+            let attr_name = n.parent().is_some_and(|p| {
+                p.kind_name() == "attribute"
+                    && p.field(F::Attribute).is_some_and(|a| a.id() == n.id())
+            });
+            if t == "type" && !attr_name {
+                return false;
+            }
+            if t != cname || attr_name || n.id() == class.field(F::Name).map_or(0, |c| c.id()) {
+                continue;
+            }
+            // Through parentheses: `(Device)(...)` is a call of the class.
+            let mut e = n;
+            while let Some(p) = e
+                .parent()
+                .filter(|p| p.kind_name() == "parenthesized_expression")
+            {
+                e = p;
+            }
+            let Some(p) = e.parent() else { continue };
+            let callee =
+                p.kind_name() == "call" && p.field(F::Function).is_some_and(|f| f.id() == e.id());
+            if callee {
+                continue;
+            }
+            let sub = (p.kind_name() == "argument_list")
+                .then(|| p.parent())
+                .flatten()
+                .filter(|c| c.kind_name() == "class_definition");
+            match sub {
+                Some(c) if self.sealed(c, depth + 1) => continue,
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// SBX005 for writing or deleting attribute `name` of a host object: a module (allowed,
@@ -1434,6 +1540,22 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn attr_findings(&mut self, objv: &VSet, name: &str, range: TextRange, shown: &str) {
         // Any receiver: futures and tasks of every kind (the host's too) take callbacks that
         // run on the host's loop after the cell's step, like `call_soon`.
+        // pydantic's deprecated `parse_file` is on every model (Colony's pre-bound
+        // `ActionResult`, `Action`, `Ref` too): reported on any receiver but a module or a
+        // module member, which the deny list judges (`pydantic.*parse_file*`).
+        if name == "parse_file"
+            && !shown.is_empty()
+            && !objv
+                .iter()
+                .all(|v| matches!(v, Val::Module(_) | Val::Member(_)))
+        {
+            self.report(
+                &DANGEROUS_MEMBER,
+                range,
+                "`parse_file` is pydantic's deprecated v1 loader on every model: it reads a host file the cell names (and unpickles it with `allow_pickle=True`)".into(),
+                Some("pydantic's deprecated v1 API (`parse_raw`, `parse_file`, `load_str_bytes`) is on every model, Colony's pre-bound `ActionResult`/`Action`/`Ref` too; parse JSON with `Model.model_validate_json(text)` instead".into()),
+            );
+        }
         if name == "add_done_callback" && !shown.is_empty() {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
@@ -4022,7 +4144,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         for n in reads {
             let name = ident(n, src).into_owned();
-            if is_dunder(&name) {
+            if is_dunder(&name) || (known && !table.star_binds(&base.real, &name)) {
                 continue;
             }
             let range = parse::range(n);
@@ -4035,7 +4157,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         self.report(
                             &MODULE_ESCAPE,
                             range,
-                            format!("{from} (a module without `__all__` exports the modules it imported): {msg}"),
+                            format!("{from} (its `__all__`, or without one every public global, the modules it imported included): {msg}"),
                             help,
                         );
                     }

@@ -59,12 +59,10 @@ fn sink<'t>(mut node: Node<'t>, src: &str) -> Sink<'t> {
             | "expression_list"
             | "list_splat"
             | "keyword_argument" => node = p,
-            "list_comprehension" | "set_comprehension" | "generator_expression" => {
-                if p.field(F::Body).is_some_and(|b| b.id() == node.id()) {
-                    node = p;
-                } else {
-                    return Sink::Dangling;
-                }
+            "list_comprehension" | "set_comprehension" | "generator_expression"
+                if p.field(F::Body).is_some_and(|b| b.id() == node.id()) =>
+            {
+                node = p;
             }
             "await" => return Sink::Consumed,
             "argument_list" => {
@@ -91,7 +89,7 @@ fn sink<'t>(mut node: Node<'t>, src: &str) -> Sink<'t> {
                 return Sink::Dangling;
             }
             "assignment" => {
-                if !p.field(F::Right).is_some_and(|r| r.id() == node.id()) {
+                if p.field(F::Right).is_none_or(|r| r.id() != node.id()) {
                     return Sink::Dangling;
                 }
                 let Some(left) = p.field(F::Left) else {
