@@ -1475,6 +1475,44 @@ impl<'t, 'a> Sbx<'t, 'a> {
         true
     }
 
+    /// The namespace name whose object `e` is or belongs to, when `e` is shared with the host:
+    /// a name the namespace pre-binds that the cell does not rebind (`bb`, `ActionResult`),
+    /// an attribute of one (`bb.store`), its class (`type(bb)`), or a cell name assigned only
+    /// such values (`B = type(bb)`).
+    fn host_shared(&mut self, e: Node<'t>, depth: u32) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
+        let e = unparen(e);
+        match e.kind_name() {
+            "identifier" => {
+                let n = ident(e, self.it.src).into_owned();
+                let rhs = self.assignments_of(&n);
+                if rhs.is_empty() {
+                    return self.namespace_names.contains(&n).then_some(n);
+                }
+                let mut found = None;
+                for r in rhs {
+                    found = Some(self.host_shared(r, depth + 1)?);
+                }
+                found
+            }
+            "attribute" => self.host_shared(e.field(F::Object)?, depth + 1),
+            "call" => {
+                let f = unparen(e.field(F::Function)?);
+                if f.kind_name() != "identifier" || ident(f, self.it.src) != "type" {
+                    return None;
+                }
+                let args = named(e.field(F::Arguments)?);
+                match args.as_slice() {
+                    [a] => self.host_shared(*a, depth + 1),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// SBX005 for writing or deleting attribute `name` of a host object: a module (allowed,
     /// pre-bound or imported; modules are shared with the host through `sys.modules`), a
     /// module member (`json.JSONEncoder`, `re.compile`), or a name the namespace pre-binds that
@@ -1511,14 +1549,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
         }
-        if what.is_none() && behaviour {
-            let o = unparen(obj);
-            if o.kind_name() == "identifier" {
-                let n = ident(o, self.it.src).into_owned();
-                let rebound = !objv.only_unknown() || !self.assignments_of(&n).is_empty();
-                if self.namespace_names.contains(&n) && !rebound {
-                    what = Some(format!("`{n}`, an object the host put in the namespace"));
-                }
+        // `type(bb)` is the metaclass-call value plus anything.
+        let opaque = objv
+            .iter()
+            .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
+        if what.is_none() && behaviour && opaque {
+            if let Some(n) = self.host_shared(obj, 0) {
+                what = Some(format!("`{n}`, an object the host put in the namespace"));
             }
         }
         if let Some(what) = what {
