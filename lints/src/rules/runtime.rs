@@ -478,13 +478,16 @@ fn bypass(checker: &mut Checker) {
         }
         let field = nodes.field(id);
         let parent_kind = nodes.parent(id).map(|p| nodes.kind(p));
-        let not_a_read = match (parent_kind, field) {
-            (Some("attribute"), Some("attribute")) => true,
-            (Some("keyword_argument"), Some("name")) => true,
-            (Some("assignment" | "augmented_assignment"), Some("left")) => true,
-            (Some("parameters" | "default_parameter" | "typed_parameter"), _) => true,
-            _ => false,
-        };
+        let not_a_read = matches!(
+            (parent_kind, field),
+            (Some("attribute"), Some("attribute"))
+                | (Some("keyword_argument"), Some("name"))
+                | (Some("assignment" | "augmented_assignment"), Some("left"))
+                | (
+                    Some("parameters" | "default_parameter" | "typed_parameter"),
+                    _
+                )
+        );
         let range = parse::range(node);
         if not_a_read
             || capability_calls
