@@ -203,10 +203,13 @@ fn rename_variables(src: &str, rng: &mut Rng) -> String {
     let mut imported = BTreeSet::new();
     for n in &nodes {
         let targets: Vec<Node> = match n.kind() {
-            // An annotated name in a class body is a field (`@dataclass`, `NamedTuple`): an
-            // attribute name that `__match_args__` and keyword arguments spell, not a variable.
+            // An annotated name in a class body is a field (`@dataclass`, `NamedTuple`), and a
+            // plain name assigned there a class attribute (`split = forged` overrides
+            // `str.split`): attribute names, not variables.
             "assignment"
-                if n.child_by_field_name("type").is_some()
+                if (n.child_by_field_name("type").is_some()
+                    || n.child_by_field_name("left")
+                        .is_some_and(|l| l.kind() == "identifier"))
                     && n.parent()
                         .and_then(|s| s.parent())
                         .and_then(|b| b.parent())
@@ -219,6 +222,23 @@ fn rename_variables(src: &str, rng: &mut Rng) -> String {
             }
             "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
                 n.child_by_field_name("left").into_iter().collect()
+            }
+            // A method's name is an attribute name (`def items(self)` overrides `dict.items`).
+            "function_definition"
+                if n.parent()
+                    .and_then(|b| b.parent())
+                    .or_else(|| {
+                        n.parent()
+                            .filter(|d| d.kind() == "decorated_definition")
+                            .and_then(|d| d.parent())
+                            .and_then(|b| b.parent())
+                    })
+                    .is_some_and(|c| c.kind() == "class_definition") =>
+            {
+                if let Some(l) = n.child_by_field_name("name") {
+                    keyword_names.insert(text(l));
+                }
+                Vec::new()
             }
             "named_expression"
             | "function_definition"

@@ -28,6 +28,7 @@ use tree_sitter::Node;
 pub const BENIGN_DUNDER_READS: &[&str] = &[
     "__name__",
     "__qualname__",
+    "__module__",
     "__doc__",
     "__version__",
     "__next__",
@@ -37,6 +38,259 @@ pub const BENIGN_DUNDER_READS: &[&str] = &[
     "__aiter__",
     "__anext__",
 ];
+
+/// Name attributes of a class (strings): `x.__class__` is ordinary code when its only use is an
+/// immediately following read of one of these (`e.__class__.__name__`, the same string as
+/// `type(e).__name__`).
+pub const CLASS_NAME_READS: &[&str] = &["__name__", "__qualname__", "__module__"];
+
+/// True when `node` (an attribute `x.__class__`, or a format field step) is used only by an
+/// immediately following load of a [`CLASS_NAME_READS`] attribute: `e.__class__.__name__`,
+/// `(e.__class__).__qualname__`. A store, deletion or augmented assignment of that name
+/// (`e.__class__.__name__ = "X"`), a call of `__class__`, or any other use (`.__mro__`,
+/// `c = e.__class__`, passing it) is not.
+fn class_name_only(node: Node, src: &str) -> bool {
+    let mut cur = node;
+    let mut parent = match cur.parent() {
+        Some(p) => p,
+        None => return false,
+    };
+    while kind(parent) == K::ParenthesizedExpression {
+        cur = parent;
+        parent = match cur.parent() {
+            Some(p) => p,
+            None => return false,
+        };
+    }
+    if kind(parent) != K::Attribute || parent.field(F::Object).map(|o| o.id()) != Some(cur.id()) {
+        return false;
+    }
+    let Some(attr) = parent.field(F::Attribute) else {
+        return false;
+    };
+    if !CLASS_NAME_READS.contains(&&*ident(attr, src)) {
+        return false;
+    }
+    // The name read must be a load: climb through the kinds that pass a target context down.
+    let mut n = parent;
+    while let Some(p) = n.parent() {
+        match kind(p) {
+            K::PatternList
+            | K::TuplePattern
+            | K::ListPattern
+            | K::ListSplatPattern
+            | K::ParenthesizedExpression
+            | K::Tuple
+            | K::List
+            | K::ExpressionList
+            | K::ListSplat
+            | K::AsPatternTarget => n = p,
+            K::Assignment | K::ForStatement | K::ForInClause | K::AugmentedAssignment => {
+                return p.field(F::Left).map(|l| l.id()) != Some(n.id());
+            }
+            K::AsPattern => return p.field(F::Alias).map(|l| l.id()) != Some(n.id()),
+            K::DeleteStatement => return false,
+            _ => return true,
+        }
+    }
+    true
+}
+
+/// The public methods of the builtin types a cell may subclass (CPython 3.11). A host that
+/// treats a value as its base type calls them without knowing it holds a subclass:
+/// `json.dumps` and `pickle` call `items()` of a `dict` subclass, `copy.deepcopy` calls
+/// `append`/`extend` of a `list` subclass, and host code calls `get`, `keys`, `split`, ... on
+/// what it believes is a `dict` or a `str`. Overriding one is a deferred hook like `__eq__`
+/// (round 4 G32). Empty for other names.
+pub fn builtin_base_methods(base: &str) -> &'static [&'static str] {
+    const DICT: &[&str] = &[
+        "clear",
+        "copy",
+        "fromkeys",
+        "get",
+        "items",
+        "keys",
+        "pop",
+        "popitem",
+        "setdefault",
+        "update",
+        "values",
+    ];
+    const LIST: &[&str] = &[
+        "append",
+        "clear",
+        "copy",
+        "count",
+        "extend",
+        "index",
+        "insert",
+        "pop",
+        "remove",
+        "reverse",
+        "sort",
+        "appendleft",
+        "extendleft",
+        "popleft",
+        "rotate",
+    ];
+    const SET: &[&str] = &[
+        "add",
+        "clear",
+        "copy",
+        "difference",
+        "difference_update",
+        "discard",
+        "intersection",
+        "intersection_update",
+        "isdisjoint",
+        "issubset",
+        "issuperset",
+        "pop",
+        "remove",
+        "symmetric_difference",
+        "symmetric_difference_update",
+        "union",
+        "update",
+    ];
+    const STR: &[&str] = &[
+        "capitalize",
+        "casefold",
+        "center",
+        "count",
+        "decode",
+        "encode",
+        "endswith",
+        "expandtabs",
+        "find",
+        "format",
+        "format_map",
+        "hex",
+        "index",
+        "isalnum",
+        "isalpha",
+        "isascii",
+        "isdecimal",
+        "isdigit",
+        "isidentifier",
+        "islower",
+        "isnumeric",
+        "isprintable",
+        "isspace",
+        "istitle",
+        "isupper",
+        "join",
+        "ljust",
+        "lower",
+        "lstrip",
+        "maketrans",
+        "partition",
+        "removeprefix",
+        "removesuffix",
+        "replace",
+        "rfind",
+        "rindex",
+        "rjust",
+        "rpartition",
+        "rsplit",
+        "rstrip",
+        "split",
+        "splitlines",
+        "startswith",
+        "strip",
+        "swapcase",
+        "title",
+        "translate",
+        "upper",
+        "zfill",
+    ];
+    const NUM: &[&str] = &[
+        "as_integer_ratio",
+        "bit_count",
+        "bit_length",
+        "conjugate",
+        "from_bytes",
+        "to_bytes",
+        "fromhex",
+        "hex",
+        "is_integer",
+    ];
+    const COUNTER: &[&str] = &[
+        "clear",
+        "copy",
+        "fromkeys",
+        "get",
+        "items",
+        "keys",
+        "pop",
+        "popitem",
+        "setdefault",
+        "update",
+        "values",
+        "elements",
+        "most_common",
+        "subtract",
+        "total",
+    ];
+    const ORDERED: &[&str] = &[
+        "clear",
+        "copy",
+        "fromkeys",
+        "get",
+        "items",
+        "keys",
+        "pop",
+        "popitem",
+        "setdefault",
+        "update",
+        "values",
+        "move_to_end",
+    ];
+    match base {
+        "dict" | "defaultdict" => DICT,
+        "Counter" => COUNTER,
+        "OrderedDict" => ORDERED,
+        "list" | "deque" => LIST,
+        "set" | "frozenset" => SET,
+        "tuple" => &["count", "index"],
+        "str" | "bytes" | "bytearray" => STR,
+        "int" | "float" | "complex" | "bool" => NUM,
+        _ => &[],
+    }
+}
+
+/// Module members that are builtin-type bases for [`builtin_base_methods`].
+const BUILTIN_BASE_MEMBERS: &[(&str, &str)] = &[
+    ("collections.OrderedDict", "OrderedDict"),
+    ("collections.defaultdict", "defaultdict"),
+    ("collections.Counter", "Counter"),
+    ("collections.deque", "deque"),
+];
+
+/// The builtin type (a key of [`builtin_base_methods`]) a base class expression names by its
+/// last dotted segment: `dict`, `collections.OrderedDict`, `Counter` (pre-bound by Colony),
+/// `deque`. `None` for other names.
+pub fn builtin_base_name(last: &str) -> Option<&'static str> {
+    match last {
+        b => BUILTIN_BASE_MEMBERS
+            .iter()
+            .map(|(_, b)| *b)
+            .chain([
+                "dict",
+                "list",
+                "set",
+                "frozenset",
+                "tuple",
+                "str",
+                "bytes",
+                "bytearray",
+                "int",
+                "float",
+                "complex",
+                "bool",
+            ])
+            .find(|x| *x == b),
+    }
+}
 
 /// Attributes of frames, tracebacks, generators and coroutines that walk execution frames, and
 /// the methods that hand frames out on any receiver (`asyncio.Task.get_stack` returns the
@@ -762,6 +1016,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if let Some(s) = class.field(F::Superclasses) {
             self.check_tree(s, Some(flow), NodeCtx::ROOT);
         }
+        self.check_class_base_overrides(class, &Env::Flow(flow));
         if let Some(b) = class.field(F::Body) {
             self.check_tree(b, None, NodeCtx::CLASS_BODY);
             self.check_class_bindings(b);
@@ -1084,6 +1339,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.check_def_name(node);
                 self.check_generator_cleanup(node);
             }
+            K::ClassDefinition => self.check_class_base_overrides(node, env),
             K::Type => {
                 // A string annotation is evaluated as code by `typing.get_type_hints`,
                 // `typing.ForwardRef`, pydantic and `functools.singledispatch().register`.
@@ -1291,8 +1547,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // ordinary code (smolagents' `ALLOWED_DUNDER_METHODS`).
         let allowed_call =
             ctx == Ctx::Load && ALLOWED_DUNDER_METHODS.contains(&name) && nctx.callee;
+        // `e.__class__.__name__` is `type(e).__name__`: a string (FP1, round 4).
+        let class_name = name == "__class__"
+            && ctx == Ctx::Load
+            && !nctx.callee
+            && class_name_only(node, self.it.src);
         if is_dunder(name)
             && !allowed_call
+            && !class_name
             && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&name))
         {
             let what = match ctx {
@@ -2321,7 +2583,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     };
                     self.report(&DYNAMIC_IMPORT, crange, msg, None);
                 }
-                "type" if pos.len() == 3 => self.check_type_dict(pos[2], env),
+                "type" if pos.len() == 3 => {
+                    self.check_type_dict(pos[2], env);
+                    self.check_type_base_overrides(pos[1], pos[2], env);
+                }
                 // `type(int)("M", (), ns)`, `T = type(Ref); T("M", (Ref,), ns)`, and calls of a
                 // metaclass the cell built: only when the call looks like a class build (a
                 // constant name or a bases tuple), not `type(self)(a, b, c)`.
@@ -2334,6 +2599,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         .any(|v| matches!(v, Val::Seq(_)));
                     if name_str || bases_seq {
                         self.check_type_dict(pos[2], env);
+                        self.check_type_base_overrides(pos[1], pos[2], env);
                     }
                 }
                 _ => {}
@@ -2594,7 +2860,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
                 if matches!(&*m, "format" | "format_map" | "vformat") {
-                    self.check_hidden_template(&m, obj, &pos, &kws, splat, env);
+                    self.check_hidden_template(&m, node, obj, &pos, &kws, splat, env);
                 }
                 if matches!(&*m, "format" | "format_map" | "vformat") {
                     format_handled = true;
@@ -2975,9 +3241,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// then walk attributes and items of that argument (`{0.__init__.__globals__}`) that no
     /// check sees. Templates built from visible literal text (`prefix + " {}"`, f-strings) and
     /// calls whose arguments are all literals are not reported.
+    #[allow(clippy::too_many_arguments)]
     fn check_hidden_template(
         &mut self,
         method: &str,
+        call: Node<'t>,
         obj: Node<'t>,
         pos: &[Node<'t>],
         kws: &[(String, Node<'t>)],
@@ -2994,6 +3262,40 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .assignments_of(&ident(unparen(obj), self.it.src))
                     .iter()
                     .any(|r| self.text(*r).contains("Formatter")));
+        fn plain(n: Node) -> bool {
+            let n = unparen(n);
+            match n.kind_name() {
+                "integer" | "float" | "true" | "false" | "none" => true,
+                "string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
+                "concatenated_string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
+                "unary_operator" => first_named(n).is_some_and(plain),
+                "dictionary" | "tuple" | "list" => named(n).into_iter().all(|c| {
+                    if c.kind_name() == "pair" {
+                        c.field(F::Key).is_some_and(plain) && c.field(F::Value).is_some_and(plain)
+                    } else {
+                        plain(c)
+                    }
+                }),
+                _ => false,
+            }
+        }
+        if via_first {
+            // `str.format(*parts)`: the template itself comes out of the unpacked value.
+            let first_arg = call
+                .field(F::Arguments)
+                .and_then(|a| named(a).into_iter().next());
+            if let Some(sp) = first_arg.filter(|a| a.kind_name() == "list_splat") {
+                if !first_named(sp).is_some_and(plain) {
+                    self.report(
+                        &DYNAMIC_ATTRIBUTE_ACCESS,
+                        parse::range(sp),
+                        format!("`{method}` takes its template from an unpacked value cellguard cannot see: its fields (`{{0.attr}}`, `{{0[key]}}`) walk attributes of the arguments unchecked"),
+                        Some("Pass a template literal as the first argument".into()),
+                    );
+                }
+                return;
+            }
+        }
         let (template, args): (Node<'t>, Vec<Node<'t>>) = if via_first {
             let Some(first) = pos.first() else { return };
             (
@@ -3016,35 +3318,133 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if self.it.eval(template, env, 0).strs().next().is_some() {
             return;
         }
-        fn plain(n: Node) -> bool {
-            let n = unparen(n);
-            match n.kind_name() {
-                "integer" | "float" | "true" | "false" | "none" => true,
-                "string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
-                "concatenated_string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
-                "unary_operator" => first_named(n).is_some_and(plain),
-                "dictionary" | "tuple" | "list" => named(n).into_iter().all(|c| {
-                    if c.kind_name() == "pair" {
-                        c.field(F::Key).is_some_and(plain) && c.field(F::Value).is_some_and(plain)
-                    } else {
-                        plain(c)
-                    }
-                }),
-                _ => false,
-            }
-        }
         if !splat && args.iter().all(|a| plain(*a)) {
             return;
         }
-        if !self.runtime_string(template, true, 0) {
+        let msg = if self.runtime_string(template, true, 0) {
+            format!("`{method}` with a template built at runtime from text cellguard cannot see: its fields (`{{0.attr}}`, `{{0[key]}}`) walk attributes of the arguments unchecked")
+        } else if self.opaque_template(template, env, 0) {
+            format!("`{method}` with a template cellguard cannot see (`{}` comes from a container, a call, a parameter or host data): its fields (`{{0.attr}}`, `{{0[key]}}`) walk attributes of the arguments unchecked", short(self.text(template)))
+        } else {
             return;
-        }
+        };
         self.report(
             &DYNAMIC_ATTRIBUTE_ACCESS,
             parse::range(template),
-            format!("`{method}` with a template built at runtime from text cellguard cannot see: its fields (`{{0.attr}}`, `{{0[key]}}`) walk attributes of the arguments unchecked"),
+            msg,
             Some("Use a template literal, or format only plain values (`str(x)`) into it".into()),
         );
+    }
+
+    /// True when the format template `node` (which cellguard could not fold to constant
+    /// strings) may hold text it cannot see (round 4 G34): a value taken out of a container or
+    /// host data (`results["t"]`, `sorted(ts)[0]`), returned by a call (`max(ts)`,
+    /// `next(iter(ts))`, `params.get("fmt", "...")`), an attribute, a parameter or loop
+    /// variable, and anything derived from those (`t.strip()`, `a + b` with both sides such
+    /// values, `t % x`, a conditional with such a branch). Literals, f-strings and
+    /// concatenations with visible literal text (`header + ": {}"`) are visible. Names are
+    /// resolved through their plain assignments in the cell; a name with none is opaque.
+    fn opaque_template(&mut self, node: Node<'t>, env: &Env, depth: u32) -> bool {
+        if depth > 8 {
+            return true;
+        }
+        let node = unparen(node);
+        match node.kind_name() {
+            "string"
+            | "concatenated_string"
+            | "integer"
+            | "float"
+            | "true"
+            | "false"
+            | "none"
+            | "list"
+            | "tuple"
+            | "dictionary"
+            | "set"
+            | "list_comprehension"
+            | "dictionary_comprehension"
+            | "set_comprehension"
+            | "lambda" => false,
+            "binary_operator" => {
+                let op = node.field(F::Operator).map(|o| self.text(o)).unwrap_or("");
+                let (l, r) = (node.field(F::Left), node.field(F::Right));
+                match op {
+                    "+" => {
+                        l.is_none_or(|l| self.opaque_template(l, env, depth + 1))
+                            && r.is_none_or(|r| self.opaque_template(r, env, depth + 1))
+                    }
+                    "%" | "*" => l.is_none_or(|l| self.opaque_template(l, env, depth + 1)),
+                    _ => false,
+                }
+            }
+            "conditional_expression" => {
+                let kids = named(node);
+                let branches: Vec<Node<'t>> = [kids.first(), kids.get(2)]
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .collect();
+                branches
+                    .into_iter()
+                    .any(|c| self.opaque_template(c, env, depth + 1))
+            }
+            "call" => {
+                // `t.strip()`, `t.replace(a, b)`: as opaque as `t`.
+                if let Some(f) = node.field(F::Function).map(unparen) {
+                    if f.kind_name() == "attribute" {
+                        let m = f
+                            .field(F::Attribute)
+                            .map(|a| ident(a, self.it.src).into_owned())
+                            .unwrap_or_default();
+                        if matches!(
+                            m.as_str(),
+                            "replace"
+                                | "lower"
+                                | "upper"
+                                | "strip"
+                                | "lstrip"
+                                | "rstrip"
+                                | "title"
+                                | "capitalize"
+                                | "casefold"
+                                | "swapcase"
+                                | "removeprefix"
+                                | "removesuffix"
+                                | "center"
+                                | "ljust"
+                                | "rjust"
+                                | "zfill"
+                                | "expandtabs"
+                        ) {
+                            return f
+                                .field(F::Object)
+                                .is_none_or(|o| self.opaque_template(o, env, depth + 1));
+                        }
+                    }
+                }
+                self.it.eval(node, env, 0).strs().next().is_none()
+            }
+            "identifier" => {
+                let name = ident(node, self.it.src).into_owned();
+                let rhs = self.assignments_of(&name);
+                if rhs.is_empty() {
+                    // `for t in ["{} items", "{:>8} left"]:`: a loop over a display of
+                    // visible templates.
+                    if let Some(iters) = self.for_iterables_of(&name) {
+                        return iters.into_iter().any(|it| {
+                            !matches!(unparen(it).kind_name(), "list" | "tuple" | "set")
+                                || named(unparen(it))
+                                    .into_iter()
+                                    .any(|e| self.opaque_template(e, env, depth + 1))
+                        });
+                    }
+                    return self.it.eval(node, env, 0).strs().next().is_none();
+                }
+                rhs.into_iter()
+                    .any(|r| r.id() != node.id() && self.opaque_template(r, env, depth + 1))
+            }
+            _ => self.it.eval(node, env, 0).strs().next().is_none(),
+        }
     }
 
     /// `Formatter().get_field(path, args, kwargs)` (three arguments, unlike Django's
@@ -3342,6 +3742,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The iterables of the `for` loops and comprehension clauses whose target is exactly
+    /// `name`, or `None` when there are none.
+    fn for_iterables_of(&self, name: &str) -> Option<Vec<Node<'t>>> {
+        let root = self.root?;
+        let out: Vec<Node<'t>> = parse::walk(root)
+            .filter(|n| matches!(n.kind_name(), "for_statement" | "for_in_clause"))
+            .filter(|n| {
+                n.field(F::Left)
+                    .is_some_and(|l| l.kind_name() == "identifier" && ident(l, self.it.src) == name)
+            })
+            .filter_map(|n| n.field(F::Right))
+            .collect();
+        (!out.is_empty()).then_some(out)
+    }
+
     /// The right-hand sides of the plain assignments of `name` in the cell.
     fn assignments_of(&mut self, name: &str) -> Vec<Node<'t>> {
         if self.assigned.is_none() {
@@ -3585,6 +4000,131 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The builtin base types (see [`builtin_base_methods`]) among the values of `bases`.
+    fn builtin_bases(&self, nodes: &[Node<'t>], vals: &[VSet]) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for n in nodes {
+            let t = self.text(unparen(*n)).trim_end();
+            let last = t.rsplit('.').next().unwrap_or(t).trim();
+            if let Some(b) = builtin_base_name(last) {
+                if !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+        for v in vals {
+            for x in v.iter() {
+                let b = match x {
+                    Val::Builtin(b) => Some(*b),
+                    Val::Member(p) => BUILTIN_BASE_MEMBERS
+                        .iter()
+                        .find(|(m, _)| **m == **p)
+                        .map(|(_, b)| *b),
+                    _ => None,
+                };
+                if let Some(b) = b.filter(|b| !builtin_base_methods(b).is_empty()) {
+                    if !out.contains(&b) {
+                        out.push(b);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn report_base_overrides(&mut self, bases: &[&'static str], names: Vec<(String, TextRange)>) {
+        for (n, range) in names {
+            let Some(base) = bases
+                .iter()
+                .find(|b| builtin_base_methods(b).contains(&n.as_str()))
+            else {
+                continue;
+            };
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                range,
+                format!("A subclass of `{base}` overrides its `{n}` method: the host calls it on a value it treats as a `{base}` (`json.dumps` and `pickle` call `items()` of a dict subclass, `copy.deepcopy` calls `append`/`extend` of a list subclass), running cell code after the cell has finished (like `__eq__`)"),
+                Some("Store a plain `dict`/`list` (convert with `dict(x)`), or give the method a name the base type does not have".into()),
+            );
+        }
+    }
+
+    /// SBX009 for a class statement on a builtin container or scalar base (`class R(dict):`)
+    /// whose body binds one of the base's own methods (`def items(self)`, `keys = f`).
+    fn check_class_base_overrides(&mut self, class: Node<'t>, env: &Env) {
+        let nodes: Vec<Node<'t>> = class
+            .field(F::Superclasses)
+            .map(named)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|b| b.kind_name() != "keyword_argument")
+            .collect();
+        let vals: Vec<VSet> = nodes.iter().map(|b| self.it.eval(*b, env, 0)).collect();
+        let bases = self.builtin_bases(&nodes, &vals);
+        if bases.is_empty() {
+            return;
+        }
+        let Some(body) = class.field(F::Body) else {
+            return;
+        };
+        let mut names = Vec::new();
+        for st in named(body) {
+            let st = match st.kind_name() {
+                "decorated_definition" => st.field(F::Definition).unwrap_or(st),
+                "expression_statement" => first_named(st).unwrap_or(st),
+                _ => st,
+            };
+            let target = match st.kind_name() {
+                "function_definition" => st.field(F::Name),
+                "assignment" => st.field(F::Left).filter(|l| l.kind_name() == "identifier"),
+                _ => None,
+            };
+            if let Some(t) = target {
+                names.push((ident(t, self.it.src).into_owned(), parse::range(t)));
+            }
+        }
+        self.report_base_overrides(&bases, names);
+    }
+
+    /// SBX009 for `type(name, (dict,), {"items": f})`: a class built at runtime on a builtin
+    /// base whose namespace overrides one of the base's own methods (round 4 G32).
+    fn check_type_base_overrides(&mut self, bases: Node<'t>, ns: Node<'t>, env: &Env) {
+        let bv = self.it.eval(bases, env, 0);
+        let items: Vec<VSet> = bv
+            .iter()
+            .filter_map(|v| match v {
+                Val::Seq(items) => Some(items.iter().cloned().collect::<Vec<_>>()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let display: Vec<Node<'t>> = match unparen(bases).kind_name() {
+            "tuple" | "list" => named(unparen(bases)),
+            _ => Vec::new(),
+        };
+        let bases = self.builtin_bases(&display, &items);
+        if bases.is_empty() {
+            return;
+        }
+        let range = parse::range(ns);
+        let mut names = Vec::new();
+        let inner = unparen(ns);
+        if inner.kind_name() == "call" {
+            let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
+            names.extend(kws.into_iter().map(|(k, v)| (k, parse::range(v))));
+        }
+        for d in self.it.eval(ns, env, 0).iter() {
+            if let Val::Dict(pairs) = d {
+                for (k, _) in pairs.iter() {
+                    names.extend(k.strs().map(|s| (s.to_string(), range)));
+                }
+            }
+        }
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        names.dedup_by(|a, b| a.0 == b.0);
+        self.report_base_overrides(&bases, names);
+    }
+
     /// Why the namespace of a class built at runtime (`type(name, bases, ns)`) cannot be read,
     /// or `None` when every key is known: a dict display whose keys all fold to constants, or
     /// `dict(k=v, ...)`, or a name bound to one that the cell only fills with constant keys
@@ -3686,10 +4226,22 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         FormatStep::Index(_) => None,
                     })
                     .collect();
-                let dunders: Vec<&str> = attrs
+                // `{0.__class__.__name__}`: the class is read only for its name (FP1).
+                let dunders: Vec<&str> = f
+                    .steps
                     .iter()
-                    .copied()
-                    .filter(|a| is_dunder(a) && !BENIGN_DUNDER_READS.contains(a))
+                    .enumerate()
+                    .filter_map(|(i, st)| match st {
+                        FormatStep::Attr(a) => Some((i, a.as_str())),
+                        FormatStep::Index(_) => None,
+                    })
+                    .filter(|&(i, a)| {
+                        let class_name = a == "__class__"
+                            && matches!(f.steps.get(i + 1),
+                                Some(FormatStep::Attr(n)) if CLASS_NAME_READS.contains(&n.as_str()));
+                        is_dunder(a) && !BENIGN_DUNDER_READS.contains(&a) && !class_name
+                    })
+                    .map(|(_, a)| a)
                     .collect();
                 if !dunders.is_empty() {
                     self.report(
@@ -3929,9 +4481,19 @@ impl<'t, 'a> Sbx<'t, 'a> {
                                 .map(|c| self.text(c).to_string())
                                 .collect::<Vec<_>>()
                                 .join(" ");
+                            let types = named(e)
+                                .into_iter()
+                                .find(|c| c.kind_name() != "block")
+                                .map(|c| match kind(c) {
+                                    K::AsPattern => first_named(c).unwrap_or(c),
+                                    _ => c,
+                                });
                             let catches_exit = header.trim().is_empty()
                                 || header.contains("GeneratorExit")
-                                || header.contains("BaseException");
+                                || header.contains("BaseException")
+                                || types.is_some_and(|t| {
+                                    self.may_be_generator_exit(t, &mut HashSet::default())
+                                });
                             if catches_exit {
                                 let kw = e.child(0).unwrap_or(e);
                                 self.report(
@@ -3963,6 +4525,146 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             let mut c = n.walk();
             stack.extend(n.named_children(&mut c).map(|k| (k, depth + 1)));
+        }
+    }
+
+    /// True unless the `except` type expression `t` provably never evaluates to
+    /// `GeneratorExit` or `BaseException` (the classes that catch the `GeneratorExit` that
+    /// `close()` throws in). Names are resolved through every binding the cell makes of them
+    /// (round 4 G31: `E = GeneratorExit` bound outside the generator): a class or function the
+    /// cell defines, a module member (`json.JSONDecodeError`), and a name the cell never binds
+    /// (a builtin such as `ValueError`, or a host name) cannot be either; a tuple, `a + b` or
+    /// conditional is checked part by part; anything cellguard cannot resolve (a parameter, a
+    /// `for` target, a subscript, a call, an attribute of a cell value) may be.
+    fn may_be_generator_exit(&self, t: Node<'t>, seen: &mut HashSet<String>) -> bool {
+        if seen.len() > 64 {
+            return true;
+        }
+        let t = unparen(t);
+        match kind(t) {
+            K::Identifier => {
+                let name = ident(t, self.it.src);
+                if matches!(&*name, "GeneratorExit" | "BaseException") {
+                    return true;
+                }
+                // Each name is resolved once: a cycle (`A = B`, `B = A`) adds nothing.
+                if !seen.insert(name.to_string()) {
+                    return false;
+                }
+                let mut root = t;
+                while let Some(p) = root.parent() {
+                    root = p;
+                }
+                parse::walk(root)
+                    .filter(|n| kind(*n) == K::Identifier && ident(*n, self.it.src) == name)
+                    .any(|n| self.binding_may_be_generator_exit(n, seen))
+            }
+            K::Attribute => {
+                let Some(a) = t.field(F::Attribute) else {
+                    return true;
+                };
+                if matches!(&*ident(a, self.it.src), "GeneratorExit" | "BaseException") {
+                    return true;
+                }
+                // A dotted module path the cell never rebinds: a module member.
+                let mut o = t.field(F::Object);
+                while let Some(x) = o {
+                    match kind(x) {
+                        K::Attribute => o = x.field(F::Object),
+                        K::Identifier => return self.may_be_generator_exit(x, seen),
+                        _ => return true,
+                    }
+                }
+                true
+            }
+            K::Tuple | K::List | K::ExpressionList => named(t)
+                .into_iter()
+                .any(|c| self.may_be_generator_exit(c, seen)),
+            K::BinaryOperator => [F::Left, F::Right].into_iter().any(|f| {
+                t.field(f)
+                    .is_none_or(|c| self.may_be_generator_exit(c, seen))
+            }),
+            K::ConditionalExpression => {
+                // `A if cond else B`: the first and last named children are the values.
+                let kids = named(t);
+                kids.first()
+                    .is_none_or(|c| self.may_be_generator_exit(*c, seen))
+                    || kids
+                        .get(2)
+                        .is_none_or(|c| self.may_be_generator_exit(*c, seen))
+            }
+            _ => true,
+        }
+    }
+
+    /// For an occurrence `n` of a name: true when it binds the name to a value that may be
+    /// `GeneratorExit`/`BaseException` (see [`Self::may_be_generator_exit`]); false for a
+    /// read, a deletion, a class or function definition, and an import of another name.
+    fn binding_may_be_generator_exit(&self, n: Node<'t>, seen: &mut HashSet<String>) -> bool {
+        let Some(p) = n.parent() else {
+            return false;
+        };
+        match kind(p) {
+            K::ClassDefinition | K::FunctionDefinition if is_field(p, F::Name, n) => return false,
+            K::Attribute | K::KeywordArgument => return false,
+            K::GlobalStatement | K::NonlocalStatement => return false,
+            K::Assignment if is_field(p, F::Left, n) => {
+                // `E = X` (also `E = F = X`, whose right side is the next assignment).
+                let mut r = p.field(F::Right);
+                while let Some(x) = r.filter(|x| kind(*x) == K::Assignment) {
+                    r = x.field(F::Right);
+                }
+                return r.is_none_or(|r| self.may_be_generator_exit(r, seen));
+            }
+            K::NamedExpression if is_field(p, F::Name, n) => {
+                return p
+                    .field(F::Value)
+                    .is_none_or(|v| self.may_be_generator_exit(v, seen));
+            }
+            K::DottedName | K::AliasedImport => {
+                let mut stmt = p;
+                while !matches!(kind(stmt), K::ImportStatement | K::ImportFromStatement) {
+                    match stmt.parent() {
+                        Some(x) => stmt = x,
+                        None => return true,
+                    }
+                }
+                let text = self.text(stmt);
+                return text.contains("GeneratorExit") || text.contains("BaseException");
+            }
+            pk if super::scan::declares_name(pk, None) || pk == K::Parameters => return true,
+            _ => {}
+        }
+        // A target position (destructuring, `for`, `with ... as`, augmented): unresolved.
+        let mut cur = n;
+        let mut parent = p;
+        loop {
+            match kind(parent) {
+                K::PatternList
+                | K::TuplePattern
+                | K::ListPattern
+                | K::ListSplatPattern
+                | K::ParenthesizedExpression
+                | K::Tuple
+                | K::List
+                | K::ExpressionList
+                | K::ListSplat
+                | K::AsPatternTarget => {}
+                K::Assignment | K::ForStatement | K::ForInClause | K::AugmentedAssignment => {
+                    return is_field(parent, F::Left, cur)
+                }
+                K::AsPattern => return is_field(parent, F::Alias, cur),
+                K::DefaultParameter | K::TypedDefaultParameter => {
+                    return is_field(parent, F::Name, cur)
+                }
+                K::TypedParameter => return first_named(parent).map(|f| f.id()) == Some(cur.id()),
+                _ => return false,
+            }
+            cur = parent;
+            match parent.parent() {
+                Some(x) => parent = x,
+                None => return false,
+            }
         }
     }
 

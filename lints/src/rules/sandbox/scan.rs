@@ -1238,6 +1238,21 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
             }
             K::ClassDefinition => {
                 self.facts.has_class = true;
+                // A class on a builtin base (`class R(dict):`) may override the base's own
+                // methods, which the host calls (SBX009).
+                if let Some(sup) = node.field(F::Superclasses) {
+                    let mut c = sup.walk();
+                    let builtin_base = sup.named_children(&mut c).any(|b| {
+                        let t = crate::parse::text(super::interp::unparen(b), self.src);
+                        let last = t.rsplit('.').next().unwrap_or(t).trim();
+                        super::check::builtin_base_name(last).is_some()
+                    });
+                    if builtin_base {
+                        self.facts
+                            .triggers
+                            .push((node.start_byte() as u32, self.cur_range));
+                    }
+                }
                 let mut t = SmallVec::new();
                 if let Some(n) = node.field(F::Name) {
                     t.push(self.name(n));
