@@ -4,8 +4,8 @@
 
 use super::field::{FieldChild, F};
 use super::interp::{
-    bind_into, call_args, first_named, ident, unknown_host_attr, unparen, Bindings, Env, Escape,
-    Interp, METACLASS,
+    bind_into, call_args, first_named, ident, is_coroutine, is_denied_loop_method,
+    unknown_host_attr, unparen, Bindings, Env, Escape, Interp, LOOP_PREFIX, METACLASS,
 };
 use super::scan::{kind, Children, NameId, K};
 use super::value::*;
@@ -1299,6 +1299,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 dunder_help(name),
             );
         }
+        // A coroutine driven by hand (`c = f(); c.send(None)`, `map(c.send, [None])`): it
+        // hands out what its innermost `await` suspended on, the host's own future under
+        // `run(...)` (whose `get_loop()` is the host's event loop), and one left suspended runs
+        // its `finally`/`except` clauses when the host's garbage collector closes it.
+        if ctx == Ctx::Load
+            && matches!(name, "send" | "throw")
+            && self.it.eval(obj, env, 0).iter().any(is_coroutine)
+        {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                arange,
+                format!("`.{name}` drives a coroutine by hand: it hands out what the coroutine awaits (the host's own future under `run(...)`), and a coroutine left suspended runs its cleanup in the host after the cell"),
+                Some("`await` the coroutine instead".into()),
+            );
+        }
         if ctx == Ctx::Load
             && matches!(
                 name,
@@ -1350,6 +1365,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 };
                 self.check_format_fields(obj, &objv, &args);
             }
+        }
+        // A loop method on a receiver cellguard cannot resolve: the loop may have come
+        // through a future, a queue, a task result or `gather` (see `is_denied_loop_method`).
+        if ctx == Ctx::Load
+            && objv.has_unknown()
+            && !objv
+                .iter()
+                .any(|v| matches!(v, Val::Member(p) if p.starts_with("asyncio.")))
+            && is_denied_loop_method(name, self.it.cfg.deny)
+        {
+            self.deny_check(&format!("{LOOP_PREFIX}{name}"), arange);
         }
         if matches!(ctx, Ctx::Load | Ctx::Aug) {
             let shown = short(self.text(obj));

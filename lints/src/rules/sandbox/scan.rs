@@ -984,6 +984,13 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .triggers
                         .push((node.start_byte() as u32, self.cur_range));
                 }
+                // `c.send` / `c.throw` drive a coroutine when `c` is one (SBX009), and
+                // `x.get_loop()` is an event loop: the receiver's value decides.
+                if matches!(last, "send" | "throw" | "get_loop") {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
                 if self.facts.has_class && super::interp::unknown_host_attr(last).is_some() {
                     self.facts
                         .triggers
@@ -1855,6 +1862,7 @@ pub fn relevance<'t>(
             || TRIGGER_WORDS.contains(&t)
             || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
+            || super::interp::is_denied_loop_method(t, cfg.deny)
         {
             text_trigger[id] = true;
         }
