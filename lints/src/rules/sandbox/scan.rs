@@ -336,6 +336,14 @@ pub fn kind(node: Node) -> K {
         .unwrap_or(K::Other)
 }
 
+/// Callees that rewrite an argument in place or retarget its annotations (SBX005, SBX003):
+/// their calls are triggers (a pattern for `matches!`).
+macro_rules! IN_PLACE_MUTATORS {
+    () => {
+        "update_wrapper" | "wraps" | "dataclass" | "total_ordering"
+    };
+}
+
 /// Attribute and keyword names that are triggers whatever they are attached to, besides the
 /// frame-walk attributes ([`super::check::FRAME_ATTRS`]): import machinery, format methods
 /// (their templates walk attributes) and the `code=` argument of tools (analysed as code).
@@ -1191,7 +1199,10 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                             rec.callee_name = self.name(callee);
                             // `type(name, bases, ns)` builds a class from a namespace dict
                             // whose keys may have been set elsewhere (`ns["__del__"] = f`).
-                            if self.names.text(rec.callee_name) == "type" {
+                            if matches!(
+                                self.names.text(rec.callee_name),
+                                "type" | IN_PLACE_MUTATORS!()
+                            ) {
                                 self.facts
                                     .triggers
                                     .push((node.start_byte() as u32, self.cur_range));
@@ -1210,6 +1221,13 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                                 .next()
                                 .unwrap_or("");
                             frame.args_carry = matches!(last, "get" | "pop" | "setdefault");
+                            // `functools.update_wrapper(W, f)`, `dataclasses.dataclass(W)`:
+                            // calls that rewrite a possibly-host argument in place.
+                            if matches!(last, IN_PLACE_MUTATORS!()) {
+                                self.facts
+                                    .triggers
+                                    .push((node.start_byte() as u32, self.cur_range));
+                            }
                         }
                         _ => {}
                     }
