@@ -4289,6 +4289,30 @@ fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
 }
 
+/// True when function definition `def` has an annotation that is evaluated later: a string
+/// (also nested, `list["T"]`), or any annotation when `future` (`from __future__ import
+/// annotations` makes every annotation a string).
+fn has_string_annotation(def: Node, future: bool) -> bool {
+    fn has_string(n: Node) -> bool {
+        if matches!(n.kind_name(), "string" | "concatenated_string") {
+            return true;
+        }
+        named(n).into_iter().any(has_string)
+    }
+    let mut anns: Vec<Node> = Vec::new();
+    if let Some(params) = def.field(F::Parameters) {
+        for p in named(params) {
+            if let Some(t) = p.field(F::Type) {
+                anns.push(t);
+            }
+        }
+    }
+    if let Some(r) = def.field(F::ReturnType) {
+        anns.push(r);
+    }
+    anns.iter().any(|a| future || has_string(*a))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -4319,28 +4343,4 @@ mod tests {
         assert!(host_module_entry("os").is_some());
         assert!(host_module_entry("importlib.util").is_some());
     }
-}
-
-/// True when function definition `def` has an annotation that is evaluated later: a string
-/// (also nested, `list["T"]`), or any annotation when `future` (`from __future__ import
-/// annotations` makes every annotation a string).
-fn has_string_annotation(def: Node, future: bool) -> bool {
-    fn has_string(n: Node) -> bool {
-        if matches!(n.kind_name(), "string" | "concatenated_string") {
-            return true;
-        }
-        named(n).into_iter().any(has_string)
-    }
-    let mut anns: Vec<Node> = Vec::new();
-    if let Some(params) = def.field(F::Parameters) {
-        for p in named(params) {
-            if let Some(t) = p.field(F::Type) {
-                anns.push(t);
-            }
-        }
-    }
-    if let Some(r) = def.field(F::ReturnType) {
-        anns.push(r);
-    }
-    anns.iter().any(|a| future || has_string(*a))
 }
