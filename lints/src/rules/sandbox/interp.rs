@@ -2258,6 +2258,9 @@ impl<'t, 'a> Interp<'t, 'a> {
         {
             return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
+        if path.starts_with("asyncio") && last == "get_event_loop_policy" {
+            return VSet::one(Val::member("asyncio.AbstractEventLoopPolicy"));
+        }
         // `await asyncio.sleep(0, x)` is `x`.
         if path == "asyncio.sleep" || path == "asyncio.tasks.sleep" {
             let result = pos
