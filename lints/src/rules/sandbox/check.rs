@@ -1179,6 +1179,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
             return;
         }
+        self.check_host_state(node);
         let v = self.it.lookup(name, env);
         self.builtin_refs(node, &v, name, nctx.callee);
         if matches!(name, "__builtins__" | "__builtin__")
@@ -1279,10 +1280,32 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- attributes -------------------------------------------------------------------------
 
+    /// SBX005 for a use of a name the host pre-binds for its own bookkeeping
+    /// ([`HOST_STATE_NAMES`]) other than `len(...)` of it.
+    fn check_host_state(&mut self, node: Node<'t>) {
+        if node.kind_name() != "identifier" {
+            return;
+        }
+        let name = ident(node, self.it.src).into_owned();
+        if HOST_STATE_NAMES.contains(&name.as_str())
+            && self.namespace_names.contains(&name)
+            && self.assignments_of(&name).is_empty()
+            && !is_len_argument(node, self.it.src)
+        {
+            self.report(
+                &MODULE_ESCAPE,
+                parse::range(node),
+                format!("`{name}` is the host's own record of the actions the cell ran (Colony copies it into the action result's metadata, which traces and audits read): the cell can erase or forge it"),
+                Some("Read only its length (`len(...)`); keep your own list of what the cell did".into()),
+            );
+        }
+    }
+
     fn check_attribute(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
         let (Some(obj), Some(attr)) = (node.field(F::Object), node.field(F::Attribute)) else {
             return;
         };
+        self.check_host_state(unparen(obj));
         let name = ident(attr, self.it.src);
         let name = &*name;
         let ctx = nctx.ctx;
@@ -4501,6 +4524,23 @@ fn dunder_help(name: &str) -> Option<String> {
 
 fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
+}
+
+/// Names the host pre-binds for its own bookkeeping (Colony's `_run_call_trace`, the policy's
+/// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or
+/// alias it (SBX005).
+pub const HOST_STATE_NAMES: &[&str] = &["_run_call_trace"];
+
+/// True when `node` is the only argument of a call of `len`.
+fn is_len_argument(node: Node, src: &str) -> bool {
+    let Some(args) = node.parent().filter(|p| p.kind_name() == "argument_list") else {
+        return false;
+    };
+    args.named_child_count() == 1
+        && args
+            .parent()
+            .and_then(|c| c.field(F::Function))
+            .is_some_and(|f| f.kind_name() == "identifier" && parse::text(f, src) == "len")
 }
 
 /// True when function definition `def` has an annotation that is evaluated later: a string

@@ -953,6 +953,9 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// on such a chain, so the pre-pass does not count its name as hot there.
     fn chain_is_opaque(&self, name: NameId, sites: &[Node<'t>], chain: &[NameId]) -> bool {
         let text = self.names.text(name).to_string();
+        if super::check::HOST_STATE_NAMES.contains(&text.as_str()) {
+            return false;
+        }
         let mut vals: Vec<Val> = self.default_value(&text).iter().cloned().collect();
         for site in sites {
             for (bound, v, _) in self.import_bindings(*site) {
@@ -2402,6 +2405,36 @@ impl<'t, 'a> Interp<'t, 'a> {
                     return VSet::one(Val::seq(Vec::new()));
                 }
                 map1(&|v| as_sequence(v).map(Val::seq))
+            }
+            // An iterator over a known sequence is the sequence (`next(iter([json]))`); its
+            // next item, and the smallest or largest one, may be any of its elements.
+            "iter" if pos.len() == 1 => map1(&|v| as_sequence(v).map(Val::seq)),
+            "next" | "min" | "max" if pos.len() == 1 || (b == "next" && pos.len() == 2) => {
+                let mut out = VSet::default();
+                for v in arg(0).unwrap_or_default().iter() {
+                    match as_sequence(v) {
+                        Some(items) => {
+                            for i in &items {
+                                out.join(i);
+                            }
+                        }
+                        None => {
+                            out.push(Val::Unknown);
+                        }
+                    }
+                }
+                if let Some(default) = arg(1) {
+                    out.join(&default);
+                }
+                out.or_unknown()
+            }
+            // `max(a, b)`: either argument.
+            "min" | "max" => {
+                let mut out = VSet::default();
+                for p in pos {
+                    out.join(&self.eval(*p, env, d));
+                }
+                out.or_unknown()
             }
             "reversed" => map1(&|v| {
                 as_sequence(v).map(|mut items| {

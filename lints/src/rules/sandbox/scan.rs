@@ -1482,7 +1482,8 @@ fn decode(v: u32, n_names: usize) -> usize {
 
 /// True when an unbound `name` already has a value that matters (see [`Relevance`]).
 fn default_interesting(name: &str, cfg: &Config) -> bool {
-    name == "__builtins__"
+    super::check::HOST_STATE_NAMES.contains(&name)
+        || name == "__builtins__"
         || name == "__builtin__"
         || cfg.prebound.contains(name)
         || (builtin(name).is_some()
