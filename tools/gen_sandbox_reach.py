@@ -382,6 +382,7 @@ KINDS = {
     "native": "calls native code or raw memory",
     "heap": "exposes every live object",
     "identity": "reads the host's environment, users, groups or machine identity",
+    "argv": "reads the host process's command line",
 }
 
 # Builtins that are sinks when called by their bare name.
@@ -436,7 +437,10 @@ MODULE_SINKS = {
     "threading": {"Thread": "deferred", "Timer": "deferred"},
     "atexit": {"register": "deferred"},
     "signal": {"signal": "deferred", "setitimer": "deferred", "alarm": "deferred"},
-    "sys": {"settrace": "frames", "setprofile": "frames", "addaudithook": "deferred"},
+    # `argv`/`orig_argv`: the host's command line, which a module reads when the caller gives
+    # no arguments (`optparse.OptionParser().parse_args()`, `fileinput.input()`).
+    "sys": {"settrace": "frames", "setprofile": "frames", "addaudithook": "deferred",
+            "argv": "argv", "orig_argv": "argv"},
     "gc": {"get_objects": "heap", "get_referrers": "heap", "get_referents": "heap"},
     "pickle": {"loads": "code", "load": "code", "Unpickler": "code"},
     "_pickle": {"loads": "code", "load": "code", "Unpickler": "code"},
@@ -512,13 +516,13 @@ CODE_CLASSES = {"CodeType", "FunctionType", "LambdaType", "FrameType"}
 # `deny-members` defaults cover their dangerous members.
 HOST_OVERRIDES = {
     "getopt": None,     # file access only through gettext's lookup of installed catalogs
-    "optparse": None,   # same (message translation)
     "gettext": ["file"],  # reads `.mo` catalogs from a caller-given `localedir`
     "urllib.error": None,  # exception classes (their base wraps a response object, never opens)
     "tomllib._parser": None,  # parses text or an open binary file it is given
-    # `os.path`: path strings; `exists`/`getsize` stat without reading. Its readers of the
-    # host's environment and user database, `expanduser` and `expandvars`, are default
-    # `deny-members` (config.rs), so that `join`/`splitext` stay usable.
+    # `os.path`: path strings. Its readers of the host's environment, user database, working
+    # directory and file system (`expanduser`, `expandvars`, `abspath`, `realpath`, `exists`,
+    # `getsize`, ...) are default `deny-members` (config.rs), so that `join`/`splitext` stay
+    # usable.
     "posixpath": None,
     "ntpath": None,
     "genericpath": None,
@@ -987,6 +991,19 @@ def host_modules(exclude_roots):
     return {k: sorted(v, key=order.index) for k, v in sorted(out.items())}
 
 
+def exports(names):
+    """Real module name -> sorted `__all__`, for the modules among `names` that define one."""
+    out = {}
+    for name in sorted(names):
+        mod = sys.modules.get(name)
+        # Read the namespace only: a lazy module's `__getattr__` is not run.
+        ns = getattr(mod, "__dict__", None) if mod is not None else None
+        value = ns.get("__all__") if isinstance(ns, dict) else None
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            out[name] = sorted(set(value))
+    return out
+
+
 def main():
     import warnings
     warnings.simplefilter("ignore")  # deprecation noise from resolving lazy names
@@ -1015,6 +1032,10 @@ def main():
         "submodule_aliases": dict(sorted(aliases.items())),
         "deny_aliases": dict(sorted(deny_aliases().items())),
         "host_members": dict(sorted(members.items())),
+        # `__all__` of every walked module that defines one: the names `from m import *`
+        # binds (without `__all__` it binds every public name, `_private` ones excepted).
+        "exports": exports(set(ROOTS) | set(modules) | {
+            v for attrs in modules.values() for v in attrs.values()}),
         "host_steps": HOST_STEPS,
         "host_kinds": KINDS,
         "host_modules": host_modules(set(ROOTS)),

@@ -870,7 +870,23 @@ impl Settings {
 /// environment) and `import_string`; and the host-reading members of otherwise plain modules:
 /// `os.path.expanduser`/`expandvars` (the host's environment and user database),
 /// `uuid.getnode`/`uuid1` (the host's MAC address) and `zoneinfo.reset_tzpath` (points tzdata
-/// lookups at a cell-chosen directory).
+/// lookups at a cell-chosen directory); `os.path`'s readers of the host's working directory
+/// (`abspath`, `realpath`, `relpath`) and its probes of the host's file system (`exists`,
+/// `isfile`, `isdir`, `islink`, `ismount`, `getsize`, `getmtime`, `samefile`, ...), so that an
+/// `os.path` allowance means path-string arithmetic (`join`, `splitext`, `basename`,
+/// `normpath`); and the functions that change state the host process shares with every cell:
+/// `random.seed`/`setstate` (the host's global RNG; a cell's own `random.Random(seed)` stays
+/// usable), `time.tzset`, `decimal.setcontext`, `warnings.filterwarnings`/`simplefilter`/
+/// `resetwarnings` and `logging.disable`/`basicConfig` (the same kind of host mutation as
+/// `json.dumps = f`, `SBX005`, but made by a call).
+///
+/// The host loop's own state is denied the same way, because the loop and its policy are the
+/// host's (Colony runs every cell on the host's running loop): `stop`, `close`, `set_debug`,
+/// `run_forever`, `set_task_factory`, `set_exception_handler`, `set_default_executor` on a loop,
+/// `asyncio.set_event_loop_policy`, `asyncio.set_event_loop` and a policy's `set_event_loop`, and
+/// the child watchers (`asyncio.get_child_watcher`, `set_child_watcher`, a watcher's
+/// `add_child_handler`/`attach_loop`: the watcher calls the cell's callback from a host thread),
+/// and `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it).
 ///
 /// `call_soon` is denied like `call_later(0, ...)`: the callback runs on the host's loop after
 /// the cell's current step, whether or not the cell awaits anything, so it outlives the cell's
@@ -907,9 +923,25 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.set_task_factory",
     "asyncio.AbstractEventLoop.set_exception_handler",
     "asyncio.AbstractEventLoop.set_default_executor",
+    "asyncio.AbstractEventLoop.stop",
+    "asyncio.AbstractEventLoop.close",
+    "asyncio.AbstractEventLoop.set_debug",
+    "asyncio.AbstractEventLoop.run_forever",
     "asyncio.AbstractEventLoop._make_subprocess_transport",
     "asyncio.AbstractEventLoop._*",
+    "asyncio.AbstractEventLoopPolicy.set_event_loop",
+    "asyncio.AbstractEventLoopPolicy.get_child_watcher",
+    "asyncio.AbstractEventLoopPolicy.set_child_watcher",
     "asyncio.to_thread",
+    "asyncio.run_coroutine_threadsafe",
+    "asyncio.set_event_loop_policy",
+    "asyncio.set_event_loop",
+    "asyncio.get_child_watcher",
+    "asyncio.set_child_watcher",
+    "asyncio.*.get_child_watcher",
+    "asyncio.*.set_child_watcher",
+    "asyncio.*.add_child_handler",
+    "asyncio.*.attach_loop",
     "asyncio.*.subprocess_exec",
     "asyncio.*.subprocess_shell",
     "asyncio.*.create_connection",
@@ -931,6 +963,11 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.*.add_signal_handler",
     "asyncio.*.set_task_factory",
     "asyncio.*.set_exception_handler",
+    "asyncio.*.set_default_executor",
+    "asyncio.*EventLoop.stop",
+    "asyncio.*EventLoop.close",
+    "asyncio.*EventLoop.set_debug",
+    "asyncio.*EventLoop.run_forever",
     "asyncio.*._make_subprocess_transport",
     "asyncio.*EventLoop._*",
     "asyncio.*.get_stack",
@@ -955,6 +992,63 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "posixpath.expandvars",
     "ntpath.expanduser",
     "ntpath.expandvars",
+    "os.path.abspath",
+    "os.path.realpath",
+    "os.path.relpath",
+    "os.path.exists",
+    "os.path.lexists",
+    "os.path.isfile",
+    "os.path.isdir",
+    "os.path.islink",
+    "os.path.ismount",
+    "os.path.isjunction",
+    "os.path.getsize",
+    "os.path.getmtime",
+    "os.path.getatime",
+    "os.path.getctime",
+    "os.path.samefile",
+    "os.path.sameopenfile",
+    "posixpath.abspath",
+    "posixpath.realpath",
+    "posixpath.relpath",
+    "posixpath.exists",
+    "posixpath.lexists",
+    "posixpath.isfile",
+    "posixpath.isdir",
+    "posixpath.islink",
+    "posixpath.ismount",
+    "posixpath.isjunction",
+    "posixpath.getsize",
+    "posixpath.getmtime",
+    "posixpath.getatime",
+    "posixpath.getctime",
+    "posixpath.samefile",
+    "posixpath.sameopenfile",
+    "ntpath.abspath",
+    "ntpath.realpath",
+    "ntpath.relpath",
+    "ntpath.exists",
+    "ntpath.lexists",
+    "ntpath.isfile",
+    "ntpath.isdir",
+    "ntpath.islink",
+    "ntpath.ismount",
+    "ntpath.isjunction",
+    "ntpath.getsize",
+    "ntpath.getmtime",
+    "ntpath.getatime",
+    "ntpath.getctime",
+    "ntpath.samefile",
+    "ntpath.sameopenfile",
+    "random.seed",
+    "random.setstate",
+    "time.tzset",
+    "decimal.setcontext",
+    "warnings.filterwarnings",
+    "warnings.simplefilter",
+    "warnings.resetwarnings",
+    "logging.disable",
+    "logging.basicConfig",
     "uuid.getnode",
     "uuid.uuid1",
     "zoneinfo.reset_tzpath",
@@ -1886,9 +1980,21 @@ mod tests {
             "{}",
             w.message
         );
-        // Defaults of modules the allowlist does not let in are not worth a warning.
+        // Defaults of modules the allowlist does not let in are not worth a warning: with
+        // smolagents' modules only `random`'s and `time`'s host-state setters are dropped.
         let s = resolve_text(
             "dialect = \"functions\"\n[lint.imports]\ndeny-members = [\"requests.*\"]\n",
+        );
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(
+            s.warnings[0]
+                .message
+                .contains("3 default members of allowed modules (`random.seed`, `random.setstate`, `time.tzset`)"),
+            "{}",
+            s.warnings[0].message
+        );
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\nallow = [\"json\"]\ndeny-members = [\"requests.*\"]\n",
         );
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         let s = resolve_text("[lint.imports]\ndeny-members = []\n");

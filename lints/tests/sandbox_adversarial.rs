@@ -504,3 +504,32 @@ proptest! {
         }
     }
 }
+
+/// The per-class counts table of `fixtures/adversarial/README.md` (the fixture index) matches
+/// the cases: one row per class with its number of inputs, and the total.
+#[test]
+fn readme_counts_match_the_cases() {
+    let readme = include_str!("../../fixtures/adversarial/README.md");
+    let fx = fixture();
+    let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+    for case in &fx.case {
+        *counts.entry(case.class).or_default() += 1;
+    }
+    let section = readme
+        .split("## Per-class counts")
+        .nth(1)
+        .expect("README has a per-class counts section");
+    let mut listed: BTreeMap<u32, usize> = BTreeMap::new();
+    for line in section.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 5 {
+            continue;
+        }
+        if let (Ok(class), Ok(n)) = (cells[1].parse::<u32>(), cells[3].parse::<usize>()) {
+            listed.insert(class, n);
+        }
+    }
+    assert_eq!(listed, counts, "README per-class counts are stale");
+    let total = format!("{} inputs in all", fx.case.len());
+    assert!(section.contains(&total), "README total is not `{total}`");
+}

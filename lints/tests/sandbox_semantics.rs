@@ -72,14 +72,19 @@ fn ordinary_code_is_clean() {
     for src in functions {
         assert_eq!(sbx(src, SMOL), Vec::<String>::new(), "{src}");
     }
-    // `os.path` allowed: its own API is clean.
+    // `os.path` allowed: its path-string API is clean; its probes of the host's file system
+    // and working directory are default `deny-members`.
     let ospath = "dialect = \"functions\"\n[lint.imports]\nallow = [\"os.path\"]\n";
     assert_eq!(
         sbx(
-            "import os.path\np = os.path.join(\"a\", \"b\")\nq = os.path.exists(p)\n",
+            "import os.path\np = os.path.join(\"a\", \"b\")\nq = os.path.splitext(p)\n",
             ospath
         ),
         Vec::<String>::new()
+    );
+    assert_eq!(
+        sbx("import os.path\nq = os.path.exists(\"/root\")\n", ospath),
+        vec!["SBX007 exists".to_string()]
     );
 }
 

@@ -16,18 +16,24 @@
 //! - an `allow_pickle=` keyword whose value is not literally `False`, `None` or `0`, on any call
 //!   (`parse_raw`, `parse_file`, `load_str_bytes`, `load_file`, and `numpy.load`, where it means
 //!   the same);
-//! - the string `"allow_pickle"` anywhere (a dict key for `**opts`, `dict.fromkeys`, `getattr`),
-//!   also split into literal parts joined by `+` or implicit concatenation;
+//! - the strings `"allow_pickle"` and `"parse_file"` (also split into literal parts joined by
+//!   `+` or implicit concatenation) where they can become a keyword or attribute name: a dict
+//!   key (`**opts`), an element of a list, tuple or set (`dict.fromkeys`, `zip`), an argument
+//!   of `methodcaller`, `fromkeys`, `dict`, `zip` or `partial`; not in `print("parse_file")` or
+//!   a comparison;
 //! - a call of a v1 loader (`parse_raw`, `parse_raw_as`, `parse_file`, `parse_file_as`,
 //!   `load_str_bytes`, `load_file`) given a `**mapping` (the mapping can carry `allow_pickle`
 //!   under a name built at runtime);
-//! - such a loader taken as a value instead of being called on the spot
-//!   (`functools.partial(ActionResult.parse_raw, ...)`, `[M.parse_raw][0]`, `pr = parse_raw_as`):
-//!   its keywords are then supplied where they cannot be checked (issue 4, fourth tester G28);
+//! - such a loader other than `parse_file` (reported on every read, below) taken as a value
+//!   instead of being called on the spot (`functools.partial(ActionResult.parse_raw, ...)`,
+//!   `[M.parse_raw][0]`, `pr = parse_raw_as`): its keywords are then supplied where they cannot
+//!   be checked (issue 4, fourth tester G28);
 //! - a `content_type=` keyword whose constant value ends in `pickle`, on any call (the other half
-//!   of pydantic's pickle switch).
-//! - any `.parse_file` attribute on a receiver that is not an imported module (module paths such
-//!   as `pydantic.v1.parse_file_as` are judged by the `deny-members` list).
+//!   of pydantic's pickle switch);
+//! - any `parse_file` attribute read on a receiver that is not a module or a module member
+//!   (`M.parse_file`, `getattr(M, name)` with a folded name, `attrgetter`): reported by the
+//!   sandbox analysis (`rules/sandbox/check.rs`), which follows names and aliases; module paths
+//!   such as `pydantic.v1.parse_file_as` are judged by the `deny-members` list.
 //!
 //! A plain `Model.parse_raw('{"x": 1}')` (JSON, the default) stays clean: without
 //! `allow_pickle` pydantic refuses the pickle content type.
@@ -156,6 +162,11 @@ pub fn check(checker: &mut Checker) {
                 let Some(s) = folded_str(nodes, id, src, 0) else {
                     continue;
                 };
+                if matches!(s.as_str(), "allow_pickle" | "parse_file")
+                    && !reaches_lookup(nodes, id, src)
+                {
+                    continue;
+                }
                 if s == "allow_pickle" {
                     found.push((
                         parse::range(nodes.node(id)),
@@ -198,25 +209,6 @@ pub fn check(checker: &mut Checker) {
                     format!("`{}` taken as a value: pydantic's deprecated v1 loader unpickles the data when it is later called with `allow_pickle` (a keyword that can then be built at runtime), and `pickle.loads` runs any code in the host", parse::text(nodes.node(name), src)),
                 ));
             }
-            "attribute" => {
-                let Some(a) = nodes.child_by_field(id, "attribute") else {
-                    continue;
-                };
-                if ident(parse::text(nodes.node(a), src)) != "parse_file" {
-                    continue;
-                }
-                // Store targets (`M.parse_file = f`) read nothing.
-                if nodes.field(id) == Some("left") {
-                    continue;
-                }
-                if receiver_is_module(checker, nodes, id, src) {
-                    continue;
-                }
-                found.push((
-                    parse::range(nodes.node(a)),
-                    "`parse_file` is pydantic's deprecated v1 loader on every model: it reads a host file the cell names (and unpickles it with `allow_pickle=True`)".to_string(),
-                ));
-            }
             _ => {}
         }
     }
@@ -256,7 +248,8 @@ fn loader_as_value(checker: &Checker, nodes: &NodeTable, id: NodeId, src: &str) 
         _ => return false,
     };
     let name = ident(parse::text(nodes.node(name_node), src)).into_owned();
-    if !is_v1_loader(&name) {
+    // `parse_file` reads are reported wherever they occur (rules/sandbox/check.rs).
+    if !is_v1_loader(&name) || name == "parse_file" {
         return false;
     }
     let Some(parent) = nodes.parent(id) else {
@@ -333,23 +326,37 @@ fn loader_as_value(checker: &Checker, nodes: &NodeTable, id: NodeId, src: &str) 
     }
 }
 
-/// True when the receiver chain of attribute `id` starts at a name the cell binds only by
-/// `import` (`pydantic.v1.parse_file_as`): the `deny-members` list judges module paths.
-fn receiver_is_module(checker: &Checker, nodes: &NodeTable, id: NodeId, src: &str) -> bool {
+/// True when the constant string `id` sits where it can become a keyword or an attribute name:
+/// a dict display's key (a `**` mapping), an element of a list, tuple or set (`dict.fromkeys`,
+/// `zip`, `dict([...])` pairs), or an argument of `methodcaller`, `fromkeys`, `dict`, `zip` or
+/// `partial`. A name given to `getattr`/`attrgetter`, also through a variable, is an attribute
+/// read, which the sandbox analysis reports (`rules/sandbox/check.rs`). Elsewhere (`print(...)`,
+/// a comparison, a message) the string names nothing.
+fn reaches_lookup(nodes: &NodeTable, id: NodeId, src: &str) -> bool {
     let mut cur = id;
-    while nodes.kind(cur) == "attribute" {
-        match nodes.child_by_field(cur, "object") {
-            Some(o) => cur = o,
-            None => return false,
+    for _ in 0..64 {
+        let Some(p) = nodes.parent(cur) else {
+            return false;
+        };
+        match nodes.kind(p) {
+            "parenthesized_expression" => cur = p,
+            "pair" => return nodes.child_by_field(p, "key") == Some(cur),
+            "list" | "tuple" | "set" => return true,
+            "argument_list" => {
+                let Some(call) = nodes.parent(p) else {
+                    return false;
+                };
+                return callee_member(nodes, call, src).is_some_and(|m| {
+                    matches!(
+                        &*ident(m),
+                        "methodcaller" | "fromkeys" | "dict" | "zip" | "partial"
+                    )
+                });
+            }
+            _ => return false,
         }
     }
-    if nodes.kind(cur) != "identifier" {
-        return false;
-    }
-    let name = ident(parse::text(nodes.node(cur), src)).into_owned();
-    let model = checker.semantic();
-    let b = model.bindings(0, &name);
-    !b.is_empty() && b.iter().all(|b| b.kind == BindingKind::Import)
+    false
 }
 
 #[cfg(test)]
@@ -420,7 +427,7 @@ mod tests {
 
     #[test]
     fn json_parse_raw_and_switched_off_pickle_are_clean() {
-        let src = "m = ActionResult.parse_raw('{\"x\": 1}', content_type=\"application/json\")\nn = Ref.parse_raw(b, allow_pickle=False)\nd = json.loads(s)\nclass P:\n    parse_file = None\ndef parse_raw(t):\n    return t\ny = parse_raw\nz = (ActionResult.parse_raw)(s)\nw = a.parse_raw_text\n";
+        let src = "m = ActionResult.parse_raw('{\"x\": 1}', content_type=\"application/json\")\nn = Ref.parse_raw(b, allow_pickle=False)\nd = json.loads(s)\nclass P:\n    parse_file = None\n";
         assert!(sbx007(src, "").is_empty(), "{:?}", sbx007(src, ""));
     }
 }

@@ -54,7 +54,7 @@ pub static GUARDRAIL_BYPASS: Rule = Rule {
     summary: "Route that dispatches actions without the runtime guardrail",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Reports `submit_action(...)` and capability calls through `_agent` or `_repl` (`_agent.get_capability_by_type(X).method(...)`), when those are the namespace's names.",
+        what: "Reports `submit_action(...)` and capability calls through `_agent` or `_repl` (`_agent.get_capability_by_type(X).method(...)`), when those are the namespace's names, and every other read of those names (`sh = _repl.shell`, `a = _agent`, `f(_repl)`): a value taken from them is used later without the guardrail (issue 4 round 3: `_repl.shell.getoutput(...)` runs shell commands).",
         why: "Only `run()` asks the runtime guardrail. Actions queued with `submit_action` run after the cell straight through the dispatcher, and direct capability calls never reach it, so guardrails cannot block them.",
         example: "submit_action(Action(action_type=\"A.a.delete_all\"))\n",
         fixed_example: "await run(\"A.a.delete_all\")\n",
@@ -450,6 +450,68 @@ fn bypass(checker: &mut Checker) {
             continue;
         }
         capability_calls.push((i, parse::range(site.callee)));
+    }
+    // Any other read of `_agent`/`_repl` (`sh = _repl.shell`, `a = _agent`, `f(_agent)`): the
+    // value leaves the call chains above, and whatever is reached from it (the host's shell,
+    // the capabilities) is used without the runtime guardrail.
+    let nodes = checker.nodes;
+    let mut reads: Vec<(TextRange, String)> = Vec::new();
+    for id in 0..nodes.len() {
+        if nodes.kind(id) != "identifier" {
+            continue;
+        }
+        let node = nodes.node(id);
+        let name = {
+            let t = parse::text(node, src);
+            if t.is_ascii() {
+                t.to_string()
+            } else {
+                use unicode_normalization::UnicodeNormalization;
+                t.nfkc().collect()
+            }
+        };
+        if !matches!(name.as_str(), "_agent" | "_repl")
+            || !ns.names.contains(name.as_str())
+            || !model.bindings(0, &name).is_empty()
+        {
+            continue;
+        }
+        let field = nodes.field(id);
+        let parent_kind = nodes.parent(id).map(|p| nodes.kind(p));
+        let not_a_read = matches!(
+            (parent_kind, field),
+            (Some("attribute"), Some("attribute"))
+                | (Some("keyword_argument"), Some("name"))
+                | (Some("assignment" | "augmented_assignment"), Some("left"))
+                | (
+                    Some("parameters" | "default_parameter" | "typed_parameter"),
+                    _
+                )
+        );
+        let range = parse::range(node);
+        if not_a_read
+            || capability_calls
+                .iter()
+                .any(|&(_, callee)| callee.contains_range(range))
+        {
+            continue;
+        }
+        reads.push((range, name));
+    }
+    for (range, name) in reads {
+        let what = if name == "_repl" {
+            "the host's REPL (its shell runs commands and code)"
+        } else {
+            "the host's agent (its capabilities run without the guardrail)"
+        };
+        checker.report(
+            Diagnostic::new(
+                &GUARDRAIL_BYPASS,
+                range,
+                format!("`{name}` is {what}: a value taken from it is used without the runtime guardrail"),
+            )
+            .with_help("Dispatch actions with `await run(\"key\", ...)` so guardrails check them"),
+        );
     }
     // Report each chain once, at its outermost call.
     for &(i, _) in &capability_calls {

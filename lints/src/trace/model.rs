@@ -269,8 +269,10 @@ impl CallStatus {
 
 /// A JSON value kept as the raw text it was recorded as and parsed only when something reads
 /// it (most replays never look at most params or results). The text is always valid JSON.
+/// Shared: a clone (the guardrail history keeps the params and results of prior calls) costs
+/// a reference count, not a copy.
 #[derive(Debug, Clone, Default)]
-pub struct RawJson(Option<Box<str>>);
+pub struct RawJson(Option<std::sync::Arc<str>>);
 
 /// The keyword parameters of a call (a [`RawJson`] object).
 pub type Params = RawJson;
@@ -302,7 +304,8 @@ impl RawJson {
 
     /// From a raw JSON value (serde_json has validated it).
     pub fn from_raw(raw: Box<RawValue>) -> Self {
-        RawJson(Some(raw.into()))
+        let text: Box<str> = raw.into();
+        RawJson(Some(text.into()))
     }
 
     /// From text already known to be exactly one valid JSON value (validated by the reader

@@ -265,6 +265,8 @@ pub struct Sbx<'t, 'a> {
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
     /// cell by target name (filled on first use), to see how a string was built.
     assigned: Option<rustc_hash::FxHashMap<String, Vec<Node<'t>>>>,
+    /// [`Sbx::sealed`] by class node id (a walk of the cell each).
+    sealed_memo: rustc_hash::FxHashMap<usize, bool>,
 }
 
 fn short(s: &str) -> String {
@@ -491,6 +493,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             pos_subjects: Default::default(),
             class_defs: None,
             assigned: None,
+            sealed_memo: Default::default(),
         }
     }
 
@@ -854,6 +857,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             for t in target_names(a) {
                                 bound.push((t, "an `as` target"));
                             }
+                        } else if let Some(a) =
+                            named(n).into_iter().last().filter(|_| pk == "case_pattern")
+                        {
+                            // A `match` as-pattern (`case object() as __del__:`) has no
+                            // `alias` field: its name is the last child.
+                            bound.push((a, "a `match` as-pattern"));
                         }
                     }
                 }
@@ -1320,7 +1329,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 None,
             );
         }
-        let objv = self.it.eval(obj, env, 0);
+        let objv = match self.self_instance(obj) {
+            Some(id) => VSet::one(Val::Inst(id)),
+            None => self.it.eval(obj, env, 0),
+        };
         if ctx != Ctx::Load {
             let verb = match ctx {
                 Ctx::Del => "Deleting",
@@ -1363,6 +1375,144 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The cell class whose instance `obj` is when `obj` is the first parameter (`self`) of an
+    /// undecorated method defined directly in the body of a plain cell class
+    /// ([`super::interp::ClassInfo::plain`]) that is sealed: the cell reads the class's name
+    /// only to call it (`Device(...)`) or as the base of a class that is sealed too, and never
+    /// reads `type`. The method can then only run bound to an instance of the class (a
+    /// `Device.describe(json)` or `type(d).describe(m)` call would hand it anything), so
+    /// `self.os` reads the field `os` the class declares (issue 4 round 3, false positive).
+    fn self_instance(&mut self, obj: Node<'t>) -> Option<u32> {
+        if obj.kind_name() != "identifier" {
+            return None;
+        }
+        let src = self.it.src;
+        let name = ident(obj, src);
+        let mut cur = obj;
+        let def = loop {
+            let p = cur.parent()?;
+            match p.kind_name() {
+                "function_definition" => break p,
+                "lambda" | "class_definition" => return None,
+                _ => cur = p,
+            }
+        };
+        let first = def.field(F::Parameters).and_then(first_named)?;
+        if first.kind_name() != "identifier" || ident(first, src) != name {
+            return None;
+        }
+        let class = def
+            .parent()
+            .filter(|b| b.kind_name() == "block")
+            .and_then(|b| b.parent())
+            .filter(|c| c.kind_name() == "class_definition")?;
+        let id = *self.it.class_ids.get(&class.id())?;
+        if !self.it.classes.get(id as usize)?.plain || !self.sealed(class, 0) {
+            return None;
+        }
+        Some(id)
+    }
+
+    /// True when the cell uses class `class`'s name only as a callee or as the base of a class
+    /// that is itself sealed, and never reads the name `type` (see [`Self::self_instance`]).
+    fn sealed(&mut self, class: Node<'t>, depth: u32) -> bool {
+        if let Some(&b) = self.sealed_memo.get(&class.id()) {
+            return b;
+        }
+        let b = self.sealed_uncached(class, depth);
+        self.sealed_memo.insert(class.id(), b);
+        b
+    }
+
+    fn sealed_uncached(&mut self, class: Node<'t>, depth: u32) -> bool {
+        let src = self.it.src;
+        let (Some(root), Some(cname)) = (self.root, class.field(F::Name)) else {
+            return false;
+        };
+        if depth > 8 {
+            return false;
+        }
+        let cname = ident(cname, src);
+        for n in parse::walk(root) {
+            if n.kind_name() != "identifier" {
+                continue;
+            }
+            let t = ident(n, src);
+            // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class.
+            let attr_name = n.parent().is_some_and(|p| {
+                p.kind_name() == "attribute"
+                    && p.field(F::Attribute).is_some_and(|a| a.id() == n.id())
+            });
+            if t == "type" && !attr_name {
+                return false;
+            }
+            if t != cname || attr_name || n.id() == class.field(F::Name).map_or(0, |c| c.id()) {
+                continue;
+            }
+            // Through parentheses: `(Device)(...)` is a call of the class.
+            let mut e = n;
+            while let Some(p) = e
+                .parent()
+                .filter(|p| p.kind_name() == "parenthesized_expression")
+            {
+                e = p;
+            }
+            let Some(p) = e.parent() else { continue };
+            let callee =
+                p.kind_name() == "call" && p.field(F::Function).is_some_and(|f| f.id() == e.id());
+            if callee {
+                continue;
+            }
+            let sub = (p.kind_name() == "argument_list")
+                .then(|| p.parent())
+                .flatten()
+                .filter(|c| c.kind_name() == "class_definition");
+            match sub {
+                Some(c) if self.sealed(c, depth + 1) => continue,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// The namespace name whose object `e` is or belongs to, when `e` is shared with the host:
+    /// a name the namespace pre-binds that the cell does not rebind (`bb`, `ActionResult`),
+    /// an attribute of one (`bb.store`), its class (`type(bb)`), or a cell name assigned only
+    /// such values (`B = type(bb)`).
+    fn host_shared(&mut self, e: Node<'t>, depth: u32) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
+        let e = unparen(e);
+        match e.kind_name() {
+            "identifier" => {
+                let n = ident(e, self.it.src).into_owned();
+                let rhs = self.assignments_of(&n);
+                if rhs.is_empty() {
+                    return self.namespace_names.contains(&n).then_some(n);
+                }
+                let mut found = None;
+                for r in rhs {
+                    found = Some(self.host_shared(r, depth + 1)?);
+                }
+                found
+            }
+            "attribute" => self.host_shared(e.field(F::Object)?, depth + 1),
+            "call" => {
+                let f = unparen(e.field(F::Function)?);
+                if f.kind_name() != "identifier" || ident(f, self.it.src) != "type" {
+                    return None;
+                }
+                let args = named(e.field(F::Arguments)?);
+                match args.as_slice() {
+                    [a] => self.host_shared(*a, depth + 1),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// SBX005 for writing or deleting attribute `name` of a host object: a module (allowed,
     /// pre-bound or imported; modules are shared with the host through `sys.modules`), a
     /// module member (`json.JSONEncoder`, `re.compile`), or a name the namespace pre-binds that
@@ -1399,14 +1549,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
         }
-        if what.is_none() && behaviour {
-            let o = unparen(obj);
-            if o.kind_name() == "identifier" {
-                let n = ident(o, self.it.src).into_owned();
-                let rebound = !objv.only_unknown() || !self.assignments_of(&n).is_empty();
-                if self.namespace_names.contains(&n) && !rebound {
-                    what = Some(format!("`{n}`, an object the host put in the namespace"));
-                }
+        // `type(bb)` is the metaclass-call value plus anything.
+        let opaque = objv
+            .iter()
+            .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
+        if what.is_none() && behaviour && opaque {
+            if let Some(n) = self.host_shared(obj, 0) {
+                what = Some(format!("`{n}`, an object the host put in the namespace"));
             }
         }
         if let Some(what) = what {
@@ -1426,6 +1575,32 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// (see [`unknown_host_attr`]). `shown` is the receiver's text; empty for a store, where
     /// only known modules are checked.
     fn attr_findings(&mut self, objv: &VSet, name: &str, range: TextRange, shown: &str) {
+        // Any receiver: futures and tasks of every kind (the host's too) take callbacks that
+        // run on the host's loop after the cell's step, like `call_soon`.
+        // pydantic's deprecated `parse_file` is on every model (Colony's pre-bound
+        // `ActionResult`, `Action`, `Ref` too): reported on any receiver but a module or a
+        // module member, which the deny list judges (`pydantic.*parse_file*`).
+        if name == "parse_file"
+            && !shown.is_empty()
+            && !objv
+                .iter()
+                .all(|v| matches!(v, Val::Module(_) | Val::Member(_)))
+        {
+            self.report(
+                &DANGEROUS_MEMBER,
+                range,
+                "`parse_file` is pydantic's deprecated v1 loader on every model: it reads a host file the cell names (and unpickles it with `allow_pickle=True`)".into(),
+                Some("pydantic's deprecated v1 API (`parse_raw`, `parse_file`, `load_str_bytes`) is on every model, Colony's pre-bound `ActionResult`/`Action`/`Ref` too; parse JSON with `Model.model_validate_json(text)` instead".into()),
+            );
+        }
+        if name == "add_done_callback" && !shown.is_empty() {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                range,
+                "`add_done_callback` schedules a callback that the host's event loop runs after the cell's step, outside the cell's limits (like `call_soon`)".into(),
+                Some("Await the future or task and run the code in the cell: `r = await fut`".into()),
+            );
+        }
         let mut opaque = false;
         for v in objv.iter() {
             match v {
@@ -1977,12 +2152,49 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// `SBX009` for an asyncio task the cell creates and never awaits, gathers, waits for or
+    /// cancels ([`super::tasks`]): `asyncio.create_task`, `ensure_future`, `gather`, `shield`
+    /// (also through aliases and `getattr`) and `.create_task`/`.ensure_future` on any receiver
+    /// but the `as` name of an enclosing `async with` (a `TaskGroup` awaits its tasks).
+    fn check_task(&mut self, node: Node<'t>, callee: Node<'t>, cv: &VSet) {
+        const MAKERS: &[&str] = &["create_task", "ensure_future", "gather", "shield"];
+        let resolved = cv.iter().any(|v| {
+            matches!(v, Val::Member(p) if p.starts_with("asyncio")
+                && !p.contains("TaskGroup")
+                && p.rsplit('.').next().is_some_and(|l| MAKERS.contains(&l)))
+        });
+        let f = unparen(callee);
+        let by_name = !resolved
+            && cv.iter().all(|v| matches!(v, Val::Unknown))
+            && f.kind_name() == "attribute"
+            && f.field(F::Attribute).is_some_and(|a| {
+                matches!(&*ident(a, self.it.src), "create_task" | "ensure_future")
+            })
+            && !f.field(F::Object).map(unparen).is_some_and(|o| {
+                o.kind_name() == "identifier"
+                    && super::tasks::task_group_receiver(node, o, self.it.src)
+            });
+        if (resolved || by_name) && super::tasks::dangling(node, self.it.src) {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(node),
+                format!("`{}` starts a task the cell never awaits, gathers or cancels: it keeps running on the host's event loop after the cell has finished", short(self.text(callee))),
+                Some("Await the task in the cell (`await t`, `await asyncio.gather(*tasks)`), or use `async with asyncio.TaskGroup() as tg:`".into()),
+            );
+        }
+    }
+
     /// Reports `path` when a deny-members entry matches it; true when it did.
     fn deny_check(&mut self, path: &str, range: TextRange) -> bool {
         let hit = self.deny.matches(path, self.it.cfg.table);
         match hit {
             Some(entry) => {
-                let shown = path.replace("asyncio.AbstractEventLoop", "asyncio event loop");
+                let shown = path
+                    .replace(
+                        "asyncio.AbstractEventLoopPolicy",
+                        "asyncio event-loop policy",
+                    )
+                    .replace("asyncio.AbstractEventLoop", "asyncio event loop");
                 self.report(
                     &DANGEROUS_MEMBER,
                     range,
@@ -2084,6 +2296,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let (pos, kws, splat) = call_args(node.field(F::Arguments), self.it.src);
         let cv = self.it.eval(callee, env, 0);
         let crange = parse::range(callee);
+        self.check_task(node, callee, &cv);
         for b in cv.builtins().collect::<Vec<_>>() {
             match b {
                 "getattr" | "hasattr" | "setattr" | "delattr" => {
@@ -3970,7 +4183,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         for n in reads {
             let name = ident(n, src).into_owned();
-            if is_dunder(&name) {
+            if is_dunder(&name) || (known && !table.star_binds(&base.real, &name)) {
                 continue;
             }
             let range = parse::range(n);
@@ -3983,7 +4196,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         self.report(
                             &MODULE_ESCAPE,
                             range,
-                            format!("{from} (a module without `__all__` exports the modules it imported): {msg}"),
+                            format!("{from} (its `__all__`, or without one every public global, the modules it imported included): {msg}"),
                             help,
                         );
                     }

@@ -2207,6 +2207,9 @@ impl<'t, 'a> Interp<'t, 'a> {
         {
             return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
+        if path.starts_with("asyncio") && last == "get_event_loop_policy" {
+            return VSet::one(Val::member("asyncio.AbstractEventLoopPolicy"));
+        }
         VSet::unknown()
     }
 

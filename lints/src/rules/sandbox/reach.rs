@@ -50,6 +50,10 @@ pub struct Reach {
     /// default `deny-members` (SBX007): see [`crate::config::Settings::resolve`].
     #[serde(default)]
     pub host_members: BTreeMap<String, String>,
+    /// Real module name -> its `__all__` (sorted), for the walked modules that define one: the
+    /// names `from m import *` binds.
+    #[serde(default)]
+    pub exports: HashMap<String, Vec<String>>,
     /// Top-level module names of the standard library the table was generated on
     /// (`sys.stdlib_module_names`).
     #[serde(default)]
@@ -99,6 +103,16 @@ impl Reach {
     /// attributes are then known to be plain members.
     pub fn knows(&self, real: &str) -> bool {
         self.known.contains(real) || self.root_set.contains(root_of(real))
+    }
+
+    /// True when `from real import *` binds `name`: it is in the module's `__all__` when the
+    /// table records one, else it is public (no leading `_`), Python's rule for modules without
+    /// `__all__`.
+    pub fn star_binds(&self, real: &str, name: &str) -> bool {
+        match self.exports.get(real) {
+            Some(all) => all.binary_search_by(|n| n.as_str().cmp(name)).is_ok(),
+            None => !name.starts_with('_'),
+        }
     }
 
     /// The real name of an imported dotted module (`os.path` -> `posixpath`).

@@ -338,7 +338,8 @@ pub fn kind(node: Node) -> K {
 
 /// Attribute and keyword names that are triggers whatever they are attached to, besides the
 /// frame-walk attributes ([`super::check::FRAME_ATTRS`]): import machinery, format methods
-/// (their templates walk attributes) and the `code=` argument of tools (analysed as code).
+/// (their templates walk attributes), the `code=` argument of tools (analysed as code), and the
+/// members reported on any receiver (`parse_file`, `add_done_callback`, task creation).
 const TRIGGER_WORDS: &[&str] = &[
     "load_module",
     "exec_module",
@@ -351,6 +352,12 @@ const TRIGGER_WORDS: &[&str] = &[
     "model_rebuild",
     "update_forward_refs",
     "_types_namespace",
+    // On any receiver: pydantic's file loader on every model, and the asyncio scheduling
+    // methods whose code runs on the host's loop after the cell (`SBX009`).
+    "parse_file",
+    "add_done_callback",
+    "create_task",
+    "ensure_future",
 ];
 
 /// Builtins whose value matters to some rule besides the code-execution ones
