@@ -441,7 +441,7 @@ mod tests {
         let p = run("import os\n", &args(|a| a.add_noqa = true));
         assert_eq!(p.source.text, "import os\n");
         assert_eq!(p.record.unwrap().noqa, Some((0, 1)));
-        assert!(p.diagnostics.is_empty());
+        assert_eq!(p.diagnostics[0].rule.code, "IMP001");
     }
 
     #[test]
