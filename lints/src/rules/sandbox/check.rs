@@ -2961,6 +2961,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .map(str::to_string)
             .collect();
         for code in codes {
+            // compile()/exec() end lines at a lone `\r` too.
+            let code = crate::source::python_newlines(&code).into_owned();
             let tree = parse::parse(&code, None);
             let it = Interp::with_gate(
                 tree.root_node(),
