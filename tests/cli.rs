@@ -654,6 +654,22 @@ fn stdin_uses_the_stdin_filename() {
     assert!(out.stdout.starts_with("x.py:1:8: IMP001"), "{}", out.stdout);
 }
 
+/// Issue 4, G10: a lone `\r` read from stdin ends a line as CPython reads it (the code after
+/// `# comment\r` is checked, on row 2), and G25: the cell's own `# noqa` does not hide an SBX
+/// finding (CG005 instead), exit 1.
+#[test]
+fn stdin_lone_cr_and_inline_noqa_cannot_hide_sandbox_findings() {
+    let dir = project(&[]);
+    let out = run_in(
+        dir.path(),
+        &["check", "--output-format", "concise", "-"],
+        Some(b"x = 1  # note\ry = json.codecs  # noqa\n"),
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.starts_with("-:2:10: SBX005"), "{}", out.stdout);
+    assert!(out.stdout.contains("-:2:18: CG005"), "{}", out.stdout);
+}
+
 #[test]
 fn extract_flag_overrides_the_extension() {
     let dir = project(&[("cell.txt", "import os\n")]);

@@ -107,7 +107,7 @@ fn show_fixes_lists_the_fixes_per_rule() {
     let o = cellguard(dir.path(), &["check", "--fix", "--show-fixes", "a.py"]);
     let out = stdout(&o);
     assert!(
-        out.contains("Fixed 2 errors:\n- a.py:\n    1 × CG001 (unused-suppression)\n    1 × IMP003 (import-fails-at-runtime)\n"),
+        out.contains("Fixed 2 errors:\n- a.py:\n    1 × CG005 (suppressed-security-rule)\n    1 × IMP003 (import-fails-at-runtime)\n"),
         "{out}"
     );
 }
@@ -163,7 +163,14 @@ fn markdown_and_crlf_files_are_fixed_in_place() {
 #[test]
 fn add_noqa_writes_suppressions_once() {
     let src = "import os\nfrom sys import (\n    argv,\n)\nx = '''\nimport os\n'''\n";
-    let dir = setup(&[("a.py", src)]);
+    // A trusted, human-written file: `IMP001` may be suppressed by comments (not by default).
+    let dir = setup(&[
+        ("a.py", src),
+        (
+            "cellguard.toml",
+            "[lint]\nallow-inline-suppressions = [\"IMP001\"]\n",
+        ),
+    ]);
     let o = cellguard(dir.path(), &["check", "--add-noqa", "a.py"]);
     assert_eq!(o.status.code(), Some(0));
     assert!(

@@ -412,6 +412,12 @@ fn action_titles(actions: &Value) -> Vec<String> {
 #[test]
 fn ignore_for_this_line_action_inserts_a_comment_that_suppresses() {
     let ws = empty_workspace();
+    // A trusted project: comments may suppress IMP001 (by default they may not, G25).
+    std::fs::write(
+        ws.path().join("cellguard.toml"),
+        "[lint]\nallow-inline-suppressions = [\"IMP\"]\n",
+    )
+    .unwrap();
     let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
     let u = uri(ws.path(), "a.py");
     let text = "x = (1,\n     2); import os\ny = \"\"\"doc\n\"\"\"; import sys\n";
@@ -470,6 +476,12 @@ fn ignore_for_this_line_action_inserts_a_comment_that_suppresses() {
 #[test]
 fn ignore_action_merges_into_an_existing_suppression() {
     let ws = empty_workspace();
+    // A trusted project: comments may suppress IMP001 (by default they may not, G25).
+    std::fs::write(
+        ws.path().join("cellguard.toml"),
+        "[lint]\nallow-inline-suppressions = [\"IMP\"]\n",
+    )
+    .unwrap();
     let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
     let u = uri(ws.path(), "m.py");
     c.open(&u, "python", 1, "import os  # cellguard: ignore[IMP003]\n");

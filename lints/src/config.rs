@@ -99,6 +99,13 @@ pub struct LintSection {
     /// Rules removed from the selection (same forms); between `select`/`extend-select` and
     /// `ignore` the most specific selector wins, `ignore` on a tie.
     pub ignore: Option<Vec<String>>,
+    /// Security rules that suppression comments *inside the checked file* may silence (same
+    /// selector forms). By default they may not: the sandbox rules (`SBX`), the import
+    /// allowlist's security findings (`IMP001`, `IMP002`) and `CG005` ignore `# noqa` and
+    /// `# cellguard: ignore[...]`/`ignore-file[...]`, because the cell's author is the party
+    /// they guard against. List codes here only for trusted, human-written files; `ignore` and
+    /// `select` (the developer's configuration) always apply.
+    pub allow_inline_suppressions: Option<Vec<String>>,
     /// `[lint.imports]`: the import allowlist (rule family `IMP`).
     pub imports: Option<ImportsSection>,
     /// `[lint.shape]`: limits of one cell (rule family `SHP`).
@@ -397,6 +404,7 @@ fn overlay(base: ConfigFile, child: ConfigFile) -> ConfigFile {
             select: c.select.or(b.select),
             extend_select: c.extend_select.or(b.extend_select),
             ignore: c.ignore.or(b.ignore),
+            allow_inline_suppressions: c.allow_inline_suppressions.or(b.allow_inline_suppressions),
             imports: match (b.imports, c.imports) {
                 (Some(bi), Some(ci)) => Some(ImportsSection {
                     allow: ci.allow.or(bi.allow),
@@ -674,6 +682,7 @@ fn validate_file(file: &ConfigFile, path: &Path, text: &str) -> Result<(), Confi
             ("select", &lint.select),
             ("extend-select", &lint.extend_select),
             ("ignore", &lint.ignore),
+            ("allow-inline-suppressions", &lint.allow_inline_suppressions),
         ] {
             for (i, sel) in list.iter().flatten().enumerate() {
                 if !is_known_selector(sel) {
@@ -814,6 +823,28 @@ pub struct Settings {
     pub extract: crate::extract::ExtractMode,
     /// Warnings about the configuration itself (e.g. `*` in the allowlist), with file:line:col.
     pub warnings: Vec<ConfigError>,
+    /// Protected codes (see [`is_protected_from_inline_suppression`]) that the configuration
+    /// lets suppression comments silence anyway (`[lint] allow-inline-suppressions`).
+    pub inline_suppressible: BTreeSet<&'static str>,
+}
+
+/// True for the rules a suppression comment inside the checked cell cannot silence unless
+/// `[lint] allow-inline-suppressions` lists them: the sandbox family `SBX`, the import
+/// allowlist's security findings `IMP001` (import outside the allowlist) and `IMP002`
+/// (relative import), and `CG005`, the finding about a comment that tries.
+/// The cell is written by the model (or whoever injected its prompt), the party these rules
+/// guard the host against, so its own comments cannot be trusted to turn them off.
+pub fn is_protected_from_inline_suppression(rule: &Rule) -> bool {
+    rule.code.starts_with("SBX") || matches!(rule.code, "IMP001" | "IMP002" | "CG005")
+}
+
+impl Settings {
+    /// True when a suppression comment in the checked file may silence `rule`: any rule that is
+    /// not protected ([`is_protected_from_inline_suppression`]), and the protected ones listed
+    /// in `[lint] allow-inline-suppressions`.
+    pub fn inline_suppressible(&self, rule: &Rule) -> bool {
+        !is_protected_from_inline_suppression(rule) || self.inline_suppressible.contains(rule.code)
+    }
 }
 
 /// Default members of allowed modules that reach the host (spec §2 `SBX`, rule SBX007). The
@@ -1431,6 +1462,16 @@ impl Settings {
             namespace,
             extract: ov.extract.or(file.extract).unwrap_or_default(),
             warnings,
+            inline_suppressible: crate::rules::all_rules()
+                .filter(|r| is_protected_from_inline_suppression(r))
+                .filter(|r| {
+                    lint.allow_inline_suppressions
+                        .iter()
+                        .flatten()
+                        .any(|s| selector_matches(s, r))
+                })
+                .map(|r| r.code)
+                .collect(),
         })
     }
 }

@@ -321,6 +321,7 @@ impl CellBuilder {
             text: self.text,
             map,
             origin,
+            lone_cr: Vec::new(),
         }
     }
 }
@@ -353,6 +354,10 @@ pub enum CellOrigin {
     Response,
     /// The `code` of a JSON Lines record (a cell dump or a trace's cell record).
     Trace,
+    /// The code Colony's extractor would run from a raw response where it differs from
+    /// cellguard's reading (`SYN004`): only the security rules (`SBX*`, `IMP001`, `IMP002`)
+    /// report on it, so that the code that really runs cannot escape unchecked.
+    ColonyReading,
 }
 
 /// One block of Python checked as a unit.
@@ -366,16 +371,22 @@ pub struct Cell {
     pub map: SourceMap,
     /// Where it came from.
     pub origin: CellOrigin,
+    /// Offsets in `text` of the lone `\r` line ends that [`crate::source::python_newlines`]
+    /// turned into `\n` (sorted). Colony's own line count (`code.split("\n")`) does not split
+    /// there; the Colony profile reproduces it with these.
+    pub lone_cr: Vec<usize>,
 }
 
 impl Cell {
     /// A cell that is the whole file.
+    /// Its text has CPython's line endings ([`crate::source::python_newlines`]).
     pub fn whole_file(text: &str) -> Self {
         Cell {
             index: 0,
-            text: text.to_string(),
+            text: crate::source::python_newlines(text).into_owned(),
             map: SourceMap::contiguous(0, text.len()),
             origin: CellOrigin::PythonFile,
+            lone_cr: crate::source::lone_cr_offsets(text),
         }
     }
 }
@@ -416,7 +427,23 @@ pub fn extract(file: &SourceFile, mode: ExtractMode) -> Extraction {
 }
 
 /// Splits `file` into cells according to `mode` and `options`.
+///
+/// Every cell's text has CPython's line endings ([`crate::source::python_newlines`]: a lone `\r`
+/// becomes `\n`, byte for byte, so the maps to the file are unchanged), whatever the input path
+/// (a file, a Markdown fence, a reply or its JSON envelope, a JSON Lines record, stdin, an
+/// editor's document): the rules see the lines CPython would compile.
 pub fn extract_with(file: &SourceFile, mode: ExtractMode, options: &ExtractOptions) -> Extraction {
+    let mut extraction = extract_raw(file, mode, options);
+    for cell in &mut extraction.cells {
+        if let std::borrow::Cow::Owned(text) = crate::source::python_newlines(&cell.text) {
+            cell.lone_cr = crate::source::lone_cr_offsets(&cell.text);
+            cell.text = text;
+        }
+    }
+    extraction
+}
+
+fn extract_raw(file: &SourceFile, mode: ExtractMode, options: &ExtractOptions) -> Extraction {
     match mode.resolve(&file.path) {
         ExtractMode::Markdown => markdown::extract(&file.text),
         ExtractMode::Response => crate::response::extract_with(
@@ -455,6 +482,10 @@ pub mod jsonl {
             let line_start = offset;
             offset += raw.len();
             let line = raw.trim_end_matches(['\n', '\r']);
+            // Python's JSON dialect (`NaN`, `Infinity`, lone surrogates), byte for byte: the
+            // dumps are written by Python's `json`.
+            let dialect = crate::response::python_json_dialect(line);
+            let line: &str = &dialect;
             let lead = line.len() - line.trim_start().len();
             if line.trim().is_empty() {
                 continue;
@@ -497,6 +528,7 @@ pub mod jsonl {
                 text: decoded,
                 map,
                 origin: CellOrigin::Trace,
+                lone_cr: Vec::new(),
             });
         }
         if cells.is_empty() && diagnostics.is_empty() {
@@ -660,6 +692,7 @@ pub mod markdown {
             text: cell_text,
             map,
             origin,
+            lone_cr: Vec::new(),
         }
     }
 

@@ -259,8 +259,34 @@ fn check_cells(
             })
             .collect()
     };
+    let mut colony_reading = Vec::new();
     for (cell, diagnostics) in cells.iter().zip(per_cell) {
-        out.extend(map_to_file(cell, multi_cell, diagnostics));
+        let mapped = map_to_file(cell, multi_cell, diagnostics);
+        if cell.origin == CellOrigin::ColonyReading {
+            colony_reading.extend(mapped);
+        } else {
+            out.extend(mapped);
+        }
+    }
+    // The code Colony would run from a response it reads differently (SYN004): its security
+    // findings, unless a cell already reports the same one.
+    for mut d in colony_reading {
+        let security = crate::config::is_protected_from_inline_suppression(d.rule)
+            && d.rule.family() != crate::rules::meta::FAMILY;
+        if !security
+            || out
+                .iter()
+                .any(|o| o.rule.code == d.rule.code && o.range == d.range)
+        {
+            continue;
+        }
+        d.fix = None;
+        d.cell = None;
+        d.message = format!(
+            "{} (in the code Colony's extractor runs from this response, which differs from the checked cell)",
+            d.message
+        );
+        out.push(d);
     }
     out.sort_by(|a, b| {
         a.range
@@ -280,6 +306,131 @@ fn check_cells(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// (code, row, column) of every finding of `text` read as `path` with default settings.
+    fn found(path: &str, text: &str) -> Vec<(&'static str, usize, usize)> {
+        let file = SourceFile::new(path, text);
+        check_file(&file, &Settings::default(), &KnowledgeBase::new())
+            .into_iter()
+            .map(|d| {
+                let l = file.location(d.range.start);
+                (d.rule.code, l.row, l.column)
+            })
+            .collect()
+    }
+
+    /// G10: a lone `\r` ends a line for CPython on every input path; rows count it too.
+    #[test]
+    fn lone_cr_ends_a_line_on_every_input_path() {
+        let payload = "print(json.codecs.open(\"/etc/hostname\").read())";
+        // A .py file (also what stdin and the language server lint).
+        let py = format!("x = 1  # note\r{payload}\n");
+        assert_eq!(found("cell.py", &py), vec![("SBX005", 2, 12)]);
+        // A Markdown fence.
+        let md = format!("Reply\n\n```python\nx = 1  # note\r{payload}\n```\n");
+        assert_eq!(found("reply.md", &md), vec![("SBX005", 5, 12)]);
+        // A raw response: a fence, and a JSON envelope whose string holds an escaped CR.
+        assert_eq!(found("reply.txt", &md), vec![("SBX005", 5, 12)]);
+        let envelope = format!(
+            "{{\"code\": \"x = 1  # c\\r{}\"}}",
+            payload.replace('"', "\\\"")
+        );
+        let f = found("reply.json", &envelope);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].0, "SBX005");
+        // A JSON Lines record.
+        let f = found("cells.jsonl", &format!("{envelope}\n"));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].0, "SBX005");
+        // CRLF is one line end; the code after it was always seen.
+        let crlf = format!("x = 1  # note\r\n{payload}\r\n");
+        assert_eq!(found("cell.py", &crlf), vec![("SBX005", 2, 12)]);
+        // A lone CR inside a string a cell passes to exec is a line end there too.
+        let f = found("cell.py", "exec(\"x = 1  # c\\r__import__('o' + 's')\")\n");
+        assert!(f.iter().any(|(c, _, _)| c.starts_with("SBX")), "{f:?}");
+    }
+
+    /// G29: Colony parses the envelope with Python's `json.loads`, which accepts `NaN`,
+    /// `Infinity` and `-Infinity` (and lone surrogate escapes): the code is checked.
+    #[test]
+    fn json_envelopes_are_read_in_python_s_dialect() {
+        for extra in [
+            "NaN",
+            "Infinity",
+            "-Infinity",
+            "[1, NaN, -Infinity]",
+            "\"\\ud800\"",
+        ] {
+            let text = format!("{{\"code\": \"y = json.codecs\", \"extra\": {extra}}}");
+            let f = found("reply.json", &text);
+            assert_eq!(f, vec![("SBX005", 1, 20)], "{text}");
+        }
+        // Last duplicate key wins, as in Python.
+        let f = found(
+            "reply.json",
+            "{\"code\": \"x = 1\", \"code\": \"y = json.codecs\", \"n\": NaN}",
+        );
+        assert_eq!(f, vec![("SBX005", 1, 37)]);
+        // A JSON Lines dump written by Python's json.dumps (NaN for a float).
+        let f = found(
+            "cells.jsonl",
+            "{\"score\": NaN, \"code\": \"y = json.codecs\"}\n",
+        );
+        assert_eq!(f, vec![("SBX005", 1, 34)]);
+        // Strings that merely contain the words are untouched; invalid JSON stays invalid.
+        let f = found(
+            "reply.json",
+            "{\"code\": \"x = 'NaN Infinity'\", \"n\": Nan}",
+        );
+        assert_eq!(f.iter().map(|x| x.0).collect::<Vec<_>>(), vec!["SYN003"]);
+    }
+
+    /// G11: where Colony reads the fences differently (SYN004), the code it would run is
+    /// checked by the security rules, and SYN002 no longer claims that Colony runs nothing.
+    #[test]
+    fn the_code_colony_would_run_is_checked_when_it_reads_the_reply_differently() {
+        let reply = "~~~text\n```python\nx = json.codecs\n```\n~~~\n";
+        let file = SourceFile::new("reply.txt", reply);
+        let ds = check_file(&file, &Settings::default(), &KnowledgeBase::new());
+        let codes: Vec<_> = ds.iter().map(|d| d.rule.code).collect();
+        assert_eq!(codes, vec!["SYN002", "SYN004", "SBX005"], "{ds:?}");
+        assert!(
+            !ds[0].message.contains("extracts nothing"),
+            "{}",
+            ds[0].message
+        );
+        assert_eq!(file.location(ds[2].range.start).row, 3);
+        assert!(ds[2].message.ends_with("differs from the checked cell)"));
+        // Non-security findings of Colony's reading are not reported twice or at all.
+        let reply = "   ```python\nimport os\nx = json.codecs\n   ```\n";
+        let ds = check_file(
+            &SourceFile::new("reply.txt", reply),
+            &Settings::default(),
+            &KnowledgeBase::new(),
+        );
+        let sbx: Vec<_> = ds.iter().filter(|d| d.rule.code == "SBX005").collect();
+        assert_eq!(sbx.len(), 1, "{ds:?}");
+        let imp: Vec<_> = ds.iter().filter(|d| d.rule.code == "IMP001").collect();
+        assert_eq!(imp.len(), 1, "{ds:?}");
+        // The Colony profile checks Colony's reading itself: no extra cell.
+        let colony = Settings {
+            profile: crate::config::Profile::Colony,
+            ..Settings::default()
+        };
+        let ds = check_file(
+            &SourceFile::new(
+                "reply.txt",
+                "~~~text\n```python\nx = json.codecs\n```\n~~~\n",
+            ),
+            &colony,
+            &KnowledgeBase::new(),
+        );
+        assert_eq!(
+            ds.iter().filter(|d| d.rule.code == "SBX005").count(),
+            1,
+            "{ds:?}"
+        );
+    }
 
     #[test]
     fn markdown_diagnostics_point_into_the_file() {

@@ -58,6 +58,7 @@ pub fn extract_with(text: &str, opts: &ResponseOptions) -> Extraction {
     let mut cx = Cx {
         opts: *opts,
         diagnostics: Vec::new(),
+        colony_cells: Vec::new(),
     };
     let cells = match json_envelope(text) {
         Envelope::NotJson => cx.text_cells(base),
@@ -100,11 +101,18 @@ pub fn extract_with(text: &str, opts: &ResponseOptions) -> Extraction {
         } => cx.envelope_cells(literal, &decoded, &map),
     };
     let multi_cell = cells.len() > 1;
+    let n = cells.len();
     Extraction {
         cells: cells
             .into_iter()
             .enumerate()
             .map(|(i, b)| b.into_cell(i, CellOrigin::Response))
+            .chain(
+                cx.colony_cells
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, b)| b.into_cell(n + i, CellOrigin::ColonyReading)),
+            )
             .collect(),
         diagnostics: cx.diagnostics,
         multi_cell,
@@ -129,6 +137,9 @@ impl Base<'_> {
 struct Cx {
     opts: ResponseOptions,
     diagnostics: Vec<Diagnostic>,
+    /// The code Colony's extractor would run, where it differs from the cells (cellguard's
+    /// reading): checked by the security rules only ([`CellOrigin::ColonyReading`]).
+    colony_cells: Vec<CellBuilder>,
 }
 
 impl Cx {
@@ -235,6 +246,28 @@ impl Cx {
         let colony_empty = colony.text.is_empty();
         if better.cell.text != colony.text && !better.truncation_reported {
             self.report_divergence(base, &better, colony_empty);
+        }
+        let mut better = better;
+        if !self.opts.colony_exact && better.cell.text != colony.text && !colony_empty {
+            // Colony runs other code than the cell: the security rules check that code too.
+            self.colony_cells.push(colony.clone());
+            if better.cell.text.is_empty() {
+                // The reason may claim that Colony extracts nothing; it extracts this.
+                let (range, why) = better.empty_reason.take().unwrap_or_else(|| {
+                    (
+                        better.first_fence.unwrap_or_else(|| first_line(base.text)),
+                        "No Python code after extraction".to_string(),
+                    )
+                });
+                let why = why.replace(", so Colony extracts nothing", "");
+                better.empty_reason = Some((
+                    range,
+                    format!(
+                        "{why} in cellguard's reading; Colony's extractor reads this response \
+                         differently and does run code from it, which the security rules check"
+                    ),
+                ));
+            }
         }
         let (cell, reason) = if self.opts.colony_exact {
             let reason = if better.cell.text.is_empty() {
@@ -605,9 +638,10 @@ fn find_tag_blocks(text: &str, open: &str, close: &str) -> Option<Vec<(TextRange
     }
 }
 
-/// What the text is as a JSON document (Python `json.loads` semantics as far as serde_json
-/// agrees: the same grammar, last duplicate key wins; `NaN`/`Infinity` and lone surrogate
-/// escapes, which Python accepts, are treated as invalid).
+/// What the text is as a JSON document, with Python `json.loads` semantics (Colony parses the
+/// reply with `json.loads`, colony-reference §2.9): the JSON grammar plus `NaN`, `Infinity` and
+/// `-Infinity` values and lone surrogate escapes (see [`python_json_dialect`]); the last
+/// duplicate key wins.
 enum Envelope {
     /// Not JSON: extract from the text.
     NotJson,
@@ -648,7 +682,10 @@ fn with_article(noun: &str) -> String {
     }
 }
 
-fn json_envelope(text: &str) -> Envelope {
+fn json_envelope(original: &str) -> Envelope {
+    // Same length as `original`: offsets into it are offsets into the file.
+    let dialect = python_json_dialect(original);
+    let text: &str = &dialect;
     let trimmed = text.trim_start_matches([' ', '\t', '\n', '\r']);
     let Some(first) = trimmed.chars().next() else {
         return Envelope::NotJson;
@@ -716,6 +753,98 @@ fn json_envelope(text: &str) -> Envelope {
         };
     }
     Envelope::NotJson
+}
+
+/// `text` rewritten, byte for byte (same length, so offsets survive), from the JSON dialect of
+/// Python's `json.loads` (what Colony and Python-written JSON Lines use) into strict JSON that
+/// serde_json reads: the constants `NaN`, `Infinity` and `-Infinity` outside strings become the
+/// number `0` (`-0`) padded with spaces, and a lone surrogate escape inside a string
+/// (`\ud800` not followed by a low surrogate escape, or a lone `\udc00`) becomes `\ufffd`.
+/// Anything else is left alone, so invalid JSON stays invalid. Borrowed when nothing changes.
+pub fn python_json_dialect(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let hex4 = |i: usize| -> Option<u32> {
+        let h = text.get(i..i + 4)?;
+        if h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            u32::from_str_radix(h, 16).ok()
+        } else {
+            None
+        }
+    };
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'"' => in_string = false,
+                b'\\' if bytes.get(i + 1) == Some(&b'u') => {
+                    if let Some(cu) = hex4(i + 2) {
+                        let paired_low = (0xD800..0xDC00).contains(&cu)
+                            && bytes.get(i + 6) == Some(&b'\\')
+                            && bytes.get(i + 7) == Some(&b'u')
+                            && hex4(i + 8).is_some_and(|lo| (0xDC00..0xE000).contains(&lo));
+                        if paired_low {
+                            i += 12;
+                            continue;
+                        }
+                        if (0xD800..0xE000).contains(&cu) {
+                            let o = out.get_or_insert_with(|| bytes.to_vec());
+                            o[i + 2..i + 6].copy_from_slice(b"fffd");
+                        }
+                        i += 6;
+                        continue;
+                    }
+                    i += 2;
+                    continue;
+                }
+                b'\\' => {
+                    i += 2;
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        let word_start = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+        if word_start {
+            for (word, replacement) in [
+                (&b"-Infinity"[..], &b"-0       "[..]),
+                (b"Infinity", b"0       "),
+                (b"NaN", b"0  "),
+            ] {
+                let end = i + word.len();
+                let word_end = bytes
+                    .get(end)
+                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+                if bytes.get(i..end) == Some(word) && word_end {
+                    let o = out.get_or_insert_with(|| bytes.to_vec());
+                    o[i..end].copy_from_slice(replacement);
+                    i = end;
+                    break;
+                }
+            }
+            if i < bytes.len() && bytes[i] == b'"' {
+                continue;
+            }
+        }
+        i += 1;
+    }
+    match out {
+        // Only ASCII bytes were replaced by ASCII bytes: still valid UTF-8.
+        Some(o) => std::borrow::Cow::Owned(
+            String::from_utf8(o)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        ),
+        None => std::borrow::Cow::Borrowed(text),
+    }
 }
 
 /// Decodes the content of a JSON string literal (between the quotes) that starts at byte

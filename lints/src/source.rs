@@ -107,12 +107,19 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
-    /// Indexes `text`. Lines end at `\n`; a `\r\n` pair ends one line (the `\r` stays in the
-    /// line's bytes, as in every LSP client).
+    /// Indexes `text`. Lines end at `\n`, `\r\n` or a lone `\r`: the line endings of CPython's
+    /// tokenizer (for files and for `compile(str)` alike) and of the LSP specification, so rows
+    /// agree with Python's line numbers and with the language server's rope (built with ropey's
+    /// `cr_lines`). The terminator is not part of the line's content.
     pub fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
         let mut line_starts = Vec::with_capacity(text.len() / 32 + 1);
         line_starts.push(0);
-        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        line_starts.extend(
+            memchr::memchr2_iter(b'\n', b'\r', bytes)
+                .filter(|&i| bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n'))
+                .map(|i| i + 1),
+        );
         Self {
             line_starts,
             len: text.len(),
@@ -129,7 +136,8 @@ impl LineIndex {
         self.line_starts.get(line).copied()
     }
 
-    /// Byte offset just past the end of zero-based `line`, excluding its `\n` (and `\r`).
+    /// Byte offset just past the end of zero-based `line`, excluding its terminator (`\n`,
+    /// `\r\n` or a lone `\r`).
     pub fn line_end(&self, line: usize, text: &str) -> usize {
         let end = self
             .line_starts
@@ -210,6 +218,41 @@ impl LineIndex {
         }
         end
     }
+}
+
+/// `text` with CPython's line endings made explicit for the parser: every lone `\r` (one not
+/// followed by `\n`) becomes `\n`. CPython's tokenizer ends a line at `\n`, `\r\n` and a lone
+/// `\r` (`translate_newlines`, for source files and for `compile(str)`, which is how Colony runs
+/// the text it extracted from a reply); tree-sitter-python does not take a lone `\r` as a line
+/// end, so without this a comment would swallow the code after `# note\r`. The substitution is
+/// byte-for-byte (same length), so every offset into the result is an offset into `text`.
+/// `\r\n` is kept (tree-sitter reads it as one line end). Borrowed when there is no lone `\r`.
+pub fn python_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes.get(i + 1) != Some(&b'\n');
+    if !memchr::memchr_iter(b'\r', bytes).any(lone) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = bytes.to_vec();
+    for i in memchr::memchr_iter(b'\r', bytes) {
+        if lone(i) {
+            out[i] = b'\n';
+        }
+    }
+    // Replacing one ASCII byte by another keeps the text valid UTF-8.
+    std::borrow::Cow::Owned(
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
+}
+
+/// Offsets of the lone `\r` bytes of `text` (those not followed by `\n`), sorted: where
+/// [`python_newlines`] puts a `\n`.
+pub fn lone_cr_offsets(text: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'\r', bytes)
+        .filter(|&i| bytes.get(i + 1) != Some(&b'\n'))
+        .collect()
 }
 
 /// The largest char boundary `<= offset` in `text`.
@@ -294,6 +337,38 @@ mod tests {
         assert_eq!(idx.offset(text, 0, 99, PositionEncoding::Utf16), 2);
         assert_eq!(idx.offset(text, 7, 0, PositionEncoding::Utf16), text.len());
         assert_eq!(idx.location(text, 5), SourceLocation { row: 2, column: 2 });
+    }
+
+    #[test]
+    fn lone_cr_ends_a_line_like_cpython() {
+        let text = "x = 1  # c\rprint(1)\r\ny\n";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line_count(), 4);
+        let p = text.find("print").unwrap();
+        assert_eq!(idx.location(text, p), SourceLocation { row: 2, column: 1 });
+        assert_eq!(idx.line_end(0, text), 10);
+        assert_eq!(idx.line_end(1, text), p + "print(1)".len());
+        assert_eq!(idx.location(text, text.find('y').unwrap()).row, 3);
+        assert_eq!(idx.offset(text, 1, 2, PositionEncoding::Utf16), p + 2);
+        assert_eq!(idx.offset(text, 0, 99, PositionEncoding::Utf16), 10);
+        // Old Mac line endings only.
+        let mac = "a\rb\r\rc";
+        let idx = LineIndex::new(mac);
+        assert_eq!(idx.line_count(), 4);
+        assert_eq!(idx.location(mac, 5), SourceLocation { row: 4, column: 1 });
+        assert_eq!(idx.location(mac, 4), SourceLocation { row: 3, column: 1 });
+    }
+
+    #[test]
+    fn python_newlines_replaces_only_lone_cr() {
+        assert_eq!(python_newlines("a\r\nb\rc\r"), "a\r\nb\nc\n");
+        assert!(matches!(
+            python_newlines("a\r\nb\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let s = "é\r😀\r\r\n";
+        assert_eq!(python_newlines(s).len(), s.len());
+        assert_eq!(python_newlines(s), "é\n😀\n\r\n");
     }
 
     #[test]

@@ -625,6 +625,8 @@ struct Usage {
     used: Vec<bool>,
     /// A blanket noqa suppressed something.
     blanket_used: bool,
+    /// Codes of protected findings a blanket noqa covered but may not suppress (sorted, unique).
+    blanket_protected: BTreeSet<&'static str>,
 }
 
 /// Applies the suppressions of every cell of a file: removes suppressed diagnostics from
@@ -677,6 +679,7 @@ pub fn apply_with_suppressions(
                 .map(|(d, _)| Usage {
                     used: vec![false; d.codes.len()],
                     blanket_used: false,
+                    blanket_protected: BTreeSet::new(),
                 })
                 .collect()
         })
@@ -688,7 +691,8 @@ pub fn apply_with_suppressions(
         for (di, (d, cov)) in s.directives.iter().enumerate() {
             if *cov == Coverage::File {
                 for (k, code) in d.codes.iter().enumerate() {
-                    if let Some(rule) = code.rule {
+                    // A security rule cannot be turned off from inside the cell (CG005).
+                    if let Some(rule) = code.rule.filter(|r| settings.inline_suppressible(r)) {
                         file_level.push((ci, di, k, rule.code));
                     }
                 }
@@ -720,11 +724,19 @@ pub fn apply_with_suppressions(
             }
             let mut hit = false;
             let row = s.index.line_of(diag.range.start);
+            let suppressible = settings.inline_suppressible(diag.rule);
             for &di in by_row.get(row).map(Vec::as_slice).unwrap_or(&[]) {
                 let d = &s.directives[di].0;
                 if d.is_blanket() {
-                    usage[ci][di].blanket_used = true;
-                    hit = true;
+                    if suppressible {
+                        usage[ci][di].blanket_used = true;
+                        hit = true;
+                    } else {
+                        usage[ci][di].blanket_protected.insert(diag.rule.code);
+                    }
+                    continue;
+                }
+                if !suppressible {
                     continue;
                 }
                 for (k, code) in d.codes.iter().enumerate() {
@@ -790,7 +802,28 @@ fn directive_findings(
         return out;
     }
     if d.is_blanket() {
-        if !usage.blanket_used {
+        if !usage.blanket_protected.is_empty() {
+            let codes: Vec<String> = usage
+                .blanket_protected
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect();
+            out.push(
+                Diagnostic::new(
+                    &meta::SECURITY_SUPPRESSION,
+                    d.range,
+                    format!(
+                        "A `noqa` comment in the cell cannot suppress the security finding{} {} on this line: the cell's author is the party these rules guard against",
+                        if codes.len() == 1 { "" } else { "s" },
+                        codes.join(", ")
+                    ),
+                )
+                .with_help(
+                    "Fix the code; to silence these rules for trusted files, use `[lint] allow-inline-suppressions` or `ignore` in the configuration",
+                ),
+            );
+        }
+        if !usage.blanket_used && usage.blanket_protected.is_empty() {
             out.push(
                 Diagnostic::new(
                     &meta::UNUSED_SUPPRESSION,
@@ -810,6 +843,7 @@ fn directive_findings(
     let mut unknown = Vec::new();
     let mut unused = Vec::new();
     let mut non_enabled = Vec::new();
+    let mut protected = Vec::new();
     for (k, c) in d.codes.iter().enumerate() {
         if c.foreign {
             continue;
@@ -819,6 +853,8 @@ fn directive_findings(
             Some(rule) => {
                 if !seen.insert(rule.code) {
                     duplicated.push(k);
+                } else if !settings.inline_suppressible(rule) {
+                    protected.push(k);
                 } else if usage.used[k] || rule.family() == meta::FAMILY {
                     // Meta codes suppress findings about the directive itself.
                 } else if settings.rules.is_enabled(rule) {
@@ -847,6 +883,27 @@ fn directive_findings(
             d.range
         }
     };
+    if !protected.is_empty() {
+        // Never silenced by the comment itself: `CG005` is protected too.
+        out.push(
+            Diagnostic::new(
+                &meta::SECURITY_SUPPRESSION,
+                range_of(&protected),
+                format!(
+                    "A {word} in the cell cannot suppress security rule{} {}: the cell's author is the party these rules guard against, so the finding stays reported",
+                    if protected.len() == 1 { "" } else { "s" },
+                    names(&protected)
+                ),
+            )
+            .with_help(
+                "Fix the code; to silence these rules for trusted files, use `[lint] allow-inline-suppressions` or `ignore` in the configuration",
+            )
+            .with_fix(Fix::safe(
+                fix_title(d, &protected, "security-rule"),
+                vec![remove_codes(src, d, &protected)],
+            )),
+        );
+    }
     if (!unused.is_empty() || !non_enabled.is_empty()) && !lists(&meta::UNUSED_SUPPRESSION) {
         let mut parts = Vec::new();
         if !unused.is_empty() {
@@ -1096,12 +1153,16 @@ fn cell_offset(map: &crate::extract::SourceMap, offset: usize) -> Option<usize> 
 /// The edit that suppresses one diagnostic (file coordinates, as `check_file` returns it) with
 /// a `# noqa: CODE` comment, placed as `--add-noqa` places it: for the language server's
 /// "ignore for this line" action. `None` for findings outside any cell (extraction findings),
-/// `CG` findings, and cells with syntax errors.
+/// `CG` findings, cells with syntax errors, and the security rules a comment cannot suppress
+/// ([`Settings::inline_suppressible`]).
 pub fn noqa_edit(
     file: &crate::source::SourceFile,
     settings: &Settings,
     diagnostic: &Diagnostic,
 ) -> Option<Edit> {
+    if !settings.inline_suppressible(diagnostic.rule) {
+        return None;
+    }
     let ex = crate::extract::extract_with(
         file,
         settings.extract,
@@ -1138,7 +1199,9 @@ pub struct AddedNoqa {
 
 /// `--add-noqa`: writes a `# noqa: CODES` comment for every current finding of `file` (see
 /// [`add_noqa_edits`] for the placement); findings already suppressed get nothing, existing
-/// `# noqa` lists are extended. Running it twice changes nothing the second time.
+/// `# noqa` lists are extended. Findings of rules a comment cannot suppress
+/// ([`Settings::inline_suppressible`]: `SBX*`, `IMP001`, `IMP002` by default) get no comment and
+/// count as skipped. Running it twice changes nothing the second time.
 pub fn add_noqa(
     file: &crate::source::SourceFile,
     settings: &Settings,
@@ -1169,10 +1232,16 @@ pub fn add_noqa(
     let mut skipped = file_diags.len();
     let mut edits = Vec::new();
     for ((cell, tree), diags) in ex.cells.iter().zip(&trees).zip(&per_cell) {
-        let wanted = diags
+        // Security findings cannot be suppressed by a comment in the cell: they stay, counted
+        // as skipped.
+        let (diags, protected): (Vec<Diagnostic>, Vec<Diagnostic>) = diags
             .iter()
             .filter(|d| d.rule.family() != meta::FAMILY)
-            .count();
+            .cloned()
+            .partition(|d| settings.inline_suppressible(d.rule));
+        skipped += protected.len();
+        let diags = &diags;
+        let wanted = diags.len();
         if wanted == 0 {
             continue;
         }

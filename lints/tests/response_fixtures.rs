@@ -1,10 +1,12 @@
 //! Raw-response extraction (colony-reference §2.9 and §7.1, smolagents and CodeAct replies) on
 //! the inputs in `fixtures/response/`. Each `NAME.EXT` has a hand-checked `NAME.expected.json`
 //! with the cells and extraction diagnostics of both readings: `strict` (cellguard's default)
-//! and `colony` (exactly what Colony's extractor runs). `CELLGUARD_BLESS=1` rewrites the expected
+//! and `colony` (exactly what Colony's extractor runs). In the strict reading, a cell marked
+//! `colony_reading` is the code Colony would run where it reads the reply differently (checked by
+//! the security rules only). `CELLGUARD_BLESS=1` rewrites the expected
 //! files from the current output, for review with `git diff`.
 
-use cellguard_lints::extract::{extract_with, ExtractMode, ExtractOptions, Extraction};
+use cellguard_lints::extract::{extract_with, CellOrigin, ExtractMode, ExtractOptions, Extraction};
 use cellguard_lints::response::decode_json_string;
 use cellguard_lints::SourceFile;
 use serde_json::{json, Value};
@@ -14,17 +16,27 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/response")
 }
 
-/// Every segment of every cell maps back to the file text it claims to come from.
+/// Every segment of every cell maps back to the file text it claims to come from (up to
+/// CPython's line ends: a lone `\r` of the file is `\n` in the cell, byte for byte).
 fn assert_maps_back(file: &SourceFile, ex: &Extraction, name: &str) {
+    let lines = |s: &str| s.replace('\r', "\n");
     for cell in &ex.cells {
         for s in &cell.map.segments {
             let cell_part = &cell.text[s.cell_start..s.cell_start + s.len];
             let file_part = &file.text[s.file_start..s.file_start + s.file_len];
             if s.len == s.file_len {
-                assert_eq!(cell_part, file_part, "{name}: verbatim segment {s:?}");
+                assert_eq!(
+                    lines(cell_part),
+                    lines(file_part),
+                    "{name}: verbatim segment {s:?}"
+                );
             } else {
                 let (decoded, _) = decode_json_string(file_part, s.file_start);
-                assert_eq!(cell_part, decoded, "{name}: escape segment {s:?}");
+                assert_eq!(
+                    lines(cell_part),
+                    lines(&decoded),
+                    "{name}: escape segment {s:?}"
+                );
             }
         }
     }
@@ -36,7 +48,12 @@ fn render(file: &SourceFile, ex: &Extraction) -> Value {
         .iter()
         .map(|c| {
             let loc = file.location(c.map.to_file(0));
-            json!({"text": c.text, "starts_at": [loc.row, loc.column]})
+            let mut v = json!({"text": c.text, "starts_at": [loc.row, loc.column]});
+            if c.origin == CellOrigin::ColonyReading {
+                // The code Colony runs where it reads the reply differently (security rules only).
+                v["colony_reading"] = json!(true);
+            }
+            v
         })
         .collect();
     let diagnostics: Vec<Value> = ex

@@ -447,9 +447,15 @@ fn trailing_ignore_edit(
 ///   just above (with the row's indentation) when that is outside any string and not after a
 ///   backslash continuation; else nowhere (`None`).
 ///
-/// `None` too when the code is already listed there, or the diagnostic is outside every cell.
+/// `None` too when the code is already listed there, when the diagnostic is outside every cell,
+/// and for the security rules a comment in the cell cannot suppress (`SBX*`, `IMP001`, `IMP002`,
+/// `CG005`, unless `[lint] allow-inline-suppressions` lists them): offering the comment would
+/// only add a `CG005` error.
 /// Returns file coordinates.
 pub fn ignore_edit(result: &LintResult, d: &Diagnostic) -> Option<Edit> {
+    if !result.settings.inline_suppressible(d.rule) {
+        return None;
+    }
     let code = d.rule.code;
     let offset = d.range.start;
     let (cell, co) = result
@@ -558,22 +564,52 @@ mod tests {
     }
 
     fn ignore_for(text: &str, path: &str, language: Language) -> Option<String> {
-        ignore_code(text, path, language, "IMP001")
+        ignore_code(text, path, language, "IMP003")
+    }
+
+    /// G25: no "ignore for this line" edit for the security rules a comment cannot silence.
+    #[test]
+    fn no_ignore_comment_for_security_rules() {
+        let text = "import os\nx = json.codecs\n";
+        let r = lint_text("/nonexistent/a.py", Language::Python, text);
+        let codes: Vec<_> = r.diagnostics.iter().map(|d| d.rule.code).collect();
+        assert_eq!(codes, vec!["IMP001", "SBX005"]);
+        for d in &r.diagnostics {
+            assert_eq!(ignore_edit(&r, d), None, "{}", d.rule.code);
+        }
+    }
+
+    /// G10: a lone `\r` ends a line for CPython and for the LSP (ropey `cr_lines`): the code
+    /// after `# comment\r` is checked and its position is on the next line.
+    #[test]
+    fn lone_cr_line_ends_are_lines_for_rules_and_positions() {
+        let text = "x = 1  # note\ry = json.codecs\r\nz = 2\n";
+        let r = lint_text("/nonexistent/a.py", Language::Python, text);
+        let i = r
+            .diagnostics
+            .iter()
+            .position(|d| d.rule.code == "SBX005")
+            .expect("SBX005 after the lone CR");
+        assert_eq!(r.lsp[i].range.start, lsp::Position::new(1, 9));
+        assert_eq!(
+            convert::offset_of(&r.rope, r.lsp[i].range.start, PositionEncoding::Utf16),
+            r.diagnostics[i].range.start
+        );
     }
 
     #[test]
     fn ignore_comment_goes_at_the_end_of_a_plain_line() {
         assert_eq!(
-            ignore_for("import os\n", "/nonexistent/a.py", Language::Python).as_deref(),
-            Some("import os  # cellguard: ignore[IMP001]\n")
+            ignore_for("import json\n", "/nonexistent/a.py", Language::Python).as_deref(),
+            Some("import json  # cellguard: ignore[IMP003]\n")
         );
     }
 
     #[test]
     fn ignore_comment_joins_an_existing_list_and_is_not_repeated() {
-        let text = "import os  # cellguard: ignore[IMP003]\n";
+        let text = "import json  # cellguard: ignore[SHP002]\n";
         let fixed = ignore_for(text, "/nonexistent/a.py", Language::Python).unwrap();
-        assert_eq!(fixed, "import os  # cellguard: ignore[IMP003, IMP001]\n");
+        assert_eq!(fixed, "import json  # cellguard: ignore[SHP002, IMP003]\n");
         assert_eq!(
             ignore_for(&fixed, "/nonexistent/a.py", Language::Python),
             None
@@ -584,24 +620,24 @@ mod tests {
     fn ignore_comment_goes_after_continuations_and_multiline_strings() {
         assert_eq!(
             ignore_for(
-                "import os, \\\n    sys\n",
+                "import json, \\\n    re\n",
                 "/nonexistent/a.py",
                 Language::Python
             )
             .as_deref(),
-            Some("import os, \\\n    sys  # cellguard: ignore[IMP001]\n")
+            Some("import json, \\\n    re  # cellguard: ignore[IMP003]\n")
         );
         // A diagnostic on the first row of a statement spanning rows by brackets and a
         // multi-line string: the comment goes after the closing quotes and bracket.
         let fixed = ignore_for(
-            "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import os\n",
+            "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import json\n",
             "/nonexistent/a.py",
             Language::Python,
         );
         assert_eq!(
             fixed.as_deref(),
             Some(
-                "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import os  # cellguard: ignore[IMP001]\n"
+                "x = (1,\n  2) if y else \"\"\"a\n\"\"\"; import json  # cellguard: ignore[IMP003]\n"
             )
         );
     }
@@ -610,32 +646,32 @@ mod tests {
     fn ignore_comment_goes_after_an_existing_pragma() {
         assert_eq!(
             ignore_for(
-                "import os  # type: ignore\n",
+                "import json  # type: ignore\n",
                 "/nonexistent/a.py",
                 Language::Python
             )
             .as_deref(),
-            Some("import os  # type: ignore  # cellguard: ignore[IMP001]\n")
+            Some("import json  # type: ignore  # cellguard: ignore[IMP003]\n")
         );
     }
 
     #[test]
     fn ignore_comment_in_a_cell_with_a_syntax_error() {
         // The cell does not parse: the physical row gets the comment when that is safe.
-        let text = "import os\nx = (\n";
+        let text = "import json\nx = (\n";
         assert_eq!(
-            ignore_code(text, "/nonexistent/a.py", Language::Python, "IMP001").as_deref(),
-            Some("import os  # cellguard: ignore[IMP001]\nx = (\n")
+            ignore_code(text, "/nonexistent/a.py", Language::Python, "IMP003").as_deref(),
+            Some("import json  # cellguard: ignore[IMP003]\nx = (\n")
         );
     }
 
     #[test]
     fn ignore_comment_in_an_indented_markdown_fence_keeps_the_indent() {
-        let md = "- item\n\n  ```python\n  import os\n  ```\n";
+        let md = "- item\n\n  ```python\n  import json\n  ```\n";
         let fixed = ignore_for(md, "/nonexistent/a.md", Language::Markdown).unwrap();
         assert_eq!(
             fixed,
-            "- item\n\n  ```python\n  import os  # cellguard: ignore[IMP001]\n  ```\n"
+            "- item\n\n  ```python\n  import json  # cellguard: ignore[IMP003]\n  ```\n"
         );
     }
 

@@ -200,7 +200,7 @@ pub fn process(
         let added = suppress::add_noqa(&out.source, settings, kb);
         if added.skipped > 0 {
             out.warnings.push(format!(
-                "{display}: {} finding{} could not be suppressed (syntax errors, or text the extractor synthesised)",
+                "{display}: {} finding{} could not be suppressed (security rules a comment cannot silence, syntax errors, or text the extractor synthesised)",
                 added.skipped,
                 plural(added.skipped)
             ));
@@ -434,10 +434,14 @@ mod tests {
 
     #[test]
     fn add_noqa_mode() {
-        let p = run("import os\n", &args(|a| a.add_noqa = true));
-        assert_eq!(p.source.text, "import os  # noqa: IMP001\n");
+        // IMP003 is suppressible; IMP001 (a security rule) is not by default: left alone, skipped.
+        let p = run("import json\n", &args(|a| a.add_noqa = true));
+        assert_eq!(p.source.text, "import json  # noqa: IMP003\n");
         assert_eq!(p.record.unwrap().noqa, Some((1, 0)));
-        assert!(p.diagnostics.is_empty());
+        let p = run("import os\n", &args(|a| a.add_noqa = true));
+        assert_eq!(p.source.text, "import os\n");
+        assert_eq!(p.record.unwrap().noqa, Some((0, 1)));
+        assert_eq!(p.diagnostics[0].rule.code, "IMP001");
     }
 
     #[test]

@@ -251,7 +251,7 @@ mod tests {
         assert_eq!(v["family"], "CG");
         assert_eq!(v["severity"], "warning");
         assert_eq!(v["fix_availability"], "always");
-        assert_eq!(v["example"], "x = 1  # noqa: IMP001\n");
+        assert_eq!(v["example"], "x = 1  # noqa: IMP003\n");
         assert!(v["explanation"].as_str().unwrap().contains("## Fix safety"));
     }
 

@@ -242,11 +242,11 @@ mod tests {
 
     #[test]
     fn diff_block_of_a_replacement_keeps_crlf_out() {
-        let (f, d) = diags("x = 1\r\nimport os  # noqa: IMP001, IMP002\r\n");
+        let (f, d) = diags("x = 1\r\nimport json  # noqa: IMP003, SHP002\r\n");
         assert_eq!(d[0].rule.code, "CG001");
         assert_eq!(
             fix_diff(&f, &d[0]).unwrap(),
-            "ℹ Safe fix\n1 1 | x = 1\n2   |-import os  # noqa: IMP001, IMP002\n  2 |+import os  # noqa: IMP001\n"
+            "ℹ Safe fix\n1 1 | x = 1\n2   |-import json  # noqa: IMP003, SHP002\n  2 |+import json  # noqa: IMP003\n"
         );
     }
 

@@ -221,6 +221,7 @@ fn json_cell(file_start: usize) -> Cell {
         f += file_len;
     }
     Cell {
+        lone_cr: Vec::new(),
         index: 0,
         text: "import json\nx = 1\n".into(),
         map,

@@ -500,11 +500,23 @@ pub fn count_runs(node: Node, src: &str) -> u64 {
 
 /// Colony's substantive lines: `code.strip().split("\n")`, keeping lines that are not blank and
 /// whose stripped text does not start with `#`. Returns their ranges (stripped) in the cell.
-pub fn substantive_lines(src: &str) -> Vec<TextRange> {
+/// `lone_cr` lists the offsets where the cell text has a `\n` that was a lone `\r` in the code
+/// Colony sees ([`crate::extract::Cell::lone_cr`]): Colony's `split("\n")` does not split there.
+pub fn substantive_lines(src: &str, lone_cr: &[usize]) -> Vec<TextRange> {
     let (a, b) = py_strip_range(src);
     let mut out = Vec::new();
     let mut offset = a;
-    for line in src[a..b].split('\n') {
+    let mut lines = Vec::new();
+    let mut start = a;
+    for (i, _) in src[a..b].match_indices('\n') {
+        let at = a + i;
+        if lone_cr.binary_search(&at).is_err() {
+            lines.push(&src[start..at]);
+            start = at + 1;
+        }
+    }
+    lines.push(&src[start..b]);
+    for line in lines {
         let t = line.trim_matches(py_isspace);
         if !t.is_empty() && !t.starts_with('#') {
             let lead = line.len() - line.trim_start_matches(py_isspace).len();
@@ -558,7 +570,7 @@ fn iteration_shape(checker: &mut Checker, root: Node) {
             ),
         ));
     }
-    let lines = substantive_lines(src);
+    let lines = substantive_lines(src, &checker.cell.lone_cr);
     if lines.len() > max_lines {
         checker.report(Diagnostic::new(
             &shape::CELL_TOO_LONG,

@@ -21,8 +21,15 @@
 //!   key (`**opts`), an element of a list, tuple or set (`dict.fromkeys`, `zip`), an argument
 //!   of `methodcaller`, `fromkeys`, `dict`, `zip` or `partial`; not in `print("parse_file")` or
 //!   a comparison;
-//! - a `parse_raw`/`load_str_bytes` call given a `**mapping` (the mapping can carry
-//!   `allow_pickle`);
+//! - a call of a v1 loader (`parse_raw`, `parse_raw_as`, `parse_file`, `parse_file_as`,
+//!   `load_str_bytes`, `load_file`) given a `**mapping` (the mapping can carry `allow_pickle`
+//!   under a name built at runtime);
+//! - such a loader other than `parse_file` (reported on every read, below) taken as a value
+//!   instead of being called on the spot (`functools.partial(ActionResult.parse_raw, ...)`,
+//!   `[M.parse_raw][0]`, `pr = parse_raw_as`): its keywords are then supplied where they cannot
+//!   be checked (issue 4, fourth tester G28);
+//! - a `content_type=` keyword whose constant value ends in `pickle`, on any call (the other half
+//!   of pydantic's pickle switch);
 //! - any `parse_file` attribute read on a receiver that is not a module or a module member
 //!   (`M.parse_file`, `getattr(M, name)` with a folded name, `attrgetter`): reported by the
 //!   sandbox analysis (`rules/sandbox/check.rs`), which follows names and aliases; module paths
@@ -36,6 +43,7 @@ use super::Checker;
 use crate::diagnostic::Diagnostic;
 use crate::nodes::{NodeId, NodeTable};
 use crate::parse;
+use crate::semantic::BindingKind;
 use std::collections::HashMap;
 
 const HELP: &str = "pydantic's deprecated v1 API (`parse_raw`, `parse_file`, `load_str_bytes`) is on every model, Colony's pre-bound `ActionResult`/`Action`/`Ref` too; parse JSON with `Model.model_validate_json(text)` instead";
@@ -126,9 +134,17 @@ pub fn check(checker: &mut Checker) {
                 ) else {
                     continue;
                 };
-                if ident(parse::text(nodes.node(k), src)) == "allow_pickle"
-                    && !literally_off(nodes, v, src)
+                let key = ident(parse::text(nodes.node(k), src));
+                if key == "content_type"
+                    && folded_str(nodes, v, src, 0)
+                        .is_some_and(|t| t.trim().to_ascii_lowercase().ends_with("pickle"))
                 {
+                    found.push((
+                        parse::range(nodes.node(id)),
+                        "`content_type=` a pickle type selects pydantic's pickle loader (`parse_raw`, `parse_raw_as`, `load_str_bytes`): `pickle.loads` runs any code in the host".to_string(),
+                    ));
+                }
+                if key == "allow_pickle" && !literally_off(nodes, v, src) {
                     found.push((
                         parse::range(nodes.node(id)),
                         "`allow_pickle=` lets pydantic's `parse_raw`/`parse_file`/`load_str_bytes` (and `numpy.load`) unpickle the data: `pickle.loads` runs any code in the host".to_string(),
@@ -167,7 +183,7 @@ pub fn check(checker: &mut Checker) {
                 let Some(member) = callee_member(nodes, id, src) else {
                     continue;
                 };
-                if !matches!(&*ident(member), "parse_raw" | "load_str_bytes") {
+                if !is_v1_loader(&ident(member)) {
                     continue;
                 }
                 let Some(args) = nodes.child_by_field(id, "arguments") else {
@@ -183,6 +199,16 @@ pub fn check(checker: &mut Checker) {
                     ));
                 }
             }
+            "identifier" | "attribute" if loader_as_value(checker, nodes, id, src) => {
+                let name = match nodes.kind(id) {
+                    "attribute" => nodes.child_by_field(id, "attribute").unwrap_or(id),
+                    _ => id,
+                };
+                found.push((
+                    parse::range(nodes.node(name)),
+                    format!("`{}` taken as a value: pydantic's deprecated v1 loader unpickles the data when it is later called with `allow_pickle` (a keyword that can then be built at runtime), and `pickle.loads` runs any code in the host", parse::text(nodes.node(name), src)),
+                ));
+            }
             _ => {}
         }
     }
@@ -192,6 +218,111 @@ pub fn check(checker: &mut Checker) {
             continue;
         }
         checker.report(Diagnostic::new(&DANGEROUS_MEMBER, range, message).with_help(HELP));
+    }
+}
+
+/// pydantic's deprecated v1 loaders that can unpickle (`allow_pickle`) or read host files.
+fn is_v1_loader(name: &str) -> bool {
+    matches!(
+        name,
+        "parse_raw"
+            | "parse_raw_as"
+            | "parse_file"
+            | "parse_file_as"
+            | "load_str_bytes"
+            | "load_file"
+    )
+}
+
+/// True when `id` (an `identifier` or `attribute`) names a v1 loader ([`is_v1_loader`]) that is
+/// used as a value rather than called on the spot: not the callee of a call, not a store target,
+/// not a name being defined or imported. A bare name counts only when the cell binds it by
+/// `import` alone (`from pydantic.v1 import parse_raw_as`), not when it defines it.
+fn loader_as_value(checker: &Checker, nodes: &NodeTable, id: NodeId, src: &str) -> bool {
+    let name_node = match nodes.kind(id) {
+        "attribute" => match nodes.child_by_field(id, "attribute") {
+            Some(a) => a,
+            None => return false,
+        },
+        "identifier" => id,
+        _ => return false,
+    };
+    let name = ident(parse::text(nodes.node(name_node), src)).into_owned();
+    // `parse_file` reads are reported wherever they occur (rules/sandbox/check.rs).
+    if !is_v1_loader(&name) || name == "parse_file" {
+        return false;
+    }
+    let Some(parent) = nodes.parent(id) else {
+        return false;
+    };
+    if nodes.kind(id) == "identifier" {
+        // The `attribute` field of `x.parse_raw` is judged as the attribute node.
+        if nodes.kind(parent) == "attribute" && nodes.field(id) == Some("attribute") {
+            return false;
+        }
+        if !matches!(
+            nodes.kind(parent),
+            "argument_list"
+                | "list"
+                | "tuple"
+                | "set"
+                | "pair"
+                | "expression_list"
+                | "assignment"
+                | "augmented_assignment"
+                | "named_expression"
+                | "return_statement"
+                | "yield"
+                | "parenthesized_expression"
+                | "subscript"
+                | "conditional_expression"
+                | "boolean_operator"
+                | "lambda"
+                | "keyword_argument"
+                | "default_parameter"
+                | "list_splat"
+                | "attribute"
+        ) {
+            return false;
+        }
+        if nodes.kind(parent) == "keyword_argument" && nodes.field(id) == Some("name") {
+            return false;
+        }
+        if matches!(
+            nodes.kind(parent),
+            "assignment" | "augmented_assignment" | "named_expression"
+        ) && matches!(nodes.field(id), Some("left" | "name"))
+        {
+            return false;
+        }
+        let model = checker.semantic();
+        let b = model.bindings(0, &name);
+        if b.is_empty() || !b.iter().all(|b| b.kind == BindingKind::Import) {
+            return false;
+        }
+    }
+    // Climb parentheses to the expression's real position.
+    let mut cur = id;
+    let mut up = parent;
+    for _ in 0..64 {
+        if nodes.kind(up) != "parenthesized_expression" {
+            break;
+        }
+        cur = up;
+        match nodes.parent(up) {
+            Some(p) => up = p,
+            None => return false,
+        }
+    }
+    match nodes.kind(up) {
+        // Called on the spot: the call's keywords are checked.
+        "call" if nodes.field(cur) == Some("function") => false,
+        // `M.parse_raw.__doc__`-style reads go through the attribute: the outer node decides.
+        "attribute" if nodes.field(cur) == Some("object") => false,
+        // Store and delete targets read nothing.
+        "assignment" | "augmented_assignment" if nodes.field(cur) == Some("left") => false,
+        "delete_statement" => false,
+        _ => true,
     }
 }
 
@@ -249,7 +380,7 @@ mod tests {
         // keyword on a pre-bound model
         assert_eq!(
             sbx007("ActionResult.parse_raw(b, content_type=\"application/pickle\", allow_pickle=True)\n", ""),
-            vec!["61..78"]
+            vec!["26..59", "61..78"]
         );
         // the switch as a dict key, built from parts
         assert_eq!(
@@ -263,6 +394,34 @@ mod tests {
         assert_eq!(
             sbx007("Action.parse_file(\"/etc/hostname\")\n", ""),
             vec!["7..17"]
+        );
+    }
+
+    #[test]
+    fn v1_loaders_taken_as_values_or_given_mappings() {
+        // G28: the keyword name built at runtime, the loader passed around as a value.
+        for (src, want) in [
+            (
+                "f = functools.partial(ActionResult.parse_raw, b)\n",
+                "35..44",
+            ),
+            ("pr = [ActionResult.parse_raw][0]\n", "19..28"),
+            ("pr = (Ref.parse_raw)\n", "10..19"),
+            ("g = getattr(x, k) or Action.parse_raw\n", "28..37"),
+            ("run_it(Action.load_str_bytes)\n", "14..28"),
+            ("t.parse_raw_as(int, b, **opts)\n", "23..29"),
+            (
+                "from pydantic.v1 import parse_raw_as\npr = parse_raw_as\n",
+                "42..54",
+            ),
+            ("Model.parse_file_as(int, p, **o)\n", "28..31"),
+        ] {
+            assert_eq!(sbx007(src, ""), vec![want], "{src}");
+        }
+        // A module path is also judged by the deny list (`pydantic.v1.parse_file_as`).
+        assert_eq!(
+            sbx007("pydantic.v1.parse_file_as(int, p, **o)\n", ""),
+            vec!["12..25", "34..37"]
         );
     }
 

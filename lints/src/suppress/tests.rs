@@ -3,10 +3,35 @@ use crate::config::{ConfigFile, Overrides};
 use crate::diagnostic::Applicability;
 use crate::{lint, parse, KnowledgeBase, SourceFile};
 
+/// Settings of a trusted, human-written project: `allow-inline-suppressions = ["ALL"]`. Most
+/// tests below exercise the comment mechanics with `IMP001` (`import os`), a security rule that
+/// comments cannot silence by default (G25), so they opt in; the default behaviour is tested
+/// with [`untrusted`] at the end of the file.
+fn trusted() -> Settings {
+    settings_with(&["ALL"], &[])
+}
+
+/// The default settings: security rules are not suppressible from inside the cell.
+fn untrusted() -> Settings {
+    Settings::default()
+}
+
+fn settings_with(allow_inline: &[&str], ignore: &[&str]) -> Settings {
+    let file = ConfigFile {
+        lint: Some(crate::config::LintSection {
+            allow_inline_suppressions: Some(allow_inline.iter().map(|s| s.to_string()).collect()),
+            ignore: Some(ignore.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    Settings::resolve(&file, None, &Overrides::default()).unwrap()
+}
+
 fn check_in(path: &str, src: &str) -> Vec<Diagnostic> {
     lint::check_file(
         &SourceFile::new(path, src),
-        &Settings::default(),
+        &trusted(),
         &KnowledgeBase::new(),
     )
 }
@@ -22,7 +47,7 @@ fn codes(ds: &[Diagnostic]) -> Vec<&'static str> {
 fn fixed(src: &str) -> String {
     crate::fix::fix_file(
         &SourceFile::new("cell.py", src),
-        &Settings::default(),
+        &trusted(),
         &KnowledgeBase::new(),
         Applicability::Safe,
     )
@@ -252,7 +277,13 @@ fn meta_codes_in_a_comment_silence_findings_about_it() {
 
 #[test]
 fn non_enabled_codes_are_unused() {
-    let file = ConfigFile::default();
+    let file = ConfigFile {
+        lint: Some(crate::config::LintSection {
+            allow_inline_suppressions: Some(vec!["IMP001".into()]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
     let ov = Overrides {
         ignore: vec!["IMP001".into()],
         ..Overrides::default()
@@ -276,7 +307,14 @@ fn meta_rules_can_be_ignored() {
         ignore: vec!["CG".into()],
         ..Overrides::default()
     };
-    let settings = Settings::resolve(&ConfigFile::default(), None, &ov).unwrap();
+    let file = ConfigFile {
+        lint: Some(crate::config::LintSection {
+            allow_inline_suppressions: Some(vec!["IMP".into()]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let settings = Settings::resolve(&file, None, &ov).unwrap();
     let ds = lint::check_file(
         &SourceFile::new("a.py", "x = 1  # noqa: IMP001\n"),
         &settings,
@@ -293,7 +331,7 @@ fn markdown_suppressions_and_fixes_stay_in_their_fence() {
     assert_eq!(ds[0].cell, Some(0));
     let out = crate::fix::fix_file(
         &SourceFile::new("doc.md", md),
-        &Settings::default(),
+        &trusted(),
         &KnowledgeBase::new(),
         Applicability::Safe,
     );
@@ -433,7 +471,7 @@ fn add_noqa_on_a_file_handles_markdown_cells() {
     let md = "Intro\n\n```python\nimport os\nx = 1\n```\n\n```py\nimport json  # noqa: IMP003\nimport sys\n```\n";
     let out = super::add_noqa(
         &SourceFile::new("doc.md", md),
-        &Settings::default(),
+        &trusted(),
         &KnowledgeBase::new(),
     );
     assert_eq!(
@@ -445,7 +483,7 @@ fn add_noqa_on_a_file_handles_markdown_cells() {
     assert!(check_in("doc.md", &out.text).is_empty());
     let again = super::add_noqa(
         &SourceFile::new("doc.md", &out.text),
-        &Settings::default(),
+        &trusted(),
         &KnowledgeBase::new(),
     );
     assert_eq!(again.text, out.text);
@@ -456,7 +494,7 @@ fn add_noqa_on_a_file_handles_markdown_cells() {
 fn add_noqa_reports_cells_it_cannot_touch() {
     let out = super::add_noqa(
         &SourceFile::new("a.py", "import os\nx = (\n"),
-        &Settings::default(),
+        &trusted(),
         &KnowledgeBase::new(),
     );
     assert_eq!(out.text, "import os\nx = (\n");
@@ -469,7 +507,7 @@ fn add_noqa_inside_a_json_envelope() {
     let src = "{\"code\": \"import os\\nx = 1\\n\"}";
     let out = super::add_noqa(
         &SourceFile::new("r.json", src),
-        &Settings::default(),
+        &trusted(),
         &KnowledgeBase::new(),
     );
     assert_eq!(
@@ -485,11 +523,134 @@ fn noqa_edit_for_one_diagnostic_in_file_coordinates() {
     let file = SourceFile::new("doc.md", md);
     let ds = check_in("doc.md", md);
     assert_eq!(codes(&ds), vec!["IMP001", "IMP001"]);
-    let e = noqa_edit(&file, &Settings::default(), &ds[1]).unwrap();
+    let e = noqa_edit(&file, &trusted(), &ds[1]).unwrap();
     let end = md.find("sys").unwrap() + 3;
     assert_eq!(e, Edit::insert(end, "  # noqa: IMP001"));
     let py = "import os  # noqa: E501\n";
     let ds = check(py);
-    let e = noqa_edit(&SourceFile::new("a.py", py), &Settings::default(), &ds[0]).unwrap();
+    let e = noqa_edit(&SourceFile::new("a.py", py), &trusted(), &ds[0]).unwrap();
     assert_eq!(e, Edit::replace(TextRange::new(19, 23), "E501, IMP001"));
+}
+
+// ---- security rules are not suppressible from inside the cell (issue 4, G25) --------------
+
+fn check_with(settings: &Settings, src: &str) -> Vec<Diagnostic> {
+    lint::check_file(
+        &SourceFile::new("cell.py", src),
+        settings,
+        &KnowledgeBase::new(),
+    )
+}
+
+#[test]
+fn security_findings_survive_every_comment_form_by_default() {
+    let s = untrusted();
+    for src in [
+        "x = json.codecs  # noqa\n",
+        "x = json.codecs  # noqa: SBX005\n",
+        "x = json.codecs  # noqa: SBX005, CG005\n",
+        "x = json.codecs  # cellguard: ignore[SBX005]\n",
+        "x = json.codecs  # cellguard: ignore[SBX005, CG005, CG001]\n",
+        "# cellguard: ignore[SBX005]\nx = json.codecs\n",
+        "# cellguard: ignore-file[SBX005]\nx = json.codecs\n",
+        "# cellguard: ignore-file[SBX005, CG005]\nx = json.codecs\n",
+        "# cellguard: ignore-file[CG005]\nx = json.codecs  # noqa: SBX005\n",
+    ] {
+        let ds = check_with(&s, src);
+        let c = codes(&ds);
+        assert!(c.contains(&"SBX005"), "{src}: {c:?}");
+        assert!(c.contains(&"CG005"), "{src}: {c:?}");
+        assert!(
+            ds.iter()
+                .all(|d| d.rule.code != "CG005" || d.severity == crate::Severity::Error),
+            "{src}"
+        );
+    }
+    // The import allowlist's security findings too.
+    let ds = check_with(&s, "import os  # noqa: IMP001\n");
+    assert_eq!(codes(&ds), vec!["IMP001", "CG005"]);
+    assert_eq!(
+        ds[1].message,
+        "A `noqa` directive in the cell cannot suppress security rule `IMP001`: the cell's author is the party these rules guard against, so the finding stays reported"
+    );
+    let ds = check_with(
+        &s,
+        "from . import secrets  # cellguard: ignore[relative-import]\n",
+    );
+    assert!(
+        codes(&ds).contains(&"IMP002") && codes(&ds).contains(&"CG005"),
+        "{ds:?}"
+    );
+}
+
+#[test]
+fn a_security_code_in_a_comment_is_reported_even_without_a_finding() {
+    let ds = check_with(&untrusted(), "x = 1  # noqa: SBX001\n");
+    assert_eq!(codes(&ds), vec!["CG005"]);
+    // Its fix removes the code (the comment when nothing else is left).
+    let out = crate::fix::fix_file(
+        &SourceFile::new("cell.py", "x = json.codecs  # noqa: SBX005, E501\n"),
+        &untrusted(),
+        &KnowledgeBase::new(),
+        Applicability::Safe,
+    );
+    assert_eq!(out.text, "x = json.codecs  # noqa: E501\n");
+}
+
+#[test]
+fn other_rules_stay_suppressible_next_to_security_codes() {
+    // IMP003 (import fails at runtime) is no security rule.
+    let ds = check_with(&untrusted(), "import json  # noqa: IMP003\n");
+    assert!(ds.is_empty(), "{ds:?}");
+    let ds = check_with(&untrusted(), "import os, json  # noqa: IMP001, IMP003\n");
+    assert_eq!(codes(&ds), vec!["IMP001", "CG005"]);
+}
+
+#[test]
+fn allow_inline_suppressions_opts_trusted_files_in() {
+    for allow in [&["SBX005"][..], &["SBX"], &["ALL"], &["module-escape"]] {
+        let s = settings_with(allow, &[]);
+        assert!(
+            check_with(&s, "x = json.codecs  # noqa: SBX005\n").is_empty(),
+            "{allow:?}"
+        );
+        assert!(
+            check_with(&s, "x = json.codecs  # noqa\n").is_empty(),
+            "{allow:?}"
+        );
+    }
+    // Opting in one code leaves the others protected.
+    let s = settings_with(&["SBX005"], &[]);
+    assert_eq!(
+        codes(&check_with(&s, "import os  # noqa: IMP001\n")),
+        vec!["IMP001", "CG005"]
+    );
+}
+
+#[test]
+fn the_configuration_still_turns_security_rules_off() {
+    let s = settings_with(&[], &["SBX005"]);
+    assert!(check_with(&s, "x = json.codecs\n").is_empty());
+    let s = settings_with(&[], &["CG005"]);
+    assert_eq!(
+        codes(&check_with(&s, "x = json.codecs  # noqa\n")),
+        vec!["SBX005"]
+    );
+}
+
+#[test]
+fn add_noqa_and_noqa_edit_leave_security_findings_alone() {
+    let out = super::add_noqa(
+        &SourceFile::new("a.py", "import os\nimport json\n"),
+        &untrusted(),
+        &KnowledgeBase::new(),
+    );
+    assert_eq!(out.text, "import os\nimport json  # noqa: IMP003\n");
+    assert_eq!(out.added, 1);
+    assert_eq!(out.skipped, 1);
+    let file = SourceFile::new("a.py", "import os\n");
+    let ds = check_with(&untrusted(), "import os\n");
+    assert_eq!(codes(&ds), vec!["IMP001"]);
+    assert_eq!(noqa_edit(&file, &untrusted(), &ds[0]), None);
+    assert!(noqa_edit(&file, &trusted(), &ds[0]).is_some());
 }

@@ -292,6 +292,7 @@ pub fn run_literals(code: &str) -> Vec<String> {
     }
     let mut out = Vec::new();
     for text in &texts {
+        let text = &crate::source::python_newlines(text);
         let tree = crate::parse::parse(text, None);
         for node in crate::parse::walk(tree.root_node()) {
             if node.kind() != "call" {

@@ -4,8 +4,8 @@
 
 use super::field::{FieldChild, F};
 use super::interp::{
-    bind_into, call_args, first_named, ident, unknown_host_attr, unparen, Bindings, Env, Escape,
-    Interp, METACLASS,
+    bind_into, call_args, first_named, ident, is_coroutine, is_denied_loop_method,
+    unknown_host_attr, unparen, Bindings, Env, Escape, Interp, LOOP_PREFIX, METACLASS,
 };
 use super::scan::{kind, Children, NameId, K};
 use super::value::*;
@@ -1435,6 +1435,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             );
             return;
         }
+        self.check_host_state(node);
         let v = self.it.lookup(name, env);
         self.builtin_refs(node, &v, name, nctx.callee);
         if matches!(name, "__builtins__" | "__builtin__")
@@ -1535,10 +1536,32 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- attributes -------------------------------------------------------------------------
 
+    /// SBX005 for a use of a name the host pre-binds for its own bookkeeping
+    /// ([`HOST_STATE_NAMES`]) other than `len(...)` of it.
+    fn check_host_state(&mut self, node: Node<'t>) {
+        if node.kind_name() != "identifier" {
+            return;
+        }
+        let name = ident(node, self.it.src).into_owned();
+        if HOST_STATE_NAMES.contains(&name.as_str())
+            && self.namespace_names.contains(&name)
+            && self.assignments_of(&name).is_empty()
+            && !is_len_argument(node, self.it.src)
+        {
+            self.report(
+                &MODULE_ESCAPE,
+                parse::range(node),
+                format!("`{name}` is the host's own record of the actions the cell ran (Colony copies it into the action result's metadata, which traces and audits read): the cell can erase or forge it"),
+                Some("Read only its length (`len(...)`); keep your own list of what the cell did".into()),
+            );
+        }
+    }
+
     fn check_attribute(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
         let (Some(obj), Some(attr)) = (node.field(F::Object), node.field(F::Attribute)) else {
             return;
         };
+        self.check_host_state(unparen(obj));
         let name = ident(attr, self.it.src);
         let name = &*name;
         let ctx = nctx.ctx;
@@ -1568,6 +1591,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 arange,
                 format!("{what} dunder attribute `{name}`"),
                 dunder_help(name),
+            );
+        }
+        // A coroutine driven by hand (`c = f(); c.send(None)`, `map(c.send, [None])`): it
+        // hands out what its innermost `await` suspended on, the host's own future under
+        // `run(...)` (whose `get_loop()` is the host's event loop), and one left suspended runs
+        // its `finally`/`except` clauses when the host's garbage collector closes it.
+        if ctx == Ctx::Load
+            && matches!(name, "send" | "throw")
+            && self.it.eval(obj, env, 0).iter().any(is_coroutine)
+        {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                arange,
+                format!("`.{name}` drives a coroutine by hand: it hands out what the coroutine awaits (the host's own future under `run(...)`), and a coroutine left suspended runs its cleanup in the host after the cell"),
+                Some("`await` the coroutine instead".into()),
             );
         }
         if ctx == Ctx::Load
@@ -1624,6 +1662,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 };
                 self.check_format_fields(obj, &objv, &args);
             }
+        }
+        // A loop method on a receiver cellguard cannot resolve: the loop may have come
+        // through a future, a queue, a task result or `gather` (see `is_denied_loop_method`).
+        if ctx == Ctx::Load
+            && objv.has_unknown()
+            && !objv
+                .iter()
+                .any(|v| matches!(v, Val::Member(p) if p.starts_with("asyncio.")))
+            && is_denied_loop_method(name, self.it.cfg.deny)
+        {
+            self.deny_check(&format!("{LOOP_PREFIX}{name}"), arange);
         }
         if matches!(ctx, Ctx::Load | Ctx::Aug) {
             let shown = short(self.text(obj));
@@ -1790,7 +1839,6 @@ impl<'t, 'a> Sbx<'t, 'a> {
         stored: Option<&VSet>,
     ) {
         let shown = short(self.text(obj));
-        let mut what: Option<String> = None;
         // Members and pre-bound objects: only deletions and stored callables (behaviour
         // patches) count, not data settings such as `pd.options.display.max_rows = 50`.
         let behaviour = verb == "Deleting"
@@ -1798,34 +1846,209 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 v.iter()
                     .any(|x| matches!(x, Val::Func(_) | Val::Builtin(_) | Val::Member(_)))
             });
-        for v in objv.iter() {
-            match v {
-                Val::Module(m) => {
-                    what = Some(format!("module `{}`", m.real));
-                    break;
-                }
-                Val::Member(p) if behaviour => {
-                    what = Some(format!("`{p}`, a member of a module"));
-                    break;
-                }
-                _ => {}
-            }
-        }
-        // `type(bb)` is the metaclass-call value plus anything.
-        let opaque = objv
-            .iter()
-            .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
-        if what.is_none() && behaviour && opaque {
-            if let Some(n) = self.host_shared(obj, 0) {
-                what = Some(format!("`{n}`, an object the host put in the namespace"));
-            }
-        }
-        if let Some(what) = what {
+        if let Some(what) = self.host_object(obj, objv, behaviour) {
             self.report(
                 &MODULE_ESCAPE,
                 range,
                 format!("{verb} attribute `{name}` of `{shown}` patches {what}: it is shared with the host, which then runs the cell's replacement"),
                 Some("Modules and pre-bound objects are shared with the host process; wrap them in a local function instead of patching them".into()),
+            );
+        }
+    }
+
+    /// What host object `obj` (whose values are `objv`) may be, described for a message: a
+    /// module, and, when `behaviour` (the write installs or removes code), a module member or a
+    /// name the namespace pre-binds that the cell never rebinds. `None` for the cell's own
+    /// objects.
+    fn host_object(&mut self, obj: Node<'t>, objv: &VSet, behaviour: bool) -> Option<String> {
+        for v in objv.iter() {
+            match v {
+                Val::Module(m) => return Some(format!("module `{}`", m.real)),
+                Val::Member(p) if behaviour && !is_coroutine(v) => {
+                    return Some(format!("`{p}`, a member of a module"))
+                }
+                // A class of a module (`json.JSONEncoder.key_separator = ...`): even a data
+                // setting changes every instance the host makes.
+                Val::Member(p)
+                    if !is_coroutine(v)
+                        && p.rsplit('.').next().is_some_and(|l| {
+                            l.starts_with(|c: char| c.is_ascii_uppercase())
+                                && l.chars().any(|c| c.is_ascii_lowercase())
+                        }) =>
+                {
+                    return Some(format!("class `{p}` of a module"))
+                }
+                _ => {}
+            }
+        }
+        // A pre-bound object, its attributes and `type(...)` of it, also through aliases
+        // (`B = type(bb)`); `type(bb)` is the metaclass-call value plus anything.
+        let opaque = objv
+            .iter()
+            .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
+        if behaviour && opaque {
+            if let Some(n) = self.host_shared(obj, 0) {
+                return Some(format!("`{n}`, an object the host put in the namespace"));
+            }
+        }
+        None
+    }
+
+    /// SBX003 for `functools.wraps(f)` / `update_wrapper(w, f)` where `f` is not the cell's own
+    /// function or class (a pre-bound host function such as `run`, `log`, `json.dumps`, or a
+    /// value cellguard cannot resolve) and the wrapper has string annotations (or the cell has
+    /// `from __future__ import annotations`): `__wrapped__` makes `typing.get_type_hints`,
+    /// `functools.singledispatch` and pydantic evaluate the wrapper's annotations in the
+    /// globals of `f`'s module, with the host's unrestricted builtins, so a bare name such as
+    /// `os` or a host global in the annotation reaches the host.
+    fn check_wrapped_globals(&mut self, node: Node<'t>, callee: Node<'t>, cv: &VSet, env: &Env) {
+        let is = |vals: &VSet, name: &str| {
+            vals.iter()
+                .any(|v| matches!(v, Val::Member(p) if p.ends_with(&format!("functools.{name}"))))
+        };
+        let (pos, kws, _) = call_args(node.field(F::Arguments), self.it.src);
+        let kw = |name: &str| kws.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+        // (wrapped, wrapper): the wrapper is a node whose value is a function, or the
+        // definition a `@wraps(f)` decorator is applied to.
+        let mut site: Option<(Node<'t>, Node<'t>)> = None;
+        if is(cv, "update_wrapper") {
+            if let (Some(w), Some(f)) = (
+                pos.first().copied().or_else(|| kw("wrapper")),
+                pos.get(1).copied().or_else(|| kw("wrapped")),
+            ) {
+                site = Some((f, w));
+            }
+        } else if is(cv, "wraps") {
+            let wrapped = pos.first().copied().or_else(|| kw("wrapped"));
+            let def = node
+                .parent()
+                .filter(|p| p.kind_name() == "decorator")
+                .and_then(|d| d.parent())
+                .and_then(|d| d.field(F::Definition));
+            if let (Some(f), Some(def)) = (wrapped, def) {
+                site = Some((f, def));
+            }
+        } else {
+            let inner = unparen(callee);
+            if inner.kind_name() == "call"
+                && inner
+                    .field(F::Function)
+                    .is_some_and(|c| is(&self.it.eval(c, env, 0), "wraps"))
+            {
+                let (ipos, ikws, _) = call_args(inner.field(F::Arguments), self.it.src);
+                let wrapped = ipos
+                    .first()
+                    .copied()
+                    .or_else(|| ikws.iter().find(|(k, _)| k == "wrapped").map(|(_, v)| *v));
+                if let (Some(f), Some(w)) = (wrapped, pos.first().copied()) {
+                    site = Some((f, w));
+                }
+            }
+        }
+        let Some((wrapped, wrapper)) = site else {
+            return;
+        };
+        let defs: Vec<Node<'t>> = if wrapper.kind_name() == "function_definition" {
+            vec![wrapper]
+        } else {
+            self.it
+                .eval(wrapper, env, 0)
+                .iter()
+                .filter_map(|v| match v {
+                    Val::Func(id) => self.it.funcs.get(*id as usize).map(|f| f.node),
+                    _ => None,
+                })
+                .collect()
+        };
+        let future = self.it.src.contains("from __future__ import annotations");
+        if !defs.iter().any(|d| has_string_annotation(*d, future)) {
+            return;
+        }
+        let own = self
+            .it
+            .eval(wrapped, env, 0)
+            .iter()
+            .all(|v| matches!(v, Val::Func(_) | Val::Class(_)));
+        if own {
+            return;
+        }
+        let shown = short(self.text(wrapped));
+        self.report(
+            &CODE_EXECUTION_BUILTIN,
+            parse::range(wrapped),
+            format!("Wrapping `{shown}`, which is not a function of the cell, makes the wrapper's string annotations evaluate in the globals of `{shown}`'s module (with the host's builtins) when `typing.get_type_hints`, `functools.singledispatch` or pydantic read them"),
+            Some("Wrap the cell's own function, or write the annotations as types instead of strings".into()),
+        );
+    }
+
+    /// SBX005 for a call that rewrites its argument in place when the argument is a host
+    /// object: `functools.update_wrapper(W, f)` and `functools.wraps(f)(W)` (they copy `f`'s
+    /// `__dict__` into `W` and set `W.__wrapped__` and the `assigned` names),
+    /// `dataclasses.dataclass(W)` / `dataclass(...)(W)` and `functools.total_ordering(W)` (they
+    /// set methods on the class `W`). The same host write as `W.x = f`, without store syntax.
+    fn check_in_place_mutator(&mut self, node: Node<'t>, callee: Node<'t>, cv: &VSet, env: &Env) {
+        let (pos, kws, _) = call_args(node.field(F::Arguments), self.it.src);
+        // The function a callee is: a module member, or a name the namespace pre-binds
+        // (Colony binds `dataclass`) that the cell does not rebind.
+        let member = |this: &mut Self, c: Node<'t>, vals: &VSet, names: &[&str]| {
+            let by_value = vals.iter().find_map(|v| match v {
+                Val::Member(p) => names
+                    .iter()
+                    .find(|n| p.ends_with(&format!(".{n}")) || &**p == **n)
+                    .map(|n| n.to_string()),
+                _ => None,
+            });
+            by_value.or_else(|| {
+                let c = unparen(c);
+                if c.kind_name() != "identifier" || !vals.only_unknown() {
+                    return None;
+                }
+                let n = ident(c, this.it.src).into_owned();
+                (names.contains(&n.as_str())
+                    && this.namespace_names.contains(&n)
+                    && this.assignments_of(&n).is_empty())
+                .then_some(n)
+            })
+        };
+        let mut target: Option<(Node<'t>, String)> = None;
+        if let Some(f) = member(
+            self,
+            callee,
+            cv,
+            &["update_wrapper", "total_ordering", "dataclass"],
+        ) {
+            let kw = if f == "update_wrapper" {
+                "wrapper"
+            } else {
+                "cls"
+            };
+            let arg = pos
+                .first()
+                .copied()
+                .or_else(|| kws.iter().find(|(k, _)| k == kw).map(|(_, v)| *v));
+            target = arg.map(|a| (a, f));
+        }
+        let inner = unparen(callee);
+        if target.is_none() && inner.kind_name() == "call" {
+            if let Some(f) = inner.field(F::Function).and_then(|c| {
+                let v = self.it.eval(c, env, 0);
+                member(self, c, &v, &["wraps", "dataclass"])
+            }) {
+                target = pos.first().map(|a| (*a, f));
+            }
+        }
+        self.check_wrapped_globals(node, callee, cv, env);
+        let Some((arg, f)) = target else {
+            return;
+        };
+        let objv = self.it.eval(arg, env, 0);
+        if let Some(what) = self.host_object(arg, &objv, true) {
+            let shown = short(self.text(arg));
+            self.report(
+                &MODULE_ESCAPE,
+                parse::range(arg),
+                format!("`{f}` rewrites `{shown}` in place (it sets attributes on it), patching {what}: it is shared with the host, which then runs what the cell put there"),
+                Some("Pass the cell's own function or class; wrap host objects in a local function instead of rewriting them".into()),
             );
         }
     }
@@ -2605,6 +2828,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => {}
             }
         }
+        self.check_in_place_mutator(node, callee, &cv, env);
         // `str.format` / `str.format_map` passed as a value (`partial(str.format, t)`,
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
         // elements) are formatted on arguments cellguard cannot see.
@@ -3003,6 +3227,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .map(str::to_string)
             .collect();
         for code in codes {
+            // compile()/exec() end lines at a lone `\r` too.
+            let code = crate::source::python_newlines(&code).into_owned();
             let tree = parse::parse(&code, None);
             let it = Interp::with_gate(
                 tree.root_node(),
@@ -5002,6 +5228,47 @@ fn dunder_help(name: &str) -> Option<String> {
 
 fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
+}
+
+/// Names the host pre-binds for its own bookkeeping (Colony's `_run_call_trace`, the policy's
+/// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or
+/// alias it (SBX005).
+pub const HOST_STATE_NAMES: &[&str] = &["_run_call_trace"];
+
+/// True when `node` is the only argument of a call of `len`.
+fn is_len_argument(node: Node, src: &str) -> bool {
+    let Some(args) = node.parent().filter(|p| p.kind_name() == "argument_list") else {
+        return false;
+    };
+    args.named_child_count() == 1
+        && args
+            .parent()
+            .and_then(|c| c.field(F::Function))
+            .is_some_and(|f| f.kind_name() == "identifier" && parse::text(f, src) == "len")
+}
+
+/// True when function definition `def` has an annotation that is evaluated later: a string
+/// (also nested, `list["T"]`), or any annotation when `future` (`from __future__ import
+/// annotations` makes every annotation a string).
+fn has_string_annotation(def: Node, future: bool) -> bool {
+    fn has_string(n: Node) -> bool {
+        if matches!(n.kind_name(), "string" | "concatenated_string") {
+            return true;
+        }
+        named(n).into_iter().any(has_string)
+    }
+    let mut anns: Vec<Node> = Vec::new();
+    if let Some(params) = def.field(F::Parameters) {
+        for p in named(params) {
+            if let Some(t) = p.field(F::Type) {
+                anns.push(t);
+            }
+        }
+    }
+    if let Some(r) = def.field(F::ReturnType) {
+        anns.push(r);
+    }
+    anns.iter().any(|a| future || has_string(*a))
 }
 
 #[cfg(test)]

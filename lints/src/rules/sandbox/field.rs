@@ -42,6 +42,7 @@ fields! {
     ReturnType => "return_type",
     Right => "right",
     Superclasses => "superclasses",
+    Type => "type",
     TypeConversion => "type_conversion",
     Value => "value",
 }
@@ -139,6 +140,7 @@ mod tests {
             F::ReturnType,
             F::Right,
             F::Superclasses,
+            F::Type,
             F::TypeConversion,
             F::Value,
         ];

@@ -154,6 +154,36 @@ const MEMBER_ROOTS: &[&str] = &[
     "json",
 ];
 
+/// The member path standing for a coroutine object the cell made by calling one of its
+/// `async def` functions (`c = f()`): `await c` is the function's result; `c.send(None)` and
+/// `c.throw(...)` drive it by hand (SBX009).
+pub const COROUTINE: &str = "types.CoroutineType";
+
+/// True when `v` is a coroutine object of the cell ([`COROUTINE`]).
+pub fn is_coroutine(v: &Val) -> bool {
+    matches!(v, Val::Member(p) if &**p == COROUTINE)
+}
+
+/// The deny-members prefix that stands for the methods of any event loop.
+pub const LOOP_PREFIX: &str = "asyncio.AbstractEventLoop.";
+
+/// True when `deny` names `asyncio.AbstractEventLoop.<name>` literally (not through a glob):
+/// such a method name (`subprocess_shell`, `call_later`) is reported on any receiver cellguard
+/// cannot resolve, since a loop passes through futures, queues, tasks and `gather` results
+/// whose contents the analysis does not follow.
+pub fn is_denied_loop_method(name: &str, deny: &[String]) -> bool {
+    !name.starts_with('_')
+        && deny
+            .iter()
+            .any(|d| d.strip_prefix(LOOP_PREFIX) == Some(name))
+}
+
+/// True when `node` is an `async def`.
+fn is_async_def(node: Node) -> bool {
+    node.kind_name() == "function_definition"
+        && node.child(0).is_some_and(|c| c.kind_name() == "async")
+}
+
 /// The first dotted segment of a name.
 fn root_of(path: &str) -> &str {
     path.split_once('.').map_or(path, |(r, _)| r)
@@ -923,6 +953,9 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// on such a chain, so the pre-pass does not count its name as hot there.
     fn chain_is_opaque(&self, name: NameId, sites: &[Node<'t>], chain: &[NameId]) -> bool {
         let text = self.names.text(name).to_string();
+        if super::check::HOST_STATE_NAMES.contains(&text.as_str()) {
+            return false;
+        }
         let mut vals: Vec<Val> = self.default_value(&text).iter().cloned().collect();
         for site in sites {
             for (bound, v, _) in self.import_bindings(*site) {
@@ -1966,6 +1999,18 @@ impl<'t, 'a> Interp<'t, 'a> {
             K::ListComprehension | K::GeneratorExpression | K::SetComprehension => {
                 self.eval_comprehension(node, env, d)
             }
+            // `await c`: the result of a coroutine the cell defined (its returns), or of an
+            // awaitable that hands back a value it was given (`asyncio.sleep(0, x)`).
+            _ if node.kind_name() == "await" => match first_named(node) {
+                Some(inner) => self
+                    .eval(inner, env, d)
+                    .iter()
+                    .filter(|v| !is_coroutine(v))
+                    .cloned()
+                    .collect::<VSet>()
+                    .or_unknown(),
+                None => VSet::unknown(),
+            },
             _ => VSet::unknown(),
         }
     }
@@ -2129,6 +2174,13 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
         } else {
             callee_vals = self.eval(callee, env, d);
+            // The host's `run(...)` dispatcher (Colony) returns a coroutine too.
+            if callee_inner.kind_name() == "identifier"
+                && self.text(callee_inner) == "run"
+                && callee_vals.only_unknown()
+            {
+                out.push(Val::member(COROUTINE));
+            }
         }
         for cv in callee_vals.iter() {
             let v = match cv {
@@ -2137,11 +2189,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Val::Class(id) if self.classes[*id as usize].plain => VSet::one(Val::Inst(*id)),
                 Val::Func(id) => {
                     self.note_read(self.names.len() as u32 + *id);
-                    self.funcs
-                        .get(*id as usize)
-                        .map(|f| f.returns.clone())
-                        .unwrap_or_default()
-                        .or_unknown()
+                    let f = self.funcs.get(*id as usize);
+                    let mut r = f.map(|f| f.returns.clone()).unwrap_or_default();
+                    // Calling an `async def` makes a coroutine object; `await` gives its result.
+                    if f.is_some_and(|f| is_async_def(f.node)) {
+                        r.push(Val::member(COROUTINE));
+                    }
+                    r.or_unknown()
                 }
                 _ => VSet::unknown(),
             };
@@ -2209,6 +2263,17 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         if path.starts_with("asyncio") && last == "get_event_loop_policy" {
             return VSet::one(Val::member("asyncio.AbstractEventLoopPolicy"));
+        }
+        // `await asyncio.sleep(0, x)` is `x`.
+        if path == "asyncio.sleep" || path == "asyncio.tasks.sleep" {
+            let result = pos
+                .get(1)
+                .copied()
+                .or_else(|| kws.iter().find(|(k, _)| k == "result").map(|(_, v)| *v));
+            return match result {
+                Some(r) => self.eval(r, env, d),
+                None => VSet::unknown(),
+            };
         }
         VSet::unknown()
     }
@@ -2341,6 +2406,36 @@ impl<'t, 'a> Interp<'t, 'a> {
                 }
                 map1(&|v| as_sequence(v).map(Val::seq))
             }
+            // An iterator over a known sequence is the sequence (`next(iter([json]))`); its
+            // next item, and the smallest or largest one, may be any of its elements.
+            "iter" if pos.len() == 1 => map1(&|v| as_sequence(v).map(Val::seq)),
+            "next" | "min" | "max" if pos.len() == 1 || (b == "next" && pos.len() == 2) => {
+                let mut out = VSet::default();
+                for v in arg(0).unwrap_or_default().iter() {
+                    match as_sequence(v) {
+                        Some(items) => {
+                            for i in &items {
+                                out.join(i);
+                            }
+                        }
+                        None => {
+                            out.push(Val::Unknown);
+                        }
+                    }
+                }
+                if let Some(default) = arg(1) {
+                    out.join(&default);
+                }
+                out.or_unknown()
+            }
+            // `max(a, b)`: either argument.
+            "min" | "max" => {
+                let mut out = VSet::default();
+                for p in pos {
+                    out.join(&self.eval(*p, env, d));
+                }
+                out.or_unknown()
+            }
             "reversed" => map1(&|v| {
                 as_sequence(v).map(|mut items| {
                     items.reverse();
@@ -2377,6 +2472,16 @@ impl<'t, 'a> Interp<'t, 'a> {
         env: &Env,
         d: u32,
     ) -> Option<VSet> {
+        // Every task, future and loop policy hands out an event loop (`fut.get_loop()`,
+        // `asyncio.get_event_loop_policy().get_event_loop()`): whatever the receiver, the
+        // loop's denied members apply to the result.
+        if matches!(
+            method,
+            "get_loop" | "get_event_loop" | "get_running_loop" | "new_event_loop"
+        ) && !matches!(recv, Val::Module(_) | Val::Str(_) | Val::Bytes(_))
+        {
+            return Some(VSet::one(Val::member("asyncio.AbstractEventLoop")));
+        }
         match recv {
             Val::Str(s) => self.str_method(s, method, pos, kws, env, d),
             Val::Bytes(b) => match method {

@@ -336,6 +336,14 @@ pub fn kind(node: Node) -> K {
         .unwrap_or(K::Other)
 }
 
+/// Callees that rewrite an argument in place or retarget its annotations (SBX005, SBX003):
+/// their calls are triggers (a pattern for `matches!`).
+macro_rules! IN_PLACE_MUTATORS {
+    () => {
+        "update_wrapper" | "wraps" | "dataclass" | "total_ordering"
+    };
+}
+
 /// Attribute and keyword names that are triggers whatever they are attached to, besides the
 /// frame-walk attributes ([`super::check::FRAME_ATTRS`]): import machinery, format methods
 /// (their templates walk attributes), the `code=` argument of tools (analysed as code), and the
@@ -991,6 +999,13 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .triggers
                         .push((node.start_byte() as u32, self.cur_range));
                 }
+                // `c.send` / `c.throw` drive a coroutine when `c` is one (SBX009), and
+                // `x.get_loop()` is an event loop: the receiver's value decides.
+                if matches!(last, "send" | "throw" | "get_loop") {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
                 if self.facts.has_class && super::interp::unknown_host_attr(last).is_some() {
                     self.facts
                         .triggers
@@ -1191,7 +1206,10 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                             rec.callee_name = self.name(callee);
                             // `type(name, bases, ns)` builds a class from a namespace dict
                             // whose keys may have been set elsewhere (`ns["__del__"] = f`).
-                            if self.names.text(rec.callee_name) == "type" {
+                            if matches!(
+                                self.names.text(rec.callee_name),
+                                "type" | IN_PLACE_MUTATORS!()
+                            ) {
                                 self.facts
                                     .triggers
                                     .push((node.start_byte() as u32, self.cur_range));
@@ -1210,6 +1228,13 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                                 .next()
                                 .unwrap_or("");
                             frame.args_carry = matches!(last, "get" | "pop" | "setdefault");
+                            // `functools.update_wrapper(W, f)`, `dataclasses.dataclass(W)`:
+                            // calls that rewrite a possibly-host argument in place.
+                            if matches!(last, IN_PLACE_MUTATORS!()) {
+                                self.facts
+                                    .triggers
+                                    .push((node.start_byte() as u32, self.cur_range));
+                            }
                         }
                         _ => {}
                     }
@@ -1472,7 +1497,8 @@ fn decode(v: u32, n_names: usize) -> usize {
 
 /// True when an unbound `name` already has a value that matters (see [`Relevance`]).
 fn default_interesting(name: &str, cfg: &Config) -> bool {
-    name == "__builtins__"
+    super::check::HOST_STATE_NAMES.contains(&name)
+        || name == "__builtins__"
         || name == "__builtin__"
         || cfg.prebound.contains(name)
         || (builtin(name).is_some()
@@ -1877,6 +1903,7 @@ pub fn relevance<'t>(
             || TRIGGER_WORDS.contains(&t)
             || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
+            || super::interp::is_denied_loop_method(t, cfg.deny)
         {
             text_trigger[id] = true;
         }
