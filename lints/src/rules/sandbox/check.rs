@@ -270,26 +270,24 @@ const BUILTIN_BASE_MEMBERS: &[(&str, &str)] = &[
 /// last dotted segment: `dict`, `collections.OrderedDict`, `Counter` (pre-bound by Colony),
 /// `deque`. `None` for other names.
 pub fn builtin_base_name(last: &str) -> Option<&'static str> {
-    match last {
-        b => BUILTIN_BASE_MEMBERS
-            .iter()
-            .map(|(_, b)| *b)
-            .chain([
-                "dict",
-                "list",
-                "set",
-                "frozenset",
-                "tuple",
-                "str",
-                "bytes",
-                "bytearray",
-                "int",
-                "float",
-                "complex",
-                "bool",
-            ])
-            .find(|x| *x == b),
-    }
+    BUILTIN_BASE_MEMBERS
+        .iter()
+        .map(|(_, b)| *b)
+        .chain([
+            "dict",
+            "list",
+            "set",
+            "frozenset",
+            "tuple",
+            "str",
+            "bytes",
+            "bytearray",
+            "int",
+            "float",
+            "complex",
+            "bool",
+        ])
+        .find(|x| *x == last)
 }
 
 /// Attributes of frames, tracebacks, generators and coroutines that walk execution frames, and
