@@ -167,12 +167,28 @@ pub fn is_coroutine(v: &Val) -> bool {
 /// The deny-members prefix that stands for the methods of any event loop.
 pub const LOOP_PREFIX: &str = "asyncio.AbstractEventLoop.";
 
-/// True when `deny` names `asyncio.AbstractEventLoop.<name>` literally (not through a glob):
-/// such a method name (`subprocess_shell`, `call_later`) is reported on any receiver cellguard
-/// cannot resolve, since a loop passes through futures, queues, tasks and `gather` results
-/// whose contents the analysis does not follow.
+/// Denied event-loop method names that ordinary objects also have (`conn.close()`,
+/// `timer.stop()`, `f.sendfile(...)`): reported on a resolved loop, never guessed on a receiver
+/// cellguard cannot resolve (see [`is_denied_loop_method`]).
+const GENERIC_METHOD_NAMES: &[&str] = &[
+    "close",
+    "stop",
+    "set_debug",
+    "sendfile",
+    "getaddrinfo",
+    "add_reader",
+    "add_writer",
+];
+
+/// True when `deny` names `asyncio.AbstractEventLoop.<name>` literally (not through a glob)
+/// and the name is specific to event loops: such a method name (`subprocess_shell`,
+/// `call_later`) is reported on any receiver cellguard cannot resolve, since a loop passes
+/// through futures, queues, tasks and `gather` results whose contents the analysis does not
+/// follow. Names other objects commonly have (`close`, `stop`, [`GENERIC_METHOD_NAMES`]) are
+/// left out: `client.close()` on an unresolved value is ordinary code.
 pub fn is_denied_loop_method(name: &str, deny: &[String]) -> bool {
     !name.starts_with('_')
+        && !GENERIC_METHOD_NAMES.contains(&name)
         && deny
             .iter()
             .any(|d| d.strip_prefix(LOOP_PREFIX) == Some(name))
