@@ -641,22 +641,10 @@ pub fn apply(
     file_diagnostics: &mut Vec<Diagnostic>,
     settings: &Settings,
 ) {
-    let tables: Vec<NodeTable> = trees.iter().map(NodeTable::new).collect();
-    apply_with_tables(cells, &tables, per_cell, file_diagnostics, settings);
-}
-
-/// [`apply`] with the node table of each cell's tree (parallel to `cells`).
-pub fn apply_with_tables(
-    cells: &[Cell],
-    tables: &[NodeTable],
-    per_cell: &mut [Vec<Diagnostic>],
-    file_diagnostics: &mut Vec<Diagnostic>,
-    settings: &Settings,
-) {
     let sups: Vec<CellSuppressions> = cells
         .iter()
-        .zip(tables)
-        .map(|(c, t)| CellSuppressions::from_table(&c.text, t))
+        .zip(trees)
+        .map(|(c, t)| CellSuppressions::from_table(&c.text, &NodeTable::new(t)))
         .collect();
     apply_with_suppressions(cells, &sups, per_cell, file_diagnostics, settings);
 }
