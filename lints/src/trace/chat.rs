@@ -23,11 +23,12 @@
 use super::convert::{content_text_checked, opt_str};
 use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
 use super::model::*;
-use super::TraceError;
+use super::{BoxedReader, TraceError};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 
 /// Converts a chat document.
 ///
@@ -416,6 +417,8 @@ struct FastMessage<'a> {
     /// Address of the first key's text when it is borrowed from the document (0 otherwise):
     /// the one-pass reader finds the message's line from it.
     at: usize,
+    /// One-based line of the message's `{`, once the one-pass reader has found it.
+    line: u64,
     role: Text<'a>,
     content: Text<'a>,
     name: Text<'a>,
@@ -435,6 +438,7 @@ impl<'de> Deserialize<'de> for FastMessage<'de> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut m = FastMessage {
                     at: 0,
+                    line: 0,
                     role: Text(None),
                     content: Text(None),
                     name: Text(None),
@@ -505,10 +509,24 @@ fn parse_fast(r: &RawValue, line: u64) -> Option<Parsed> {
 /// [`Parsed`] from a message read by [`FastMessage`], or `None` when the general reader must
 /// judge it (no role, an empty function name).
 fn from_fast(m: FastMessage, line: u64) -> Option<Parsed> {
-    let role = m.role.owned()?;
-    let mut calls = Vec::new();
+    fast_convertible(&m).then(|| convert_fast(m, line))
+}
+
+/// True when [`convert_fast`] keeps everything of `m`: it has a role, and every tool call a
+/// non-empty function name (anything else is left to the general reader, for its errors).
+fn fast_convertible(m: &FastMessage) -> bool {
+    m.role.0.is_some()
+        && m.tool_calls
+            .iter()
+            .flatten()
+            .all(|c| c.function.name.0.as_deref().is_some_and(|n| !n.is_empty()))
+}
+
+/// [`Parsed`] from a message that passed [`fast_convertible`].
+fn convert_fast(m: FastMessage, line: u64) -> Parsed {
+    let mut calls = Vec::with_capacity(m.tool_calls.as_ref().map_or(0, Vec::len));
     for c in m.tool_calls.into_iter().flatten() {
-        let name = c.function.name.owned().filter(|n| !n.is_empty())?;
+        let name = c.function.name.owned().unwrap_or_default();
         let (arguments, params) = text_arguments(c.function.arguments.owned());
         calls.push(ToolCall {
             id: c.id.owned(),
@@ -517,9 +535,9 @@ fn from_fast(m: FastMessage, line: u64) -> Option<Parsed> {
             params,
         });
     }
-    Some(Parsed {
+    Parsed {
         line,
-        role,
+        role: m.role.owned().unwrap_or_default(),
         content: m.content.owned(),
         name: m.name.owned(),
         tool_call_id: m.tool_call_id.owned(),
@@ -527,7 +545,7 @@ fn from_fast(m: FastMessage, line: u64) -> Option<Parsed> {
         calls,
         extra: m.extra,
         warnings: Vec::new(),
-    })
+    }
 }
 
 /// The address of a key's text when it is borrowed from the document, 0 when it was unescaped
@@ -550,6 +568,8 @@ const LIST_KEYS: [&str; 4] = ["traj", "messages", "conversation", "history"];
 struct FastConv<'a> {
     /// Address of the first key's text (0 when it is not borrowed or there is none).
     at: usize,
+    /// One-based line of the object's `{`, once the one-pass reader has found it.
+    line: u64,
     /// The message lists under [`LIST_KEYS`].
     lists: [Option<Vec<FastMessage<'a>>>; 4],
     /// `task_id`, `reward`, `trial`.
@@ -568,6 +588,7 @@ impl<'de> Deserialize<'de> for FastConv<'de> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut c = FastConv {
                     at: 0,
+                    line: 0,
                     lists: [None, None, None, None],
                     header: [None, None, None],
                     info: false,
@@ -637,83 +658,158 @@ impl LineCursor<'_> {
     }
 }
 
-/// Reads a chat document of the common shape (a non-empty list of conversation objects, the
+/// The conversations of a chat document as the one-pass reader parses them, borrowing the
+/// document's text.
+type Convs<'a> = Vec<FastConv<'a>>;
+
+self_cell::self_cell!(
+    /// A chat document's text and its conversations parsed in place, borrowing the text, so that
+    /// the records can be produced one conversation at a time.
+    struct ParsedDoc {
+        owner: String,
+        #[covariant]
+        dependent: Convs,
+    }
+);
+
+/// Parses a chat document of the common shape (a non-empty list of conversation objects, the
 /// first holding `traj`, `messages` or `conversation`, every one a message list of the common
-/// message shape) in one pass over its text, with each record's line. Returns `false`, with
-/// `ctx` untouched, for any other document: the general path then reads it, with the same
-/// results as this one on the documents this one accepts.
-pub(crate) fn read_fast(ctx: &mut DocCtx) -> bool {
-    let text = ctx.text();
-    let Ok(convs) = serde_json::from_str::<Vec<FastConv>>(text) else {
-        return false;
-    };
+/// message shape) in one pass over its text, and finds the line of every conversation and
+/// message. `None` for any other document.
+fn parse_common(text: &str) -> Option<Convs<'_>> {
+    let mut convs = serde_json::from_str::<Convs>(text).ok()?;
     // The general path classifies the document by its first element, and reads a list whose
     // first element names none of these keys as something else.
     let first_has_list = convs
         .first()
         .is_some_and(|c| c.lists[..3].iter().any(Option::is_some));
     if !first_has_list || convs.iter().any(|c| c.lists.iter().all(Option::is_none)) {
-        return false;
+        return None;
     }
     let mut lines = LineCursor {
         text: text.as_bytes(),
         offset: 0,
         line: 1,
     };
-    // Everything is converted before anything is emitted, so that a decline leaves no trace.
-    let mut out = Vec::with_capacity(convs.len());
-    for mut c in convs {
-        let Some(line) = lines.object_line(c.at) else {
-            return false;
-        };
-        let traj = c.lists[0].is_some();
-        let Some(list) = c.lists.iter_mut().find_map(Option::take) else {
-            return false;
-        };
-        let mut msgs = Vec::with_capacity(list.len());
+    for c in &mut convs {
+        c.line = lines.object_line(c.at)?;
+        // The list the conversation is read from: the first of `LIST_KEYS` present.
+        let list = c.lists.iter_mut().find_map(Option::as_mut)?;
         for m in list {
-            let Some(line) = lines.object_line(m.at) else {
-                return false;
-            };
-            let Some(p) = from_fast(m, line) else {
-                return false;
-            };
-            msgs.push(Some(p));
-        }
-        let mut wrapper = Map::new();
-        for (k, v) in ["task_id", "reward", "trial"].into_iter().zip(c.header) {
-            if let Some(v) = v {
-                wrapper.insert(k.into(), v);
+            m.line = lines.object_line(m.at)?;
+            if !fast_convertible(m) {
+                return None;
             }
         }
-        if traj {
-            wrapper.insert("traj".into(), Value::Bool(true));
-        }
-        if c.info {
-            wrapper.insert("info".into(), Value::Bool(true));
-        }
-        out.push((line, wrapper, msgs));
     }
-    // Sized up front (at most: a start and a header per conversation; an inference, a message
-    // and a cell per message, and two records per tool call): growing the list by doubling
-    // copies it and touches fresh memory each time.
-    let events: usize = out
-        .iter()
-        .map(|(_, _, msgs)| {
+    Some(convs)
+}
+
+/// Reads a chat document of the common shape (see [`parse_common`]) in one pass over its
+/// text; the records are produced lazily, one conversation at a time, as the replayer asks
+/// for them, so only one conversation's records are held at once. Gives the text back, with
+/// `early` (events about the whole document, emitted first), for any other document: the
+/// general path then reads it, with the same results as this one on the documents this one
+/// accepts.
+pub(crate) fn read_lazy(
+    path: &Path,
+    text: String,
+    early: Vec<Event>,
+) -> Result<BoxedReader, (String, Vec<Event>)> {
+    match ParsedDoc::try_new_or_recover(text, |t| parse_common(t).ok_or(())) {
+        Ok(doc) => Ok(Box::new(LazyChatReader {
+            doc,
+            next: 0,
+            path: path.to_path_buf(),
+            pending: early.into_iter(),
+            stats: ReadStats::default(),
+        })),
+        Err((text, ())) => Err((text, early)),
+    }
+}
+
+/// The reader [`read_lazy`] returns.
+struct LazyChatReader {
+    doc: ParsedDoc,
+    /// The next conversation to convert.
+    next: usize,
+    path: PathBuf,
+    /// The converted conversation's events not yet taken.
+    pending: std::vec::IntoIter<Event>,
+    stats: ReadStats,
+}
+
+impl LazyChatReader {
+    /// Converts conversation `n` into its events, or `None` after the last one. Its parsed
+    /// messages are released as they are converted.
+    fn conversation(&mut self, n: usize) -> Option<Vec<Event>> {
+        let (line, wrapper, msgs) = self.doc.with_dependent_mut(|_, convs| {
+            let c = convs.get_mut(n)?;
+            let traj = c.lists[0].is_some();
+            let list = c.lists.iter_mut().find_map(Option::take)?;
+            let msgs: Vec<Option<Parsed>> = list
+                .into_iter()
+                .map(|m| {
+                    let line = m.line;
+                    Some(convert_fast(m, line))
+                })
+                .collect();
+            let mut wrapper = Map::new();
+            for (k, v) in ["task_id", "reward", "trial"]
+                .into_iter()
+                .zip(std::mem::take(&mut c.header))
+            {
+                if let Some(v) = v {
+                    wrapper.insert(k.into(), v);
+                }
+            }
+            if traj {
+                wrapper.insert("traj".into(), Value::Bool(true));
+            }
+            if c.info {
+                wrapper.insert("info".into(), Value::Bool(true));
+            }
+            Some((c.line, wrapper, msgs))
+        })?;
+        let mut ctx = DocCtx::new(&self.path, "");
+        // Sized up front (at most: a start and a header; an inference, a message and a cell per
+        // message, and two records per tool call).
+        ctx.events.reserve(
             2 + msgs
                 .iter()
                 .flatten()
                 .map(|m| 3 + 2 * m.calls.len())
-                .sum::<usize>()
-        })
-        .sum();
-    ctx.events.reserve(events);
-    for (n, (line, wrapper, msgs)) in out.into_iter().enumerate() {
+                .sum::<usize>(),
+        );
         ctx.start_trace(Some(n), Format::OpenaiChat);
-        header(ctx, line, &wrapper);
-        emit(ctx, msgs);
+        header(&mut ctx, line, &wrapper);
+        emit(&mut ctx, msgs);
+        self.stats.add(&ctx.stats);
+        Some(ctx.events)
     }
-    true
+}
+
+impl Iterator for LazyChatReader {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(e) = self.pending.next() {
+                return Some(e);
+            }
+            let events = self.conversation(self.next)?;
+            self.next += 1;
+            self.pending = events.into_iter();
+        }
+    }
+}
+
+impl TraceReader for LazyChatReader {
+    fn stats(&self) -> ReadStats {
+        self.stats
+    }
+    fn format(&self) -> Format {
+        Format::OpenaiChat
+    }
 }
 
 /// Links each tool result to the call it answers. Returns, per message index with calls, the
@@ -1097,12 +1193,12 @@ mod tests {
     /// general path then reads as before).
     #[test]
     fn one_pass_reader_agrees_with_general_path() {
-        use crate::trace::doc::{read_document_with, DocCtx};
+        use crate::trace::doc::read_document_with;
         use std::path::Path;
-        fn events(text: &str, format: Option<Format>, one_pass: bool) -> String {
+        fn events(text: impl AsRef<[u8]>, format: Option<Format>, one_pass: bool) -> String {
             match read_document_with(
                 Path::new("c.json"),
-                text.as_bytes().to_vec(),
+                text.as_ref().to_vec(),
                 format,
                 one_pass,
             ) {
@@ -1114,10 +1210,7 @@ mod tests {
             }
         }
         fn one_pass_accepts(text: &str) -> bool {
-            let mut ctx = DocCtx::new(Path::new("c.json"), text);
-            let taken = super::read_fast(&mut ctx);
-            assert!(taken || ctx.events.is_empty(), "{text}");
-            taken
+            super::parse_common(text).is_some()
         }
         let tau = r#"[
   {
@@ -1153,6 +1246,21 @@ mod tests {
                 );
             }
         }
+        // Invalid UTF-8: the document's warning comes first, then the conversations' records.
+        let bad = tau
+            .replace("yes please", "yes \u{1} please")
+            .replace('\u{1}', "\u{fffd}");
+        let bad_bytes = tau.as_bytes().to_vec();
+        let at = tau.find("yes please").unwrap() + 3;
+        let mut bad_bytes = bad_bytes;
+        bad_bytes[at] = 0xff;
+        assert!(one_pass_accepts(&bad));
+        let shown = events(&bad_bytes, None, true);
+        assert_eq!(shown, events(&bad_bytes, None, false));
+        assert!(
+            shown.contains("invalid UTF-8 replaced by U+FFFD"),
+            "{shown}"
+        );
         // Records carry the lines of their messages, and the traces the lines of their objects.
         let shown = events(tau, None, true);
         for line in [2, 5, 6, 10, 17, 18] {

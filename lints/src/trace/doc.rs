@@ -62,11 +62,6 @@ impl<'a> DocCtx<'a> {
         }
     }
 
-    /// The document text.
-    pub fn text(&self) -> &'a str {
-        self.text
-    }
-
     /// The document's line index (built on first use).
     fn index(&self) -> &LineIndex {
         self.index.get_or_init(|| LineIndex::new(self.text))
@@ -336,13 +331,19 @@ pub(crate) fn read_document_with(
             (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
         }
     };
-    let mut ctx = DocCtx::new(path, &text);
-    if let Some(at) = bad_utf8 {
-        let line = ctx.line_at(at);
-        ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
-    }
+    // Events about the whole document (emitted first).
+    let early = {
+        let mut ctx = DocCtx::new(path, &text);
+        if let Some(at) = bad_utf8 {
+            let line = ctx.line_at(at);
+            ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
+        }
+        ctx.events
+    };
     if text.trim().is_empty() {
         // Only reachable with a forced non-native format: one trace without records.
+        let mut ctx = DocCtx::new(path, &text);
+        ctx.events = early;
         let format = format.unwrap_or(Format::OpenaiChat);
         ctx.start_trace(None, format);
         ctx.warn(0, "empty trace file (no records)");
@@ -354,19 +355,19 @@ pub(crate) fn read_document_with(
         }));
     }
     // The common chat document (a list of conversation objects holding message lists, as
-    // tau-bench writes it) is read in one pass; anything else, and any document that pass
-    // declines, takes the general path below, with the same results.
-    if one_pass
-        && matches!(format, None | Some(Format::OpenaiChat))
-        && super::chat::read_fast(&mut ctx)
-    {
-        let stats = ctx.stats;
-        return Ok(Box::new(DocReader {
-            events: ctx.events.into_iter(),
-            stats,
-            format: Format::OpenaiChat,
-        }));
-    }
+    // tau-bench writes it) is read in one pass, and its records produced one conversation at a
+    // time; anything else, and any document that pass declines, takes the general path below,
+    // with the same results.
+    let (text, early) = if one_pass && matches!(format, None | Some(Format::OpenaiChat)) {
+        match super::chat::read_lazy(path, text, early) {
+            Ok(reader) => return Ok(reader),
+            Err(back) => back,
+        }
+    } else {
+        (text, early)
+    };
+    let mut ctx = DocCtx::new(path, &text);
+    ctx.events = early;
     // An array document is validated and split into its elements in one pass; anything else
     // (and an array that fails to parse, for the error's position) takes the general path.
     let json_ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
