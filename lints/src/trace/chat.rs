@@ -984,10 +984,7 @@ pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
                             CallStatus::Error => text.map(str::to_string),
                             _ => None,
                         },
-                        result: text.map_or(RawJson::none(), |c| {
-                            serde_json::value::to_raw_value(c)
-                                .map_or(RawJson::none(), RawJson::from_raw)
-                        }),
+                        result: text.map_or(RawJson::none(), RawJson::from_text),
                         start: None,
                         end: None,
                         call_id: c.id,

@@ -73,35 +73,55 @@ const HEAD: usize = 64 * 1024;
 /// Errors: the file cannot be opened or read; the format cannot be detected; a JSON document
 /// that is not valid JSON (with line:column) or has no recognisable shape.
 pub fn open(path: &Path, format: Option<Format>) -> Result<BoxedReader, TraceError> {
-    let input: Box<dyn Read + Send> = if path.as_os_str() == "-" {
-        Box::new(std::io::stdin())
-    } else {
-        Box::new(
-            std::fs::File::open(path)
-                .map_err(|e| TraceError::plain(path, format!("cannot open trace: {e}")))?,
-        )
-    };
-    let mut input = BufReader::with_capacity(256 * 1024, input);
+    let read_err = |e: std::io::Error| TraceError::plain(path, format!("cannot read trace: {e}"));
+    if path.as_os_str() == "-" {
+        let mut input = BufReader::with_capacity(256 * 1024, std::io::stdin());
+        let native = match format {
+            Some(f) => f == Format::Native,
+            None => {
+                let head = input.fill_buf().map_err(read_err)?;
+                let head = &head[..head.len().min(HEAD)];
+                detect(head).map_err(|m| TraceError::plain(path, m))? == Some(Format::Native)
+            }
+        };
+        if native {
+            return Ok(Box::new(native::NativeReader::new(input, path)));
+        }
+        let mut bytes = Vec::new();
+        input.read_to_end(&mut bytes).map_err(read_err)?;
+        return doc::read_document(path, bytes, format);
+    }
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| TraceError::plain(path, format!("cannot open trace: {e}")))?;
+    // The first bytes are read into the buffer that will hold a whole document, so a document
+    // is read once, without an intermediate buffer.
+    let mut bytes = Vec::with_capacity(HEAD);
+    if format.is_none() {
+        Read::by_ref(&mut file)
+            .take(HEAD as u64)
+            .read_to_end(&mut bytes)
+            .map_err(read_err)?;
+    }
     let native = match format {
         Some(f) => f == Format::Native,
-        None => {
-            let head = input
-                .fill_buf()
-                .map_err(|e| TraceError::plain(path, format!("cannot read trace: {e}")))?;
-            let head = &head[..head.len().min(HEAD)];
-            detect(head).map_err(|m| TraceError::plain(path, m))? == Some(Format::Native)
-        }
+        None => detect(&bytes).map_err(|m| TraceError::plain(path, m))? == Some(Format::Native),
     };
     if native {
-        return Ok(Box::new(native::NativeReader::new(input, path)));
+        let input = std::io::Cursor::new(bytes).chain(file);
+        return Ok(Box::new(native::NativeReader::new(
+            BufReader::with_capacity(256 * 1024, input),
+            path,
+        )));
     }
     // Sized from the file's length up front: growing a multi-megabyte buffer by doubling costs
     // copies and page faults.
-    let size = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
-    let mut bytes = Vec::with_capacity(size.saturating_add(1).min(1 << 30));
-    input
-        .read_to_end(&mut bytes)
-        .map_err(|e| TraceError::plain(path, format!("cannot read trace: {e}")))?;
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    bytes.reserve(
+        size.saturating_add(1)
+            .min(1 << 30)
+            .saturating_sub(bytes.len()),
+    );
+    file.read_to_end(&mut bytes).map_err(read_err)?;
     doc::read_document(path, bytes, format)
 }
 

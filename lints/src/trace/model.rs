@@ -270,12 +270,34 @@ impl CallStatus {
 /// A JSON value kept as the raw text it was recorded as and parsed only when something reads
 /// it (most replays never look at most params or results). The text is always valid JSON.
 /// Shared: a clone (the guardrail history keeps the params and results of prior calls) costs
-/// a reference count, not a copy.
-#[derive(Debug, Clone, Default)]
-pub struct RawJson(Option<std::sync::Arc<str>>);
+/// a reference count, not a copy. A value recorded as plain text (a chat tool result, see
+/// [`RawJson::from_text`]) is escaped into JSON text only when something asks for it.
+#[derive(Clone, Default)]
+pub struct RawJson(Option<Repr>);
+
+#[derive(Clone)]
+enum Repr {
+    /// JSON text.
+    Json(std::sync::Arc<str>),
+    /// A JSON string value, kept unescaped.
+    Text(std::sync::Arc<TextValue>),
+}
+
+/// A JSON string value and, once asked for, its JSON text.
+struct TextValue {
+    text: Box<str>,
+    json: std::sync::OnceLock<Box<str>>,
+}
 
 /// The keyword parameters of a call (a [`RawJson`] object).
 pub type Params = RawJson;
+
+impl std::fmt::Debug for RawJson {
+    /// `RawJson(Some("<JSON text>"))` or `RawJson(None)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RawJson").field(&self.json()).finish()
+    }
+}
 
 impl PartialEq for RawJson {
     fn eq(&self, other: &Self) -> bool {
@@ -305,13 +327,22 @@ impl RawJson {
     /// From a raw JSON value (serde_json has validated it).
     pub fn from_raw(raw: Box<RawValue>) -> Self {
         let text: Box<str> = raw.into();
-        RawJson(Some(text.into()))
+        RawJson(Some(Repr::Json(text.into())))
     }
 
     /// From text already known to be exactly one valid JSON value (validated by the reader
     /// that sliced it).
     pub(crate) fn from_valid_text(text: &str) -> Self {
-        RawJson(Some(text.into()))
+        RawJson(Some(Repr::Json(text.into())))
+    }
+
+    /// The JSON string value `text` (equal to `from_value(&Value::String(text))`), escaped
+    /// into JSON text only when [`RawJson::json`] is first asked for.
+    pub fn from_text(text: impl Into<Box<str>>) -> Self {
+        RawJson(Some(Repr::Text(std::sync::Arc::new(TextValue {
+            text: text.into(),
+            json: std::sync::OnceLock::new(),
+        }))))
     }
 
     /// From a JSON value.
@@ -324,14 +355,25 @@ impl RawJson {
 
     /// The parsed value (`Value::Null` when nothing was recorded).
     pub fn value(&self) -> Value {
-        self.json()
-            .and_then(|t| serde_json::from_str::<Value>(t).ok())
-            .unwrap_or(Value::Null)
+        match &self.0 {
+            Some(Repr::Text(t)) => Value::String(t.text.to_string()),
+            _ => self
+                .json()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                .unwrap_or(Value::Null),
+        }
     }
 
     /// The raw JSON text, when recorded.
     pub fn json(&self) -> Option<&str> {
-        self.0.as_deref()
+        match self.0.as_ref()? {
+            Repr::Json(j) => Some(j),
+            Repr::Text(t) => Some(t.json.get_or_init(|| {
+                // Escaping a string cannot fail; `null` is never reached.
+                serde_json::to_string(&*t.text)
+                    .map_or_else(|_| "null".into(), String::into_boxed_str)
+            })),
+        }
     }
 
     /// True when no parameters were recorded.
@@ -341,6 +383,10 @@ impl RawJson {
 
     /// The parameters as a JSON object. Missing or non-object params give an empty map.
     pub fn object(&self) -> Map<String, Value> {
+        if let Some(Repr::Text(_)) = &self.0 {
+            // A string is not an object.
+            return Map::new();
+        }
         match self
             .json()
             .and_then(|t| serde_json::from_str::<Value>(t).ok())
@@ -818,6 +864,39 @@ pub trait TraceReader: Iterator<Item = Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A value recorded as text reads, writes, compares and prints exactly as the JSON string
+    /// value it stands for, escaped or not.
+    #[test]
+    fn text_values_equal_their_json_strings() {
+        for text in [
+            "",
+            "plain",
+            "Error: no \"quotes\" here",
+            "line\nbreak\ttab\u{1}\u{7f}",
+            "{\"a\": 1}",
+            "\u{e9}\u{2028}\u{1f600}\\",
+        ] {
+            let lazy = RawJson::from_text(text);
+            let eager = RawJson::from_value(&Value::String(text.to_string()));
+            assert_eq!(lazy.value(), Value::String(text.to_string()));
+            assert_eq!(lazy.value(), eager.value());
+            assert!(lazy.object().is_empty() && eager.object().is_empty());
+            assert!(!lazy.is_none());
+            assert_eq!(format!("{lazy:?}"), format!("{eager:?}"));
+            assert_eq!(
+                serde_json::to_string(&lazy).unwrap(),
+                serde_json::to_string(&eager).unwrap()
+            );
+            assert_eq!(lazy.json(), eager.json());
+            assert_eq!(lazy, eager);
+            assert_eq!(
+                lazy.clone().json(),
+                Some(serde_json::to_string(text).unwrap().as_str())
+            );
+        }
+        assert_eq!(format!("{:?}", RawJson::none()), "RawJson(None)");
+    }
 
     /// Readers and the replay engine move millions of events by value: the large record kinds
     /// are boxed so that an event stays a few words (a move of a 200-byte event was a `memcpy`
