@@ -188,8 +188,7 @@ fn registered_globs(c: &Client) -> Vec<String> {
     let reg = c
         .server_requests
         .iter()
-        .filter(|r| r["method"] == "client/registerCapability")
-        .next_back()
+        .rfind(|r| r["method"] == "client/registerCapability")
         .cloned()
         .expect("watchers registered");
     reg["params"]["registrations"][0]["registerOptions"]["watchers"]
