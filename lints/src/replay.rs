@@ -410,6 +410,11 @@ struct Run<'a> {
     cell: Option<u64>,
     cells_seen: bool,
     aborted: bool,
+    /// Set with `aborted` when the aborting block was also recorded as blocked: a later record
+    /// of the same cell then proves the recording's cell went on (the block was swallowed by a
+    /// `try/except` in the cell, colony-reference §4.0.1). Holds the cell's `failed` flag from
+    /// before the block.
+    swallow_evidence: Option<bool>,
     pos: u64,
     last_time: Option<f64>,
     totals: TraceTotals,
@@ -552,6 +557,7 @@ impl<'a> Replayer<'a> {
             cell: None,
             cells_seen: false,
             aborted: false,
+            swallow_evidence: None,
             pos: 0,
             last_time: None,
             totals: TraceTotals {
@@ -665,10 +671,9 @@ impl<'a> Replayer<'a> {
         let kb_key = self.kb_index(raw).map(|i| kb.actions[i].key.as_str());
         let recorded = c.action_key.as_deref().filter(|k| !k.is_empty());
         let resolved = recorded.or(kb_key).unwrap_or(raw);
-        // Shorter than three segments (fewer than two dots).
-        let partial = kb_key.is_none()
-            && recorded.is_none()
-            && memchr::memchr_iter(b'.', raw.as_bytes()).nth(1).is_none();
+        // Unresolved: matched against every key Colony's dispatcher could resolve it to
+        // (suffix match for short keys, prefix strip for long ones; see `matching`).
+        let partial = kb_key.is_none() && recorded.is_none();
         CallKeys {
             raw,
             resolved,
@@ -721,6 +726,7 @@ impl<'a> Replayer<'a> {
             None if !run.cells_seen => run.new_cell(None),
             _ => {}
         }
+        run.resume_if_swallowed();
         let index = c.index.unwrap_or(run.pos);
         run.pos += 1;
         let now = c.start.or(c.end).or(run.last_time);
@@ -778,14 +784,22 @@ impl<'a> Replayer<'a> {
                     }
                     verdict = Verdict::Blocked;
                     *self.per_guardrail.entry(b.guardrail.clone()).or_insert(0) += 1;
+                    let failed_before = run.cell_stats.failed;
                     run.cell_stats.failed = true;
                     match run.on_block {
-                        OnBlock::Keep => {
+                        // A call blocked in the recording too was never dispatched in either
+                        // world: it belongs to no history (colony-reference §4.0).
+                        OnBlock::Keep if c.status.dispatched() => {
                             run.state
                                 .record_call(set, &hist_sub, &key_bits, hist_status, c)
                         }
-                        OnBlock::Drop => {}
-                        OnBlock::StopCell => run.aborted = true,
+                        OnBlock::Keep | OnBlock::Drop => {}
+                        OnBlock::StopCell => {
+                            run.aborted = true;
+                            if !c.status.dispatched() {
+                                run.swallow_evidence = Some(failed_before);
+                            }
+                        }
                     }
                 }
             }
@@ -836,6 +850,7 @@ impl<'a> Replayer<'a> {
                 run.cells_seen = true;
             }
         }
+        run.resume_if_swallowed();
         if run.cfg.settings.completion == CompletionMode::None {
             return;
         }
@@ -877,10 +892,21 @@ impl Run<'_> {
         };
     }
 
+    /// A record of the current cell follows an aborting block that the recording also shows:
+    /// the recorded cell went on, so the block was swallowed inside the cell
+    /// (colony-reference §4.0.1) and the replay goes on with it.
+    fn resume_if_swallowed(&mut self) {
+        if let Some(failed) = self.swallow_evidence.take() {
+            self.aborted = false;
+            self.cell_stats.failed = failed;
+        }
+    }
+
     fn new_cell(&mut self, index: Option<u64>) {
         self.finish_cell();
         self.cell = index;
         self.aborted = false;
+        self.swallow_evidence = None;
         self.pos = 0;
         self.state.new_cell(self.epoch.cumulative_history());
     }

@@ -303,7 +303,8 @@ pub struct CallKeys<'k> {
     pub resolved: &'k str,
     /// The canonical key (KB resolution, else the resolved key, else the raw key).
     pub canonical: &'k str,
-    /// True when the canonical key could not be established and is shorter than a full key.
+    /// True when the canonical key could not be established (no knowledge-base resolution, no
+    /// recorded resolved key): patterns then match every key the dispatcher could resolve it to.
     pub partial: bool,
 }
 
@@ -418,7 +419,9 @@ impl HistEntry {
     }
 }
 
-/// Canonical text of a value for equality indexes (numbers by value: `1` equals `1.0`).
+/// Canonical text of a value for equality indexes, equal exactly when `predicates::json_eq`
+/// holds: numbers by value at any depth (`1` equals `1.0`, `true` equals `1` as in Python),
+/// object members in sorted key order (objects are unordered).
 fn canonical(v: Option<&Value>, out: &mut String) {
     match v {
         None | Some(Value::Null) => out.push('\u{1}'),
@@ -426,6 +429,7 @@ fn canonical(v: Option<&Value>, out: &mut String) {
             Some(f) => out.push_str(&format!("{f}")),
             None => out.push_str(&n.to_string()),
         },
+        Some(Value::Bool(b)) => out.push_str(if *b { "1" } else { "0" }),
         Some(Value::Array(a)) => {
             out.push('[');
             for x in a {
@@ -433,6 +437,18 @@ fn canonical(v: Option<&Value>, out: &mut String) {
                 out.push(',');
             }
             out.push(']');
+        }
+        Some(Value::Object(o)) => {
+            let mut members: Vec<(&String, &Value)> = o.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (k, x) in members {
+                out.push_str(&Value::from(k.as_str()).to_string());
+                out.push(':');
+                canonical(Some(x), out);
+                out.push(',');
+            }
+            out.push('}');
         }
         Some(other) => out.push_str(&other.to_string()),
     }
