@@ -857,11 +857,14 @@ impl<'a> Replayer<'a> {
         let simulated = if run.aborted {
             None
         } else {
-            completion::rule_based(CompletionInput {
-                goals: c.goals.as_deref().or(run.goals.as_deref()),
-                has_domain_work: run.has_domain_work,
-                results: c.results,
-            })
+            match completion::goals_for(c, run.goals.as_deref()) {
+                Some(goals) => completion::rule_based(CompletionInput {
+                    goals: Some(goals),
+                    has_domain_work: run.has_domain_work,
+                    results: c.results,
+                }),
+                None => None,
+            }
         };
         let d = CompletionDecision {
             trace: run.name.clone(),
