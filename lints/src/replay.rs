@@ -338,6 +338,9 @@ pub struct Report {
     pub warnings: Vec<Skip>,
     /// Matching mode, for the header of renderings.
     pub mode: MatchMode,
+    /// When the guardrails use both matching modes: which guardrail uses which
+    /// (`key: a, b; substring: c`), for the summary line.
+    pub mixed_modes: Option<String>,
     /// Sections from other replayers.
     pub sections: Vec<Box<dyn Section>>,
 }
@@ -463,7 +466,8 @@ impl<'a> Replayer<'a> {
                 .collect(),
             run: None,
             report: Report {
-                mode: cfg.settings.mode,
+                mode: single_mode(&cfg.guardrails.guardrails).unwrap_or(cfg.settings.mode),
+                mixed_modes: mixed_modes(&cfg.guardrails.guardrails),
                 ..Default::default()
             },
             per_guardrail: HashMap::new(),
@@ -913,6 +917,50 @@ impl Run<'_> {
         self.pos = 0;
         self.state.new_cell(self.epoch.cumulative_history());
     }
+}
+
+/// The (id, matching mode) of every guardrail that matches keys itself (composite members,
+/// not the composites).
+fn leaf_modes(guardrails: &[crate::guardrails::Guardrail]) -> Vec<(&str, MatchMode)> {
+    fn walk<'g>(gs: &'g [crate::guardrails::Guardrail], out: &mut Vec<(&'g str, MatchMode)>) {
+        for g in gs {
+            match &g.kind {
+                crate::guardrails::Kind::Composite(c) => walk(&c.inner, out),
+                _ => out.push((&g.id, g.mode)),
+            }
+        }
+    }
+    let mut leaves = Vec::new();
+    walk(guardrails, &mut leaves);
+    leaves
+}
+
+/// The matching mode every guardrail uses, when there are guardrails and they agree.
+fn single_mode(guardrails: &[crate::guardrails::Guardrail]) -> Option<MatchMode> {
+    let leaves = leaf_modes(guardrails);
+    let first = leaves.first()?.1;
+    leaves.iter().all(|(_, m)| *m == first).then_some(first)
+}
+
+/// `key: a, b; substring: c` when the guardrails use both matching modes.
+fn mixed_modes(guardrails: &[crate::guardrails::Guardrail]) -> Option<String> {
+    let leaves = leaf_modes(guardrails);
+    let ids = |m: MatchMode| -> Vec<&str> {
+        leaves
+            .iter()
+            .filter(|(_, x)| *x == m)
+            .map(|(id, _)| *id)
+            .collect()
+    };
+    let (key, sub) = (ids(MatchMode::Key), ids(MatchMode::Substring));
+    if key.is_empty() || sub.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "key: {}; substring: {}",
+        key.join(", "),
+        sub.join(", ")
+    ))
 }
 
 /// Replays readers one after another with `observers` watching the same stream, and returns
