@@ -336,10 +336,30 @@ pub(crate) fn read_document_with(
             (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
         }
     };
+    let bad_utf8_line = bad_utf8.map(|at| (LineIndex::new(&text).line_of(at) + 1) as u64);
+    // Lone surrogate escapes (valid to Python's json, not to serde_json): rewritten before
+    // parsing, with a warning per line (issue 6 R8).
+    let (text, surrogate_warnings) = match super::surrogates::escape_lone_surrogates(&text) {
+        Some((fixed, at)) => {
+            let index = LineIndex::new(&text);
+            let mut per_line: Vec<(u64, String, usize)> = Vec::new();
+            for a in at {
+                let line = (index.line_of(a) + 1) as u64;
+                match per_line.last_mut() {
+                    Some((l, _, n)) if *l == line => *n += 1,
+                    _ => per_line.push((line, text[a..a + 6].to_string(), 1)),
+                }
+            }
+            (fixed, per_line)
+        }
+        None => (text, Vec::new()),
+    };
     let mut ctx = DocCtx::new(path, &text);
-    if let Some(at) = bad_utf8 {
-        let line = ctx.line_at(at);
+    if let Some(line) = bad_utf8_line {
         ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
+    }
+    for (line, escape, n) in surrogate_warnings {
+        ctx.warn(line, super::surrogates::warning(&escape, n));
     }
     if text.trim().is_empty() {
         // Only reachable with a forced non-native format: one trace without records.
