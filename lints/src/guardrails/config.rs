@@ -850,8 +850,7 @@ fn semantic_constraint(
     })?;
     let mut applies_to = Vec::new();
     for (s, span) in strings(d, av, "`applies-to`")? {
-        applies_to
-            .push(set.add_pattern(compile_pattern(d, &s, mode, &span)?));
+        applies_to.push(set.add_pattern(compile_pattern(d, &s, mode, &span)?));
     }
     let scope = match get(t, "scope") {
         None => semantic::Scope::Cell,
@@ -906,8 +905,7 @@ fn semantic_constraint(
             let cv = get(et, "call")
                 .ok_or_else(|| d.error(&ev.span, "`evidence` needs `call` (a pattern)"))?;
             let ctext = string(d, cv, "`call`")?;
-            let pid =
-                set.add_pattern(compile_pattern(d, &ctext, mode, &cv.span)?);
+            let pid = set.add_pattern(compile_pattern(d, &ctext, mode, &cv.span)?);
             let status = match get(et, "status") {
                 Some(x) => statuses(d, x)?,
                 None => StatusSet::any(),

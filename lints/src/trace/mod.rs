@@ -244,7 +244,8 @@ mod tests {
             assert_eq!(detect(text.as_bytes()), Ok(Some(Format::Native)), "{first}");
         }
         // Documents and chat JSON Lines are still documents.
-        let chat = "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"x\"}\n";
+        let chat =
+            "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"x\"}\n";
         assert_eq!(detect(chat.as_bytes()), Ok(None));
         let list = format!("[\n{call},\n{call}]\n");
         assert_eq!(detect(list.as_bytes()), Ok(None));
@@ -252,7 +253,9 @@ mod tests {
         assert_eq!(detect(pretty.as_bytes()), Ok(None));
         // A nested `rec` key is no native record.
         assert!(!starts_native_record("{\"a\":{\"rec\":1}}"));
-        assert!(starts_native_record("{ \"a\" : [1, \"]\"], \"rec\" : \"call\""));
+        assert!(starts_native_record(
+            "{ \"a\" : [1, \"]\"], \"rec\" : \"call\""
+        ));
         assert!(detect(b"garbage\nmore garbage\n").is_err());
     }
 }

@@ -1032,7 +1032,9 @@ mod tests {
         for base in bases {
             let b = base.as_bytes();
             for i in 0..=b.len() {
-                for c in [b'"', b'x', b'\\', b' ', b':', b',', b'}', b'e', b'_', b'd', b'8'] {
+                for c in [
+                    b'"', b'x', b'\\', b' ', b':', b',', b'}', b'e', b'_', b'd', b'8',
+                ] {
                     let mut variants = vec![];
                     if i < b.len() {
                         let mut v = b.to_vec();

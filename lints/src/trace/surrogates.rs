@@ -93,7 +93,10 @@ mod tests {
 
     #[test]
     fn lone_escapes_are_rewritten_and_pairs_kept() {
-        let (t, at) = escape_lone_surrogates(r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800","d":"\uDC01"}"#).unwrap();
+        let (t, at) = escape_lone_surrogates(
+            r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800","d":"\uDC01"}"#,
+        )
+        .unwrap();
         assert_eq!(
             t,
             r#"{"a":"x\\ud800y","b":"\ud83d\ude00","c":"\\ud800","d":"\\udc01"}"#
