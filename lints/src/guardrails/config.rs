@@ -1081,6 +1081,7 @@ fn args_rule(
     // Value-only comparisons against a prior call are answered by an equality index; capture
     // predicates scan the history (and need prior params kept).
     let mut eq_index = None;
+    let mut member_index = None;
     if let (Prior::Call { watch, .. }, Some(m)) = (&prior, &prior_match) {
         if m.captures_subset_of.is_none() && m.captures_any_in.is_none() && !m.equal.is_empty() {
             set.eq_indexes.push(EqIndexSpec {
@@ -1090,10 +1091,18 @@ fn args_rule(
             eq_index = Some(set.eq_indexes.len() - 1);
         } else {
             set.needs_prior_params = true;
+            if let Some(param) = m.captures_subset_of.as_ref().or(m.captures_any_in.as_ref()) {
+                set.member_indexes.push(MemberIndexSpec {
+                    watch: *watch,
+                    param: param.clone(),
+                });
+                member_index = Some(set.member_indexes.len() - 1);
+            }
         }
     }
     Ok(Rule {
         eq_index,
+        member_index,
         target,
         applies_when,
         prior,
