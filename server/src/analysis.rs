@@ -956,6 +956,16 @@ mod incremental_properties {
         version: i32,
         previous: Option<(&str, &LintResult)>,
     ) -> Snapshot {
+        python_snapshot_in(false, text, version, previous)
+    }
+
+    /// [`python_snapshot`], linted with `profile = "colony"` when `colony` is set.
+    fn python_snapshot_in(
+        colony: bool,
+        text: &str,
+        version: i32,
+        previous: Option<(&str, &LintResult)>,
+    ) -> Snapshot {
         let tree = previous.and_then(|(old, r)| {
             let mut t = r.whole_tree.clone()?;
             t.edit(&diff_edit(old, text));
@@ -966,8 +976,25 @@ mod incremental_properties {
             path: PathBuf::from("/nonexistent/cell.py"),
             language: Language::Python,
             tree,
+            resolver: if colony {
+                colony_resolver()
+            } else {
+                resolver()
+            },
             ..snapshot(text, version, previous.map(|(_, r)| r))
         }
+    }
+
+    /// One resolver with `profile = "colony"`, shared like [`resolver`].
+    fn colony_resolver() -> Arc<Resolver> {
+        static R: OnceLock<Arc<Resolver>> = OnceLock::new();
+        R.get_or_init(|| {
+            Arc::new(Resolver::new(Overrides {
+                profile: Some(cellguard_lints::config::Profile::Colony),
+                ..Overrides::default()
+            }))
+        })
+        .clone()
     }
 
     proptest! {
@@ -980,7 +1007,11 @@ mod incremental_properties {
         fn incremental_statement_results_equal_fresh_ones(
             statements in prop::collection::vec(0usize..STATEMENTS.len(), 8..40),
             edits in prop::collection::vec(cell_edit(), 1..16),
+            colony in any::<bool>(),
         ) {
+            let python_snapshot = |text: &str, version: i32, previous: Option<(&str, &LintResult)>| {
+                python_snapshot_in(colony, text, version, previous)
+            };
             let mut text: String = statements.iter().map(|&i| STATEMENTS[i]).collect();
             let mut previous = run(python_snapshot(&text, 1, None));
             for (i, e) in edits.iter().enumerate() {

@@ -542,15 +542,19 @@ fn ident_before(text: &str, end: usize) -> &str {
 
 /// Completion at file offset `offset`: action keys inside the key string of `run(`, parameter
 /// names inside the argument list of an action call.
-/// The text a completion inserts for action `i`: its key, except for an action whose middle
-/// segment is random per process (`Class.*.name`), which no literal can spell: its short key
-/// when that resolves to it in every process (what `API002` asks for), else the key.
-fn insertable_key(kb: &cellguard_lints::kb::KnowledgeBase, i: usize) -> String {
-    let a = &kb.actions[i];
-    if a.dynamic_segment && kb.resolve(&a.short_key).action() == Some(i) {
-        return a.short_key.clone();
+/// The text a completion inserts for action `i`: the spelling the linter accepts
+/// (`KnowledgeBase::canonical_key`, the spelling `API002` asks for): its key, or for an action
+/// whose middle segment is random per process (`Class.*.name`) its short key when that resolves
+/// to it in every process. `None` when no literal spells the action in every process (a
+/// dynamic-segment action whose short key is ambiguous): such a key would be flagged, so it is
+/// not offered (issue 5 S10).
+fn insertable_key(kb: &cellguard_lints::kb::KnowledgeBase, i: usize) -> Option<String> {
+    let a = kb.actions.get(i)?;
+    let key = kb.canonical_key(i);
+    if a.dynamic_segment && (key == a.key || key.split('.').any(|s| s == "*")) {
+        return None;
     }
-    a.key.clone()
+    Some(key.to_string())
 }
 
 pub fn completion(
@@ -610,8 +614,16 @@ pub fn completion(
             .actions
             .iter()
             .enumerate()
-            .map(|(i, a)| lsp::CompletionItem {
-                label: a.key.clone(),
+            .filter_map(|(i, a)| Some((a, insertable_key(kb, i)?)))
+            .map(|(a, insert)| lsp::CompletionItem {
+                // The label is what gets inserted, so no view of the item shows a key the
+                // linter flags; the registered key (`Class.*.name`) is shown beside it.
+                label: insert.clone(),
+                label_details: (insert != a.key).then(|| lsp::CompletionItemLabelDetails {
+                    detail: None,
+                    description: Some(a.key.clone()),
+                }),
+                insert_text: Some(insert.clone()),
                 kind: Some(lsp::CompletionItemKind::FUNCTION),
                 detail: Some(a.signature()),
                 documentation: a.summary.as_ref().map(|s| {
@@ -623,8 +635,7 @@ pub fn completion(
                 filter_text: Some(a.key.clone()),
                 sort_text: Some(format!("{}{}", u8::from(a.exclude_from_planning), a.key)),
                 text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit::new(
-                    range,
-                    insertable_key(kb, i),
+                    range, insert,
                 ))),
                 ..Default::default()
             })
