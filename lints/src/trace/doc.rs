@@ -533,7 +533,9 @@ fn complete_prefix(text: &str, start: usize) -> Option<(Vec<&RawValue>, usize)> 
             b',' if depth == 0 => {
                 let slice = text.get(elem..i)?.trim_matches([' ', '\t', '\n', '\r']);
                 let offset = slice.as_ptr() as usize - text.as_ptr() as usize;
-                items.push(serde_json::from_str::<&RawValue>(&text[offset..offset + slice.len()]).ok()?);
+                items.push(
+                    serde_json::from_str::<&RawValue>(&text[offset..offset + slice.len()]).ok()?,
+                );
                 elem = i + 1;
             }
             _ => {}
