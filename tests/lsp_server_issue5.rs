@@ -326,3 +326,87 @@ fn s11_exit_right_after_initialized_exits_promptly_with_code_1() {
         .expect("the server was still running 3 s after `exit`");
     assert_eq!(status.code(), Some(1));
 }
+
+/// S7: a rule *name* in a suppression comment (`ignore[unknown-action]`) hovers like a code.
+#[test]
+fn s7_hover_on_a_rule_name_in_a_suppression_comment() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "n.py");
+    let text = "y = 2  # cellguard: ignore[unknown-action, relative-import]\n";
+    c.open(&u, "python", 1, text);
+    c.diagnostics_at(&u, 1);
+    for (name, heading) in [
+        ("unknown-action", "# unknown-action (API001)"),
+        ("relative-import", "# relative-import (IMP002)"),
+    ] {
+        let start = text.find(name).unwrap() as u32;
+        // On the first character, after the hyphen, and on the last character.
+        for col in [
+            start,
+            start + name.find('-').unwrap() as u32 + 1,
+            start + name.len() as u32 - 1,
+        ] {
+            let h = c.request(
+                "textDocument/hover",
+                json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": col}}),
+            );
+            let md = h["contents"]["value"].as_str().unwrap_or("").to_string();
+            assert!(md.starts_with(heading), "{name} at {col}: {md}");
+            assert_eq!(h["range"]["start"]["character"], start, "{h}");
+            assert_eq!(
+                h["range"]["end"]["character"],
+                start + name.len() as u32,
+                "{h}"
+            );
+        }
+    }
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
+fn inlay_labels(c: &mut Client, u: &str) -> Vec<String> {
+    let hints = c.request(
+        "textDocument/inlayHint",
+        json!({"textDocument": {"uri": u}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 100, "character": 0}}}),
+    );
+    hints
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// S8: an action inside a loop (or a comprehension, or a cell function called in a loop) makes
+/// the count unbounded, as SHP002 defines it; the hint says so instead of a bounded count.
+#[test]
+fn s8_inlay_hint_for_an_action_in_a_loop_is_unbounded() {
+    let ws = tempfile::tempdir().unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let cases = [
+        ("for i in x:\n    await run(\"a.b.c\")\n", "actions ∞/3"),
+        ("while True:\n    await run(\"a.b.c\")\n", "actions ∞/3"),
+        ("r = [await run(\"a.b.c\") for i in x]\n", "actions ∞/3"),
+        (
+            "async def f():\n    await run(\"a.b.c\")\nfor i in x:\n    await f()\n",
+            "actions ∞/3",
+        ),
+        (
+            "await run(\"a.b.c\")\nfor i in x:\n    y = i\n",
+            "actions 1/3",
+        ),
+    ];
+    for (n, (text, want)) in cases.iter().enumerate() {
+        let u = uri(ws.path(), &format!("l{n}.py"));
+        c.open(&u, "python", 1, text);
+        let diags = c.diagnostics_at(&u, 1);
+        assert_eq!(inlay_labels(&mut c, &u), vec![want.to_string()], "{text}");
+        // The hint agrees with the linter: unbounded exactly when SHP002 is reported.
+        assert_eq!(
+            codes(&diags).contains(&"SHP002".to_string()),
+            want.contains('∞'),
+            "{text}: {diags:?}"
+        );
+    }
+    assert_eq!(c.shutdown().code(), Some(0));
+}
