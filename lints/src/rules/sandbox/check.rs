@@ -4,7 +4,7 @@
 
 use super::field::{FieldChild, F};
 use super::interp::{
-    bind_into, call_args, first_named, ident, is_coroutine, is_denied_loop_method,
+    bind_into, call_args, component, first_named, ident, is_coroutine, is_denied_loop_method,
     unknown_host_attr, unparen, Bindings, Env, Escape, Interp, LOOP_PREFIX, METACLASS,
 };
 use super::scan::{kind, Children, NameId, K};
@@ -1631,6 +1631,30 @@ impl<'t, 'a> Sbx<'t, 'a> {
             Some(id) => VSet::one(Val::Inst(id)),
             None => self.it.eval(obj, env, 0),
         };
+        // A name bound by a `match` capture (`match [json, 0]: case [m, _]: m.dumps = f`).
+        let objv = match unparen(obj) {
+            o if o.kind_name() == "identifier" && objv.only_unknown() => {
+                let n = ident(o, self.it.src).into_owned();
+                self.capture_value(&n, env).unwrap_or(objv)
+            }
+            _ => objv,
+        };
+        // A private member of a pre-bound object or class (`ActionType._member_map_`,
+        // `bb._store`): host internals, as `_private` module attributes are (G27).
+        if name.starts_with('_') && !is_dunder(name) && objv.only_unknown() {
+            let root = self.host_shared(obj, 0).filter(|r| {
+                !HOST_DATA_NAMES.contains(&r.as_str()) && !HOST_STATE_NAMES.contains(&r.as_str())
+            });
+            if let Some(root) = root {
+                let shown = short(self.text(obj));
+                self.report(
+                    &MODULE_ESCAPE,
+                    arange,
+                    format!("`{name}` is a private member of `{shown}`, which belongs to `{root}`, an object the host put in the namespace: the cell reaches (and can change) the host's internals"),
+                    Some("Use the object's public API".into()),
+                );
+            }
+        }
         if ctx != Ctx::Load {
             let verb = match ctx {
                 Ctx::Del => "Deleting",
@@ -1682,6 +1706,120 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
+    }
+
+    /// What a name bound only by `match` capture patterns may hold: for each capture of it
+    /// (`case [m, _]:`, `case [x] as m:`, `case m:`), the part of the subject at the capture's
+    /// position in list and tuple patterns. `None` when the name has other bindings
+    /// (assignments) or no capture; unknown for positions inside class, mapping or starred
+    /// patterns. (Round 4 G33: a host module laundered through a capture.)
+    fn capture_value(&mut self, name: &str, env: &Env) -> Option<VSet> {
+        let root = self.root?;
+        if !self.assignments_of(name).is_empty() || !self.it.src.contains("case") {
+            return None;
+        }
+        let src = self.it.src;
+        let mut out = VSet::default();
+        for n in parse::walk(root) {
+            if n.kind_name() != "identifier" || ident(n, src) != name {
+                continue;
+            }
+            let Some(p) = n.parent() else { continue };
+            let pat = match p.kind_name() {
+                "dotted_name"
+                    if p.named_child_count() == 1
+                        && p.parent().is_some_and(|g| g.kind_name() == "case_pattern") =>
+                {
+                    p
+                }
+                "as_pattern"
+                    if p.named_children(&mut p.walk()).last().map(|l| l.id()) == Some(n.id()) =>
+                {
+                    p
+                }
+                "splat_pattern" => {
+                    out.push(Val::Unknown);
+                    continue;
+                }
+                _ => continue,
+            };
+            let v = self.pattern_position_value(pat, env);
+            out.join(&v);
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The value the subject of the enclosing `match` has at pattern node `pat`'s position (see
+    /// [`Self::capture_value`]).
+    fn pattern_position_value(&mut self, pat: Node<'t>, env: &Env) -> VSet {
+        let mut steps: Vec<(usize, usize)> = Vec::new();
+        let mut cur = pat;
+        let clause = loop {
+            let Some(p) = cur.parent() else {
+                return VSet::unknown();
+            };
+            match p.kind_name() {
+                "case_pattern" | "as_pattern" | "union_pattern" | "dotted_name" => {}
+                "list_pattern" | "tuple_pattern" | "case_clause" => {
+                    let items: Vec<Node<'t>> = named(p)
+                        .into_iter()
+                        .filter(|c| c.kind_name() == "case_pattern")
+                        .collect();
+                    let starred = items.iter().any(|i| {
+                        i.named_child(0)
+                            .is_some_and(|c| c.kind_name() == "splat_pattern")
+                    });
+                    if p.kind_name() == "case_clause" && items.len() <= 1 {
+                        break p;
+                    }
+                    let Some(i) = items.iter().position(|c| c.id() == cur.id()) else {
+                        return VSet::unknown();
+                    };
+                    if starred {
+                        return VSet::unknown();
+                    }
+                    steps.push((i, items.len()));
+                    if p.kind_name() == "case_clause" {
+                        break p;
+                    }
+                }
+                _ => return VSet::unknown(),
+            }
+            cur = p;
+        };
+        let Some(ms) = clause
+            .parent()
+            .and_then(|b| b.parent())
+            .filter(|m| m.kind_name() == "match_statement")
+        else {
+            return VSet::unknown();
+        };
+        let mut c = ms.walk();
+        let subjects: Vec<Node<'t>> = ms.children_by_field_name("subject", &mut c).collect();
+        let mut v = match subjects.as_slice() {
+            [s] => {
+                let s = *s;
+                let v = self.it.eval(s, env, 0);
+                // A list subject re-parsed with parentheses (`match [x]:`, see
+                // `soft_keywords`) is still a list of its elements.
+                if self.text(s).starts_with('[') && s.kind_name() != "list" {
+                    match s.kind_name() {
+                        "parenthesized_expression" => VSet::one(Val::seq(vec![v])),
+                        "tuple" => v,
+                        _ => VSet::unknown(),
+                    }
+                } else {
+                    v
+                }
+            }
+            many => VSet::one(Val::seq(
+                many.iter().map(|s| self.it.eval(*s, env, 0)).collect(),
+            )),
+        };
+        for (i, n) in steps.into_iter().rev() {
+            v = component(&v, i, n);
+        }
+        v
     }
 
     /// The cell class whose instance `obj` is when `obj` is the first parameter (`self`) of an
@@ -1822,6 +1960,83 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The host object `e` is derived from when every store into it is a host write, even a
+    /// data setting, with the text a message shows: an attribute or item taken out of a
+    /// pre-bound object (`ActionResult.model_config`, `ActionResult.model_fields["x"]`,
+    /// `bb.store`), a pre-bound class itself (`ActionResult`, `ActionType`: the host makes its
+    /// instances from it), the class of a value that is not the cell's own (`type(r)` of an
+    /// action result, `type(json.JSONDecoder())`, `type(queue.Queue().not_empty)`: a host
+    /// class), and cell names assigned only such values (`B = type(bb)`). Names that hold the
+    /// cell's own data ([`HOST_DATA_NAMES`]: `results`, `params`, ...) are not host objects
+    /// here. Round 4 G2, G14, G27, G30.
+    fn host_derived(&mut self, e: Node<'t>, env: &Env, depth: u32) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
+        let e = unparen(e);
+        match e.kind_name() {
+            "identifier" => {
+                let n = ident(e, self.it.src).into_owned();
+                let rhs = self.assignments_of(&n);
+                if rhs.is_empty() {
+                    let class = n.starts_with(|c: char| c.is_ascii_uppercase())
+                        && n.chars().any(|c| c.is_ascii_lowercase());
+                    return (class
+                        && self.namespace_names.contains(&n)
+                        && !HOST_DATA_NAMES.contains(&n.as_str()))
+                    .then(|| format!("`{n}`, a class the host put in the namespace"));
+                }
+                let mut found = None;
+                for r in rhs {
+                    found = Some(self.host_derived(r, env, depth + 1)?);
+                }
+                found
+            }
+            "attribute" | "subscript" => {
+                let inner = e.field(if e.kind_name() == "attribute" {
+                    F::Object
+                } else {
+                    F::Value
+                })?;
+                if let Some(root) = self.host_shared(inner, depth + 1) {
+                    if !HOST_DATA_NAMES.contains(&root.as_str()) {
+                        return Some(format!(
+                            "`{}`, part of `{root}`, an object the host put in the namespace",
+                            short(self.text(e))
+                        ));
+                    }
+                }
+                self.host_derived(inner, env, depth + 1)
+                    .map(|_| format!("`{}`, part of a host class", short(self.text(e))))
+            }
+            "call" => {
+                let f = e.field(F::Function)?;
+                let args = named(e.field(F::Arguments)?);
+                let [a] = args.as_slice() else {
+                    return None;
+                };
+                if !self.it.eval(f, env, 0).has_builtin("type")
+                    || a.kind_name() == "keyword_argument"
+                {
+                    return None;
+                }
+                // `type(x)` of a value of the cell (a literal, a display, an instance of a
+                // cell class, a cell function or class, a module) is a builtin or cell class;
+                // of anything else (an action result, an object from a module's API, a
+                // pre-bound object, a parameter) it may be a host class.
+                let v = self.it.eval(*a, env, 0);
+                let foreign = v.iter().any(|x| matches!(x, Val::Unknown | Val::Member(_)));
+                foreign.then(|| {
+                    format!(
+                        "`{}`, the class of a value that is not the cell's own (a host class)",
+                        short(self.text(e))
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// SBX005 for writing or deleting attribute `name` of a host object: a module (allowed,
     /// pre-bound or imported; modules are shared with the host through `sys.modules`), a
     /// module member (`json.JSONEncoder`, `re.compile`), or a name the namespace pre-binds that
@@ -1859,6 +2074,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// name the namespace pre-binds that the cell never rebinds. `None` for the cell's own
     /// objects.
     fn host_object(&mut self, obj: Node<'t>, objv: &VSet, behaviour: bool) -> Option<String> {
+        // A name bound by a `match` capture (`case [m]: setattr(m, "dumps", f)`).
+        let captured = match unparen(obj) {
+            o if o.kind_name() == "identifier" && objv.only_unknown() => {
+                let n = ident(o, self.it.src).into_owned();
+                self.capture_value(&n, &Env::Global)
+            }
+            _ => None,
+        };
+        let objv = captured.as_ref().unwrap_or(objv);
         for v in objv.iter() {
             match v {
                 Val::Module(m) => return Some(format!("module `{}`", m.real)),
@@ -1887,6 +2111,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if behaviour && opaque {
             if let Some(n) = self.host_shared(obj, 0) {
                 return Some(format!("`{n}`, an object the host put in the namespace"));
+            }
+        }
+        // Parts of pre-bound objects, pre-bound classes and host classes reached with
+        // `type(...)`: a data setting changes what the host does too (G2, G14, G30).
+        if opaque {
+            if let Some(what) = self.host_derived(obj, &Env::Global, 0) {
+                return Some(what);
             }
         }
         None
@@ -2049,6 +2280,81 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Some("Pass the cell's own function or class; wrap host objects in a local function instead of rewriting them".into()),
             );
         }
+    }
+
+    /// What host state `recv` (an attribute's object, a subscript's value) is, when changing
+    /// it in place changes the host: a module member (`copy.dispatch_table`,
+    /// `collections.abc.Mapping`) or a host-derived object ([`Self::host_derived`]). `root_ok`
+    /// counts a pre-bound class itself (`ActionResult.model_rebuild()`); otherwise a bare
+    /// pre-bound name is left out (`Counter.update(c, x)` updates the cell's counter).
+    fn host_state(&mut self, recv: Node<'t>, env: &Env, root_ok: bool) -> Option<String> {
+        let r = unparen(recv);
+        let vals = self.it.eval(r, env, 0);
+        if let Some(p) = vals.iter().find_map(|v| match v {
+            Val::Member(p) if !is_coroutine(v) => Some(p.clone()),
+            _ => None,
+        }) {
+            // Members of untracked modules are one opaque value per module: show the text.
+            let p = if p.contains('.') {
+                p.to_string()
+            } else {
+                short(self.text(r))
+            };
+            return Some(format!("`{p}`, a module member"));
+        }
+        let opaque = vals
+            .iter()
+            .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
+        if !opaque {
+            return None;
+        }
+        let bare = r.kind_name() == "identifier" && {
+            let n = ident(r, self.it.src).into_owned();
+            self.assignments_of(&n).is_empty()
+        };
+        if bare && !root_ok {
+            return None;
+        }
+        self.host_derived(r, env, 0)
+    }
+
+    /// SBX005 for a method call that changes a host object in place: a container method
+    /// (`update`, `setdefault`, `pop`, `clear`, `append`, ...) or an ABC's `register` on a
+    /// module member or a part of a pre-bound object (`ActionResult.model_config.update(...)`,
+    /// `ActionType._member_map_.clear()`, `copy.dispatch_table.update(...)`,
+    /// `collections.abc.Mapping.register(str)`), and pydantic's `model_rebuild` of a pre-bound
+    /// model (it rebuilds the host's validator and schema from fields the cell may have
+    /// changed). Round 4 G2, G21, G24, G27.
+    fn check_host_mutator_call(&mut self, callee: Node<'t>, env: &Env) {
+        let c = unparen(callee);
+        if c.kind_name() != "attribute" {
+            return;
+        }
+        let (Some(recv), Some(attr)) = (c.field(F::Object), c.field(F::Attribute)) else {
+            return;
+        };
+        let method = ident(attr, self.it.src).into_owned();
+        let rebuild = matches!(method.as_str(), "model_rebuild" | "update_forward_refs");
+        if !rebuild && !HOST_MUTATORS.contains(&method.as_str()) {
+            return;
+        }
+        // `ActionResult.register(dict)`: an ABC's registry is host-wide (G24).
+        let root_ok = rebuild || method == "register";
+        let Some(what) = self.host_state(recv, env, root_ok) else {
+            return;
+        };
+        let shown = short(self.text(recv));
+        let msg = if rebuild {
+            format!("`{shown}.{method}()` rebuilds {what}: the host's own model, whose validators and schema the host uses for every instance it makes")
+        } else {
+            format!("`{shown}.{method}(...)` changes host state in place ({what}): it is shared with the host, which then runs with what the cell put there")
+        };
+        self.report(
+            &MODULE_ESCAPE,
+            parse::range(attr),
+            msg,
+            Some("Copy host data before changing it (`dict(x)`, `list(x)`); never change host classes, models or module state".into()),
+        );
     }
 
     /// Findings for reading attribute `name` of a value that may be any of `objv` (an attribute
@@ -2706,9 +3012,28 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let sub = subs[0];
         let ctx = nctx.ctx;
+
         let vals = self.it.eval(value, env, 0);
         let keys = self.it.eval(sub, env, 0);
         self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
+        // `ActionResult.model_config["json_schema_extra"] = f`, `copy.dispatch_table[T] = f`,
+        // `del ActionType._member_map_["X"]`: an item store into host state (G2, G21).
+        if ctx != Ctx::Load {
+            if let Some(what) = self.host_state(value, env, false) {
+                let shown = short(self.text(value));
+                let verb = match ctx {
+                    Ctx::Del => "Deleting",
+                    Ctx::Aug => "Augmenting",
+                    _ => "Writing",
+                };
+                self.report(
+                    &MODULE_ESCAPE,
+                    parse::range(node),
+                    format!("{verb} an item of `{shown}` changes host state ({what}): it is shared with the host, which then runs with what the cell put there"),
+                    Some("Copy host data before changing it (`dict(x)`); never change host classes, models or module state".into()),
+                );
+            }
+        }
         if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
@@ -2827,6 +3152,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.check_in_place_mutator(node, callee, &cv, env);
+        self.check_host_mutator_call(callee, env);
         // `str.format` / `str.format_map` passed as a value (`partial(str.format, t)`,
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
         // elements) are formatted on arguments cellguard cannot see.
@@ -4162,8 +4488,63 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// [`Self::check_string_dunder_body`] for a value installed as `__repr__`/`__str__`: a
+    /// lambda, or a name or expression whose values are cell functions.
+    fn check_string_dunder_value(&mut self, name: &str, at: Node<'t>, value: Node<'t>, env: &Env) {
+        let v = unparen(value);
+        if v.kind_name() == "lambda" {
+            if let Some(b) = v.field(F::Body) {
+                self.check_string_dunder_body(name, at, b);
+            }
+            return;
+        }
+        let bodies: Vec<Node<'t>> = self
+            .it
+            .eval(v, env, 0)
+            .iter()
+            .filter_map(|x| match x {
+                Val::Func(id) => self
+                    .it
+                    .funcs
+                    .get(*id as usize)
+                    .and_then(|f| f.node.field(F::Body)),
+                _ => None,
+            })
+            .collect();
+        for b in bodies {
+            self.check_string_dunder_body(name, at, b);
+        }
+    }
+
     fn check_type_dict(&mut self, dict: Node<'t>, env: &Env) {
         let inner = unparen(dict);
+        // `type("E", (Exception,), {"__str__": lambda s: print(...) or "x"})`,
+        // `dict(__repr__=f)` (G16).
+        match inner.kind_name() {
+            "dictionary" => {
+                for pair in named(inner) {
+                    let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) else {
+                        continue;
+                    };
+                    let keys: Vec<String> =
+                        self.it.eval(k, env, 0).strs().map(str::to_string).collect();
+                    for key in keys {
+                        if STRING_DUNDERS.contains(&key.as_str()) {
+                            self.check_string_dunder_value(&key, k, v, env);
+                        }
+                    }
+                }
+            }
+            "call" => {
+                let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
+                for (k, v) in kws {
+                    if STRING_DUNDERS.contains(&k.as_str()) {
+                        self.check_string_dunder_value(&k, v, v, env);
+                    }
+                }
+            }
+            _ => {}
+        }
         // `type("A", (), dict(__del__=f))`, `collections.OrderedDict(__del__=f)`.
         if inner.kind_name() == "call" {
             let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
@@ -4896,6 +5277,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if let Some(name) = def.field(F::Name) {
             let n = ident(name, self.it.src);
             let n = &*n;
+            if STRING_DUNDERS.contains(&n) {
+                if let Some(body) = def.field(F::Body) {
+                    self.check_string_dunder_body(n, name, body);
+                }
+            }
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) {
                 self.report(
                     &DUNDER_METHOD_DEFINITION,
@@ -4904,6 +5290,71 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some(dunder_method_help()),
                 );
             }
+        }
+    }
+
+    /// SBX009 for a `__repr__`/`__str__` whose body (a function body or a lambda's expression)
+    /// does more than build and return a string. The two are exempt from the dunder-method
+    /// rule (smolagents' `ALLOWED_DUNDER_METHODS`), but they run in the host whenever a cell
+    /// object crosses into it: an exception the cell raises is formatted by the host's error
+    /// handler, `log(obj)` and `results[k] = obj` are formatted by host code after the cell
+    /// (round 4 G16). A body that only reads attributes and calls string-building functions
+    /// and methods ([`STRING_BUILDING_CALLS`]) is fine; a call of anything else, a store into an
+    /// attribute or item, `global`/`nonlocal`, `del`, `await` or `yield` is reported at
+    /// `name_at`, once per body.
+    fn check_string_dunder_body(&mut self, name: &str, name_at: Node<'t>, body: Node<'t>) {
+        let src = self.it.src;
+        let mut what: Option<String> = None;
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            let found = match n.kind_name() {
+                // Nested definitions only run when called, which is a call (lambdas are
+                // walked: `map(lambda x: print(x), ...)`).
+                "function_definition" | "class_definition" if n.id() != body.id() => continue,
+                "call" => n.field(F::Function).and_then(|f| {
+                    let f = unparen(f);
+                    let callee = match f.kind_name() {
+                        "identifier" => ident(f, src).into_owned(),
+                        "attribute" => f
+                            .field(F::Attribute)
+                            .map(|a| ident(a, src).into_owned())
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    (!STRING_BUILDING_CALLS.contains(&callee.as_str()))
+                        .then(|| format!("calls `{}`", short(self.text(f))))
+                }),
+                "assignment" | "augmented_assignment" => n.field(F::Left).and_then(|l| {
+                    let l = unparen(l);
+                    (!matches!(
+                        l.kind_name(),
+                        "identifier" | "pattern_list" | "tuple_pattern"
+                    ))
+                    .then(|| format!("stores into `{}`", short(self.text(l))))
+                }),
+                "global_statement" | "nonlocal_statement" => {
+                    Some("rebinds names outside the method".to_string())
+                }
+                "delete_statement" => Some("deletes".to_string()),
+                "await" => Some("awaits".to_string()),
+                "yield" => Some("yields".to_string()),
+                _ => None,
+            };
+            if let Some(w) = found {
+                if what.is_none() {
+                    what = Some(w);
+                }
+                continue;
+            }
+            stack.extend(named(n));
+        }
+        if let Some(w) = what {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(name_at),
+                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`), after the cell and outside its checks"),
+                Some("Let `__repr__`/`__str__` only build and return a string from the object's fields".into()),
+            );
         }
     }
 
@@ -4924,6 +5375,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     format!("Class attribute `{n}` defines a dunder method"),
                     Some(dunder_method_help()),
                 );
+            }
+            if STRING_DUNDERS.contains(&n) {
+                if let Some(r) = right {
+                    self.check_string_dunder_value(n, left, r, env);
+                }
             }
         }
         // `ns["__d" + "el__"] = f`: remembered for `type(name, bases, ns)`.
@@ -5232,6 +5688,118 @@ fn dunder_method_help() -> String {
 /// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or
 /// alias it (SBX005).
 pub const HOST_STATE_NAMES: &[&str] = &["_run_call_trace"];
+
+/// The dunder methods exempt from SBX009 that build a string for the host
+/// (see `check_string_dunder_body`).
+const STRING_DUNDERS: &[&str] = &["__repr__", "__str__"];
+
+/// Callee names (functions or methods) a `__repr__`/`__str__` may call while building its
+/// string: conversions, formatting, string and read-only container methods.
+const STRING_BUILDING_CALLS: &[&str] = &[
+    "str",
+    "repr",
+    "ascii",
+    "format",
+    "len",
+    "type",
+    "int",
+    "float",
+    "bool",
+    "round",
+    "abs",
+    "min",
+    "max",
+    "sum",
+    "sorted",
+    "reversed",
+    "map",
+    "filter",
+    "zip",
+    "enumerate",
+    "range",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "frozenset",
+    "isinstance",
+    "hex",
+    "oct",
+    "bin",
+    "chr",
+    "ord",
+    "super",
+    "join",
+    "format_map",
+    "upper",
+    "lower",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "replace",
+    "split",
+    "rsplit",
+    "splitlines",
+    "title",
+    "capitalize",
+    "casefold",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
+    "startswith",
+    "endswith",
+    "encode",
+    "decode",
+    "items",
+    "keys",
+    "values",
+    "get",
+    "count",
+    "index",
+    "find",
+    "rfind",
+    "partition",
+    "rpartition",
+    "expandtabs",
+    "swapcase",
+    "isoformat",
+    "strftime",
+    "__repr__",
+    "__str__",
+    "__format__",
+];
+
+/// Methods that change a container or an ABC in place (see `check_host_mutator_call`).
+pub const HOST_MUTATORS: &[&str] = &[
+    "update",
+    "setdefault",
+    "pop",
+    "popitem",
+    "clear",
+    "append",
+    "appendleft",
+    "extend",
+    "extendleft",
+    "insert",
+    "remove",
+    "add",
+    "discard",
+    "sort",
+    "reverse",
+    "rotate",
+    "move_to_end",
+    "register",
+    "__setitem__",
+    "__delitem__",
+];
+
+/// Names Colony pre-binds that hold the cell's own data (its parameters, goals, pages and
+/// outputs; colony-reference §2.1), not host machinery: items and attributes taken out of
+/// them are the cell's data, so stores into them are not host writes.
+pub const HOST_DATA_NAMES: &[&str] = &[
+    "results", "params", "goals", "pages", "agent_id", "__name__",
+];
 
 /// True when `node` is the only argument of a call of `len`.
 fn is_len_argument(node: Node, src: &str) -> bool {

@@ -866,7 +866,7 @@ fn bind_into_at(
 }
 
 /// Element `i` of an `n`-element unpacking of `v`.
-fn component(v: &VSet, i: usize, n: usize) -> VSet {
+pub(crate) fn component(v: &VSet, i: usize, n: usize) -> VSet {
     let mut out = VSet::default();
     for val in v.iter() {
         match as_sequence(val) {

@@ -196,6 +196,7 @@ impl K {
                 | K::SetComprehension
                 | K::GeneratorExpression
                 | K::DictionaryComprehension
+                | K::MatchStatement
         )
     }
 
@@ -634,6 +635,7 @@ fn passes(p: &Frame, field: Option<&str>) -> bool {
         K::Assignment => field == Some("right"),
         K::KeywordArgument => field == Some("value"),
         K::Subscript => field == Some("value"),
+        K::MatchStatement => field == Some("subject"),
         K::Call => field == Some("function") || (field == Some("arguments") && p.args_carry),
         K::Attribute => field == Some("object") && p.obj_carries,
         K::ListComprehension
@@ -884,6 +886,11 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     let sinks = p.targets.clone();
                     self.push_range_carrying(sinks, false, carries);
                 }
+                // A `match` subject flows into the names its case patterns capture.
+                (K::MatchStatement, Some("subject")) => {
+                    let sinks = p.targets.clone();
+                    self.push_range_carrying(sinks, false, carries);
+                }
                 (K::Lambda, Some("body")) => {
                     if let Some(f) = p.own_func {
                         let r = self.push_range_carrying(
@@ -999,6 +1006,16 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .triggers
                         .push((node.start_byte() as u32, self.cur_range));
                 }
+                // Host state changed without store syntax (`ActionResult.model_config.update(...)`,
+                // `copy.dispatch_table.clear()`) and private members of pre-bound objects
+                // (`ActionType._member_map_`): the receiver decides (SBX005).
+                if (last.starts_with('_') && !last.starts_with("__"))
+                    || super::check::HOST_MUTATORS.contains(&last)
+                {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
                 // `c.send` / `c.throw` drive a coroutine when `c` is one (SBX009), and
                 // `x.get_loop()` is an event loop: the receiver's value decides.
                 if matches!(last, "send" | "throw" | "get_loop") {
@@ -1020,6 +1037,25 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         (self.facts.chains.len() - 1) as u32
                     }
                 };
+            }
+            // An item written or deleted (`ActionResult.model_config["k"] = f`,
+            // `copy.dispatch_table[T] = f`): the receiver decides whether it is host state
+            // (SBX005); the cell's own data names (`results[k] = v`) are not.
+            K::Subscript
+                if matches!(
+                    (pk, field),
+                    (K::Assignment | K::AugmentedAssignment, Some("left"))
+                ) || pk == K::DeleteStatement =>
+            {
+                let data = node.field(F::Value).is_some_and(|v| {
+                    kind(v) == K::Identifier
+                        && super::check::HOST_DATA_NAMES.contains(&crate::parse::text(v, self.src))
+                });
+                if !data {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
             }
             K::String => {
                 let t = crate::parse::text(node, self.src);
@@ -1114,6 +1150,31 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     self.targets(n, &mut t, 0);
                     self.record_bound(node.start_byte(), n);
                 }
+                self.site(node, func, t.clone());
+                frame.targets = t;
+            }
+            K::MatchStatement => {
+                // The capture names of its case patterns (`case [m, _]:`, `case x as m:`).
+                let mut t: SmallVec<[u32; 2]> = SmallVec::new();
+                let mut c = node.walk();
+                let mut stack = vec![node];
+                while let Some(n) = stack.pop() {
+                    let parent = n.parent().map(|p| p.kind()).unwrap_or("");
+                    match kind(n) {
+                        K::Identifier
+                            if matches!(parent, "dotted_name" | "as_pattern" | "splat_pattern") =>
+                        {
+                            let id = self.name(n);
+                            if !t.contains(&id) {
+                                t.push(id);
+                            }
+                        }
+                        K::Block if n.parent().is_some_and(|p| kind(p) == K::CaseClause) => {}
+                        _ => stack.extend(n.named_children(&mut c)),
+                    }
+                }
+                // A binding site of the captures (the interpreter leaves their values to
+                // `check`'s capture resolution): they are not "never bound" names.
                 self.site(node, func, t.clone());
                 frame.targets = t;
             }
