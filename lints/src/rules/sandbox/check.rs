@@ -498,6 +498,9 @@ pub struct Sbx<'t, 'a> {
     seen: HashSet<(&'static str, usize, usize)>,
     /// How deep inside code strings (`exec("...")`) this checker runs.
     nesting: u32,
+    /// Inside [`Self::check_type_expression`]: code strings are annotations or type strings,
+    /// which evaluators may run in another module's globals (see `check_free_host_names`).
+    in_type_expr: bool,
     /// Names of dicts that got a dunder-method key by item assignment (`ns["__del__"] = f`),
     /// with that key: a class namespace for a three-argument `type(...)`.
     dunder_keyed: Vec<(String, String)>,
@@ -738,6 +741,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             findings: Vec::new(),
             seen: HashSet::default(),
             nesting: 0,
+            in_type_expr: false,
             dunder_keyed: Vec::new(),
             kw_subjects: Default::default(),
             root: None,
@@ -1015,6 +1019,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.check_tree(s, Some(flow), NodeCtx::ROOT);
         }
         self.check_class_base_overrides(class, &Env::Flow(flow));
+        self.check_generic_parametrizations(class);
         if let Some(b) = class.field(F::Body) {
             self.check_tree(b, None, NodeCtx::CLASS_BODY);
             self.check_class_bindings(b);
@@ -1337,7 +1342,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.check_def_name(node);
                 self.check_generator_cleanup(node);
             }
-            K::ClassDefinition => self.check_class_base_overrides(node, env),
+            K::ClassDefinition => {
+                self.check_class_base_overrides(node, env);
+                self.check_generic_parametrizations(node);
+            }
             K::Type => {
                 // A string annotation is evaluated as code by `typing.get_type_hints`,
                 // `typing.ForwardRef`, pydantic and `functools.singledispatch().register`.
@@ -1356,6 +1364,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
             K::Dictionary => {
+                for pair in named(node) {
+                    if let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) {
+                        let keys: Vec<String> =
+                            self.it.eval(k, env, 0).strs().map(str::to_string).collect();
+                        for key in keys {
+                            self.check_computed_alias(&key, v, env);
+                        }
+                    }
+                }
                 for pair in named(node) {
                     for f in [F::Key, F::Value] {
                         if let Some(x) = pair.field(f) {
@@ -1706,6 +1723,78 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
+    }
+
+    /// For a generic class of the cell (`Generic[...]` or `RootModel` among its bases, as a
+    /// generic pydantic model has), the parameters of every subscript of its name in the cell
+    /// (`Box[s]`): pydantic evaluates them as type expressions when it builds the parametrized
+    /// model (G8). Subscripts inside the class statement itself are left out.
+    fn check_generic_parametrizations(&mut self, class: Node<'t>) {
+        let generic = class.child_by_field_name("superclasses").is_some_and(|b| {
+            let t = self.text(b);
+            t.contains("Generic") || t.contains("RootModel")
+        });
+        let (true, Some(name), Some(root)) = (generic, class.field(F::Name), self.root) else {
+            return;
+        };
+        let name = ident(name, self.it.src).into_owned();
+        let (start, end) = (class.start_byte(), class.end_byte());
+        let subs: Vec<Node<'t>> = parse::walk(root)
+            .filter(|n| {
+                n.kind_name() == "subscript"
+                    && (n.start_byte() >= end || n.end_byte() <= start)
+                    && n.field(F::Value).map(unparen).is_some_and(|v| {
+                        v.kind_name() == "identifier" && ident(v, self.it.src) == name
+                    })
+            })
+            .collect();
+        for n in subs {
+            let mut c = n.walk();
+            let items: Vec<Node<'t>> = n
+                .children_by_field_name("subscript", &mut c)
+                .flat_map(|x| {
+                    if x.kind_name() == "tuple" {
+                        named(x)
+                    } else {
+                        vec![x]
+                    }
+                })
+                .collect();
+            let label =
+                format!("`{name}[...]`, which evaluates its parameters as type expressions");
+            self.check_type_args(items, &Env::Global, &label, false);
+        }
+    }
+
+    /// True when subscripting `value` (whose values are `vals`) parametrizes a class whose
+    /// parameters are evaluated as types at once: pydantic's `RootModel` and a generic class of
+    /// the cell (one with `Generic[...]` or `RootModel` among its bases, as a generic pydantic
+    /// model has).
+    fn type_subscript_evaluator(&mut self, value: Node<'t>, vals: &VSet) -> bool {
+        let member = vals.iter().any(|v| {
+            matches!(v, Val::Member(p) if p.starts_with("pydantic") && p.ends_with("RootModel"))
+        });
+        if member {
+            return true;
+        }
+        let v = unparen(value);
+        if v.kind_name() != "identifier" {
+            return false;
+        }
+        if !vals.iter().any(|x| matches!(x, Val::Class(_))) {
+            return false;
+        }
+        let name = ident(v, self.it.src).into_owned();
+        let Some(root) = self.root else { return false };
+        parse::walk(root).any(|n| {
+            n.kind_name() == "class_definition"
+                && n.field(F::Name)
+                    .is_some_and(|c| ident(c, self.it.src) == name)
+                && n.child_by_field_name("superclasses").is_some_and(|b| {
+                    let t = self.text(b);
+                    t.contains("Generic") || t.contains("RootModel")
+                })
+        })
     }
 
     /// What a name bound only by `match` capture patterns may hold: for each capture of it
@@ -2316,6 +2405,36 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return None;
         }
         self.host_derived(r, env, 0)
+    }
+
+    /// SBX004 for a pydantic alias cellguard cannot read in a cell that validates from
+    /// attributes: with `from_attributes=True` (a keyword or a `model_config` key) pydantic reads
+    /// `getattr(obj, alias)` for every field, so an `alias`/`validation_alias` built at runtime
+    /// or an `alias_generator` of the cell is a getattr with a computed name (`alias_generator =
+    /// lambda n: "__" + n + "__"` hands out `object.__getattribute__` when the model validates
+    /// its own class). Constant non-dunder aliases and library generators (`to_camel`) are
+    /// fine; constant dunders are SBX002 where the string is folded. Round 4 G7.
+    fn check_computed_alias(&mut self, key: &str, value: Node<'t>, env: &Env) {
+        if !matches!(key, "alias" | "validation_alias" | "alias_generator")
+            || !self.it.src.contains("from_attributes")
+        {
+            return;
+        }
+        let v = self.it.eval(value, env, 0);
+        let computed = if key == "alias_generator" {
+            v.iter()
+                .any(|x| matches!(x, Val::Func(_) | Val::Unknown | Val::Builtin(_)))
+        } else {
+            v.has_unknown() || v.strs().next().is_none()
+        };
+        if computed {
+            self.report(
+                &DYNAMIC_ATTRIBUTE_ACCESS,
+                parse::range(value),
+                format!("`{key}` that cellguard cannot read, in a cell that validates from attributes: pydantic reads each field with `getattr(obj, alias)`, a getattr by a computed name"),
+                Some("Use constant aliases (or a library generator such as `to_camel`)".into()),
+            );
+        }
     }
 
     /// SBX005 for a method call that changes a host object in place: a container method
@@ -3034,6 +3153,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 );
             }
         }
+        if ctx == Ctx::Load && self.type_subscript_evaluator(value, &vals) {
+            // `pydantic.RootModel[s]`, `Box[s]` of a generic model: the parameters are type
+            // expressions pydantic evaluates when it builds the parametrized class (G8).
+            let items = if sub.kind_name() == "tuple" {
+                named(sub)
+            } else {
+                vec![sub]
+            };
+            let label = format!(
+                "`{}[...]`, which evaluates its parameters as type expressions",
+                short(self.text(value))
+            );
+            self.check_type_args(items, env, &label, false);
+        }
         if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
@@ -3153,6 +3286,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         self.check_in_place_mutator(node, callee, &cv, env);
         self.check_host_mutator_call(callee, env);
+        for (k, v) in &kws {
+            self.check_computed_alias(k, *v, env);
+        }
         // `str.format` / `str.format_map` passed as a value (`partial(str.format, t)`,
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
         // elements) are formatted on arguments cellguard cannot see.
@@ -3582,7 +3718,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 })
                 .flatten();
-            for f in inner.run(tree.root_node()) {
+            let free_hosts = if self.in_type_expr {
+                self.free_host_names(tree.root_node(), &code)
+            } else {
+                Vec::new()
+            };
+            let mut found = inner.run(tree.root_node());
+            for (name, r) in free_hosts {
+                found.push(Finding {
+                    rule: &MODULE_ESCAPE,
+                    range: r,
+                    message: format!("`{name}` is not bound by the cell: a type string is evaluated in the globals of the module its class or function belongs to (the host's `__main__` when the executor runs the cell as `__main__`, the wrapped function's module after `functools.wraps`, any module named by `module=`), where `{name}` is the host's module"),
+                    help: Some("Import what the annotation names in the cell, or write the type itself instead of a string".into()),
+                });
+            }
+            for f in found {
                 let range = match offset {
                     Some(o) if f.range.end <= code.len() => {
                         TextRange::new(o + f.range.start, o + f.range.end)
@@ -3599,6 +3749,49 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The identifiers of type-string code (parsed as `root` from `code`) that read a
+    /// host-reaching module name (`os`, `sys`, `subprocess`, `codecs`, `builtins`, ... : a
+    /// module of the reachability table's host families) that neither the string nor the
+    /// enclosing cell binds. Round 4 G6(b), G26.
+    fn free_host_names(&mut self, root: Node, code: &str) -> Vec<(String, TextRange)> {
+        let mut out = Vec::new();
+        for n in parse::walk(root) {
+            if n.kind_name() != "identifier" {
+                continue;
+            }
+            let attr_name = n.parent().is_some_and(|p| {
+                (p.kind_name() == "attribute"
+                    && p.field(F::Attribute).is_some_and(|a| a.id() == n.id()))
+                    || (p.kind_name() == "keyword_argument"
+                        && p.field(F::Name).is_some_and(|a| a.id() == n.id()))
+            });
+            if attr_name {
+                continue;
+            }
+            let name = ident(n, code).into_owned();
+            let host = super::interp::HOST_MODULE_NAMES.contains(&name.as_str())
+                || matches!(name.as_str(), "io" | "pathlib")
+                || self.it.cfg.table.family(&name).is_some();
+            if !host {
+                continue;
+            }
+            let bound_outer = self
+                .it
+                .names
+                .get(&name)
+                .is_some_and(|id| self.it.bound.iter().any(|(_, b)| *b == id))
+                || !self.assignments_of(&name).is_empty();
+            let bound_inner = code.contains(&format!("import {name}"));
+            if !bound_outer
+                && !bound_inner
+                && !out.iter().any(|(x, _): &(String, TextRange)| *x == name)
+            {
+                out.push((name, parse::range(n)));
+            }
+        }
+        out
+    }
+
     /// Checks an annotation (or another type expression that `typing` or pydantic evaluates):
     /// every string in a type position is code (`x: "os.system"`, `Optional["..."]`,
     /// `list["..."]`); strings inside `Literal[...]`, the metadata of `Annotated[T, ...]` and
@@ -3607,6 +3800,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// builds a string at runtime ([`Self::runtime_string`]) is reported itself (SBX003), as
     /// `eval` of a computed string would be.
     fn check_type_expression(&mut self, expr: Node<'t>, env: &Env, label: &str) {
+        let was = std::mem::replace(&mut self.in_type_expr, true);
+        self.check_type_expression_inner(expr, env, label);
+        self.in_type_expr = was;
+    }
+
+    fn check_type_expression_inner(&mut self, expr: Node<'t>, env: &Env, label: &str) {
         let mut strings: Vec<Node<'t>> = Vec::new();
         let mut stack = vec![(expr, 0u32)];
         while let Some((n, depth)) = stack.pop() {
@@ -4048,17 +4247,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
         kws: &[(String, Node<'t>)],
         env: &Env,
     ) {
-        const ROOTS: &[&str] = &["typing", "typing_extensions", "pydantic", "dataclasses"];
+        const ROOTS: &[&str] = &[
+            "typing",
+            "typing_extensions",
+            "pydantic",
+            "dataclasses",
+            "collections",
+        ];
         let mut sink: Option<String> = None;
+        let mut opaque_root = false;
         for v in cv.iter() {
             if let Val::Member(p) = v {
                 let root = p.split('.').next().unwrap_or("");
                 if ROOTS.contains(&root) {
-                    sink = Some(p.rsplit('.').next().unwrap_or("").to_string());
+                    if p.contains('.') {
+                        sink = Some(p.rsplit('.').next().unwrap_or("").to_string());
+                    } else {
+                        // An untracked module's members are one opaque value: use the text.
+                        opaque_root = true;
+                    }
                 }
             }
         }
-        if sink.is_none() && cv.only_unknown() {
+        if sink.is_none() && (cv.only_unknown() || opaque_root) {
             let t = self.text(unparen(callee));
             sink = Some(t.rsplit('.').next().unwrap_or("").trim().to_string());
         }
@@ -4079,6 +4290,32 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 types.extend(pos.first().copied().or_else(|| kw("arg")));
             }
             "TypeAdapter" => types.extend(pos.first().copied().or_else(|| kw("type"))),
+            // pydantic v1's `typing.resolve_annotations(raw, module_name)`: every string value
+            // of `raw` is evaluated in `sys.modules[module_name]` (G17).
+            "resolve_annotations" => {
+                if let Some(d) = pos.first().copied().or_else(|| kw("raw_annotations")) {
+                    let mut d = unparen(d);
+                    if d.kind_name() == "identifier" {
+                        let n = ident(d, self.it.src).into_owned();
+                        if let Some(r) = self
+                            .assignments_of(&n)
+                            .into_iter()
+                            .map(unparen)
+                            .find(|r| r.kind_name() == "dictionary")
+                        {
+                            d = r;
+                        }
+                    }
+                    if d.kind_name() == "dictionary" {
+                        for pair in named(d) {
+                            types.extend(pair.field(F::Value));
+                        }
+                    } else {
+                        types.push(d);
+                    }
+                }
+            }
+            "namedtuple" => {}
             "TypedDict" | "NamedTuple" | "make_dataclass" | "create_model" => {
                 let second = if sink == "create_model" {
                     None
@@ -4130,33 +4367,55 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             _ => return,
         }
-        if sink == "ForwardRef" {
-            // `ForwardRef(s, module="os")` evaluates `s` in a loaded module's namespace, found
-            // by name in `sys.modules`.
-            if let Some(m) = kw("module").or_else(|| pos.get(2).copied()) {
-                let names: Vec<String> =
-                    self.it.eval(m, env, 0).strs().map(str::to_string).collect();
-                let shown = if names.is_empty() {
-                    "a computed module".to_string()
-                } else {
-                    format!("`{}`", names.join("`, `"))
-                };
-                self.report(
-                    &DYNAMIC_IMPORT,
-                    parse::range(m),
-                    format!("`ForwardRef(..., module=...)` evaluates its string in the namespace of {shown}, looked up by name in `sys.modules`"),
-                    None,
-                );
+        // `ForwardRef(s, module="os")`, `TypeAdapter(s, module=...)`,
+        // `create_model(..., __module__=...)`, `namedtuple(..., module=...)`,
+        // `resolve_annotations(raw, "os")`: the strings (the model's or class's annotations)
+        // are evaluated in a loaded module's namespace, found by name in `sys.modules`, with
+        // that module's globals and builtins (G12, G17).
+        let module_arg = match sink.as_str() {
+            "ForwardRef" => kw("module").or_else(|| pos.get(2).copied()),
+            "resolve_annotations" => kw("module_name").or_else(|| pos.get(1).copied()),
+            "create_model" => kw("__module__"),
+            "TypeAdapter" | "namedtuple" | "make_dataclass" | "NamedTuple" | "TypedDict" => {
+                kw("module")
             }
+            _ => None,
+        };
+        if let Some(m) = module_arg.filter(|m| unparen(*m).kind_name() != "none") {
+            let names: Vec<String> = self.it.eval(m, env, 0).strs().map(str::to_string).collect();
+            let shown = if names.is_empty() {
+                "a computed module".to_string()
+            } else {
+                format!("`{}`", names.join("`, `"))
+            };
+            let callee_name = short(self.text(unparen(callee)));
+            self.report(
+                &DYNAMIC_IMPORT,
+                parse::range(m),
+                format!("`{callee_name}` with a module name evaluates its type strings in the namespace of {shown}, looked up by name in `sys.modules` (that module's globals and builtins, not the cell's)"),
+                Some("Leave the module out: types are then resolved in the cell's own namespace".into()),
+            );
         }
         // `ForwardRef` takes nothing but a string: any argument it cannot fold is computed.
         let only_strings = matches!(sink.as_str(), "ForwardRef" | "evaluate_forward_ref");
+        self.check_type_args(types, env, &label, only_strings);
+    }
+
+    /// Checks arguments that a type evaluator evaluates (see [`Self::check_type_sinks`]): a
+    /// string is code ([`Self::check_type_expression`]), a string built at runtime is SBX003.
+    fn check_type_args(
+        &mut self,
+        types: Vec<Node<'t>>,
+        env: &Env,
+        label: &str,
+        only_strings: bool,
+    ) {
         for t in types {
             let v = self.it.eval(t, env, 0);
             if matches!(unparen(t).kind_name(), "string" | "concatenated_string")
                 || v.strs().next().is_some()
             {
-                self.check_type_expression(t, env, &label);
+                self.check_type_expression(t, env, label);
             } else if only_strings || self.runtime_string(t, false, 0) {
                 self.report(
                     &CODE_EXECUTION_BUILTIN,
@@ -4165,7 +4424,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some("Pass the type itself, or a string literal cellguard can check".into()),
                 );
             } else {
-                self.check_type_expression(t, env, &label);
+                self.check_type_expression(t, env, label);
             }
         }
     }

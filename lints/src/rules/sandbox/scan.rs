@@ -360,6 +360,10 @@ const TRIGGER_WORDS: &[&str] = &[
     "code",
     "model_rebuild",
     "update_forward_refs",
+    // pydantic aliases read with `getattr` under `from_attributes` (SBX004).
+    "alias",
+    "validation_alias",
+    "alias_generator",
     "_types_namespace",
     // On any receiver: pydantic's file loader on every model, and the asyncio scheduling
     // methods whose code runs on the host's loop after the cell (`SBX009`).
@@ -1056,6 +1060,21 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .triggers
                         .push((node.start_byte() as u32, self.cur_range));
                 }
+            }
+            // `Box[s]`, `RootModel[s]`: parametrizing a (generic) class evaluates the
+            // parameters as types when it is a pydantic model (SBX003, G8).
+            K::Subscript
+                if node.field(F::Value).is_some_and(|v| {
+                    let t = crate::parse::text(v, self.src);
+                    t.rsplit('.').next().is_some_and(|l| {
+                        l.starts_with(|c: char| c.is_ascii_uppercase())
+                            && l.chars().any(|c| c.is_ascii_lowercase())
+                    })
+                }) =>
+            {
+                self.facts
+                    .triggers
+                    .push((node.start_byte() as u32, self.cur_range));
             }
             K::String => {
                 let t = crate::parse::text(node, self.src);
