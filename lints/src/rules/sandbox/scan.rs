@@ -589,6 +589,9 @@ pub struct Facts<'t> {
     triggers: Vec<(u32, u32)>,
     calls: Vec<CallRec>,
     imported: Vec<NameId>,
+    /// Names whose value matters whatever their bindings: generic classes of the cell, whose
+    /// subscripts evaluate type parameters (`Box[s]`, SBX003).
+    generic_classes: Vec<NameId>,
 }
 
 struct Frame {
@@ -1061,21 +1064,6 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .push((node.start_byte() as u32, self.cur_range));
                 }
             }
-            // `Box[s]`, `RootModel[s]`: parametrizing a (generic) class evaluates the
-            // parameters as types when it is a pydantic model (SBX003, G8).
-            K::Subscript
-                if node.field(F::Value).is_some_and(|v| {
-                    let t = crate::parse::text(v, self.src);
-                    t.rsplit('.').next().is_some_and(|l| {
-                        l.starts_with(|c: char| c.is_ascii_uppercase())
-                            && l.chars().any(|c| c.is_ascii_lowercase())
-                    })
-                }) =>
-            {
-                self.facts
-                    .triggers
-                    .push((node.start_byte() as u32, self.cur_range));
-            }
             K::String => {
                 let t = crate::parse::text(node, self.src);
                 if t.bytes().any(|b| matches!(b, b'_' | b'\\' | b'%')) {
@@ -1362,6 +1350,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 if let Some(n) = node.field(F::Name) {
                     t.push(self.name(n));
                     self.record_bound(node.start_byte(), n);
+                    let generic = node.field(F::Superclasses).is_some_and(|b| {
+                        let bt = crate::parse::text(b, self.src);
+                        bt.contains("Generic") || bt.contains("RootModel")
+                    });
+                    if generic {
+                        let id = self.name(n);
+                        self.facts.generic_classes.push(id);
+                    }
                 }
                 self.site(node, func, t);
             }
@@ -1993,6 +1989,9 @@ pub fn relevance<'t>(
         } else if default_interesting(t, cfg) {
             mark(id, &mut nonplain, &mut queue);
         }
+    }
+    for id in facts.generic_classes.clone() {
+        mark(id as usize, &mut nonplain, &mut queue);
     }
     for id in facts.imported.clone() {
         mark(id as usize, &mut nonplain, &mut queue);
