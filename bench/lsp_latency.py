@@ -14,7 +14,11 @@ server re-using the results of the cells an edit leaves unchanged.
 
 Usage:
     python3 bench/lsp_latency.py [--cellguard PATH] [--ruff PATH] [--edits 200] [--json OUT]
-                                 [--markdown]
+                                 [--markdown] [--baseline PATH]
+
+With `--baseline PATH`, a second cellguard binary (an older build) is timed in the same run on
+the same files and edits, just before the first one, as `baseline` (before/after comparisons
+under the same machine load).
 
 `ruff` is looked up in bench/.venv (created with `pip install ruff` when missing) unless
 `--ruff` is given. Results are printed as a table and written as JSON (default
@@ -232,6 +236,7 @@ def main():
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--json", default=str(ROOT / "bench" / "out" / "lsp_latency.json"))
     ap.add_argument("--markdown", action="store_true", help="also time a 30-cell Markdown file (cellguard only)")
+    ap.add_argument("--baseline", default=None, help="another cellguard binary timed in the same run")
     args = ap.parse_args()
     if not Path(args.cellguard).exists():
         sys.exit(f"{args.cellguard} not found: run `cargo build --release` first")
@@ -240,6 +245,9 @@ def main():
     cg_version = subprocess.run([args.cellguard, "--version"], capture_output=True, text=True).stdout.strip()
 
     results = {"edits": args.edits, "servers": {"cellguard": cg_version, "ruff": ruff_version}, "files": {}}
+    if args.baseline:
+        results["servers"]["baseline"] = args.baseline
+    results["loadavg_before"] = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None
     with tempfile.TemporaryDirectory() as tmp:
         for label, lines in [("1000-line", 1000), ("30-line", 30)]:
             text = cell_file(lines)
@@ -247,7 +255,10 @@ def main():
             path.write_text(text)
             edits = edits_for(text, args.edits)
             row = {"lines": len(text.splitlines()), "bytes": len(text.encode())}
-            for name, cmd in [("cellguard", [args.cellguard, "server"]), ("ruff", [ruff, "server"])]:
+            servers = [("cellguard", [args.cellguard, "server"]), ("ruff", [ruff, "server"])]
+            if args.baseline:
+                servers.insert(0, ("baseline", [args.baseline, "server"]))
+            for name, cmd in servers:
                 lat = measure(name, cmd, path, text, edits)
                 row[name] = {
                     "p50_ms": round(percentile(lat, 50), 3),
@@ -261,29 +272,33 @@ def main():
             text = markdown_file(1000, 30)
             path = Path(tmp) / "cells_1000.md"
             path.write_text(text)
-            lat = measure("cellguard", [args.cellguard, "server"], path, text, edits_for(text, args.edits), "markdown")
-            results["files"]["1000-line-md"] = {
-                "lines": len(text.splitlines()),
-                "bytes": len(text.encode()),
-                "cells": 30,
-                "cellguard": {
+            row = {"lines": len(text.splitlines()), "bytes": len(text.encode()), "cells": 30}
+            servers = [("cellguard", args.cellguard)]
+            if args.baseline:
+                servers.insert(0, ("baseline", args.baseline))
+            for name, binary in servers:
+                lat = measure(name, [binary, "server"], path, text, edits_for(text, args.edits), "markdown")
+                row[name] = {
                     "p50_ms": round(percentile(lat, 50), 3),
                     "p95_ms": round(percentile(lat, 95), 3),
                     "mean_ms": round(statistics.fmean(lat), 3),
                     "max_ms": round(max(lat), 3),
-                },
-            }
+                }
+            results["files"]["1000-line-md"] = row
 
     print(f"{cg_version} vs {ruff_version}; {args.edits} single-character edits per file")
     print(f"{'file':<10} {'server':<10} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8} {'max ms':>8}")
     for label, row in results["files"].items():
-        for name in ["cellguard", "ruff"]:
+        for name in ["baseline", "cellguard", "ruff"]:
             if name not in row:
                 continue
             r = row[name]
             print(f"{label:<10} {name:<10} {r['p50_ms']:>8.2f} {r['p95_ms']:>8.2f} {r['mean_ms']:>8.2f} {r['max_ms']:>8.2f}")
         if "p95_ratio_cellguard_to_ruff" in row:
             print(f"{label:<10} p95 cellguard/ruff = {row['p95_ratio_cellguard_to_ruff']:.2f}")
+    if Path("/proc/loadavg").exists():
+        results["loadavg_after"] = Path("/proc/loadavg").read_text().split()[:3]
+        print(f"load average before {' '.join(results['loadavg_before'])}, after {' '.join(results['loadavg_after'])}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

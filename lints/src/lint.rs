@@ -11,8 +11,10 @@ use crate::nodes::NodeTable;
 use crate::parse;
 use crate::rules::{self, Checker};
 use crate::source::SourceFile;
+use crate::source::TextRange;
 use crate::suppress::CellSuppressions;
-use tree_sitter::Tree;
+use std::collections::HashMap;
+use tree_sitter::{Node, Tree};
 
 /// Checks one parsed cell. Returned ranges and fix edits are relative to the cell text.
 pub fn check_parsed_cell(
@@ -33,9 +35,73 @@ pub fn check_cell_with_table<'a>(
     settings: &'a Settings,
     kb: &'a KnowledgeBase,
 ) -> Vec<Diagnostic> {
+    check_cell_incremental(
+        cell,
+        tree,
+        nodes,
+        settings,
+        kb,
+        &UnitResults::default(),
+        false,
+    )
+    .0
+}
+
+/// [`check_cell_with_table`] re-using, for the families that run per unit of top-level
+/// statements ([`rules::UNIT_FAMILIES`]), the results `previous` recorded for units whose key
+/// (see [`UnitResults`]) is unchanged; returns the cell's diagnostics (the same as a fresh
+/// [`check_cell_with_table`]) and, with `record`, the unit results to pass to the next check of
+/// this cell's successor.
+pub fn check_cell_incremental<'a>(
+    cell: &'a Cell,
+    tree: &'a Tree,
+    nodes: &'a NodeTable<'a>,
+    settings: &'a Settings,
+    kb: &'a KnowledgeBase,
+    previous: &UnitResults,
+    record: bool,
+) -> (Vec<Diagnostic>, UnitResults) {
     let mut checker = Checker::with_table(cell, tree, nodes, settings, kb);
-    rules::check_cell(&mut checker);
+    rules::check_cell_whole(&mut checker);
+    let mut results = UnitResults::default();
+    let mut local: Vec<Diagnostic> = Vec::new();
+    let units = units(tree, &cell.text);
+    // In a tree without errors a unit's subtree is the parse of its text alone (a statement
+    // starting at a row of its own at module level); with errors, tree-sitter's recovery may
+    // read across units, so nothing is re-used or recorded.
+    let clean = !tree.root_node().has_error();
+    let record = record && clean;
+    for (f, family) in rules::UNIT_FAMILIES.iter().enumerate() {
+        let context = (family.context)(&checker);
+        for unit in &units {
+            let key = UnitKey::new(f, context, &cell.text, unit.range);
+            if let Some(found) = previous.entries.get(&key).filter(|_| clean) {
+                results.reused += 1;
+                local.extend(found.at(unit.range.start));
+                if record {
+                    results.entries.insert(key, found.clone());
+                }
+                continue;
+            }
+            let mut found = Vec::new();
+            for &root in &unit.roots {
+                let table = NodeTable::from_root(root);
+                let mut unit_checker = Checker::for_unit(&checker, &table);
+                (family.run)(&mut unit_checker);
+                found.extend(unit_checker.into_diagnostics());
+            }
+            let found = UnitFindings {
+                base: unit.range.start,
+                diagnostics: found,
+            };
+            local.extend(found.diagnostics.iter().cloned());
+            if record {
+                results.entries.insert(key, found);
+            }
+        }
+    }
     let mut diagnostics = checker.into_diagnostics();
+    diagnostics.extend(local);
     if settings.profile == Profile::Colony {
         diagnostics = colony_profile(cell, tree, nodes, settings, kb, diagnostics);
     }
@@ -45,9 +111,56 @@ pub fn check_cell_with_table<'a>(
             .cmp(&b.range.start)
             .then(a.rule.code.cmp(b.rule.code))
     });
-    diagnostics
+    (diagnostics, results)
 }
 
+/// A unit of a cell: top-level statements (and comments) that share rows, with the whole rows
+/// they occupy (from the start of the first row to the end of the last, its line terminator
+/// included). Statements on one row (`import os; x = 1`) are one unit, because a finding of
+/// one (the fix deleting an import) reads its neighbours.
+struct Unit<'t> {
+    range: TextRange,
+    roots: Vec<Node<'t>>,
+}
+
+/// The units of a cell, in order. Text outside every unit is blank rows.
+fn units<'t>(tree: &'t Tree, src: &str) -> Vec<Unit<'t>> {
+    let bytes = src.as_bytes();
+    let row_start = |at: usize| {
+        bytes[..at.min(bytes.len())]
+            .iter()
+            .rposition(|&b| b == b'\n' || b == b'\r')
+            .map_or(0, |i| i + 1)
+    };
+    let row_end = |at: usize| {
+        let mut end = at.min(bytes.len());
+        while end < bytes.len() && bytes[end] != b'\n' && bytes[end] != b'\r' {
+            end += 1;
+        }
+        match bytes.get(end) {
+            Some(b'\r') if bytes.get(end + 1) == Some(&b'\n') => end + 2,
+            Some(_) => end + 1,
+            None => end,
+        }
+    };
+    let mut out: Vec<Unit<'t>> = Vec::new();
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    for child in root.children(&mut cursor) {
+        let (start, end) = (child.start_byte(), child.end_byte());
+        match out.last_mut() {
+            Some(last) if start < last.range.end => {
+                last.range = TextRange::new(last.range.start, row_end(end).max(last.range.end));
+                last.roots.push(child);
+            }
+            _ => out.push(Unit {
+                range: TextRange::new(row_start(start), row_end(end)),
+                roots: vec![child],
+            }),
+        }
+    }
+    out
+}
 /// `profile = "colony"`: Colony's validators reproduced (rules/colony.rs) at their own
 /// severities; every other finding at `info` ([`rules::colony::beyond_colony`]); a strict
 /// diagnostic that duplicates a Colony one
@@ -118,6 +231,81 @@ pub fn check_file_with(
     check_cells(file, settings, kb, tree_for, &CellResults::default(), false).0
 }
 
+/// The findings of the per-unit families ([`rules::UNIT_FAMILIES`]) in each unit of top-level
+/// statements of one cell, kept so that the next check of the cell (after an edit) runs them
+/// only on the units whose key changed.
+///
+/// A unit's key is the family, the family's context key (what the family's findings in a unit
+/// read outside it, see [`rules::UnitFamily`]), the unit's text (whole rows) and the two bytes
+/// before it (the previous row's terminator, which an import's fix deletes). Findings are stored
+/// with the unit's offset and moved with it, so a unit that only moved (an edit before it) is
+/// re-used too. Valid only for the settings and knowledge base they were computed with.
+#[derive(Debug, Clone, Default)]
+pub struct UnitResults {
+    entries: HashMap<UnitKey, UnitFindings>,
+    reused: usize,
+}
+
+impl UnitResults {
+    /// How many (family, unit) results the check that produced these took from the previous
+    /// results instead of running the family.
+    pub fn reused(&self) -> usize {
+        self.reused
+    }
+}
+
+/// See [`UnitResults`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct UnitKey {
+    family: usize,
+    context: u64,
+    before: [u8; 2],
+    at_start: bool,
+    text: String,
+}
+
+impl UnitKey {
+    fn new(family: usize, context: u64, src: &str, range: TextRange) -> Self {
+        let bytes = src.as_bytes();
+        let at = range.start;
+        let byte = |back: usize| at.checked_sub(back).map_or(0, |i| bytes[i]);
+        UnitKey {
+            family,
+            context,
+            before: [byte(2), byte(1)],
+            at_start: at == 0,
+            text: src[range.as_range()].to_string(),
+        }
+    }
+}
+
+/// A unit's findings in the coordinates of the cell they were found in, whose unit started at
+/// `base`.
+#[derive(Debug, Clone)]
+struct UnitFindings {
+    base: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl UnitFindings {
+    /// The findings moved to a unit starting at `start`.
+    fn at(&self, start: usize) -> impl Iterator<Item = Diagnostic> + '_ {
+        let base = self.base;
+        let shift = move |x: usize| (x + start).wrapping_sub(base);
+        let range = move |r: TextRange| TextRange::new(shift(r.start), shift(r.end));
+        self.diagnostics.iter().map(move |d| {
+            let mut d = d.clone();
+            d.range = range(d.range);
+            if let Some(fix) = d.fix.as_mut() {
+                for e in &mut fix.edits {
+                    e.range = range(e.range);
+                }
+            }
+            d
+        })
+    }
+}
+
 /// The per-cell results of one lint of a document, kept so that the next lint of the same
 /// document (same settings and knowledge base) re-checks only the cells whose text changed.
 ///
@@ -133,6 +321,7 @@ pub fn check_file_with(
 pub struct CellResults {
     cells: Vec<CellResult>,
     reused: usize,
+    reused_units: usize,
 }
 
 /// One cell's entry of [`CellResults`].
@@ -142,6 +331,7 @@ struct CellResult {
     text: String,
     diagnostics: Vec<Diagnostic>,
     suppressions: CellSuppressions,
+    units: UnitResults,
 }
 
 impl CellResults {
@@ -154,6 +344,12 @@ impl CellResults {
     /// instead of checking them.
     pub fn reused(&self) -> usize {
         self.reused
+    }
+
+    /// How many (family, unit of statements) results the cells that were checked took from the
+    /// previous results of the cell at the same position (see [`UnitResults`]).
+    pub fn reused_units(&self) -> usize {
+        self.reused_units
     }
 
     /// True when nothing is recorded (a first lint).
@@ -221,18 +417,36 @@ fn check_cells(
     // Each cell's rule diagnostics and directives: recorded ones for unchanged cells, else
     // computed (the only place a node table is built).
     let mut reused = 0;
+    let mut reused_units = 0;
+    let mut units: Vec<UnitResults> = Vec::with_capacity(cells.len());
+    let empty = UnitResults::default();
     let (raw, sups): (Vec<Vec<Diagnostic>>, Vec<CellSuppressions>) = cells
         .iter()
         .zip(&trees)
         .map(|(cell, tree)| match previous.find(cell) {
             Some(r) => {
                 reused += 1;
+                if record {
+                    units.push(r.units.clone());
+                }
                 (r.diagnostics.clone(), r.suppressions.clone())
             }
             None => {
                 let nodes = NodeTable::new(tree);
+                // The cell this one was edited from: the one at the same position.
+                let before = previous
+                    .cells
+                    .get(cell.index)
+                    .filter(|c| c.origin == cell.origin)
+                    .map_or(&empty, |c| &c.units);
+                let (diagnostics, unit_results) =
+                    check_cell_incremental(cell, tree, &nodes, settings, kb, before, record);
+                reused_units += unit_results.reused;
+                if record {
+                    units.push(unit_results);
+                }
                 (
-                    check_cell_with_table(cell, tree, &nodes, settings, kb),
+                    diagnostics,
                     CellSuppressions::from_table(&cell.text, &nodes),
                 )
             }
@@ -251,11 +465,13 @@ fn check_cells(
             .iter()
             .zip(raw)
             .zip(sups)
-            .map(|((cell, diagnostics), suppressions)| CellResult {
+            .zip(units)
+            .map(|(((cell, diagnostics), suppressions), units)| CellResult {
                 origin: cell.origin,
                 text: cell.text.clone(),
                 diagnostics,
                 suppressions,
+                units,
             })
             .collect()
     };
@@ -299,6 +515,7 @@ fn check_cells(
         CellResults {
             cells: results,
             reused,
+            reused_units,
         },
     )
 }

@@ -842,6 +842,222 @@ mod incremental_properties {
         }
     }
 
+    /// Top-level statements for single large Python cells: findings of every family, value
+    /// flow across statements (SBX folding a name bound earlier, a v1 loader imported and then
+    /// taken as a value), row-sharing statements, and line and file suppressions.
+    const STATEMENTS: &[&str] = &[
+        "import os\n",
+        "import subprocess  # noqa: IMP001\n",
+        "name = \"o\" + \"s\"\n",
+        "mod = __import__(name)\n",
+        "field = params[\"field\"]\nvalue = getattr(results, field)\n",
+        "obj = ().__class__.__base__\n",
+        "status = await run(\"AgentPoolCapability.get_agent_status\", agent_ids=[\"a\"])\n",
+        "for i in range(3):\n    await run(\"X.y\")\n",
+        "run(\"A.b.c\")\n",
+        "try:\n    x = 1\nexcept Exception:\n    pass\n",
+        "def f(:\n    pass\n",
+        "data = json.loads(\"{}\")  # noqa\n",
+        "# cellguard: ignore-file[IMP001]\n",
+        "from pydantic.v1 import parse_raw\n",
+        "loader = parse_raw\n",
+        "m = Model.parse_raw(t, allow_pickle=True)\n",
+        "class C:\n    def __eq__(self, o):\n        return True\n",
+        "x = 1; import sys\n",
+        "    y = 2\n",
+        "s = 'abc'  # a comment\n",
+        "eval(code)  # cellguard: ignore[SBX003]\n",
+        "if ok:\n    import json\nelse:\n    log(\"busy \" + str(e))  # retry\n",
+        "\n",
+        "parse_raw = 1\n",
+    ];
+
+    /// Word changes that keep a cell parsing while changing what other statements see: a
+    /// binding renamed or turned into another kind, a folded string, an action key, a loop, a
+    /// suppression code.
+    const SWAPS: &[(&str, &str)] = &[
+        ("parse_raw", "parse_rax"),
+        ("parse_rax", "parse_raw"),
+        ("import parse_raw", "import json as parse_raw"),
+        ("\"s\"", "\"t\""),
+        ("\"t\"", "\"s\""),
+        ("name", "nam"),
+        ("nam ", "name "),
+        ("getattr", "getatr"),
+        ("field", "fiel"),
+        ("run(", "rum("),
+        ("await ", ""),
+        ("for i in range(3):", "if i:"),
+        ("noqa", "noqb"),
+        ("IMP001", "SBX002"),
+        ("__class__", "__klass__"),
+        ("Exception", "ValueError"),
+        ("import os", "import json"),
+        ("ignore-file", "ignore"),
+        ("x = 1", "x = eval"),
+        ("\"a\"", "\"b\""),
+    ];
+
+    /// One edit of a Python cell: either delete `len` characters at `at` (a fraction of the
+    /// text) and insert `text`, or (`swap`) replace the occurrence of a [`SWAPS`] word at `at`
+    /// (a fraction of its occurrences).
+    fn cell_edit() -> impl Strategy<Value = (f64, usize, String, Option<usize>)> {
+        (
+            0.0..1.0f64,
+            0usize..4,
+            prop::sample::select(vec![
+                "",
+                "x",
+                "\n",
+                "#",
+                "\"",
+                "'",
+                "import os\n",
+                " noqa",
+                "(",
+                ")",
+                ":",
+                "    ",
+                "__class__",
+                ";",
+                "parse_raw",
+                "\r\n",
+                "\r",
+                "import ",
+                "\\",
+                "run(\"A.b\")",
+                "# cellguard: ignore-file[SBX002]\n",
+            ])
+            .prop_map(str::to_string),
+            prop::option::weighted(0.5, 0..SWAPS.len()),
+        )
+    }
+
+    fn apply_cell(
+        text: &str,
+        (at, len, insert, swap): &(f64, usize, String, Option<usize>),
+    ) -> String {
+        let Some(k) = swap else {
+            return apply(text, &(*at, *len, insert.clone()));
+        };
+        let (from, to) = SWAPS[*k];
+        let hits: Vec<usize> = text.match_indices(from).map(|(i, _)| i).collect();
+        if hits.is_empty() {
+            return text.to_string();
+        }
+        let i = hits[((hits.len() as f64) * at) as usize % hits.len()];
+        format!("{}{}{}", &text[..i], to, &text[i + from.len()..])
+    }
+
+    /// A snapshot of a Python document after `previous`, with its whole-file tree edited the
+    /// way the server edits it.
+    fn python_snapshot(
+        text: &str,
+        version: i32,
+        previous: Option<(&str, &LintResult)>,
+    ) -> Snapshot {
+        python_snapshot_in(false, text, version, previous)
+    }
+
+    /// [`python_snapshot`], linted with `profile = "colony"` when `colony` is set.
+    fn python_snapshot_in(
+        colony: bool,
+        text: &str,
+        version: i32,
+        previous: Option<(&str, &LintResult)>,
+    ) -> Snapshot {
+        let tree = previous.and_then(|(old, r)| {
+            let mut t = r.whole_tree.clone()?;
+            t.edit(&diff_edit(old, text));
+            Some(t)
+        });
+        Snapshot {
+            rope: Rope::from_str(text),
+            path: PathBuf::from("/nonexistent/cell.py"),
+            language: Language::Python,
+            tree,
+            resolver: if colony {
+                colony_resolver()
+            } else {
+                resolver()
+            },
+            ..snapshot(text, version, previous.map(|(_, r)| r))
+        }
+    }
+
+    /// One resolver with `profile = "colony"`, shared like [`resolver`].
+    fn colony_resolver() -> Arc<Resolver> {
+        static R: OnceLock<Arc<Resolver>> = OnceLock::new();
+        R.get_or_init(|| {
+            Arc::new(Resolver::new(Overrides {
+                profile: Some(cellguard_lints::config::Profile::Colony),
+                ..Overrides::default()
+            }))
+        })
+        .clone()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// One large cell of many top-level statements: after every edit, the lint re-using the
+        /// previous tree, cell and per-statement results equals a fresh lint (engine and LSP
+        /// diagnostics) and the CLI's.
+        #[test]
+        fn incremental_statement_results_equal_fresh_ones(
+            statements in prop::collection::vec(0usize..STATEMENTS.len(), 8..40),
+            edits in prop::collection::vec(cell_edit(), 1..16),
+            colony in any::<bool>(),
+        ) {
+            let python_snapshot = |text: &str, version: i32, previous: Option<(&str, &LintResult)>| {
+                python_snapshot_in(colony, text, version, previous)
+            };
+            let mut text: String = statements.iter().map(|&i| STATEMENTS[i]).collect();
+            let mut previous = run(python_snapshot(&text, 1, None));
+            for (i, e) in edits.iter().enumerate() {
+                let old = text.clone();
+                text = apply_cell(&text, e);
+                let incremental = run(python_snapshot(&text, i as i32 + 2, Some((&old, &previous))));
+                let fresh = run(python_snapshot(&text, i as i32 + 2, None));
+                prop_assert_eq!(&incremental.diagnostics, &fresh.diagnostics, "text {:?}", text);
+                prop_assert_eq!(&incremental.lsp, &fresh.lsp);
+                let cli = lint::check_file(
+                    &SourceFile::new("/nonexistent/cell.py", text.clone()),
+                    &fresh.settings,
+                    &fresh.project.kb,
+                );
+                prop_assert_eq!(&incremental.diagnostics, &cli);
+                previous = incremental;
+            }
+        }
+    }
+
+    /// An edit inside one statement of a large cell re-runs the per-unit families on that
+    /// statement only; the findings of the statements after it move with the text.
+    #[test]
+    fn an_edit_in_one_statement_reuses_the_other_statements_results() {
+        let v1: String = (0..50)
+            .map(|i| format!("import mod{i}\nx{i} = \"a\"\n"))
+            .collect();
+        let r1 = run(python_snapshot(&v1, 1, None));
+        let v2 = v1.replacen("x7 = \"a\"", "x7 = \"ab\"", 1);
+        let r2 = run(python_snapshot(&v2, 2, Some((&v1, &r1))));
+        let cache = r2.rule_cache.as_ref().expect("a rule cache");
+        // 100 units, two per-unit families (IMP and SBX007): all but the edited unit re-used.
+        assert_eq!(cache.results.reused_units(), 2 * 99);
+        let fresh = run(python_snapshot(&v2, 2, None));
+        assert_eq!(r2.diagnostics, fresh.diagnostics);
+        let imp: Vec<usize> = r2
+            .diagnostics
+            .iter()
+            .filter(|d| d.rule.code == "IMP001")
+            .map(|d| d.range.start)
+            .collect();
+        assert_eq!(imp.len(), 50);
+        let after = v2.find("import mod8\n").unwrap() + "import ".len();
+        assert!(imp.contains(&after), "{imp:?}");
+    }
+
     /// An edit in one cell of a Markdown file re-uses the other cells' rule results and still
     /// reports what changed in the edited one.
     #[test]

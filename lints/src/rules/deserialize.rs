@@ -223,15 +223,36 @@ pub fn check(checker: &mut Checker) {
 
 /// pydantic's deprecated v1 loaders that can unpickle (`allow_pickle`) or read host files.
 fn is_v1_loader(name: &str) -> bool {
-    matches!(
-        name,
-        "parse_raw"
-            | "parse_raw_as"
-            | "parse_file"
-            | "parse_file_as"
-            | "load_str_bytes"
-            | "load_file"
-    )
+    V1_LOADERS.contains(&name)
+}
+
+/// The names [`is_v1_loader`] accepts.
+const V1_LOADERS: &[&str] = &[
+    "parse_raw",
+    "parse_raw_as",
+    "parse_file",
+    "parse_file_as",
+    "load_str_bytes",
+    "load_file",
+];
+
+/// What [`check`]'s findings inside one top-level statement depend on beyond that statement's
+/// text: for each v1 loader name, whether the module binds it, and only by imports (the test
+/// [`loader_as_value`] makes of a bare name). One bit per name; `0` when the rule is off (then
+/// [`check`] reports nothing).
+pub fn context_key(checker: &Checker) -> u64 {
+    if !checker.enabled(&DANGEROUS_MEMBER) {
+        return 0;
+    }
+    let model = checker.semantic();
+    let mut key = 1u64;
+    for (i, name) in V1_LOADERS.iter().enumerate() {
+        let b = model.bindings(0, name);
+        if !b.is_empty() && b.iter().all(|b| b.kind == BindingKind::Import) {
+            key |= 2 << i;
+        }
+    }
+    key
 }
 
 /// True when `id` (an `identifier` or `attribute`) names a v1 loader ([`is_v1_loader`]) that is

@@ -116,18 +116,84 @@ impl<'a> Checker<'a> {
         &self.diagnostics
     }
 
+    /// A checker for one statement of the cell `whole` checks (`nodes` is that statement's
+    /// table): it shares `whole`'s semantic model, built on demand from the whole cell.
+    pub fn for_unit<'w: 'a>(whole: &Checker<'w>, nodes: &'a NodeTable<'a>) -> Checker<'a> {
+        let semantic = OnceCell::new();
+        let model: Arc<SemanticModel<'a>> = whole.semantic();
+        let _ = semantic.set(model);
+        Checker {
+            cell: whole.cell,
+            src: whole.src,
+            tree: whole.tree,
+            nodes,
+            settings: whole.settings,
+            kb: whole.kb,
+            diagnostics: Vec::new(),
+            semantic,
+        }
+    }
+
     /// Consumes the checker, returning its diagnostics (cell coordinates).
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
         self.diagnostics
     }
 }
 
+/// A rule family whose findings are local to the top-level statements of a cell: run on the
+/// node table of one statement (`Checker::nodes` holds that statement's subtree, `src` and
+/// `tree` are still the whole cell's), it reports exactly the findings a whole-cell run reports
+/// inside that statement, given the family's context key. The engine
+/// ([`crate::lint::check_cell_incremental`]) runs such families per unit of statements and
+/// re-uses the results of units whose text and context key are unchanged.
+pub struct UnitFamily {
+    /// The family prefix (`IMP`).
+    pub family: &'static str,
+    /// Runs the family on the statement whose table `checker` holds.
+    pub run: fn(&mut Checker),
+    /// Everything outside a unit's own text that the family's findings in that unit depend on,
+    /// as a key computed from the whole-cell checker (its semantic model is shared with the
+    /// per-unit checkers). Settings and knowledge base are fixed for a cache and not part of it.
+    pub context: fn(&Checker) -> u64,
+}
+
+/// The families that run per unit of top-level statements (see [`UnitFamily`]); every other
+/// family runs on the whole cell in [`check_cell_whole`].
+///
+/// - `IMP`: each finding is an import statement (its module name, its fix deleting the
+///   statement's rows) or a `class` head, read from that node, the settings, and the text of
+///   the rows the statement sits on (the fix also reads the row terminator before the unit,
+///   which the unit key holds); no context.
+/// - `SBX007` of `rules/deserialize.rs`: keywords, strings and calls inside the statement,
+///   plus, for a bare v1 loader name taken as a value, whether the module binds that name by
+///   imports alone: that one bit per loader name is the context key.
+pub static UNIT_FAMILIES: &[UnitFamily] = &[
+    UnitFamily {
+        family: "IMP",
+        run: imports::check,
+        context: |_| 0,
+    },
+    UnitFamily {
+        family: "SBX007",
+        run: deserialize::check,
+        context: deserialize::context_key,
+    },
+];
+
 /// Runs every rule family on one cell.
+pub fn check_cell(checker: &mut Checker) {
+    check_cell_whole(checker);
+    for family in UNIT_FAMILIES {
+        (family.run)(checker);
+    }
+}
+
+/// Runs the families that are not in [`UNIT_FAMILIES`] on one cell.
 ///
 /// The `SBX` analysis (its own interpreter over the tree; no semantic model) runs alongside
 /// the other families (`rayon::join`: on another core when one is free, inline otherwise), and
 /// its findings are put where the sequential order puts them, after `IMP` and before `API`.
-pub fn check_cell(checker: &mut Checker) {
+pub fn check_cell_whole(checker: &mut Checker) {
     let mut sbx = Checker::with_table(
         checker.cell,
         checker.tree,
@@ -142,11 +208,9 @@ pub fn check_cell(checker: &mut Checker) {
         },
         || {
             syntax::check(checker);
-            imports::check(checker);
             let at = checker.diagnostics.len();
             api::check(checker);
             ipython::check(checker);
-            deserialize::check(checker);
             shape::check(checker);
             runtime::check(checker);
             at
