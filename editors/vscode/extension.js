@@ -7,15 +7,27 @@ const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
 
 let client;
 
+/** A string setting, or undefined when unset or blank (VS Code reads unset as ""). */
+function str(c, key) {
+  const v = c.get(key);
+  return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}
+
+/** A list setting, or undefined when unset or empty (an empty `select` would select nothing). */
+function nonEmptyList(c, key) {
+  const v = c.get(key);
+  return Array.isArray(v) && v.length > 0 ? v : undefined;
+}
+
 /** The settings sent to the server (the `cellguard` section minus editor-only keys). */
 function serverSettings() {
   const c = vscode.workspace.getConfiguration("cellguard");
   const settings = {
-    configuration: c.get("configuration") || undefined,
+    configuration: str(c, "configuration"),
     knowledgeBase: c.get("knowledgeBase"),
-    profile: c.get("profile") || undefined,
-    dialect: c.get("dialect") || undefined,
-    select: c.get("select") || undefined,
+    profile: str(c, "profile"),
+    dialect: str(c, "dialect"),
+    select: nonEmptyList(c, "select"),
     extendSelect: c.get("extendSelect"),
     ignore: c.get("ignore"),
     lint: { enable: c.get("lint.enable") },

@@ -61,14 +61,33 @@ fn text_edits(edits: &[DataEdit]) -> Vec<lsp::TextEdit> {
         .collect()
 }
 
-/// Quick fixes and ignore-comment actions for the client's diagnostics. `fallback` recovers
-/// the data of a diagnostic whose client dropped it; `ignore_for` places the ignore comment
-/// (it needs the syntax tree of the data's version).
+/// The data of a diagnostic the client sent back, usable for the document's `current_version`:
+/// its own `data` only when that data belongs to the current version; otherwise (no data, a
+/// foreign shape, or data of an older or newer version, whose positions no longer fit the
+/// text) what `fallback` finds for it in the current result. A stale stored fix is never
+/// returned: applied at its old positions it would corrupt the document (ry#252).
+pub fn current_data(
+    d: &lsp::Diagnostic,
+    current_version: Option<i32>,
+    fallback: impl Fn(&lsp::Diagnostic) -> Option<convert::DiagnosticData>,
+) -> Option<convert::DiagnosticData> {
+    convert::diagnostic_data(d)
+        .filter(|data| Some(data.version) == current_version)
+        .or_else(|| fallback(d))
+        .filter(|data| Some(data.version) == current_version)
+}
+
+/// Quick fixes and ignore-comment actions for the client's diagnostics, for the document's
+/// `current_version` (see [`current_data`]). `fallback` finds the data of a diagnostic in the
+/// current result (for clients that drop `data`, and for diagnostics of an older version whose
+/// range the client moved with the text); `ignore_for` places the ignore comment (it needs the
+/// syntax tree of the data's version).
 pub fn quick_fixes(
     uri: &lsp::Uri,
     diagnostics: &[lsp::Diagnostic],
     settings: &ClientSettings,
     document_changes: bool,
+    current_version: Option<i32>,
     fallback: impl Fn(&lsp::Diagnostic) -> Option<convert::DiagnosticData>,
     ignore_for: impl Fn(&convert::DiagnosticData) -> Option<DataEdit>,
 ) -> Vec<lsp::CodeActionOrCommand> {
@@ -78,7 +97,7 @@ pub fn quick_fixes(
         if d.source.as_deref() != Some("cellguard") {
             continue;
         }
-        let Some(data) = convert::diagnostic_data(d).or_else(|| fallback(d)) else {
+        let Some(data) = current_data(d, current_version, &fallback) else {
             continue;
         };
         if let (Some(fix), true) = (&data.fix, settings.fix_violation) {

@@ -243,21 +243,34 @@ pub fn suppression_code_hover(root: Node, src: &str, offset: usize) -> Option<(T
         return None;
     }
     let rel = offset.checked_sub(comment.start_byte())?.min(text.len());
-    let is_word = |c: u8| c.is_ascii_alphanumeric();
     let bytes = text.as_bytes();
-    let mut start = rel;
-    while start > 0 && is_word(bytes[start - 1]) {
-        start -= 1;
+    // The word at `rel` made of bytes `is_word` accepts.
+    let word_at = |is_word: &dyn Fn(u8) -> bool| {
+        let mut start = rel;
+        while start > 0 && is_word(bytes[start - 1]) {
+            start -= 1;
+        }
+        let mut end = rel;
+        while end < bytes.len() && is_word(bytes[end]) {
+            end += 1;
+        }
+        (start, end)
+    };
+    let range_of = |(start, end): (usize, usize)| {
+        TextRange::new(comment.start_byte() + start, comment.start_byte() + end)
+    };
+    // A rule name (`ignore[unknown-action]`, docs/fixes-and-suppressions.md) is a rule
+    // reference like a code (issue 5 S7).
+    let name = word_at(&|c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+    if let Some(rule) = text.get(name.0..name.1).and_then(rules::find_rule) {
+        return Some((range_of(name), rule_markdown(rule)));
     }
-    let mut end = rel;
-    while end < bytes.len() && is_word(bytes[end]) {
-        end += 1;
-    }
+    let (start, end) = word_at(&|c: u8| c.is_ascii_alphanumeric());
     let word = text.get(start..end)?;
     if word.is_empty() {
         return None;
     }
-    let range = TextRange::new(comment.start_byte() + start, comment.start_byte() + end);
+    let range = range_of((start, end));
     if let Some(rule) = rules::find_rule(word) {
         return Some((range, rule_markdown(rule)));
     }
@@ -542,15 +555,19 @@ fn ident_before(text: &str, end: usize) -> &str {
 
 /// Completion at file offset `offset`: action keys inside the key string of `run(`, parameter
 /// names inside the argument list of an action call.
-/// The text a completion inserts for action `i`: its key, except for an action whose middle
-/// segment is random per process (`Class.*.name`), which no literal can spell: its short key
-/// when that resolves to it in every process (what `API002` asks for), else the key.
-fn insertable_key(kb: &cellguard_lints::kb::KnowledgeBase, i: usize) -> String {
-    let a = &kb.actions[i];
-    if a.dynamic_segment && kb.resolve(&a.short_key).action() == Some(i) {
-        return a.short_key.clone();
+/// The text a completion inserts for action `i`: the spelling the linter accepts
+/// (`KnowledgeBase::canonical_key`, the spelling `API002` asks for): its key, or for an action
+/// whose middle segment is random per process (`Class.*.name`) its short key when that resolves
+/// to it in every process. `None` when no literal spells the action in every process (a
+/// dynamic-segment action whose short key is ambiguous): such a key would be flagged, so it is
+/// not offered (issue 5 S10).
+fn insertable_key(kb: &cellguard_lints::kb::KnowledgeBase, i: usize) -> Option<String> {
+    let a = kb.actions.get(i)?;
+    let key = kb.canonical_key(i);
+    if a.dynamic_segment && (key == a.key || key.split('.').any(|s| s == "*")) {
+        return None;
     }
-    a.key.clone()
+    Some(key.to_string())
 }
 
 pub fn completion(
@@ -610,8 +627,16 @@ pub fn completion(
             .actions
             .iter()
             .enumerate()
-            .map(|(i, a)| lsp::CompletionItem {
-                label: a.key.clone(),
+            .filter_map(|(i, a)| Some((a, insertable_key(kb, i)?)))
+            .map(|(a, insert)| lsp::CompletionItem {
+                // The label is what gets inserted, so no view of the item shows a key the
+                // linter flags; the registered key (`Class.*.name`) is shown beside it.
+                label: insert.clone(),
+                label_details: (insert != a.key).then(|| lsp::CompletionItemLabelDetails {
+                    detail: None,
+                    description: Some(a.key.clone()),
+                }),
+                insert_text: Some(insert.clone()),
                 kind: Some(lsp::CompletionItemKind::FUNCTION),
                 detail: Some(a.signature()),
                 documentation: a.summary.as_ref().map(|s| {
@@ -623,8 +648,7 @@ pub fn completion(
                 filter_text: Some(a.key.clone()),
                 sort_text: Some(format!("{}{}", u8::from(a.exclude_from_planning), a.key)),
                 text_edit: Some(lsp::CompletionTextEdit::Edit(lsp::TextEdit::new(
-                    range,
-                    insertable_key(kb, i),
+                    range, insert,
                 ))),
                 ..Default::default()
             })
@@ -695,22 +719,41 @@ fn first_key_literal(args: &str) -> Option<String> {
     (!key.contains(['\\', '\n'])).then(|| key.to_string())
 }
 
+/// The action count of a cell for its inlay hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionCount {
+    /// Actions on the longest execution path, each loop body counted once (SHP001's count).
+    pub path: usize,
+    /// True when an action is dispatched inside a loop or comprehension (directly or through a
+    /// cell function): the count is unbounded, as SHP002 (`action-in-loop`) defines it.
+    pub unbounded: bool,
+    /// The configured maximum (`max-actions`).
+    pub max: u32,
+}
+
 /// The path-aware action count of a cell (the longest execution path, counted by the shape
-/// rule's own [`PathCounter`], as SHP001 counts it) and the configured maximum. `None` for a
-/// cell without actions.
+/// rule's own [`PathCounter`], as SHP001 counts it; unbounded when SHP002 would report an
+/// action in a loop) and the configured maximum. `None` for a cell without actions.
 pub fn action_count(
     cell_src: &str,
     tree: &tree_sitter::Tree,
     settings: &cellguard_lints::Settings,
     kb: &KnowledgeBase,
-) -> Option<(usize, u32)> {
+) -> Option<ActionCount> {
     let nodes = cellguard_lints::nodes::NodeTable::new(tree);
     let model = SemanticModel::build_with_table(&nodes, cell_src, settings, kb);
     if model.actions.is_empty() {
         return None;
     }
     let path = PathCounter::new(&model, &nodes).path(tree.root_node());
-    Some((path.count(), settings.max_actions))
+    let unbounded = model
+        .dispatching_sites()
+        .any(|i| !model.sites[i].loops.is_empty());
+    Some(ActionCount {
+        path: path.count(),
+        unbounded,
+        max: settings.max_actions,
+    })
 }
 
 /// Inlay hints `actions N/MAX` at the end of each cell's first line, for cells in `range`.
@@ -722,11 +765,11 @@ pub fn inlay_hints(
     let mut hints = Vec::new();
     for cell in &result.cells {
         let src = result.cell_text(cell);
-        let Some((count, max)) =
-            action_count(src, &cell.tree, &result.settings, &result.project.kb)
+        let Some(count) = action_count(src, &cell.tree, &result.settings, &result.project.kb)
         else {
             continue;
         };
+        let max = count.max;
         let first_line_end = src.find('\n').unwrap_or(src.len());
         let first_line_end = src[..first_line_end].trim_end_matches('\r').len();
         let at = cell.map.to_file(first_line_end);
@@ -735,12 +778,24 @@ pub fn inlay_hints(
         }
         hints.push(lsp::InlayHint {
             position: convert::position_of(&result.rope, at, enc),
-            label: lsp::InlayHintLabel::String(format!("actions {count}/{max}")),
+            label: lsp::InlayHintLabel::String(if count.unbounded {
+                format!("actions ∞/{max}")
+            } else {
+                format!("actions {}/{max}", count.path)
+            }),
             kind: None,
             text_edits: None,
-            tooltip: Some(lsp::InlayHintTooltip::String(format!(
-                "{count} action call(s) on the longest execution path of this cell; at most {max} allowed (SHP001)"
-            ))),
+            tooltip: Some(lsp::InlayHintTooltip::String(if count.unbounded {
+                format!(
+                    "an action is dispatched inside a loop or comprehension, so the number of actions is unbounded (SHP002); {} on the longest path counting each loop body once; at most {max} allowed (SHP001)",
+                    count.path
+                )
+            } else {
+                format!(
+                    "{} action call(s) on the longest execution path of this cell; at most {max} allowed (SHP001)",
+                    count.path
+                )
+            })),
             padding_left: Some(true),
             padding_right: None,
             data: None,

@@ -58,6 +58,8 @@ pub const CMD_APPLY_AUTOFIX: &str = "cellguard.applyAutofix";
 
 /// How long the server waits for the client to answer one of its requests.
 const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the session may take to end by itself after `exit` before it is dropped.
+const EXIT_GRACE: Duration = Duration::from_millis(150);
 /// How long hover, completion and definition wait for the lint of the current text.
 const FEATURE_WAIT: Duration = Duration::from_secs(5);
 /// How long pull diagnostics and fix-all wait for the lint of the current text.
@@ -100,17 +102,36 @@ pub fn run_stdio() -> Result<bool, String> {
         let (to_server, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, from_server) = tokio::io::duplex(1 << 20);
         let (frames_tx, frames_rx) = mpsc::unbounded_channel();
-        let input = tokio::spawn(transport::pump_input(
-            tokio::io::stdin(),
-            to_server,
-            frames_tx.clone(),
-        ));
-        let output = tokio::spawn(transport::pump_output(from_server, frames_tx));
+        let frames_tx_out = frames_tx.clone();
+        let exit_seen = Arc::new(tokio::sync::Notify::new());
+        let input = {
+            let exit_seen = exit_seen.clone();
+            tokio::spawn(async move {
+                transport::pump_input_watching_exit(
+                    tokio::io::stdin(),
+                    to_server,
+                    frames_tx.clone(),
+                    &exit_seen,
+                )
+                .await
+            })
+        };
+        let output = tokio::spawn(transport::pump_output(from_server, frames_tx_out));
         let writer = tokio::spawn(transport::write_frames(tokio::io::stdout(), frames_rx));
-        Server::new(server_in, server_out, socket)
+        let serve = Server::new(server_in, server_out, socket)
             .concurrency_level(32)
-            .serve(service)
-            .await;
+            .serve(service);
+        // `exit` ends the process at once (LSP), even while a handler still waits on the
+        // client (the `workspace/configuration` request of `initialized`, up to
+        // CLIENT_REQUEST_TIMEOUT): the session gets EXIT_GRACE to end by itself, then is
+        // dropped.
+        tokio::select! {
+            _ = serve => {}
+            _ = async {
+                exit_seen.notified().await;
+                tokio::time::sleep(EXIT_GRACE).await;
+            } => {}
+        }
         // The server's output half is dropped with `Server`: the splitter ends, then the
         // writer once the input pump (stopped here) lets go of its sender.
         input.abort();
@@ -598,8 +619,8 @@ impl Shared {
                 out.extend(r.project.kb_paths.iter().cloned());
             }
         }
-        out.into_iter()
-            .map(|p| std::path::absolute(&p).unwrap_or(p))
+        out.iter()
+            .flat_map(|p| normal_forms(p))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect()
@@ -611,10 +632,11 @@ impl Shared {
         if CONFIG_NAMES.contains(&name) {
             return true;
         }
-        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        self.watched_paths()
+        let forms = normal_forms(path);
+        let watched = self.watched_paths();
+        forms
             .iter()
-            .any(|w| path == *w || path.starts_with(w))
+            .any(|p| watched.iter().any(|w| p == w || p.starts_with(w)))
     }
 
     /// Registers file watchers for config names and the files in [`Self::watched_paths`], when
@@ -734,7 +756,7 @@ impl Shared {
                         Some(c) => {
                             let _ = write!(s, "  config: {}", c.path.display());
                             for e in &c.extended {
-                                let _ = write!(s, " (extends {})", e.display());
+                                let _ = write!(s, " (extends {})", lexical_absolute(e).display());
                             }
                             s.push('\n');
                         }
@@ -779,6 +801,46 @@ impl Shared {
         }
         s
     }
+}
+
+/// `path` made absolute with `.` and `..` resolved lexically (`team/../shared/base.toml` is
+/// `shared/base.toml`), as a client reports a changed file.
+fn lexical_absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                // `..` at the root stays at the root.
+                if !matches!(
+                    out.components().next_back(),
+                    None | Some(Component::RootDir) | Some(Component::Prefix(_))
+                ) {
+                    out.pop();
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The forms under which a client may report a change to `path`: the lexically normalised
+/// absolute path, and the canonical one (symlinks resolved) when it exists and differs. Both
+/// are watched and matched, so config and knowledge-base files reached through `..` or a
+/// symlink are reloaded (issue 5 S4).
+fn normal_forms(path: &Path) -> Vec<PathBuf> {
+    let lexical = lexical_absolute(path);
+    let mut out = vec![lexical.clone()];
+    if let Ok(canonical) = std::fs::canonicalize(&lexical).or_else(|_| std::fs::canonicalize(path))
+    {
+        if canonical != lexical {
+            out.push(canonical);
+        }
+    }
+    out
 }
 
 /// A watcher glob: relative to its parent directory when the client supports relative
@@ -1088,11 +1150,17 @@ impl LanguageServer for Backend {
             return Ok(None);
         }
         let current = self.shared.fresh_result(&uri, FEATURE_WAIT).await;
+        // The version the actions must fit: a diagnostic (and its stored fix) of any other
+        // version is re-found in the current result or dropped.
+        let Some(current_version) = lock(&self.shared.docs).get(&uri).map(|d| d.version) else {
+            return Ok(None);
+        };
         let mut out = Vec::new();
         if actions::kind_requested(only, "quickfix") {
-            // Clients that drop `data` still get actions, from the current result.
+            // Clients that drop `data`, or send a diagnostic of an older version (its range
+            // moved with the text by the client, or not), get actions from the current result.
             let fallback = |d: &lsp::Diagnostic| {
-                let r = current.as_ref()?;
+                let r = current.as_ref().filter(|r| r.version == current_version)?;
                 r.lsp
                     .iter()
                     .find(|x| x.range == d.range && x.code == d.code)
@@ -1115,6 +1183,7 @@ impl LanguageServer for Backend {
                 &params.context.diagnostics,
                 &settings,
                 caps.document_changes,
+                Some(current_version),
                 fallback,
                 ignore_for,
             ));

@@ -114,9 +114,12 @@ impl ClientSettings {
                 }
             }
         };
-        s.configuration = string(&["configuration"], &mut warnings).filter(|c| !c.is_empty());
-        s.profile = string(&["profile"], &mut warnings);
-        s.dialect = string(&["dialect"], &mut warnings);
+        // An empty (or blank) string is "not set": VS Code reads a contributed string setting
+        // without a default as `""`, and that must mean "use the project config".
+        let set = |v: String| (!v.trim().is_empty()).then(|| v.trim().to_string());
+        s.configuration = string(&["configuration"], &mut warnings).and_then(set);
+        s.profile = string(&["profile"], &mut warnings).and_then(set);
+        s.dialect = string(&["dialect"], &mut warnings).and_then(set);
         let list = |path: &[&str], warnings: &mut Vec<String>| -> Option<Vec<String>> {
             let v = get(obj, path)?;
             let items = match v {
@@ -140,15 +143,26 @@ impl ClientSettings {
                     path.join(".")
                 ));
             }
-            strings
+            // Blank entries are what an editor's list UI leaves behind, never a path or a
+            // selector: dropped.
+            strings.map(|v| {
+                v.into_iter()
+                    .filter(|x| !x.trim().is_empty())
+                    .collect::<Vec<_>>()
+            })
         };
         s.knowledge_base = list(&["knowledgeBase"], &mut warnings).unwrap_or_default();
         // `lint.select` / `lint.extendSelect` / `lint.ignore` too, as ruff's current settings
-        // spell them (`ruff.lint.ignore`); the top-level key wins when both are given.
+        // spell them (`ruff.lint.ignore`); the top-level key wins when both are given and it is
+        // not empty (an empty list is what VS Code sends for an unset setting).
         let either = |key: &str, warnings: &mut Vec<String>| {
-            list(&[key], warnings).or_else(|| list(&["lint", key], warnings))
+            list(&[key], warnings)
+                .filter(|v| !v.is_empty())
+                .or_else(|| list(&["lint", key], warnings))
         };
-        s.select = either("select", &mut warnings);
+        // An empty `select` from an editor is "not set" (VS Code reads an array setting without
+        // a default as `[]`); selecting no rule at all is `lint.enable = false`.
+        s.select = either("select", &mut warnings).filter(|v| !v.is_empty());
         s.extend_select = either("extendSelect", &mut warnings).unwrap_or_default();
         s.ignore = either("ignore", &mut warnings).unwrap_or_default();
         let boolean = |path: &[&str], default: bool, warnings: &mut Vec<String>| -> bool {
@@ -294,6 +308,37 @@ mod tests {
         assert_eq!(s.profile, None);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(w[0].contains("`profile`"), "{w:?}");
+    }
+
+    /// issue 5 S9: VS Code's values for settings without a default (`""`, `[]`) are "not
+    /// set", so the project config applies and no error is shown.
+    #[test]
+    fn empty_values_from_vscode_are_unset() {
+        let (s, w) = ClientSettings::from_value(&json!({"cellguard": {
+            "profile": "", "dialect": " ", "configuration": "", "select": [],
+            "knowledgeBase": [""], "ignore": ["", "API001"], "extendSelect": [],
+            "path": "", "trace": {"server": "off"}
+        }}));
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s.profile, None);
+        assert_eq!(s.dialect, None);
+        assert_eq!(s.configuration, None);
+        assert_eq!(s.select, None);
+        assert!(s.knowledge_base.is_empty());
+        assert_eq!(s.ignore, vec!["API001".to_string()]);
+        let o = s.overrides(Path::new("/ws")).unwrap();
+        assert_eq!(o.profile, None);
+        assert_eq!(o.select, None);
+        // `lint.select` is read when the top-level `select` is empty.
+        let (s, _) =
+            ClientSettings::from_value(&json!({"select": [], "lint": {"select": ["API"]}}));
+        assert_eq!(s.select, Some(vec!["API".to_string()]));
+        // A real value is still checked.
+        let (s, _) = ClientSettings::from_value(&json!({"profile": " strict "}));
+        assert_eq!(
+            s.overrides(Path::new("/ws")).unwrap().profile,
+            Some(Profile::Strict)
+        );
     }
 
     #[test]

@@ -77,9 +77,21 @@ pub fn check_body(body: &[u8]) -> Result<(), Vec<u8>> {
             "Parse error: the message is not valid UTF-8",
         ));
     };
-    if serde_json::from_str::<jsonrpc::Response>(text).is_ok()
-        || serde_json::from_str::<jsonrpc::Request>(text).is_ok()
-    {
+    if serde_json::from_str::<jsonrpc::Response>(text).is_ok() {
+        return Ok(());
+    }
+    if let Ok(req) = serde_json::from_str::<jsonrpc::Request>(text) {
+        // LSP "$ Notifications and Requests": a `$/` request the server does not implement
+        // is answered with MethodNotFound (tower-lsp-server drops every `$/` message, which
+        // left such a request pending forever); `$/` notifications are ignored.
+        if let (Some(id), true) = (req.id(), req.method().starts_with("$/")) {
+            let id = serde_json::to_value(id).unwrap_or(Value::Null);
+            return Err(error_frame(
+                id,
+                -32601,
+                &format!("Method not found: {}", req.method()),
+            ));
+        }
         return Ok(());
     }
     match serde_json::from_str::<Value>(text) {
@@ -102,11 +114,35 @@ pub fn check_body(body: &[u8]) -> Result<(), Vec<u8>> {
     }
 }
 
+/// True when `body` is the `exit` notification.
+fn is_exit(body: &[u8]) -> bool {
+    // Cheap pre-check: most bodies are not `exit`.
+    body.len() < 4096
+        && serde_json::from_slice::<Value>(body).is_ok_and(|v| {
+            v.get("method").and_then(Value::as_str) == Some("exit") && v.get("id").is_none()
+        })
+}
+
 /// Reads the client's frames from `input`, forwards the well-formed ones to `to_server` and
 /// sends error answers to `out`. Returns at end of input (dropping `to_server`, which ends the
 /// server's session).
-pub async fn pump_input<R, W>(input: R, mut to_server: W, out: mpsc::UnboundedSender<Vec<u8>>)
+pub async fn pump_input<R, W>(input: R, to_server: W, out: mpsc::UnboundedSender<Vec<u8>>)
 where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    pump_input_watching_exit(input, to_server, out, &tokio::sync::Notify::new()).await
+}
+
+/// [`pump_input`], also signalling `exit_seen` once the `exit` notification has been forwarded,
+/// so the caller can end the process even while handlers still wait on the client (LSP: `exit`
+/// asks the server to exit its process at once).
+pub async fn pump_input_watching_exit<R, W>(
+    input: R,
+    mut to_server: W,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    exit_seen: &tokio::sync::Notify,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -192,6 +228,9 @@ where
                 if to_server.flush().await.is_err() {
                     return;
                 }
+                if is_exit(&body) {
+                    exit_seen.notify_one();
+                }
             }
             Err(answer) => {
                 let _ = out.send(answer);
@@ -258,6 +297,41 @@ pub async fn write_frames<W: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// issue 5 S1: a `$/` request gets MethodNotFound with its id; a `$/` notification and an
+    /// ordinary request pass through.
+    #[test]
+    fn dollar_requests_get_method_not_found() {
+        for (body, id) in [
+            (
+                r#"{"jsonrpc":"2.0","id":2,"method":"$/customThing","params":{}}"#,
+                json!(2),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"x","method":"$/setTrace","params":{"value":"off"}}"#,
+                json!("x"),
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"$/progress"}"#,
+                json!(3),
+            ),
+        ] {
+            let answer = check_body(body.as_bytes()).unwrap_err();
+            let text = String::from_utf8(answer).unwrap();
+            let v: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+            assert_eq!(v["id"], id, "{body}");
+            assert_eq!(v["error"]["code"], -32601, "{body}");
+        }
+        assert!(
+            check_body(br#"{"jsonrpc":"2.0","method":"$/setTrace","params":{"value":"off"}}"#)
+                .is_ok()
+        );
+        assert!(
+            check_body(br#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1}}"#)
+                .is_ok()
+        );
+        assert!(check_body(br#"{"jsonrpc":"2.0","id":1,"method":"shutdown"}"#).is_ok());
+    }
 
     #[tokio::test]
     async fn malformed_frames_are_answered_and_reading_goes_on() {

@@ -310,6 +310,21 @@ impl Client {
         self.wait_exit()
     }
 
+    /// Waits up to `limit` for the process to exit on its own, with stdin kept open (an end
+    /// of input would end the session by itself); `None` when it is still running.
+    pub fn exit_status_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                return Some(s);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Closes stdin and waits for the process (at most [`TIMEOUT`]); asserts an empty stderr.
     pub fn wait_exit(mut self) -> ExitStatus {
         drop(self.stdin.take());
