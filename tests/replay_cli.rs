@@ -314,3 +314,33 @@ fn real_tau_bench_conversations() {
     assert_eq!(d["raw_key"], "cancel_reservation");
     assert_eq!(d["guardrail"], "reservation-before-change");
 }
+
+/// Issue 6 R14: a stack whose guardrails use both matching modes says which uses which in the
+/// summary line; a glob under `substring` matching is warned about with its location.
+#[test]
+fn mixed_modes_are_named_and_substring_globs_warned() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "c.toml",
+        "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"k\"\nkind = \"capability-boundary\"\nmatch = \"key\"\nblock = [\"plan\"]\n[[guardrails]]\nid = \"s\"\nkind = \"capability-boundary\"\nblock = [\"explain_*\"]\n",
+    );
+    let trace = write(
+        dir.path(),
+        "t.jsonl",
+        "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"X.x.plan\",\"status\":\"ok\"}\n{\"rec\":\"call\",\"cell\":1,\"raw_key\":\"X.x.explain_plan\",\"status\":\"ok\"}\n",
+    );
+    let out = replay(&["--config", &cfg, &trace]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("(mixed matching: key: k; substring: s)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("c.toml:11:10: pattern `explain_*` contains glob characters but is matched as a substring"),
+        "{stderr}"
+    );
+    // `explain_*` is literal under substring matching: only `plan` (key mode) blocks.
+    assert!(stdout.contains("1 allowed, 1 blocked"), "{stdout}");
+}

@@ -11,9 +11,13 @@
 //! 4. otherwise allowed, `Domain work completed with {n} result(s).`.
 //!
 //! Colony builds a cell's step summary after the cell, so the calls of the cell that signals
-//! completion do not count yet. A trace that records no goals is assumed to have some (the
-//! validator is mounted on goal-driven agents); when step 3 is reached and the trace does not
-//! record the `results` dict, the verdict cannot be replayed and is reported as unknown.
+//! completion do not count yet. The goals are the completion record's, else the trace
+//! header's; a trace that records neither (Colony's recordings never do) takes them from the
+//! recorded verdict: a recorded `No goals defined` shows the goals were empty, any other
+//! recorded reason that the rule-based validator did not stop at step 1, so the goals were
+//! not empty; without a recorded reason the verdict cannot be replayed and is reported as
+//! unknown (issue 6 R4). Likewise when step 3 is reached and the trace does not record the
+//! `results` dict.
 
 use serde::Serialize;
 
@@ -37,6 +41,25 @@ pub struct CompletionInput<'a> {
     pub has_domain_work: bool,
     /// Entries in the `results` dict, when recorded.
     pub results: Option<u64>,
+}
+
+/// The goals the validator saw for completion record `c`, given the trace header's `header`
+/// goals: the record's, else the header's, else inferred from the recorded reason (`No goals
+/// defined`: none; any other reason: some, stood for by one placeholder goal). `None` when
+/// nothing tells.
+pub fn goals_for<'g>(
+    c: &'g crate::trace::model::CompletionRecord,
+    header: Option<&'g [String]>,
+) -> Option<&'g [String]> {
+    static SOME_GOAL: [String; 1] = [String::new()];
+    if let Some(g) = c.goals.as_deref().or(header) {
+        return Some(g);
+    }
+    match c.reason.as_deref().map(str::trim) {
+        Some("No goals defined") => Some(&[]),
+        Some(r) if !r.is_empty() => Some(&SOME_GOAL),
+        _ => None,
+    }
 }
 
 /// Runs the rule-based validator. `None` when the verdict depends on the unrecorded `results`

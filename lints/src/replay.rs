@@ -338,6 +338,9 @@ pub struct Report {
     pub warnings: Vec<Skip>,
     /// Matching mode, for the header of renderings.
     pub mode: MatchMode,
+    /// When the guardrails use both matching modes: which guardrail uses which
+    /// (`key: a, b; substring: c`), for the summary line.
+    pub mixed_modes: Option<String>,
     /// Sections from other replayers.
     pub sections: Vec<Box<dyn Section>>,
 }
@@ -410,6 +413,11 @@ struct Run<'a> {
     cell: Option<u64>,
     cells_seen: bool,
     aborted: bool,
+    /// Set with `aborted` when the aborting block was also recorded as blocked: a later record
+    /// of the same cell then proves the recording's cell went on (the block was swallowed by a
+    /// `try/except` in the cell, colony-reference §4.0.1). Holds the cell's `failed` flag from
+    /// before the block.
+    swallow_evidence: Option<bool>,
     pos: u64,
     last_time: Option<f64>,
     totals: TraceTotals,
@@ -458,7 +466,8 @@ impl<'a> Replayer<'a> {
                 .collect(),
             run: None,
             report: Report {
-                mode: cfg.settings.mode,
+                mode: single_mode(&cfg.guardrails.guardrails).unwrap_or(cfg.settings.mode),
+                mixed_modes: mixed_modes(&cfg.guardrails.guardrails),
                 ..Default::default()
             },
             per_guardrail: HashMap::new(),
@@ -552,6 +561,7 @@ impl<'a> Replayer<'a> {
             cell: None,
             cells_seen: false,
             aborted: false,
+            swallow_evidence: None,
             pos: 0,
             last_time: None,
             totals: TraceTotals {
@@ -665,10 +675,9 @@ impl<'a> Replayer<'a> {
         let kb_key = self.kb_index(raw).map(|i| kb.actions[i].key.as_str());
         let recorded = c.action_key.as_deref().filter(|k| !k.is_empty());
         let resolved = recorded.or(kb_key).unwrap_or(raw);
-        // Shorter than three segments (fewer than two dots).
-        let partial = kb_key.is_none()
-            && recorded.is_none()
-            && memchr::memchr_iter(b'.', raw.as_bytes()).nth(1).is_none();
+        // Unresolved: matched against every key Colony's dispatcher could resolve it to
+        // (suffix match for short keys, prefix strip for long ones; see `matching`).
+        let partial = kb_key.is_none() && recorded.is_none();
         CallKeys {
             raw,
             resolved,
@@ -721,6 +730,7 @@ impl<'a> Replayer<'a> {
             None if !run.cells_seen => run.new_cell(None),
             _ => {}
         }
+        run.resume_if_swallowed();
         let index = c.index.unwrap_or(run.pos);
         run.pos += 1;
         let now = c.start.or(c.end).or(run.last_time);
@@ -778,14 +788,22 @@ impl<'a> Replayer<'a> {
                     }
                     verdict = Verdict::Blocked;
                     *self.per_guardrail.entry(b.guardrail.clone()).or_insert(0) += 1;
+                    let failed_before = run.cell_stats.failed;
                     run.cell_stats.failed = true;
                     match run.on_block {
-                        OnBlock::Keep => {
+                        // A call blocked in the recording too was never dispatched in either
+                        // world: it belongs to no history (colony-reference §4.0).
+                        OnBlock::Keep if c.status.dispatched() => {
                             run.state
                                 .record_call(set, &hist_sub, &key_bits, hist_status, c)
                         }
-                        OnBlock::Drop => {}
-                        OnBlock::StopCell => run.aborted = true,
+                        OnBlock::Keep | OnBlock::Drop => {}
+                        OnBlock::StopCell => {
+                            run.aborted = true;
+                            if !c.status.dispatched() {
+                                run.swallow_evidence = Some(failed_before);
+                            }
+                        }
                     }
                 }
             }
@@ -836,17 +854,21 @@ impl<'a> Replayer<'a> {
                 run.cells_seen = true;
             }
         }
+        run.resume_if_swallowed();
         if run.cfg.settings.completion == CompletionMode::None {
             return;
         }
         let simulated = if run.aborted {
             None
         } else {
-            completion::rule_based(CompletionInput {
-                goals: c.goals.as_deref().or(run.goals.as_deref()),
-                has_domain_work: run.has_domain_work,
-                results: c.results,
-            })
+            match completion::goals_for(c, run.goals.as_deref()) {
+                Some(goals) => completion::rule_based(CompletionInput {
+                    goals: Some(goals),
+                    has_domain_work: run.has_domain_work,
+                    results: c.results,
+                }),
+                None => None,
+            }
         };
         let d = CompletionDecision {
             trace: run.name.clone(),
@@ -877,13 +899,68 @@ impl Run<'_> {
         };
     }
 
+    /// A record of the current cell follows an aborting block that the recording also shows:
+    /// the recorded cell went on, so the block was swallowed inside the cell
+    /// (colony-reference §4.0.1) and the replay goes on with it.
+    fn resume_if_swallowed(&mut self) {
+        if let Some(failed) = self.swallow_evidence.take() {
+            self.aborted = false;
+            self.cell_stats.failed = failed;
+        }
+    }
+
     fn new_cell(&mut self, index: Option<u64>) {
         self.finish_cell();
         self.cell = index;
         self.aborted = false;
+        self.swallow_evidence = None;
         self.pos = 0;
         self.state.new_cell(self.epoch.cumulative_history());
     }
+}
+
+/// The (id, matching mode) of every guardrail that matches keys itself (composite members,
+/// not the composites).
+fn leaf_modes(guardrails: &[crate::guardrails::Guardrail]) -> Vec<(&str, MatchMode)> {
+    fn walk<'g>(gs: &'g [crate::guardrails::Guardrail], out: &mut Vec<(&'g str, MatchMode)>) {
+        for g in gs {
+            match &g.kind {
+                crate::guardrails::Kind::Composite(c) => walk(&c.inner, out),
+                _ => out.push((&g.id, g.mode)),
+            }
+        }
+    }
+    let mut leaves = Vec::new();
+    walk(guardrails, &mut leaves);
+    leaves
+}
+
+/// The matching mode every guardrail uses, when there are guardrails and they agree.
+fn single_mode(guardrails: &[crate::guardrails::Guardrail]) -> Option<MatchMode> {
+    let leaves = leaf_modes(guardrails);
+    let first = leaves.first()?.1;
+    leaves.iter().all(|(_, m)| *m == first).then_some(first)
+}
+
+/// `key: a, b; substring: c` when the guardrails use both matching modes.
+fn mixed_modes(guardrails: &[crate::guardrails::Guardrail]) -> Option<String> {
+    let leaves = leaf_modes(guardrails);
+    let ids = |m: MatchMode| -> Vec<&str> {
+        leaves
+            .iter()
+            .filter(|(_, x)| *x == m)
+            .map(|(id, _)| *id)
+            .collect()
+    };
+    let (key, sub) = (ids(MatchMode::Key), ids(MatchMode::Substring));
+    if key.is_empty() || sub.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "key: {}; substring: {}",
+        key.join(", "),
+        sub.join(", ")
+    ))
 }
 
 /// Replays readers one after another with `observers` watching the same stream, and returns

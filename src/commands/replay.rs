@@ -135,6 +135,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         Some(l) => cellguard_lints::policies::config::from_loaded(l)?,
         None => Default::default(),
     };
+    for w in &cfg.warnings {
+        eprintln!("cellguard: warning: {w}");
+    }
     if cfg.guardrails.is_empty() && policy_cfg.is_empty() {
         eprintln!(
             "cellguard: warning: no guardrails configured{}; every call is allowed",

@@ -195,10 +195,13 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     }
     writeln!(
         out,
-        "Replayed {}, {} ({} matching): {} allowed, {} blocked, {} unreached; {}.",
+        "Replayed {}, {} ({}): {} allowed, {} blocked, {} unreached; {}.",
         plural(s.traces, "trace", "traces"),
         plural(s.calls, "call", "calls"),
-        report.mode.as_str(),
+        match &report.mixed_modes {
+            Some(m) => format!("mixed matching: {m}"),
+            None => format!("{} matching", report.mode.as_str()),
+        },
         s.allowed,
         s.blocked,
         s.unreached,
@@ -420,7 +423,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
     h.push_str("<h1>cellguard replay</h1>");
     h.push_str(&format!(
         "<table><tr><th>traces</th><th>calls</th><th>allowed</th><th>blocked</th><th>unreached</th><th>outcomes change</th><th>records read</th><th>records skipped</th><th>matching</th></tr><tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr></table>",
-        s.traces, s.calls, s.allowed, s.blocked, s.unreached, s.changed, s.records_read, s.records_skipped, report.mode.as_str()
+        s.traces, s.calls, s.allowed, s.blocked, s.unreached, s.changed, s.records_read, s.records_skipped, esc(&report.mixed_modes.as_ref().map_or_else(|| report.mode.as_str().to_string(), |m| format!("mixed ({m})")))
     ));
     if !s.per_guardrail.is_empty() {
         h.push_str(

@@ -62,6 +62,9 @@ pub struct Rule {
     pub suggestion: String,
     /// Equality index answering `prior-params-match` (value comparisons only).
     pub eq_index: Option<usize>,
+    /// Membership index narrowing the candidates of a capture test (`captures-subset-of` /
+    /// `captures-any-in`).
+    pub member_index: Option<usize>,
 }
 
 /// A compiled args-aware guardrail.
@@ -169,7 +172,34 @@ impl ArgsAware {
                 _ => false,
             };
         }
-        for &seq in h.hits(watch).iter().rev() {
+        // A capture test holds only on records whose list holds a capture: with a membership
+        // index the candidates are the records holding one (every capture for
+        // `captures-subset-of`, so those holding the first; any for `captures-any-in`, so the
+        // union), newest first. Same records, same order, same verdict as the scan below.
+        let candidates: Option<Vec<u64>> = match (rule.member_index, &rule.prior_match) {
+            (Some(i), Some(m)) if !captures.is_empty() => {
+                let index = &st.members[i];
+                let lists = |c: &String| index.get(c).into_iter().flatten().copied();
+                let mut seqs: Vec<u64> = if m.captures_subset_of.is_some() {
+                    lists(&captures[0]).filter(|&s| s >= window_start).collect()
+                } else {
+                    captures
+                        .iter()
+                        .flat_map(lists)
+                        .filter(|&s| s >= window_start)
+                        .collect()
+                };
+                seqs.sort_unstable();
+                seqs.dedup();
+                Some(seqs)
+            }
+            _ => None,
+        };
+        let scan: Box<dyn Iterator<Item = u64> + '_> = match &candidates {
+            Some(seqs) => Box::new(seqs.iter().rev().copied()),
+            None => Box::new(h.hits(watch).iter().rev().copied()),
+        };
+        for seq in scan {
             if seq < window_start {
                 break;
             }

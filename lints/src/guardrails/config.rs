@@ -112,6 +112,33 @@ pub struct ReplayConfig {
     pub settings: ReplaySettings,
     /// `[[guardrails]]`.
     pub guardrails: GuardrailSet,
+    /// Problems that leave the config usable but probably not as meant
+    /// (`FILE:LINE:COL: message`), for the CLI to print as warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Compiles a guardrail pattern located at `span`. A `substring` pattern holding glob
+/// characters (`*`, `?`) is compiled as the literal substring Colony would use, with a warning:
+/// no action key contains them, so the pattern almost certainly disarms its guardrail
+/// (issue 6 R14).
+fn compile_pattern(
+    d: &Doc,
+    text: &str,
+    mode: MatchMode,
+    span: &Range<usize>,
+) -> Result<Pattern, ConfigError> {
+    let p = Pattern::compile(text, mode).map_err(|m| d.error(span, m))?;
+    if mode == MatchMode::Substring && text.contains(['*', '?']) {
+        d.warn(
+            span,
+            format!(
+                "pattern `{text}` contains glob characters but is matched as a substring (Colony \
+                 has no globs), so it matches only keys that contain them literally; use \
+                 `match = \"key\"` or remove them"
+            ),
+        );
+    }
+    Ok(p)
 }
 
 /// Builds the replay configuration from a loaded config file. `profile` is the effective
@@ -150,9 +177,11 @@ pub fn from_loaded(
         Some((d, g)) => parse_guardrails(d, g, settings.mode, force.is_some())?,
         None => GuardrailSet::default(),
     };
+    let warnings = docs.iter().flat_map(|d| d.warnings.take()).collect();
     Ok(ReplayConfig {
         settings,
         guardrails,
+        warnings,
     })
 }
 
@@ -183,6 +212,7 @@ pub fn parse_str(
     Ok(ReplayConfig {
         settings,
         guardrails,
+        warnings: doc.warnings.take(),
     })
 }
 
@@ -451,7 +481,7 @@ fn parse_one(
     };
     let pattern =
         |set: &mut GuardrailSet, text: &str, span: &Range<usize>| -> Result<usize, ConfigError> {
-            let p = Pattern::compile(text, mode).map_err(|m| d.error(span, m))?;
+            let p = compile_pattern(d, text, mode, span)?;
             Ok(set.add_pattern(p))
         };
     let kind_value = match kind.as_str() {
@@ -820,8 +850,7 @@ fn semantic_constraint(
     })?;
     let mut applies_to = Vec::new();
     for (s, span) in strings(d, av, "`applies-to`")? {
-        applies_to
-            .push(set.add_pattern(Pattern::compile(&s, mode).map_err(|m| d.error(&span, m))?));
+        applies_to.push(set.add_pattern(compile_pattern(d, &s, mode, &span)?));
     }
     let scope = match get(t, "scope") {
         None => semantic::Scope::Cell,
@@ -876,8 +905,7 @@ fn semantic_constraint(
             let cv = get(et, "call")
                 .ok_or_else(|| d.error(&ev.span, "`evidence` needs `call` (a pattern)"))?;
             let ctext = string(d, cv, "`call`")?;
-            let pid =
-                set.add_pattern(Pattern::compile(&ctext, mode).map_err(|m| d.error(&cv.span, m))?);
+            let pid = set.add_pattern(compile_pattern(d, &ctext, mode, &cv.span)?);
             let status = match get(et, "status") {
                 Some(x) => statuses(d, x)?,
                 None => StatusSet::any(),
@@ -953,7 +981,7 @@ fn args_rule(
     let tv =
         get(t, "target").ok_or_else(|| d.error(&v.span, "an args-aware rule needs `target`"))?;
     let ttext = string(d, tv, "`target`")?;
-    let target = set.add_pattern(Pattern::compile(&ttext, mode).map_err(|m| d.error(&tv.span, m))?);
+    let target = set.add_pattern(compile_pattern(d, &ttext, mode, &tv.span)?);
     let applies_when = match get(t, "applies-when") {
         Some(a) => param_conds(d, a, "`applies-when`")?,
         None => Vec::new(),
@@ -975,7 +1003,7 @@ fn args_rule(
             SKind::Str(s) if s.is_empty() => Prior::Nothing,
             SKind::Str(s) => {
                 let pid =
-                    set.add_pattern(Pattern::compile(s, mode).map_err(|m| d.error(&p.span, m))?);
+                    set.add_pattern(compile_pattern(d, s, mode, &p.span)?);
                 Prior::Call {
                     watch: set.add_watch(pid, require_status.unwrap_or_default()),
                     text: s.clone(),
@@ -991,7 +1019,7 @@ fn args_rule(
                             None => require_status.unwrap_or_default(),
                         };
                         let pid = set.add_pattern(
-                            Pattern::compile(&s, mode).map_err(|m| d.error(&c.span, m))?,
+                            compile_pattern(d, &s, mode, &c.span)?,
                         );
                         Prior::Call {
                             watch: set.add_watch(pid, status),
@@ -1053,6 +1081,7 @@ fn args_rule(
     // Value-only comparisons against a prior call are answered by an equality index; capture
     // predicates scan the history (and need prior params kept).
     let mut eq_index = None;
+    let mut member_index = None;
     if let (Prior::Call { watch, .. }, Some(m)) = (&prior, &prior_match) {
         if m.captures_subset_of.is_none() && m.captures_any_in.is_none() && !m.equal.is_empty() {
             set.eq_indexes.push(EqIndexSpec {
@@ -1062,10 +1091,18 @@ fn args_rule(
             eq_index = Some(set.eq_indexes.len() - 1);
         } else {
             set.needs_prior_params = true;
+            if let Some(param) = m.captures_subset_of.as_ref().or(m.captures_any_in.as_ref()) {
+                set.member_indexes.push(MemberIndexSpec {
+                    watch: *watch,
+                    param: param.clone(),
+                });
+                member_index = Some(set.member_indexes.len() - 1);
+            }
         }
     }
     Ok(Rule {
         eq_index,
+        member_index,
         target,
         applies_when,
         prior,

@@ -22,10 +22,19 @@
 //! - matching is case-sensitive and anchored at both ends (`create_decomposition` does not match
 //!   `create_decomposition_preview`).
 //!
-//! A canonical key that could not be resolved and has fewer than three segments is *partial*:
-//! it may stand for any key ending in those segments, and matches a pattern when some such key
-//! would (the dispatcher resolves short keys by suffix). So an unresolvable short key cannot slip
-//! past a gate (colony-reference §4.5).
+//! A canonical key that could not be resolved (no knowledge-base resolution and no recorded
+//! resolved key) is *unresolved* (`partial`): it matches a pattern when some key Colony's
+//! dispatcher could resolve it to would (colony-reference §2.3):
+//!
+//! - the key itself (step 1, exact match);
+//! - when it has fewer than three segments, any key ending in those segments (step 2, suffix
+//!   match: `create_decomposition`, `design_process.create_decomposition`);
+//! - any key left after dropping leading segments (step 3, prefix strip:
+//!   `functions.DesignProcessCapability.DesignProcessCapability.create_decomposition`). A
+//!   stripped key must match the pattern exactly, as Colony's step 3 accepts only exact matches,
+//!   so `Other.other.create_decomposition` is not taken for `DesignProcessCapability`'s action.
+//!
+//! So an unresolvable short or over-long key cannot slip past a gate (colony-reference §4.5).
 //!
 //! In both modes `|` separates alternatives within one pattern.
 
@@ -196,11 +205,10 @@ impl Pattern {
         self.alts.iter().position(|a| match a {
             Alt::Sub(n) => lower_key.contains(n.as_str()),
             Alt::Glob(p) => {
-                if partial {
-                    (0..=p.len()).any(|j| glob(&p[j..], &segs))
-                } else {
-                    glob(p, &segs)
-                }
+                glob(p, &segs)
+                    || (partial
+                        && ((segs.len() < 3 && (1..=p.len()).any(|j| glob(&p[j..], &segs)))
+                            || (1..segs.len()).any(|i| glob(p, &segs[i..]))))
             }
         })
     }
@@ -359,6 +367,24 @@ mod tests {
         assert!(partial(gate, "design_process.create_decomposition"));
         assert!(!partial(gate, "create_decomposition_preview"));
         assert!(!partial("A.B.c", "d"));
+        // Prefix strip (colony-reference §2.3 step 3): extra leading segments (issue 6 R3).
+        assert!(partial(
+            gate,
+            "functions.DesignProcessCapability.DesignProcessCapability.create_decomposition"
+        ));
+        assert!(partial(
+            "DesignProcessCapability.create_decomposition",
+            "x.y.DesignProcessCapability.DesignProcessCapability.create_decomposition"
+        ));
+        assert!(partial("book_reservation", "functions.book_reservation"));
+        // A stripped key must match exactly: a different full key is not gated.
+        assert!(!partial(gate, "Other.other.create_decomposition"));
+        assert!(!partial(gate, "x.Other.other.create_decomposition"));
+        // A resolved key is matched as it is.
+        assert!(!key(
+            gate,
+            "functions.DesignProcessCapability.DesignProcessCapability.create_decomposition"
+        ));
     }
 
     #[test]

@@ -173,6 +173,18 @@ pub struct EqIndexSpec {
     pub pairs: Vec<(String, String)>,
 }
 
+/// A membership index for an args-aware rule with `captures-subset-of` / `captures-any-in`
+/// (issue 6 R11): per string, the history records matching the watch whose list param holds
+/// it, so a check visits only records that can satisfy the capture test instead of scanning
+/// the whole window.
+#[derive(Debug, Clone)]
+pub struct MemberIndexSpec {
+    /// The watch of the required prior.
+    pub watch: usize,
+    /// The prior's list parameter (dotted path).
+    pub param: String,
+}
+
 /// The compiled guardrail configuration.
 #[derive(Debug, Clone, Default)]
 pub struct GuardrailSet {
@@ -189,6 +201,8 @@ pub struct GuardrailSet {
     pub needs_prior_params: bool,
     /// Equality indexes, by id.
     pub eq_indexes: Vec<EqIndexSpec>,
+    /// Membership indexes, by id.
+    pub member_indexes: Vec<MemberIndexSpec>,
 }
 
 impl GuardrailSet {
@@ -303,7 +317,8 @@ pub struct CallKeys<'k> {
     pub resolved: &'k str,
     /// The canonical key (KB resolution, else the resolved key, else the raw key).
     pub canonical: &'k str,
-    /// True when the canonical key could not be established and is shorter than a full key.
+    /// True when the canonical key could not be established (no knowledge-base resolution, no
+    /// recorded resolved key): patterns then match every key the dispatcher could resolve it to.
     pub partial: bool,
 }
 
@@ -418,7 +433,9 @@ impl HistEntry {
     }
 }
 
-/// Canonical text of a value for equality indexes (numbers by value: `1` equals `1.0`).
+/// Canonical text of a value for equality indexes, equal exactly when `predicates::json_eq`
+/// holds: numbers by value at any depth (`1` equals `1.0`, `true` equals `1` as in Python),
+/// object members in sorted key order (objects are unordered).
 fn canonical(v: Option<&Value>, out: &mut String) {
     match v {
         None | Some(Value::Null) => out.push('\u{1}'),
@@ -426,6 +443,7 @@ fn canonical(v: Option<&Value>, out: &mut String) {
             Some(f) => out.push_str(&format!("{f}")),
             None => out.push_str(&n.to_string()),
         },
+        Some(Value::Bool(b)) => out.push_str(if *b { "1" } else { "0" }),
         Some(Value::Array(a)) => {
             out.push('[');
             for x in a {
@@ -433,6 +451,18 @@ fn canonical(v: Option<&Value>, out: &mut String) {
                 out.push(',');
             }
             out.push(']');
+        }
+        Some(Value::Object(o)) => {
+            let mut members: Vec<(&String, &Value)> = o.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (k, x) in members {
+                out.push_str(&Value::from(k.as_str()).to_string());
+                out.push(':');
+                canonical(Some(x), out);
+                out.push(',');
+            }
+            out.push('}');
         }
         Some(other) => out.push_str(&other.to_string()),
     }
@@ -789,6 +819,9 @@ pub struct TraceState {
     pub agent_id: Option<String>,
     /// Equality indexes: value key -> newest sequence number.
     pub eq: Vec<FxHashMap<String, u64>>,
+    /// Membership indexes: list element -> sequence numbers of the records holding it,
+    /// oldest first.
+    pub members: Vec<FxHashMap<String, std::collections::VecDeque<u64>>>,
     /// Semantic-constraint streaks, downgrades and operator overrides.
     pub semantic: semantic::SemanticState,
 }
@@ -807,6 +840,7 @@ impl TraceState {
             message_count: 0,
             agent_id,
             eq: vec![FxHashMap::default(); set.eq_indexes.len()],
+            members: vec![FxHashMap::default(); set.member_indexes.len()],
             semantic: Default::default(),
         }
     }
@@ -816,6 +850,9 @@ impl TraceState {
         self.history.new_cell(cumulative);
         if !cumulative {
             for m in &mut self.eq {
+                m.clear();
+            }
+            for m in &mut self.members {
                 m.clear();
             }
         }
@@ -858,6 +895,39 @@ impl TraceState {
             if map.len() > 4 * self.history.cap {
                 let first = self.history.first_seq();
                 map.retain(|_, s| *s >= first);
+            }
+        }
+        for (spec, map) in set.member_indexes.iter().zip(self.members.iter_mut()) {
+            if !matches_watch(&set.watches[spec.watch]) {
+                continue;
+            }
+            let obj = params.object();
+            let first = self.history.first_seq();
+            let mut add = |x: &str| {
+                let q = map.entry(x.to_string()).or_default();
+                // Records that left the history go (memory bounded by the window).
+                while q.front().is_some_and(|&s| s < first) {
+                    q.pop_front();
+                }
+                if q.back() != Some(&seq) {
+                    q.push_back(seq);
+                }
+            };
+            // The values `predicates::PriorMatch` counts as members: the list's strings, or
+            // the param itself when it is a string.
+            match predicates::lookup(&obj, &spec.param) {
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).for_each(&mut add),
+                Some(Value::String(x)) => add(x),
+                _ => {}
+            }
+            if map.len() > 4 * self.history.cap {
+                let first = self.history.first_seq();
+                map.retain(|_, q| {
+                    while q.front().is_some_and(|&s| s < first) {
+                        q.pop_front();
+                    }
+                    !q.is_empty()
+                });
             }
         }
         let matching = set

@@ -93,8 +93,18 @@ fn texts(v: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// JSON equality that treats integers and floats of the same value as equal (TOML `1` vs JSON
-/// `1.0`).
+/// The numeric value Python's `==` gives a JSON number or boolean (`True == 1`, `1 == 1.0`).
+fn py_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    }
+}
+
+/// JSON equality as Python's `==` compares the parsed values (Colony's predicates): numbers by
+/// value at any depth (`1 == 1.0`, `True == 1`), arrays element by element, objects as
+/// unordered maps (`{"a":1,"b":2} == {"b":2,"a":1}`).
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
@@ -103,6 +113,14 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         },
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, p)| y.get(k).is_some_and(|q| json_eq(p, q)))
+        }
+        (Value::Bool(_), Value::Number(_)) | (Value::Number(_), Value::Bool(_)) => {
+            py_number(a) == py_number(b)
         }
         _ => a == b,
     }

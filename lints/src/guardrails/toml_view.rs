@@ -114,6 +114,8 @@ pub struct Doc {
     pub text: String,
     /// The parsed top-level table.
     pub root: SVal,
+    /// Warnings (`FILE:LINE:COL: message`) collected while reading it.
+    pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Doc {
@@ -152,7 +154,14 @@ impl Doc {
             path: path.to_path_buf(),
             text,
             root,
+            warnings: Default::default(),
         })
+    }
+
+    /// Records a warning located at the start of `span` (the config stays usable).
+    pub fn warn(&self, span: &Range<usize>, message: impl Into<String>) {
+        let e = ConfigError::at(&self.path, &self.text, Some(span.start), message);
+        self.warnings.borrow_mut().push(e.to_string());
     }
 
     /// An error located at the start of `span`.

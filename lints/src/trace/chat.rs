@@ -345,7 +345,10 @@ fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
     let parsed = if s.trim().is_empty() {
         Some(Value::Object(Map::new()))
     } else {
-        match serde_json::from_str::<Value>(&s) {
+        // Lone surrogate escapes in the arguments text read as Python's json reads them
+        // (see `surrogates`).
+        let fixed = super::surrogates::escape_lone_surrogates(&s);
+        match serde_json::from_str::<Value>(fixed.as_ref().map_or(s.as_str(), |f| f.0.as_str())) {
             Ok(v @ Value::Object(_)) => Some(v),
             _ => None,
         }

@@ -94,7 +94,7 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
 }
 
 /// The epoch of a recording that started at `wall` (Unix seconds).
-fn epoch_of_time(wall: f64) -> Epoch {
+pub(crate) fn epoch_of_time(wall: f64) -> Epoch {
     let t0620 = convert::parse_rfc3339("2026-06-20T00:00:00Z").unwrap_or(f64::MAX);
     let t0624 = convert::parse_rfc3339("2026-06-24T00:00:00Z").unwrap_or(f64::MAX);
     if wall < t0620 {

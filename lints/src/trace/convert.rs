@@ -83,7 +83,8 @@ pub fn parse_rfc3339(s: &str) -> Option<f64> {
         return None;
     }
     let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if b[13] != b':' || b[16] != b':' || !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+    let month_days = super::model::days_in_month(y as u32, mo.clamp(0, 99) as u32);
+    if b[13] != b':' || b[16] != b':' || !(1..=i64::from(month_days)).contains(&d) {
         return None;
     }
     let mut rest = &s[19..];
@@ -164,7 +165,7 @@ pub fn record_from_object(
     warnings: &mut Vec<String>,
 ) -> Result<Option<Record>, String> {
     Ok(Some(match rec {
-        "header" => Record::Header(Box::new(header(o)?)),
+        "header" => Record::Header(Box::new(header(o, warnings))),
         "cell" => Record::Cell(CellRecord {
             index: opt_u64(o, "index")?.or(opt_u64(o, "iteration")?),
             code: opt_str(o, "code")?,
@@ -190,15 +191,51 @@ pub fn record_from_object(
     }))
 }
 
-fn header(o: &Obj) -> Result<Header, String> {
-    let epoch = match opt_str(o, "epoch")?.or(opt_str(o, "semantics_epoch")?) {
-        Some(e) => Some(Epoch::parse(&e)?),
-        None => match opt_str(o, "recorded_at")? {
-            // A recording date implies the epoch (colony-reference §0).
-            Some(d) => Epoch::parse(&d).ok(),
-            None => None,
-        },
-    };
+/// A `header` record. A known key whose value is of the wrong type or unusable (an unknown
+/// epoch, a `recorded_at` that is no time) does not drop the header, which also carries the
+/// agent id, goals and epoch the rest of the trace depends on: the value is ignored with a
+/// warning (issue 6 R12) and the other keys are kept.
+fn header(o: &Obj, warnings: &mut Vec<String>) -> Header {
+    fn ignore<T>(w: &mut Vec<String>, r: Result<Option<T>, String>) -> Option<T> {
+        r.unwrap_or_else(|m| {
+            w.push(format!("header: {m}; the value is ignored"));
+            None
+        })
+    }
+    let w = warnings;
+    let named = ignore(w, opt_str(o, "epoch"))
+        .map(|e| ("epoch", e))
+        .or(ignore(w, opt_str(o, "semantics_epoch")).map(|e| ("semantics_epoch", e)));
+    let mut epoch = named.and_then(|(k, e)| {
+        ignore(
+            w,
+            Epoch::parse(&e)
+                .map(Some)
+                .map_err(|m| format!("field `{k}`: {m}")),
+        )
+    });
+    if epoch.is_none() {
+        // A recording date implies the epoch (colony-reference §0): an RFC 3339 / ISO date or
+        // Unix seconds, as every time in a native trace.
+        epoch = match o.get("recorded_at") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => n.as_f64().map(super::colony::epoch_of_time),
+            Some(Value::String(d)) => ignore(
+                w,
+                Epoch::parse(d)
+                    .map(Some)
+                    .map_err(|m| format!("field `recorded_at`: {m}")),
+            ),
+            Some(v) => ignore(
+                w,
+                Err(bad(
+                    "recorded_at",
+                    "a number of seconds or an RFC 3339 string",
+                    v,
+                )),
+            ),
+        };
+    }
     let known = [
         "rec",
         "format",
@@ -211,20 +248,25 @@ fn header(o: &Obj) -> Result<Header, String> {
         "goals",
         "system_prompt",
     ];
-    Ok(Header {
-        format: opt_str(o, "format")?.unwrap_or_else(|| "cellguard-trace".into()),
-        version: opt_u64(o, "version")?,
-        source: opt_str(o, "source")?,
-        agent_id: opt_str(o, "agent_id")?,
+    Header {
+        format: ignore(w, opt_str(o, "format")).unwrap_or_else(|| "cellguard-trace".into()),
+        version: ignore(w, opt_u64(o, "version")),
+        source: ignore(w, opt_str(o, "source")),
+        agent_id: ignore(w, opt_str(o, "agent_id")),
         epoch,
-        goals: opt_str_list(o, "goals")?,
-        system_prompt: opt_str(o, "system_prompt")?,
+        goals: match o.get("goals") {
+            Some(Value::String(_)) => {
+                ignore(w, Err(bad("goals", "a list of strings", &o["goals"])))
+            }
+            _ => ignore(w, opt_str_list(o, "goals")),
+        },
+        system_prompt: ignore(w, opt_str(o, "system_prompt")),
         extra: o
             .iter()
             .filter(|(k, _)| !known.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-    })
+    }
 }
 
 /// A call from a native `call` record, a pyAgentic `action` record, or a Colony run-call-trace

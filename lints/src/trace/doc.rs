@@ -336,10 +336,30 @@ pub(crate) fn read_document_with(
             (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
         }
     };
+    let bad_utf8_line = bad_utf8.map(|at| (LineIndex::new(&text).line_of(at) + 1) as u64);
+    // Lone surrogate escapes (valid to Python's json, not to serde_json): rewritten before
+    // parsing, with a warning per line (issue 6 R8).
+    let (text, surrogate_warnings) = match super::surrogates::escape_lone_surrogates(&text) {
+        Some((fixed, at)) => {
+            let index = LineIndex::new(&text);
+            let mut per_line: Vec<(u64, String, usize)> = Vec::new();
+            for a in at {
+                let line = (index.line_of(a) + 1) as u64;
+                match per_line.last_mut() {
+                    Some((l, _, n)) if *l == line => *n += 1,
+                    _ => per_line.push((line, text[a..a + 6].to_string(), 1)),
+                }
+            }
+            (fixed, per_line)
+        }
+        None => (text, Vec::new()),
+    };
     let mut ctx = DocCtx::new(path, &text);
-    if let Some(at) = bad_utf8 {
-        let line = ctx.line_at(at);
+    if let Some(line) = bad_utf8_line {
         ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
+    }
+    for (line, escape, n) in surrogate_warnings {
+        ctx.warn(line, super::surrogates::warning(&escape, n));
     }
     if text.trim().is_empty() {
         // Only reachable with a forced non-native format: one trace without records.
@@ -378,6 +398,24 @@ pub(crate) fn read_document_with(
     let parsed = match list {
         Some(items) => Ok(Root::List(ctx.line_at(start), items)),
         None => serde_json::from_str::<&RawValue>(&text).map(Root::Value),
+    };
+    // A list document cut short (a run killed while writing it): its complete elements are
+    // replayed and the incomplete one is reported as skipped (issue 6 R13).
+    let mut truncated: Option<(usize, String, usize)> = None;
+    let parsed = match parsed {
+        Err(e)
+            if e.classify() == serde_json::error::Category::Eof
+                && text[start..].starts_with('[') =>
+        {
+            match complete_prefix(&text, start) {
+                Some((items, at)) if !items.is_empty() => {
+                    truncated = Some((at, strip_position(&e.to_string()), items.len()));
+                    Ok(Root::List(ctx.line_at(start), items))
+                }
+                _ => Err(e),
+            }
+        }
+        p => p,
     };
     let root = match parsed {
         Ok(root) => root,
@@ -429,6 +467,15 @@ pub(crate) fn read_document_with(
             format: Format::OpenaiChat,
         }));
     }
+    if let Some((at, why, n)) = truncated {
+        let line = ctx.line_at(at);
+        ctx.skip(
+            line,
+            format!(
+                "truncated document: the list element starting here is incomplete ({why}); the {n} complete element(s) before it are replayed"
+            ),
+        );
+    }
     let format = match format {
         Some(f) => f,
         None => classify(&root).ok_or_else(|| {
@@ -461,6 +508,44 @@ pub(crate) fn read_document_with(
 }
 
 use super::native::strip_position;
+
+/// The complete top-level elements of an array document that ends inside an element (each a
+/// slice of `text`, so positions stay valid), and the offset where the incomplete element
+/// starts. `None` when the array is closed, or a complete element is not valid JSON (then the
+/// document is malformed, not merely cut short). `start` is the offset of the `[`.
+fn complete_prefix(text: &str, start: usize) -> Option<(Vec<&RawValue>, usize)> {
+    let b = text.as_bytes();
+    let mut items = Vec::new();
+    let mut depth = 0usize;
+    let mut elem = start + 1;
+    let mut i = start + 1;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' if depth > 0 => depth -= 1,
+            b']' => return None,
+            b',' if depth == 0 => {
+                let slice = text.get(elem..i)?.trim_matches([' ', '\t', '\n', '\r']);
+                let offset = slice.as_ptr() as usize - text.as_ptr() as usize;
+                items.push(
+                    serde_json::from_str::<&RawValue>(&text[offset..offset + slice.len()]).ok()?,
+                );
+                elem = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let rest = text.get(elem..)?;
+    let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
+    Some((items, elem + lead))
+}
 
 /// The list items of a root: JSON Lines items, or the elements of a top-level array (each with
 /// its line). `None` for a non-array document.

@@ -27,6 +27,7 @@ pub mod model;
 pub mod native;
 pub mod pyagentic;
 pub mod runstate;
+pub mod surrogates;
 pub mod sweagent;
 
 pub use model::*;
@@ -123,12 +124,66 @@ pub fn read_str(name: &str, text: &str, format: Option<Format>) -> Result<BoxedR
     doc::read_document(path, text.as_bytes().to_vec(), format)
 }
 
+/// Lines looked at to detect native JSON Lines past a malformed first line.
+const DETECT_LINES: usize = 8;
+
+/// True when `line` starts a JSON object with a top-level `rec` key, judged from the object's
+/// text up to that key: the rest may be missing (a line longer than the bytes looked at), or
+/// malformed (a truncated record, a lone surrogate escape).
+fn starts_native_record(line: &str) -> bool {
+    let b = line.trim_start().as_bytes();
+    if b.first() != Some(&b'{') {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return false;
+                }
+            }
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                let Some(key) = b.get(start..i) else {
+                    return false;
+                };
+                if depth == 1 {
+                    let mut j = i + 1;
+                    while b.get(j).is_some_and(u8::is_ascii_whitespace) {
+                        j += 1;
+                    }
+                    if b.get(j) == Some(&b':') && key == b"rec" {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 /// Looks at the first bytes of a file: `Some(Format::Native)` when the first non-blank line is
 /// a JSON object with a `rec` key (native JSON Lines, streamed), or when there is no content at
 /// all (an empty trace); `None` for anything else that starts like JSON (a JSON document, or
 /// JSON Lines of chat or pyAgentic messages, classified by [`doc::read_document`] once read).
 ///
-/// Errors: input that does not start like JSON.
+/// The first line need not be complete or well-formed (issue 6 R1): a record longer than the
+/// bytes looked at counts by its top-level `rec` key, and when the first line is no native
+/// record (malformed, truncated, or an object without `rec`) but does not start a JSON array,
+/// any of the first [`DETECT_LINES`] non-blank lines that starts a native record makes the
+/// file native (the bad first line is then reported and skipped like any other).
+///
+/// Errors: input that does not start like JSON and holds no native record in its first lines.
 pub fn detect(head: &[u8]) -> Result<Option<Format>, String> {
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
@@ -137,19 +192,70 @@ pub fn detect(head: &[u8]) -> Result<Option<Format>, String> {
         // An empty (or blank) file: one trace without records, read as native JSON Lines.
         return Ok(Some(Format::Native));
     }
-    if trimmed.starts_with('{') {
-        if let Some(first) = trimmed.lines().next() {
-            if let Ok(serde_json::Value::Object(o)) =
-                serde_json::from_str::<serde_json::Value>(first)
-            {
-                if o.contains_key("rec") {
-                    return Ok(Some(Format::Native));
-                }
+    let mut lines = trimmed.lines().filter(|l| !l.trim().is_empty());
+    let first = lines.next().unwrap_or("");
+    if first.trim_start().starts_with('{') {
+        match serde_json::from_str::<serde_json::Value>(first) {
+            Ok(serde_json::Value::Object(o)) if o.contains_key("rec") => {
+                return Ok(Some(Format::Native))
             }
+            Ok(_) => {}
+            Err(_) if starts_native_record(first) => return Ok(Some(Format::Native)),
+            Err(_) => {}
         }
+    }
+    if !first.trim_start().starts_with('[')
+        && lines.take(DETECT_LINES - 1).any(starts_native_record)
+    {
+        return Ok(Some(Format::Native));
     }
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         return Ok(None);
     }
     Err("not a trace: expected JSON Lines (native cellguard-trace) or a JSON document".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 6 R1: detection does not depend on a short or well-formed first line.
+    #[test]
+    fn native_detected_past_long_or_malformed_first_lines() {
+        let call = "{\"rec\":\"call\",\"raw_key\":\"a.b\",\"status\":\"ok\"}\n";
+        // A first record longer than the bytes looked at (only its start is seen).
+        let long = format!(
+            "{{\"rec\":\"header\",\"system_prompt\":\"{}\"}}\n{call}",
+            "x".repeat(HEAD + 10)
+        );
+        assert_eq!(detect(&long.as_bytes()[..HEAD]), Ok(Some(Format::Native)));
+        let long_params = format!(
+            "{{\"params\":{{\"rec\":1,\"s\":\"{}\"}},\"rec\":\"call\"",
+            "y".repeat(100)
+        );
+        assert_eq!(detect(long_params.as_bytes()), Ok(Some(Format::Native)));
+        for first in [
+            "{\"foo\":1}",
+            "{\"rec\":\"call\",\"raw_key\":\"a.b",
+            "garbage line",
+            "{\"rec\":\"call\",\"params\":{\"x\":\"\\ud800\"}}",
+        ] {
+            let text = format!("{first}\n{call}");
+            assert_eq!(detect(text.as_bytes()), Ok(Some(Format::Native)), "{first}");
+        }
+        // Documents and chat JSON Lines are still documents.
+        let chat =
+            "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"x\"}\n";
+        assert_eq!(detect(chat.as_bytes()), Ok(None));
+        let list = format!("[\n{call},\n{call}]\n");
+        assert_eq!(detect(list.as_bytes()), Ok(None));
+        let pretty = "{\n  \"format\": \"colony-replay/1\",\n  \"cells\": []\n}\n";
+        assert_eq!(detect(pretty.as_bytes()), Ok(None));
+        // A nested `rec` key is no native record.
+        assert!(!starts_native_record("{\"a\":{\"rec\":1}}"));
+        assert!(starts_native_record(
+            "{ \"a\" : [1, \"]\"], \"rec\" : \"call\""
+        ));
+        assert!(detect(b"garbage\nmore garbage\n").is_err());
+    }
 }

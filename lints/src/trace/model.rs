@@ -117,12 +117,24 @@ pub enum Epoch {
     Current,
 }
 
+/// Days in month `m` (1–12) of year `y` (proleptic Gregorian); 0 for a month out of range.
+pub(crate) fn days_in_month(y: u32, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
 impl Epoch {
     /// Parses an epoch name (`pre-0620`, `0620-0624`, `current`) or an ISO date
     /// (`2026-06-21`, `2026-06-21T10:00:00Z`): dates before 2026-06-20 give `pre-0620`, dates
     /// from 2026-06-20 to 2026-06-23 give `0620-0624`, later dates `current`.
     ///
-    /// Errors: anything else (the message names the accepted values).
+    /// Errors: anything else, including impossible dates such as `2026-13-45` or
+    /// `2026-02-30` (the message names the accepted values).
     pub fn parse(s: &str) -> Result<Epoch, String> {
         let t = s.trim();
         match t.to_ascii_lowercase().as_str() {
@@ -133,12 +145,23 @@ impl Epoch {
         }
         let date = t.get(..10).unwrap_or("");
         let b = date.as_bytes();
+        let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+            let d = date.get(r)?;
+            if d.bytes().all(|c| c.is_ascii_digit()) {
+                d.parse().ok()
+            } else {
+                None
+            }
+        };
+        // A real calendar date (`2026-13-45`, `2026-02-30` are not), then nothing or a time.
         let is_date = b.len() == 10
             && b[4] == b'-'
             && b[7] == b'-'
-            && b.iter()
-                .enumerate()
-                .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+            && matches!(t.as_bytes().get(10), None | Some(b'T' | b't' | b' '))
+            && match (digits(0..4), digits(5..7), digits(8..10)) {
+                (Some(y), Some(m), Some(d)) => (1..=days_in_month(y, m)).contains(&d),
+                _ => false,
+            };
         if is_date {
             // ISO dates compare correctly as strings.
             return Ok(if date < "2026-06-20" {
