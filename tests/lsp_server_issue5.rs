@@ -410,3 +410,54 @@ fn s8_inlay_hint_for_an_action_in_a_loop_is_unbounded() {
     }
     assert_eq!(c.shutdown().code(), Some(0));
 }
+
+/// S10: completion offers no key the linter flags: a per-process action (`Class.*.name`)
+/// completes to its short key, and when that short key is ambiguous (two policies define the
+/// action) no literal spells it in every process, so it is not offered at all.
+#[test]
+fn s10_completion_never_offers_a_key_the_linter_flags() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(
+        ws.path().join("src/policy.py"),
+        "from colony import ActionPolicy, AgentCapability, action_executor\n\nclass PlannerPolicy(ActionPolicy):\n    @action_executor()\n    async def wait_for_next_event(self) -> dict:\n        \"\"\"Wait.\"\"\"\n\nclass OtherPolicy(ActionPolicy):\n    @action_executor()\n    async def wait_for_next_event(self) -> dict:\n        \"\"\"Wait too.\"\"\"\n\n    @action_executor()\n    async def wait_alone(self) -> dict:\n        \"\"\"Only here.\"\"\"\n\nclass Cap(AgentCapability):\n    @action_executor()\n    async def wait_for_it(self) -> None:\n        \"\"\"It.\"\"\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("cellguard.toml"),
+        "knowledge-base = [\"src\"]\n",
+    )
+    .unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "c.py");
+    c.open(&u, "python", 1, "r = await run(\"wait\")\n");
+    c.diagnostics_at(&u, 1);
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 19}}),
+    );
+    let mut inserted: Vec<String> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["textEdit"]["newText"].as_str().unwrap().to_string())
+        .collect();
+    inserted.sort();
+    assert_eq!(
+        inserted,
+        vec!["Cap.Cap.wait_for_it", "wait_alone"],
+        "{items}"
+    );
+    // Each offered key, written into the cell, draws no API finding.
+    for key in &inserted {
+        let text = format!("r = await run(\"{key}\")\n");
+        let v = 2 + inserted.iter().position(|k| k == key).unwrap() as i64;
+        c.change(&u, v, None, &text);
+        let diags = c.diagnostics_at(&u, v);
+        assert!(
+            codes(&diags).iter().all(|code| !code.starts_with("API")),
+            "{key}: {diags:?}"
+        );
+    }
+    assert_eq!(c.shutdown().code(), Some(0));
+}
