@@ -25,7 +25,7 @@ pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
     let tree = parse_raw(text, old);
     // tree-sitter-python misreads `match [x]:` + `case [y]:` as an annotated assignment; re-parse
     // a same-length rewrite (subject brackets as parentheses) so the tree matches CPython's.
-    if !text.contains("match") {
+    if !text.contains("match") && !text.contains("type") {
         return tree;
     }
     let mut current = tree;

@@ -4,7 +4,7 @@
 
 use super::field::{FieldChild, F};
 use super::interp::{
-    bind_into, call_args, first_named, ident, is_coroutine, is_denied_loop_method,
+    bind_into, call_args, component, first_named, ident, is_coroutine, is_denied_loop_method,
     unknown_host_attr, unparen, Bindings, Env, Escape, Interp, LOOP_PREFIX, METACLASS,
 };
 use super::scan::{kind, Children, NameId, K};
@@ -498,6 +498,9 @@ pub struct Sbx<'t, 'a> {
     seen: HashSet<(&'static str, usize, usize)>,
     /// How deep inside code strings (`exec("...")`) this checker runs.
     nesting: u32,
+    /// Inside [`Self::check_type_expression`]: code strings are annotations or type strings,
+    /// which evaluators may run in another module's globals (see `check_free_host_names`).
+    in_type_expr: bool,
     /// Names of dicts that got a dunder-method key by item assignment (`ns["__del__"] = f`),
     /// with that key: a class namespace for a three-argument `type(...)`.
     dunder_keyed: Vec<(String, String)>,
@@ -738,6 +741,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             findings: Vec::new(),
             seen: HashSet::default(),
             nesting: 0,
+            in_type_expr: false,
             dunder_keyed: Vec::new(),
             kw_subjects: Default::default(),
             root: None,
@@ -1015,6 +1019,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.check_tree(s, Some(flow), NodeCtx::ROOT);
         }
         self.check_class_base_overrides(class, &Env::Flow(flow));
+        self.check_generic_parametrizations(class);
         if let Some(b) = class.field(F::Body) {
             self.check_tree(b, None, NodeCtx::CLASS_BODY);
             self.check_class_bindings(b);
@@ -1337,7 +1342,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.check_def_name(node);
                 self.check_generator_cleanup(node);
             }
-            K::ClassDefinition => self.check_class_base_overrides(node, env),
+            K::ClassDefinition => {
+                self.check_class_base_overrides(node, env);
+                self.check_generic_parametrizations(node);
+            }
             K::Type => {
                 // A string annotation is evaluated as code by `typing.get_type_hints`,
                 // `typing.ForwardRef`, pydantic and `functools.singledispatch().register`.
@@ -1356,6 +1364,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
             K::Dictionary => {
+                for pair in named(node) {
+                    if let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) {
+                        let keys: Vec<String> =
+                            self.it.eval(k, env, 0).strs().map(str::to_string).collect();
+                        for key in keys {
+                            self.check_computed_alias(&key, v, env);
+                        }
+                    }
+                }
                 for pair in named(node) {
                     for f in [F::Key, F::Value] {
                         if let Some(x) = pair.field(f) {
@@ -1631,6 +1648,30 @@ impl<'t, 'a> Sbx<'t, 'a> {
             Some(id) => VSet::one(Val::Inst(id)),
             None => self.it.eval(obj, env, 0),
         };
+        // A name bound by a `match` capture (`match [json, 0]: case [m, _]: m.dumps = f`).
+        let objv = match unparen(obj) {
+            o if o.kind_name() == "identifier" && objv.only_unknown() => {
+                let n = ident(o, self.it.src).into_owned();
+                self.capture_value(&n, env).unwrap_or(objv)
+            }
+            _ => objv,
+        };
+        // A private member of a pre-bound object or class (`ActionType._member_map_`,
+        // `bb._store`): host internals, as `_private` module attributes are (G27).
+        if name.starts_with('_') && !is_dunder(name) && objv.only_unknown() {
+            let root = self.host_shared(obj, 0).filter(|r| {
+                !HOST_DATA_NAMES.contains(&r.as_str()) && !HOST_STATE_NAMES.contains(&r.as_str())
+            });
+            if let Some(root) = root {
+                let shown = short(self.text(obj));
+                self.report(
+                    &MODULE_ESCAPE,
+                    arange,
+                    format!("`{name}` is a private member of `{shown}`, which belongs to `{root}`, an object the host put in the namespace: the cell reaches (and can change) the host's internals"),
+                    Some("Use the object's public API".into()),
+                );
+            }
+        }
         if ctx != Ctx::Load {
             let verb = match ctx {
                 Ctx::Del => "Deleting",
@@ -1682,6 +1723,192 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
         }
+    }
+
+    /// For a generic class of the cell (`Generic[...]` or `RootModel` among its bases, as a
+    /// generic pydantic model has), the parameters of every subscript of its name in the cell
+    /// (`Box[s]`): pydantic evaluates them as type expressions when it builds the parametrized
+    /// model (G8). Subscripts inside the class statement itself are left out.
+    fn check_generic_parametrizations(&mut self, class: Node<'t>) {
+        let generic = class.child_by_field_name("superclasses").is_some_and(|b| {
+            let t = self.text(b);
+            t.contains("Generic") || t.contains("RootModel")
+        });
+        let (true, Some(name), Some(root)) = (generic, class.field(F::Name), self.root) else {
+            return;
+        };
+        let name = ident(name, self.it.src).into_owned();
+        let (start, end) = (class.start_byte(), class.end_byte());
+        let subs: Vec<Node<'t>> = parse::walk(root)
+            .filter(|n| {
+                n.kind_name() == "subscript"
+                    && (n.start_byte() >= end || n.end_byte() <= start)
+                    && n.field(F::Value).map(unparen).is_some_and(|v| {
+                        v.kind_name() == "identifier" && ident(v, self.it.src) == name
+                    })
+            })
+            .collect();
+        for n in subs {
+            let mut c = n.walk();
+            let items: Vec<Node<'t>> = n
+                .children_by_field_name("subscript", &mut c)
+                .flat_map(|x| {
+                    if x.kind_name() == "tuple" {
+                        named(x)
+                    } else {
+                        vec![x]
+                    }
+                })
+                .collect();
+            let label =
+                format!("`{name}[...]`, which evaluates its parameters as type expressions");
+            self.check_type_args(items, &Env::Global, &label, false);
+        }
+    }
+
+    /// True when subscripting `value` (whose values are `vals`) parametrizes a class whose
+    /// parameters are evaluated as types at once: pydantic's `RootModel` and a generic class of
+    /// the cell (one with `Generic[...]` or `RootModel` among its bases, as a generic pydantic
+    /// model has).
+    fn type_subscript_evaluator(&mut self, value: Node<'t>, vals: &VSet) -> bool {
+        let member = vals.iter().any(|v| {
+            matches!(v, Val::Member(p) if p.starts_with("pydantic") && p.ends_with("RootModel"))
+        });
+        if member {
+            return true;
+        }
+        let v = unparen(value);
+        if v.kind_name() != "identifier" {
+            return false;
+        }
+        if !vals.iter().any(|x| matches!(x, Val::Class(_))) {
+            return false;
+        }
+        let name = ident(v, self.it.src).into_owned();
+        let Some(root) = self.root else { return false };
+        parse::walk(root).any(|n| {
+            n.kind_name() == "class_definition"
+                && n.field(F::Name)
+                    .is_some_and(|c| ident(c, self.it.src) == name)
+                && n.child_by_field_name("superclasses").is_some_and(|b| {
+                    let t = self.text(b);
+                    t.contains("Generic") || t.contains("RootModel")
+                })
+        })
+    }
+
+    /// What a name bound only by `match` capture patterns may hold: for each capture of it
+    /// (`case [m, _]:`, `case [x] as m:`, `case m:`), the part of the subject at the capture's
+    /// position in list and tuple patterns. `None` when the name has other bindings
+    /// (assignments) or no capture; unknown for positions inside class, mapping or starred
+    /// patterns. (Round 4 G33: a host module laundered through a capture.)
+    fn capture_value(&mut self, name: &str, env: &Env) -> Option<VSet> {
+        let root = self.root?;
+        if !self.assignments_of(name).is_empty() || !self.it.src.contains("case") {
+            return None;
+        }
+        let src = self.it.src;
+        let mut out = VSet::default();
+        for n in parse::walk(root) {
+            if n.kind_name() != "identifier" || ident(n, src) != name {
+                continue;
+            }
+            let Some(p) = n.parent() else { continue };
+            let pat = match p.kind_name() {
+                "dotted_name"
+                    if p.named_child_count() == 1
+                        && p.parent().is_some_and(|g| g.kind_name() == "case_pattern") =>
+                {
+                    p
+                }
+                "as_pattern"
+                    if p.named_children(&mut p.walk()).last().map(|l| l.id()) == Some(n.id()) =>
+                {
+                    p
+                }
+                "splat_pattern" => {
+                    out.push(Val::Unknown);
+                    continue;
+                }
+                _ => continue,
+            };
+            let v = self.pattern_position_value(pat, env);
+            out.join(&v);
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The value the subject of the enclosing `match` has at pattern node `pat`'s position (see
+    /// [`Self::capture_value`]).
+    fn pattern_position_value(&mut self, pat: Node<'t>, env: &Env) -> VSet {
+        let mut steps: Vec<(usize, usize)> = Vec::new();
+        let mut cur = pat;
+        let clause = loop {
+            let Some(p) = cur.parent() else {
+                return VSet::unknown();
+            };
+            match p.kind_name() {
+                "case_pattern" | "as_pattern" | "union_pattern" | "dotted_name" => {}
+                "list_pattern" | "tuple_pattern" | "case_clause" => {
+                    let items: Vec<Node<'t>> = named(p)
+                        .into_iter()
+                        .filter(|c| c.kind_name() == "case_pattern")
+                        .collect();
+                    let starred = items.iter().any(|i| {
+                        i.named_child(0)
+                            .is_some_and(|c| c.kind_name() == "splat_pattern")
+                    });
+                    if p.kind_name() == "case_clause" && items.len() <= 1 {
+                        break p;
+                    }
+                    let Some(i) = items.iter().position(|c| c.id() == cur.id()) else {
+                        return VSet::unknown();
+                    };
+                    if starred {
+                        return VSet::unknown();
+                    }
+                    steps.push((i, items.len()));
+                    if p.kind_name() == "case_clause" {
+                        break p;
+                    }
+                }
+                _ => return VSet::unknown(),
+            }
+            cur = p;
+        };
+        let Some(ms) = clause
+            .parent()
+            .and_then(|b| b.parent())
+            .filter(|m| m.kind_name() == "match_statement")
+        else {
+            return VSet::unknown();
+        };
+        let mut c = ms.walk();
+        let subjects: Vec<Node<'t>> = ms.children_by_field_name("subject", &mut c).collect();
+        let mut v = match subjects.as_slice() {
+            [s] => {
+                let s = *s;
+                let v = self.it.eval(s, env, 0);
+                // A list subject re-parsed with parentheses (`match [x]:`, see
+                // `soft_keywords`) is still a list of its elements.
+                if self.text(s).starts_with('[') && s.kind_name() != "list" {
+                    match s.kind_name() {
+                        "parenthesized_expression" => VSet::one(Val::seq(vec![v])),
+                        "tuple" => v,
+                        _ => VSet::unknown(),
+                    }
+                } else {
+                    v
+                }
+            }
+            many => VSet::one(Val::seq(
+                many.iter().map(|s| self.it.eval(*s, env, 0)).collect(),
+            )),
+        };
+        for (i, n) in steps.into_iter().rev() {
+            v = component(&v, i, n);
+        }
+        v
     }
 
     /// The cell class whose instance `obj` is when `obj` is the first parameter (`self`) of an
@@ -1822,6 +2049,83 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The host object `e` is derived from when every store into it is a host write, even a
+    /// data setting, with the text a message shows: an attribute or item taken out of a
+    /// pre-bound object (`ActionResult.model_config`, `ActionResult.model_fields["x"]`,
+    /// `bb.store`), a pre-bound class itself (`ActionResult`, `ActionType`: the host makes its
+    /// instances from it), the class of a value that is not the cell's own (`type(r)` of an
+    /// action result, `type(json.JSONDecoder())`, `type(queue.Queue().not_empty)`: a host
+    /// class), and cell names assigned only such values (`B = type(bb)`). Names that hold the
+    /// cell's own data ([`HOST_DATA_NAMES`]: `results`, `params`, ...) are not host objects
+    /// here. Round 4 G2, G14, G27, G30.
+    fn host_derived(&mut self, e: Node<'t>, env: &Env, depth: u32) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
+        let e = unparen(e);
+        match e.kind_name() {
+            "identifier" => {
+                let n = ident(e, self.it.src).into_owned();
+                let rhs = self.assignments_of(&n);
+                if rhs.is_empty() {
+                    let class = n.starts_with(|c: char| c.is_ascii_uppercase())
+                        && n.chars().any(|c| c.is_ascii_lowercase());
+                    return (class
+                        && self.namespace_names.contains(&n)
+                        && !HOST_DATA_NAMES.contains(&n.as_str()))
+                    .then(|| format!("`{n}`, a class the host put in the namespace"));
+                }
+                let mut found = None;
+                for r in rhs {
+                    found = Some(self.host_derived(r, env, depth + 1)?);
+                }
+                found
+            }
+            "attribute" | "subscript" => {
+                let inner = e.field(if e.kind_name() == "attribute" {
+                    F::Object
+                } else {
+                    F::Value
+                })?;
+                if let Some(root) = self.host_shared(inner, depth + 1) {
+                    if !HOST_DATA_NAMES.contains(&root.as_str()) {
+                        return Some(format!(
+                            "`{}`, part of `{root}`, an object the host put in the namespace",
+                            short(self.text(e))
+                        ));
+                    }
+                }
+                self.host_derived(inner, env, depth + 1)
+                    .map(|_| format!("`{}`, part of a host class", short(self.text(e))))
+            }
+            "call" => {
+                let f = e.field(F::Function)?;
+                let args = named(e.field(F::Arguments)?);
+                let [a] = args.as_slice() else {
+                    return None;
+                };
+                if !self.it.eval(f, env, 0).has_builtin("type")
+                    || a.kind_name() == "keyword_argument"
+                {
+                    return None;
+                }
+                // `type(x)` of a value of the cell (a literal, a display, an instance of a
+                // cell class, a cell function or class, a module) is a builtin or cell class;
+                // of anything else (an action result, an object from a module's API, a
+                // pre-bound object, a parameter) it may be a host class.
+                let v = self.it.eval(*a, env, 0);
+                let foreign = v.iter().any(|x| matches!(x, Val::Unknown | Val::Member(_)));
+                foreign.then(|| {
+                    format!(
+                        "`{}`, the class of a value that is not the cell's own (a host class)",
+                        short(self.text(e))
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// SBX005 for writing or deleting attribute `name` of a host object: a module (allowed,
     /// pre-bound or imported; modules are shared with the host through `sys.modules`), a
     /// module member (`json.JSONEncoder`, `re.compile`), or a name the namespace pre-binds that
@@ -1859,6 +2163,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// name the namespace pre-binds that the cell never rebinds. `None` for the cell's own
     /// objects.
     fn host_object(&mut self, obj: Node<'t>, objv: &VSet, behaviour: bool) -> Option<String> {
+        // A name bound by a `match` capture (`case [m]: setattr(m, "dumps", f)`).
+        let captured = match unparen(obj) {
+            o if o.kind_name() == "identifier" && objv.only_unknown() => {
+                let n = ident(o, self.it.src).into_owned();
+                self.capture_value(&n, &Env::Global)
+            }
+            _ => None,
+        };
+        let objv = captured.as_ref().unwrap_or(objv);
         for v in objv.iter() {
             match v {
                 Val::Module(m) => return Some(format!("module `{}`", m.real)),
@@ -1887,6 +2200,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if behaviour && opaque {
             if let Some(n) = self.host_shared(obj, 0) {
                 return Some(format!("`{n}`, an object the host put in the namespace"));
+            }
+        }
+        // Parts of pre-bound objects, pre-bound classes and host classes reached with
+        // `type(...)`: a data setting changes what the host does too (G2, G14, G30).
+        if opaque {
+            if let Some(what) = self.host_derived(obj, &Env::Global, 0) {
+                return Some(what);
             }
         }
         None
@@ -2049,6 +2369,111 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Some("Pass the cell's own function or class; wrap host objects in a local function instead of rewriting them".into()),
             );
         }
+    }
+
+    /// What host state `recv` (an attribute's object, a subscript's value) is, when changing
+    /// it in place changes the host: a module member (`copy.dispatch_table`,
+    /// `collections.abc.Mapping`) or a host-derived object ([`Self::host_derived`]). `root_ok`
+    /// counts a pre-bound class itself (`ActionResult.model_rebuild()`); otherwise a bare
+    /// pre-bound name is left out (`Counter.update(c, x)` updates the cell's counter).
+    fn host_state(&mut self, recv: Node<'t>, env: &Env, root_ok: bool) -> Option<String> {
+        let r = unparen(recv);
+        let vals = self.it.eval(r, env, 0);
+        if let Some(p) = vals.iter().find_map(|v| match v {
+            Val::Member(p) if !is_coroutine(v) => Some(p.clone()),
+            _ => None,
+        }) {
+            // Members of untracked modules are one opaque value per module: show the text.
+            let p = if p.contains('.') {
+                p.to_string()
+            } else {
+                short(self.text(r))
+            };
+            return Some(format!("`{p}`, a module member"));
+        }
+        let opaque = vals
+            .iter()
+            .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
+        if !opaque {
+            return None;
+        }
+        let bare = r.kind_name() == "identifier" && {
+            let n = ident(r, self.it.src).into_owned();
+            self.assignments_of(&n).is_empty()
+        };
+        if bare && !root_ok {
+            return None;
+        }
+        self.host_derived(r, env, 0)
+    }
+
+    /// SBX004 for a pydantic alias cellguard cannot read in a cell that validates from
+    /// attributes: with `from_attributes=True` (a keyword or a `model_config` key) pydantic reads
+    /// `getattr(obj, alias)` for every field, so an `alias`/`validation_alias` built at runtime
+    /// or an `alias_generator` of the cell is a getattr with a computed name (`alias_generator =
+    /// lambda n: "__" + n + "__"` hands out `object.__getattribute__` when the model validates
+    /// its own class). Constant non-dunder aliases and library generators (`to_camel`) are
+    /// fine; constant dunders are SBX002 where the string is folded. Round 4 G7.
+    fn check_computed_alias(&mut self, key: &str, value: Node<'t>, env: &Env) {
+        if !matches!(key, "alias" | "validation_alias" | "alias_generator")
+            || !self.it.src.contains("from_attributes")
+        {
+            return;
+        }
+        let v = self.it.eval(value, env, 0);
+        let computed = if key == "alias_generator" {
+            v.iter()
+                .any(|x| matches!(x, Val::Func(_) | Val::Unknown | Val::Builtin(_)))
+        } else {
+            v.has_unknown() || v.strs().next().is_none()
+        };
+        if computed {
+            self.report(
+                &DYNAMIC_ATTRIBUTE_ACCESS,
+                parse::range(value),
+                format!("`{key}` that cellguard cannot read, in a cell that validates from attributes: pydantic reads each field with `getattr(obj, alias)`, a getattr by a computed name"),
+                Some("Use constant aliases (or a library generator such as `to_camel`)".into()),
+            );
+        }
+    }
+
+    /// SBX005 for a method call that changes a host object in place: a container method
+    /// (`update`, `setdefault`, `pop`, `clear`, `append`, ...) or an ABC's `register` on a
+    /// module member or a part of a pre-bound object (`ActionResult.model_config.update(...)`,
+    /// `ActionType._member_map_.clear()`, `copy.dispatch_table.update(...)`,
+    /// `collections.abc.Mapping.register(str)`), and pydantic's `model_rebuild` of a pre-bound
+    /// model (it rebuilds the host's validator and schema from fields the cell may have
+    /// changed). Round 4 G2, G21, G24, G27.
+    fn check_host_mutator_call(&mut self, callee: Node<'t>, env: &Env) {
+        let c = unparen(callee);
+        if c.kind_name() != "attribute" {
+            return;
+        }
+        let (Some(recv), Some(attr)) = (c.field(F::Object), c.field(F::Attribute)) else {
+            return;
+        };
+        let method = ident(attr, self.it.src).into_owned();
+        let rebuild = matches!(method.as_str(), "model_rebuild" | "update_forward_refs");
+        if !rebuild && !HOST_MUTATORS.contains(&method.as_str()) {
+            return;
+        }
+        // `ActionResult.register(dict)`: an ABC's registry is host-wide (G24).
+        let root_ok = rebuild || method == "register";
+        let Some(what) = self.host_state(recv, env, root_ok) else {
+            return;
+        };
+        let shown = short(self.text(recv));
+        let msg = if rebuild {
+            format!("`{shown}.{method}()` rebuilds {what}: the host's own model, whose validators and schema the host uses for every instance it makes")
+        } else {
+            format!("`{shown}.{method}(...)` changes host state in place ({what}): it is shared with the host, which then runs with what the cell put there")
+        };
+        self.report(
+            &MODULE_ESCAPE,
+            parse::range(attr),
+            msg,
+            Some("Copy host data before changing it (`dict(x)`, `list(x)`); never change host classes, models or module state".into()),
+        );
     }
 
     /// Findings for reading attribute `name` of a value that may be any of `objv` (an attribute
@@ -2706,9 +3131,42 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let sub = subs[0];
         let ctx = nctx.ctx;
+
         let vals = self.it.eval(value, env, 0);
         let keys = self.it.eval(sub, env, 0);
         self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
+        // `ActionResult.model_config["json_schema_extra"] = f`, `copy.dispatch_table[T] = f`,
+        // `del ActionType._member_map_["X"]`: an item store into host state (G2, G21).
+        if ctx != Ctx::Load {
+            if let Some(what) = self.host_state(value, env, false) {
+                let shown = short(self.text(value));
+                let verb = match ctx {
+                    Ctx::Del => "Deleting",
+                    Ctx::Aug => "Augmenting",
+                    _ => "Writing",
+                };
+                self.report(
+                    &MODULE_ESCAPE,
+                    parse::range(node),
+                    format!("{verb} an item of `{shown}` changes host state ({what}): it is shared with the host, which then runs with what the cell put there"),
+                    Some("Copy host data before changing it (`dict(x)`); never change host classes, models or module state".into()),
+                );
+            }
+        }
+        if ctx == Ctx::Load && self.type_subscript_evaluator(value, &vals) {
+            // `pydantic.RootModel[s]`, `Box[s]` of a generic model: the parameters are type
+            // expressions pydantic evaluates when it builds the parametrized class (G8).
+            let items = if sub.kind_name() == "tuple" {
+                named(sub)
+            } else {
+                vec![sub]
+            };
+            let label = format!(
+                "`{}[...]`, which evaluates its parameters as type expressions",
+                short(self.text(value))
+            );
+            self.check_type_args(items, env, &label, false);
+        }
         if ctx == Ctx::Load && self.it.is_obj_hot(node) {
             let v = self.it.eval(node, env, 0);
             self.builtin_refs(node, &v, self.text(node), nctx.callee);
@@ -2827,6 +3285,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.check_in_place_mutator(node, callee, &cv, env);
+        self.check_host_mutator_call(callee, env);
+        for (k, v) in &kws {
+            self.check_computed_alias(k, *v, env);
+        }
         // `str.format` / `str.format_map` passed as a value (`partial(str.format, t)`,
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
         // elements) are formatted on arguments cellguard cannot see.
@@ -3256,7 +3718,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 })
                 .flatten();
-            for f in inner.run(tree.root_node()) {
+            let free_hosts = if self.in_type_expr {
+                self.free_host_names(tree.root_node(), &code)
+            } else {
+                Vec::new()
+            };
+            let mut found = inner.run(tree.root_node());
+            for (name, r) in free_hosts {
+                found.push(Finding {
+                    rule: &MODULE_ESCAPE,
+                    range: r,
+                    message: format!("`{name}` is not bound by the cell: a type string is evaluated in the globals of the module its class or function belongs to (the host's `__main__` when the executor runs the cell as `__main__`, the wrapped function's module after `functools.wraps`, any module named by `module=`), where `{name}` is the host's module"),
+                    help: Some("Import what the annotation names in the cell, or write the type itself instead of a string".into()),
+                });
+            }
+            for f in found {
                 let range = match offset {
                     Some(o) if f.range.end <= code.len() => {
                         TextRange::new(o + f.range.start, o + f.range.end)
@@ -3273,6 +3749,49 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The identifiers of type-string code (parsed as `root` from `code`) that read a
+    /// host-reaching module name (`os`, `sys`, `subprocess`, `codecs`, `builtins`, ... : a
+    /// module of the reachability table's host families) that neither the string nor the
+    /// enclosing cell binds. Round 4 G6(b), G26.
+    fn free_host_names(&mut self, root: Node, code: &str) -> Vec<(String, TextRange)> {
+        let mut out = Vec::new();
+        for n in parse::walk(root) {
+            if n.kind_name() != "identifier" {
+                continue;
+            }
+            let attr_name = n.parent().is_some_and(|p| {
+                (p.kind_name() == "attribute"
+                    && p.field(F::Attribute).is_some_and(|a| a.id() == n.id()))
+                    || (p.kind_name() == "keyword_argument"
+                        && p.field(F::Name).is_some_and(|a| a.id() == n.id()))
+            });
+            if attr_name {
+                continue;
+            }
+            let name = ident(n, code).into_owned();
+            let host = super::interp::HOST_MODULE_NAMES.contains(&name.as_str())
+                || matches!(name.as_str(), "io" | "pathlib")
+                || self.it.cfg.table.family(&name).is_some();
+            if !host {
+                continue;
+            }
+            let bound_outer = self
+                .it
+                .names
+                .get(&name)
+                .is_some_and(|id| self.it.bound.iter().any(|(_, b)| *b == id))
+                || !self.assignments_of(&name).is_empty();
+            let bound_inner = code.contains(&format!("import {name}"));
+            if !bound_outer
+                && !bound_inner
+                && !out.iter().any(|(x, _): &(String, TextRange)| *x == name)
+            {
+                out.push((name, parse::range(n)));
+            }
+        }
+        out
+    }
+
     /// Checks an annotation (or another type expression that `typing` or pydantic evaluates):
     /// every string in a type position is code (`x: "os.system"`, `Optional["..."]`,
     /// `list["..."]`); strings inside `Literal[...]`, the metadata of `Annotated[T, ...]` and
@@ -3281,6 +3800,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// builds a string at runtime ([`Self::runtime_string`]) is reported itself (SBX003), as
     /// `eval` of a computed string would be.
     fn check_type_expression(&mut self, expr: Node<'t>, env: &Env, label: &str) {
+        let was = std::mem::replace(&mut self.in_type_expr, true);
+        self.check_type_expression_inner(expr, env, label);
+        self.in_type_expr = was;
+    }
+
+    fn check_type_expression_inner(&mut self, expr: Node<'t>, env: &Env, label: &str) {
         let mut strings: Vec<Node<'t>> = Vec::new();
         let mut stack = vec![(expr, 0u32)];
         while let Some((n, depth)) = stack.pop() {
@@ -3722,17 +4247,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
         kws: &[(String, Node<'t>)],
         env: &Env,
     ) {
-        const ROOTS: &[&str] = &["typing", "typing_extensions", "pydantic", "dataclasses"];
+        const ROOTS: &[&str] = &[
+            "typing",
+            "typing_extensions",
+            "pydantic",
+            "dataclasses",
+            "collections",
+        ];
         let mut sink: Option<String> = None;
+        let mut opaque_root = false;
         for v in cv.iter() {
             if let Val::Member(p) = v {
                 let root = p.split('.').next().unwrap_or("");
                 if ROOTS.contains(&root) {
-                    sink = Some(p.rsplit('.').next().unwrap_or("").to_string());
+                    if p.contains('.') {
+                        sink = Some(p.rsplit('.').next().unwrap_or("").to_string());
+                    } else {
+                        // An untracked module's members are one opaque value: use the text.
+                        opaque_root = true;
+                    }
                 }
             }
         }
-        if sink.is_none() && cv.only_unknown() {
+        if sink.is_none() && (cv.only_unknown() || opaque_root) {
             let t = self.text(unparen(callee));
             sink = Some(t.rsplit('.').next().unwrap_or("").trim().to_string());
         }
@@ -3753,6 +4290,32 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 types.extend(pos.first().copied().or_else(|| kw("arg")));
             }
             "TypeAdapter" => types.extend(pos.first().copied().or_else(|| kw("type"))),
+            // pydantic v1's `typing.resolve_annotations(raw, module_name)`: every string value
+            // of `raw` is evaluated in `sys.modules[module_name]` (G17).
+            "resolve_annotations" => {
+                if let Some(d) = pos.first().copied().or_else(|| kw("raw_annotations")) {
+                    let mut d = unparen(d);
+                    if d.kind_name() == "identifier" {
+                        let n = ident(d, self.it.src).into_owned();
+                        if let Some(r) = self
+                            .assignments_of(&n)
+                            .into_iter()
+                            .map(unparen)
+                            .find(|r| r.kind_name() == "dictionary")
+                        {
+                            d = r;
+                        }
+                    }
+                    if d.kind_name() == "dictionary" {
+                        for pair in named(d) {
+                            types.extend(pair.field(F::Value));
+                        }
+                    } else {
+                        types.push(d);
+                    }
+                }
+            }
+            "namedtuple" => {}
             "TypedDict" | "NamedTuple" | "make_dataclass" | "create_model" => {
                 let second = if sink == "create_model" {
                     None
@@ -3804,33 +4367,55 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             _ => return,
         }
-        if sink == "ForwardRef" {
-            // `ForwardRef(s, module="os")` evaluates `s` in a loaded module's namespace, found
-            // by name in `sys.modules`.
-            if let Some(m) = kw("module").or_else(|| pos.get(2).copied()) {
-                let names: Vec<String> =
-                    self.it.eval(m, env, 0).strs().map(str::to_string).collect();
-                let shown = if names.is_empty() {
-                    "a computed module".to_string()
-                } else {
-                    format!("`{}`", names.join("`, `"))
-                };
-                self.report(
-                    &DYNAMIC_IMPORT,
-                    parse::range(m),
-                    format!("`ForwardRef(..., module=...)` evaluates its string in the namespace of {shown}, looked up by name in `sys.modules`"),
-                    None,
-                );
+        // `ForwardRef(s, module="os")`, `TypeAdapter(s, module=...)`,
+        // `create_model(..., __module__=...)`, `namedtuple(..., module=...)`,
+        // `resolve_annotations(raw, "os")`: the strings (the model's or class's annotations)
+        // are evaluated in a loaded module's namespace, found by name in `sys.modules`, with
+        // that module's globals and builtins (G12, G17).
+        let module_arg = match sink.as_str() {
+            "ForwardRef" => kw("module").or_else(|| pos.get(2).copied()),
+            "resolve_annotations" => kw("module_name").or_else(|| pos.get(1).copied()),
+            "create_model" => kw("__module__"),
+            "TypeAdapter" | "namedtuple" | "make_dataclass" | "NamedTuple" | "TypedDict" => {
+                kw("module")
             }
+            _ => None,
+        };
+        if let Some(m) = module_arg.filter(|m| unparen(*m).kind_name() != "none") {
+            let names: Vec<String> = self.it.eval(m, env, 0).strs().map(str::to_string).collect();
+            let shown = if names.is_empty() {
+                "a computed module".to_string()
+            } else {
+                format!("`{}`", names.join("`, `"))
+            };
+            let callee_name = short(self.text(unparen(callee)));
+            self.report(
+                &DYNAMIC_IMPORT,
+                parse::range(m),
+                format!("`{callee_name}` with a module name evaluates its type strings in the namespace of {shown}, looked up by name in `sys.modules` (that module's globals and builtins, not the cell's)"),
+                Some("Leave the module out: types are then resolved in the cell's own namespace".into()),
+            );
         }
         // `ForwardRef` takes nothing but a string: any argument it cannot fold is computed.
         let only_strings = matches!(sink.as_str(), "ForwardRef" | "evaluate_forward_ref");
+        self.check_type_args(types, env, &label, only_strings);
+    }
+
+    /// Checks arguments that a type evaluator evaluates (see [`Self::check_type_sinks`]): a
+    /// string is code ([`Self::check_type_expression`]), a string built at runtime is SBX003.
+    fn check_type_args(
+        &mut self,
+        types: Vec<Node<'t>>,
+        env: &Env,
+        label: &str,
+        only_strings: bool,
+    ) {
         for t in types {
             let v = self.it.eval(t, env, 0);
             if matches!(unparen(t).kind_name(), "string" | "concatenated_string")
                 || v.strs().next().is_some()
             {
-                self.check_type_expression(t, env, &label);
+                self.check_type_expression(t, env, label);
             } else if only_strings || self.runtime_string(t, false, 0) {
                 self.report(
                     &CODE_EXECUTION_BUILTIN,
@@ -3839,7 +4424,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some("Pass the type itself, or a string literal cellguard can check".into()),
                 );
             } else {
-                self.check_type_expression(t, env, &label);
+                self.check_type_expression(t, env, label);
             }
         }
     }
@@ -4162,8 +4747,63 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// [`Self::check_string_dunder_body`] for a value installed as `__repr__`/`__str__`: a
+    /// lambda, or a name or expression whose values are cell functions.
+    fn check_string_dunder_value(&mut self, name: &str, at: Node<'t>, value: Node<'t>, env: &Env) {
+        let v = unparen(value);
+        if v.kind_name() == "lambda" {
+            if let Some(b) = v.field(F::Body) {
+                self.check_string_dunder_body(name, at, b);
+            }
+            return;
+        }
+        let bodies: Vec<Node<'t>> = self
+            .it
+            .eval(v, env, 0)
+            .iter()
+            .filter_map(|x| match x {
+                Val::Func(id) => self
+                    .it
+                    .funcs
+                    .get(*id as usize)
+                    .and_then(|f| f.node.field(F::Body)),
+                _ => None,
+            })
+            .collect();
+        for b in bodies {
+            self.check_string_dunder_body(name, at, b);
+        }
+    }
+
     fn check_type_dict(&mut self, dict: Node<'t>, env: &Env) {
         let inner = unparen(dict);
+        // `type("E", (Exception,), {"__str__": lambda s: print(...) or "x"})`,
+        // `dict(__repr__=f)` (G16).
+        match inner.kind_name() {
+            "dictionary" => {
+                for pair in named(inner) {
+                    let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) else {
+                        continue;
+                    };
+                    let keys: Vec<String> =
+                        self.it.eval(k, env, 0).strs().map(str::to_string).collect();
+                    for key in keys {
+                        if STRING_DUNDERS.contains(&key.as_str()) {
+                            self.check_string_dunder_value(&key, k, v, env);
+                        }
+                    }
+                }
+            }
+            "call" => {
+                let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
+                for (k, v) in kws {
+                    if STRING_DUNDERS.contains(&k.as_str()) {
+                        self.check_string_dunder_value(&k, v, v, env);
+                    }
+                }
+            }
+            _ => {}
+        }
         // `type("A", (), dict(__del__=f))`, `collections.OrderedDict(__del__=f)`.
         if inner.kind_name() == "call" {
             let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
@@ -4896,6 +5536,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if let Some(name) = def.field(F::Name) {
             let n = ident(name, self.it.src);
             let n = &*n;
+            if STRING_DUNDERS.contains(&n) {
+                if let Some(body) = def.field(F::Body) {
+                    self.check_string_dunder_body(n, name, body);
+                }
+            }
             if is_dunder(n) && !ALLOWED_DUNDER_METHODS.contains(&n) {
                 self.report(
                     &DUNDER_METHOD_DEFINITION,
@@ -4904,6 +5549,71 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some(dunder_method_help()),
                 );
             }
+        }
+    }
+
+    /// SBX009 for a `__repr__`/`__str__` whose body (a function body or a lambda's expression)
+    /// does more than build and return a string. The two are exempt from the dunder-method
+    /// rule (smolagents' `ALLOWED_DUNDER_METHODS`), but they run in the host whenever a cell
+    /// object crosses into it: an exception the cell raises is formatted by the host's error
+    /// handler, `log(obj)` and `results[k] = obj` are formatted by host code after the cell
+    /// (round 4 G16). A body that only reads attributes and calls string-building functions
+    /// and methods ([`STRING_BUILDING_CALLS`]) is fine; a call of anything else, a store into an
+    /// attribute or item, `global`/`nonlocal`, `del`, `await` or `yield` is reported at
+    /// `name_at`, once per body.
+    fn check_string_dunder_body(&mut self, name: &str, name_at: Node<'t>, body: Node<'t>) {
+        let src = self.it.src;
+        let mut what: Option<String> = None;
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            let found = match n.kind_name() {
+                // Nested definitions only run when called, which is a call (lambdas are
+                // walked: `map(lambda x: print(x), ...)`).
+                "function_definition" | "class_definition" if n.id() != body.id() => continue,
+                "call" => n.field(F::Function).and_then(|f| {
+                    let f = unparen(f);
+                    let callee = match f.kind_name() {
+                        "identifier" => ident(f, src).into_owned(),
+                        "attribute" => f
+                            .field(F::Attribute)
+                            .map(|a| ident(a, src).into_owned())
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    (!STRING_BUILDING_CALLS.contains(&callee.as_str()))
+                        .then(|| format!("calls `{}`", short(self.text(f))))
+                }),
+                "assignment" | "augmented_assignment" => n.field(F::Left).and_then(|l| {
+                    let l = unparen(l);
+                    (!matches!(
+                        l.kind_name(),
+                        "identifier" | "pattern_list" | "tuple_pattern"
+                    ))
+                    .then(|| format!("stores into `{}`", short(self.text(l))))
+                }),
+                "global_statement" | "nonlocal_statement" => {
+                    Some("rebinds names outside the method".to_string())
+                }
+                "delete_statement" => Some("deletes".to_string()),
+                "await" => Some("awaits".to_string()),
+                "yield" => Some("yields".to_string()),
+                _ => None,
+            };
+            if let Some(w) = found {
+                if what.is_none() {
+                    what = Some(w);
+                }
+                continue;
+            }
+            stack.extend(named(n));
+        }
+        if let Some(w) = what {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(name_at),
+                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`), after the cell and outside its checks"),
+                Some("Let `__repr__`/`__str__` only build and return a string from the object's fields".into()),
+            );
         }
     }
 
@@ -4924,6 +5634,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     format!("Class attribute `{n}` defines a dunder method"),
                     Some(dunder_method_help()),
                 );
+            }
+            if STRING_DUNDERS.contains(&n) {
+                if let Some(r) = right {
+                    self.check_string_dunder_value(n, left, r, env);
+                }
             }
         }
         // `ns["__d" + "el__"] = f`: remembered for `type(name, bases, ns)`.
@@ -5232,6 +5947,118 @@ fn dunder_method_help() -> String {
 /// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or
 /// alias it (SBX005).
 pub const HOST_STATE_NAMES: &[&str] = &["_run_call_trace"];
+
+/// The dunder methods exempt from SBX009 that build a string for the host
+/// (see `check_string_dunder_body`).
+const STRING_DUNDERS: &[&str] = &["__repr__", "__str__"];
+
+/// Callee names (functions or methods) a `__repr__`/`__str__` may call while building its
+/// string: conversions, formatting, string and read-only container methods.
+const STRING_BUILDING_CALLS: &[&str] = &[
+    "str",
+    "repr",
+    "ascii",
+    "format",
+    "len",
+    "type",
+    "int",
+    "float",
+    "bool",
+    "round",
+    "abs",
+    "min",
+    "max",
+    "sum",
+    "sorted",
+    "reversed",
+    "map",
+    "filter",
+    "zip",
+    "enumerate",
+    "range",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "frozenset",
+    "isinstance",
+    "hex",
+    "oct",
+    "bin",
+    "chr",
+    "ord",
+    "super",
+    "join",
+    "format_map",
+    "upper",
+    "lower",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "replace",
+    "split",
+    "rsplit",
+    "splitlines",
+    "title",
+    "capitalize",
+    "casefold",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
+    "startswith",
+    "endswith",
+    "encode",
+    "decode",
+    "items",
+    "keys",
+    "values",
+    "get",
+    "count",
+    "index",
+    "find",
+    "rfind",
+    "partition",
+    "rpartition",
+    "expandtabs",
+    "swapcase",
+    "isoformat",
+    "strftime",
+    "__repr__",
+    "__str__",
+    "__format__",
+];
+
+/// Methods that change a container or an ABC in place (see `check_host_mutator_call`).
+pub const HOST_MUTATORS: &[&str] = &[
+    "update",
+    "setdefault",
+    "pop",
+    "popitem",
+    "clear",
+    "append",
+    "appendleft",
+    "extend",
+    "extendleft",
+    "insert",
+    "remove",
+    "add",
+    "discard",
+    "sort",
+    "reverse",
+    "rotate",
+    "move_to_end",
+    "register",
+    "__setitem__",
+    "__delitem__",
+];
+
+/// Names Colony pre-binds that hold the cell's own data (its parameters, goals, pages and
+/// outputs; colony-reference §2.1), not host machinery: items and attributes taken out of
+/// them are the cell's data, so stores into them are not host writes.
+pub const HOST_DATA_NAMES: &[&str] = &[
+    "results", "params", "goals", "pages", "agent_id", "__name__",
+];
 
 /// True when `node` is the only argument of a call of `len`.
 fn is_len_argument(node: Node, src: &str) -> bool {

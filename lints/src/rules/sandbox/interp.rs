@@ -866,7 +866,7 @@ fn bind_into_at(
 }
 
 /// Element `i` of an `n`-element unpacking of `v`.
-fn component(v: &VSet, i: usize, n: usize) -> VSet {
+pub(crate) fn component(v: &VSet, i: usize, n: usize) -> VSet {
     let mut out = VSet::default();
     for val in v.iter() {
         match as_sequence(val) {
@@ -1734,9 +1734,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                 name: name.to_string(),
             })
         } else if !table.knows(&m.real)
-            && HOST_MODULE_NAMES.contains(&name)
+            && (HOST_MODULE_NAMES.contains(&name)
+                || (matches!(name, "io" | "_io" | "pathlib")
+                    && table.stdlib_modules.contains(root_of(&m.real))))
             && (!blocked || harmless_parent)
         {
+            // `io`/`pathlib` only on standard-library modules (`pickletools.io`, round 4
+            // G22): third-party packages have submodules of those names (`scipy.io`).
             Some(Escape::Heuristic { path: path.clone() })
         } else {
             None

@@ -196,6 +196,7 @@ impl K {
                 | K::SetComprehension
                 | K::GeneratorExpression
                 | K::DictionaryComprehension
+                | K::MatchStatement
         )
     }
 
@@ -359,6 +360,10 @@ const TRIGGER_WORDS: &[&str] = &[
     "code",
     "model_rebuild",
     "update_forward_refs",
+    // pydantic aliases read with `getattr` under `from_attributes` (SBX004).
+    "alias",
+    "validation_alias",
+    "alias_generator",
     "_types_namespace",
     // On any receiver: pydantic's file loader on every model, and the asyncio scheduling
     // methods whose code runs on the host's loop after the cell (`SBX009`).
@@ -584,6 +589,9 @@ pub struct Facts<'t> {
     triggers: Vec<(u32, u32)>,
     calls: Vec<CallRec>,
     imported: Vec<NameId>,
+    /// Names whose value matters whatever their bindings: generic classes of the cell, whose
+    /// subscripts evaluate type parameters (`Box[s]`, SBX003).
+    generic_classes: Vec<NameId>,
 }
 
 struct Frame {
@@ -634,6 +642,7 @@ fn passes(p: &Frame, field: Option<&str>) -> bool {
         K::Assignment => field == Some("right"),
         K::KeywordArgument => field == Some("value"),
         K::Subscript => field == Some("value"),
+        K::MatchStatement => field == Some("subject"),
         K::Call => field == Some("function") || (field == Some("arguments") && p.args_carry),
         K::Attribute => field == Some("object") && p.obj_carries,
         K::ListComprehension
@@ -884,6 +893,11 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     let sinks = p.targets.clone();
                     self.push_range_carrying(sinks, false, carries);
                 }
+                // A `match` subject flows into the names its case patterns capture.
+                (K::MatchStatement, Some("subject")) => {
+                    let sinks = p.targets.clone();
+                    self.push_range_carrying(sinks, false, carries);
+                }
                 (K::Lambda, Some("body")) => {
                     if let Some(f) = p.own_func {
                         let r = self.push_range_carrying(
@@ -999,6 +1013,16 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         .triggers
                         .push((node.start_byte() as u32, self.cur_range));
                 }
+                // Host state changed without store syntax (`ActionResult.model_config.update(...)`,
+                // `copy.dispatch_table.clear()`) and private members of pre-bound objects
+                // (`ActionType._member_map_`): the receiver decides (SBX005).
+                if (last.starts_with('_') && !last.starts_with("__"))
+                    || super::check::HOST_MUTATORS.contains(&last)
+                {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
                 // `c.send` / `c.throw` drive a coroutine when `c` is one (SBX009), and
                 // `x.get_loop()` is an event loop: the receiver's value decides.
                 if matches!(last, "send" | "throw" | "get_loop") {
@@ -1020,6 +1044,25 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                         (self.facts.chains.len() - 1) as u32
                     }
                 };
+            }
+            // An item written or deleted (`ActionResult.model_config["k"] = f`,
+            // `copy.dispatch_table[T] = f`): the receiver decides whether it is host state
+            // (SBX005); the cell's own data names (`results[k] = v`) are not.
+            K::Subscript
+                if matches!(
+                    (pk, field),
+                    (K::Assignment | K::AugmentedAssignment, Some("left"))
+                ) || pk == K::DeleteStatement =>
+            {
+                let data = node.field(F::Value).is_some_and(|v| {
+                    kind(v) == K::Identifier
+                        && super::check::HOST_DATA_NAMES.contains(&crate::parse::text(v, self.src))
+                });
+                if !data {
+                    self.facts
+                        .triggers
+                        .push((node.start_byte() as u32, self.cur_range));
+                }
             }
             K::String => {
                 let t = crate::parse::text(node, self.src);
@@ -1114,6 +1157,31 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     self.targets(n, &mut t, 0);
                     self.record_bound(node.start_byte(), n);
                 }
+                self.site(node, func, t.clone());
+                frame.targets = t;
+            }
+            K::MatchStatement => {
+                // The capture names of its case patterns (`case [m, _]:`, `case x as m:`).
+                let mut t: SmallVec<[u32; 2]> = SmallVec::new();
+                let mut c = node.walk();
+                let mut stack = vec![node];
+                while let Some(n) = stack.pop() {
+                    let parent = n.parent().map(|p| p.kind()).unwrap_or("");
+                    match kind(n) {
+                        K::Identifier
+                            if matches!(parent, "dotted_name" | "as_pattern" | "splat_pattern") =>
+                        {
+                            let id = self.name(n);
+                            if !t.contains(&id) {
+                                t.push(id);
+                            }
+                        }
+                        K::Block if n.parent().is_some_and(|p| kind(p) == K::CaseClause) => {}
+                        _ => stack.extend(n.named_children(&mut c)),
+                    }
+                }
+                // A binding site of the captures (the interpreter leaves their values to
+                // `check`'s capture resolution): they are not "never bound" names.
                 self.site(node, func, t.clone());
                 frame.targets = t;
             }
@@ -1282,6 +1350,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 if let Some(n) = node.field(F::Name) {
                     t.push(self.name(n));
                     self.record_bound(node.start_byte(), n);
+                    let generic = node.field(F::Superclasses).is_some_and(|b| {
+                        let bt = crate::parse::text(b, self.src);
+                        bt.contains("Generic") || bt.contains("RootModel")
+                    });
+                    if generic {
+                        let id = self.name(n);
+                        self.facts.generic_classes.push(id);
+                    }
                 }
                 self.site(node, func, t);
             }
@@ -1913,6 +1989,9 @@ pub fn relevance<'t>(
         } else if default_interesting(t, cfg) {
             mark(id, &mut nonplain, &mut queue);
         }
+    }
+    for id in facts.generic_classes.clone() {
+        mark(id as usize, &mut nonplain, &mut queue);
     }
     for id in facts.imported.clone() {
         mark(id as usize, &mut nonplain, &mut queue);
