@@ -4,48 +4,19 @@
 #[path = "support/lsp.rs"]
 mod lsp;
 
-use lsp::{codes, file_uri, pull_caps, push_caps, utf16_len, Client};
+use lsp::{
+    codes, empty_workspace, file_uri, find, pull_caps, push_caps, start, uri, utf16_len, workspace,
+    Client,
+};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// A temporary workspace with the server fixtures (config, KB, capability source).
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/server");
-    for name in ["kb.json", "caps.py", "cellguard.toml"] {
-        std::fs::copy(fixtures.join(name), dir.path().join(name)).unwrap();
-    }
-    dir
-}
-
-/// An empty temporary workspace (no config: built-in defaults).
-fn empty_workspace() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn start(root: &Path, caps: Value, options: Value) -> (Client, Value) {
-    let mut c = Client::spawn(root);
-    let init = c.initialize(root, caps, options);
-    (c, init)
-}
-
-fn uri(root: &Path, name: &str) -> String {
-    file_uri(&root.join(name))
-}
 
 fn pos(d: &Value, which: &str) -> (u64, u64) {
     (
         d["range"][which]["line"].as_u64().unwrap(),
         d["range"][which]["character"].as_u64().unwrap(),
     )
-}
-
-fn find<'a>(diags: &'a [Value], code: &str) -> &'a Value {
-    diags
-        .iter()
-        .find(|d| d["code"] == code)
-        .unwrap_or_else(|| panic!("no {code} in {diags:?}"))
 }
 
 #[test]

@@ -4,37 +4,10 @@
 #[path = "support/lsp.rs"]
 mod lsp;
 
-use lsp::{codes, file_uri, push_caps, Client};
+use lsp::{codes, file_uri, find, push_caps, start, uri, workspace, Client};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
-
-/// A temporary workspace with the server fixtures (config, KB, capability source).
-fn workspace() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/server");
-    for name in ["kb.json", "caps.py", "cellguard.toml"] {
-        std::fs::copy(fixtures.join(name), dir.path().join(name)).unwrap();
-    }
-    dir
-}
-
-fn start(root: &Path, caps: Value, options: Value) -> (Client, Value) {
-    let mut c = Client::spawn(root);
-    let init = c.initialize(root, caps, options);
-    (c, init)
-}
-
-fn uri(root: &Path, name: &str) -> String {
-    file_uri(&root.join(name))
-}
-
-fn find<'a>(diags: &'a [Value], code: &str) -> &'a Value {
-    diags
-        .iter()
-        .find(|d| d["code"] == code)
-        .unwrap_or_else(|| panic!("no {code} in {diags:?}"))
-}
 
 fn quickfixes(actions: &Value) -> Vec<Value> {
     actions

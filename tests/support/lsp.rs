@@ -407,3 +407,40 @@ pub fn codes(diags: &[Value]) -> Vec<String> {
         .map(|d| d["code"].as_str().unwrap_or("").to_string())
         .collect()
 }
+
+/// A temporary workspace with the server fixtures (config, KB, capability source) copied from
+/// `fixtures/server`.
+pub fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/server");
+    for name in ["kb.json", "caps.py", "cellguard.toml"] {
+        std::fs::copy(fixtures.join(name), dir.path().join(name)).unwrap();
+    }
+    dir
+}
+
+/// An empty temporary workspace (no config: built-in defaults).
+pub fn empty_workspace() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Spawns the server in `root` and initializes it with `caps` and `options`; returns the client
+/// and the `initialize` result.
+pub fn start(root: &Path, caps: Value, options: Value) -> (Client, Value) {
+    let mut c = Client::spawn(root);
+    let init = c.initialize(root, caps, options);
+    (c, init)
+}
+
+/// The `file://` URI of `name` under `root`.
+pub fn uri(root: &Path, name: &str) -> String {
+    file_uri(&root.join(name))
+}
+
+/// The first diagnostic with `code`; panics with the whole list when there is none.
+pub fn find<'a>(diags: &'a [Value], code: &str) -> &'a Value {
+    diags
+        .iter()
+        .find(|d| d["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {diags:?}"))
+}
