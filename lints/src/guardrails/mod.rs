@@ -434,16 +434,17 @@ impl HistEntry {
 }
 
 /// Canonical text of a value for equality indexes, equal exactly when `predicates::json_eq`
-/// holds: numbers by value at any depth (`1` equals `1.0`, `true` equals `1` as in Python),
+/// holds: numbers by exact value at any depth ([`predicates::PyNumber`]: `1` equals `1.0`, `true`
+/// equals `1`, `-0.0` equals `0`, `2**53 + 1` does not equal `2**53`, as in Python),
 /// object members in sorted key order (objects are unordered).
 fn canonical(v: Option<&Value>, out: &mut String) {
     match v {
         None | Some(Value::Null) => out.push('\u{1}'),
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(f) => out.push_str(&format!("{f}")),
-            None => out.push_str(&n.to_string()),
-        },
-        Some(Value::Bool(b)) => out.push_str(if *b { "1" } else { "0" }),
+        Some(v @ (Value::Number(_) | Value::Bool(_))) => {
+            if let Some(n) = predicates::PyNumber::of(v) {
+                out.push_str(&n.text());
+            }
+        }
         Some(Value::Array(a)) => {
             out.push('[');
             for x in a {

@@ -93,24 +93,57 @@ fn texts(v: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// The numeric value Python's `==` gives a JSON number or boolean (`True == 1`, `1 == 1.0`).
-fn py_number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::Bool(b) => Some(f64::from(u8::from(*b))),
-        _ => None,
+/// A JSON number or boolean as Python's `==` compares it (Colony's predicates compare parsed
+/// values): integral values, whether written `1`, `1.0`, `-0.0` or `true`, are exact integers
+/// (`int` and `float` compare by exact value in Python, so `2**53 + 1 != 2**53` even though
+/// both round to the same `f64`); every other number is its `f64`. Integers beyond `u64` are
+/// already `f64` in the parsed JSON.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PyNumber {
+    /// An integral value.
+    Int(i128),
+    /// A non-integral or non-finite value (never equal to an `Int`).
+    Float(f64),
+}
+
+impl PyNumber {
+    /// The value of a JSON number or boolean; `None` for anything else.
+    pub fn of(v: &Value) -> Option<Self> {
+        match v {
+            Value::Bool(b) => Some(Self::Int(i128::from(*b))),
+            Value::Number(n) => Some(if let Some(i) = n.as_i64() {
+                Self::Int(i128::from(i))
+            } else if let Some(u) = n.as_u64() {
+                Self::Int(i128::from(u))
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                // 2^127: every integral f64 below it converts to i128 exactly.
+                if f.is_finite() && f.fract() == 0.0 && f.abs() < 1.7e38 {
+                    Self::Int(f as i128)
+                } else {
+                    Self::Float(f)
+                }
+            }),
+            _ => None,
+        }
+    }
+
+    /// Canonical text, equal for two numbers exactly when they are equal (`Int` texts are
+    /// digits with an optional sign; `Float` texts always hold `.`, `e`, `inf` or `NaN`).
+    pub fn text(self) -> String {
+        match self {
+            Self::Int(i) => i.to_string(),
+            Self::Float(f) => format!("{f:?}"),
+        }
     }
 }
 
-/// JSON equality as Python's `==` compares the parsed values (Colony's predicates): numbers by
-/// value at any depth (`1 == 1.0`, `True == 1`), arrays element by element, objects as
-/// unordered maps (`{"a":1,"b":2} == {"b":2,"a":1}`).
+/// JSON equality as Python's `==` compares the parsed values (Colony's predicates): numbers and
+/// booleans by exact value at any depth (`1 == 1.0`, `True == 1`, `-0.0 == 0`,
+/// `2**53 + 1 != 2**53`), arrays element by element, objects as unordered maps
+/// (`{"a":1,"b":2} == {"b":2,"a":1}`).
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
-            (Some(p), Some(q)) => p == q,
-            _ => x == y,
-        },
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q))
         }
@@ -119,10 +152,11 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
                 && x.iter()
                     .all(|(k, p)| y.get(k).is_some_and(|q| json_eq(p, q)))
         }
-        (Value::Bool(_), Value::Number(_)) | (Value::Number(_), Value::Bool(_)) => {
-            py_number(a) == py_number(b)
-        }
-        _ => a == b,
+        _ => match (PyNumber::of(a), PyNumber::of(b)) {
+            (Some(p), Some(q)) => p == q,
+            (None, None) => a == b,
+            _ => false,
+        },
     }
 }
 
@@ -327,6 +361,40 @@ pub fn json_of(v: &SVal) -> Value {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn numbers_compare_as_python_does() {
+        let eq = |a: &str, b: &str| {
+            let (a, b): (Value, Value) = (
+                serde_json::from_str(a).unwrap(),
+                serde_json::from_str(b).unwrap(),
+            );
+            json_eq(&a, &b)
+        };
+        assert!(!eq("9007199254740993", "9007199254740992"));
+        assert!(!eq("18446744073709551615", "18446744073709551614"));
+        assert!(eq("-0.0", "0"));
+        assert!(eq("1", "1.0"));
+        assert!(eq("1e0", "true"));
+        assert!(eq("{\"a\": [0.5, 2]}", "{\"a\": [0.50, 2.0]}"));
+        assert!(!eq("0.5", "1"));
+        assert!(!eq("\"1\"", "1"));
+        assert!(!eq("null", "0"));
+        assert!(eq("null", "null"));
+        assert_eq!(PyNumber::of(&json!(-0.0)), Some(PyNumber::Int(0)));
+        assert_eq!(
+            PyNumber::of(&json!(2.5)).map(PyNumber::text).as_deref(),
+            Some("2.5")
+        );
+        assert_eq!(
+            PyNumber::of(&json!(1e300)).map(PyNumber::text).as_deref(),
+            Some("1e300")
+        );
+        assert_eq!(
+            PyNumber::of(&json!(1e20)).map(PyNumber::text).as_deref(),
+            Some("100000000000000000000")
+        );
+    }
+
     use super::*;
     use serde_json::json;
 
