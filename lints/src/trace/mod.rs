@@ -200,8 +200,10 @@ fn starts_native_record(line: &str) -> bool {
 /// The first line need not be complete or well-formed (issue 6 R1): a record longer than the
 /// bytes looked at counts by its top-level `rec` key, and when the first line is no native
 /// record (malformed, truncated, or an object without `rec`) but does not start a JSON array,
-/// any of the first [`DETECT_LINES`] non-blank lines that starts a native record makes the
-/// file native (the bad first line is then reported and skipped like any other).
+/// the first [`DETECT_LINES`] non-blank lines are weighed: the file is native when some start a
+/// native record and they are at least as many as the well-formed JSON objects that do not
+/// (the bad first line is then reported and skipped like any other), so one chat message with
+/// a stray top-level `rec` key leaves a chat file a chat file.
 ///
 /// Errors: input that does not start like JSON and holds no native record in its first lines.
 pub fn detect(head: &[u8]) -> Result<Option<Format>, String> {
@@ -224,10 +226,26 @@ pub fn detect(head: &[u8]) -> Result<Option<Format>, String> {
             Err(_) => {}
         }
     }
-    if !first.trim_start().starts_with('[')
-        && lines.take(DETECT_LINES - 1).any(starts_native_record)
-    {
-        return Ok(Some(Format::Native));
+    if !first.trim_start().starts_with('[') {
+        // Weigh the sampled lines: a stray top-level `rec` key in one chat message does not make
+        // a chat file native (re-test of R1); lines that are neither count for neither side.
+        let sample: Vec<&str> = std::iter::once(first)
+            .chain(lines.take(DETECT_LINES - 1))
+            .collect();
+        let native = sample.iter().filter(|l| starts_native_record(l)).count();
+        let other_objects = sample
+            .iter()
+            .filter(|l| {
+                !starts_native_record(l)
+                    && matches!(
+                        serde_json::from_str::<serde_json::Value>(l),
+                        Ok(serde_json::Value::Object(_))
+                    )
+            })
+            .count();
+        if native > 0 && native >= other_objects {
+            return Ok(Some(Format::Native));
+        }
     }
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         return Ok(None);
@@ -267,6 +285,9 @@ mod tests {
         let chat =
             "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"x\"}\n";
         assert_eq!(detect(chat.as_bytes()), Ok(None));
+        // One chat message with a stray top-level `rec` key among several (R1 re-test).
+        let stray = "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"user\",\"content\":\"x\",\"rec\":\"call\"}\n{\"role\":\"assistant\",\"content\":\"y\"}\n";
+        assert_eq!(detect(stray.as_bytes()), Ok(None));
         let list = format!("[\n{call},\n{call}]\n");
         assert_eq!(detect(list.as_bytes()), Ok(None));
         let pretty = "{\n  \"format\": \"colony-replay/1\",\n  \"cells\": []\n}\n";
