@@ -5,8 +5,8 @@
 mod lsp;
 
 use lsp::{
-    codes, empty_workspace, file_uri, find, pull_caps, push_caps, start, uri, utf16_len, workspace,
-    Client,
+    codes, complete_wait_in, empty_workspace, file_uri, find, pull_caps, push_caps, start, uri,
+    utf16_len, workspace, Client,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -724,25 +724,8 @@ fn completion_of_action_keys_and_parameter_names() {
 /// flagged). It inserts the short key, which the dispatcher resolves in every process.
 #[test]
 fn completion_of_a_per_process_key_inserts_its_short_key() {
-    let ws = empty_workspace();
-    std::fs::create_dir(ws.path().join("src")).unwrap();
-    std::fs::write(
-        ws.path().join("src/policy.py"),
+    let (c, _, items, _ws) = complete_wait_in(
         "from colony import ActionPolicy, AgentCapability, action_executor\n\nclass PlannerPolicy(ActionPolicy):\n    @action_executor()\n    async def wait_for_next_event(self, timeout: float = 30.0) -> dict:\n        \"\"\"Wait.\"\"\"\n\nclass Cap(AgentCapability):\n    @action_executor()\n    async def wait_for_it(self) -> None:\n        \"\"\"It.\"\"\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ws.path().join("cellguard.toml"),
-        "knowledge-base = [\"src\"]\n",
-    )
-    .unwrap();
-    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
-    let u = uri(ws.path(), "c.py");
-    c.open(&u, "python", 1, "r = await run(\"wait\")\n");
-    c.diagnostics_at(&u, 1);
-    let items = c.request(
-        "textDocument/completion",
-        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 19}}),
     );
     let got: Vec<(&str, &str)> = items
         .as_array()

@@ -4,7 +4,7 @@
 #[path = "support/lsp.rs"]
 mod lsp;
 
-use lsp::{codes, file_uri, find, push_caps, start, uri, workspace, Client};
+use lsp::{codes, complete_wait_in, file_uri, find, push_caps, start, uri, workspace, Client};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
@@ -389,25 +389,8 @@ fn s8_inlay_hint_for_an_action_in_a_loop_is_unbounded() {
 /// action) no literal spells it in every process, so it is not offered at all.
 #[test]
 fn s10_completion_never_offers_a_key_the_linter_flags() {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::create_dir(ws.path().join("src")).unwrap();
-    std::fs::write(
-        ws.path().join("src/policy.py"),
+    let (mut c, u, items, _ws) = complete_wait_in(
         "from colony import ActionPolicy, AgentCapability, action_executor\n\nclass PlannerPolicy(ActionPolicy):\n    @action_executor()\n    async def wait_for_next_event(self) -> dict:\n        \"\"\"Wait.\"\"\"\n\nclass OtherPolicy(ActionPolicy):\n    @action_executor()\n    async def wait_for_next_event(self) -> dict:\n        \"\"\"Wait too.\"\"\"\n\n    @action_executor()\n    async def wait_alone(self) -> dict:\n        \"\"\"Only here.\"\"\"\n\nclass Cap(AgentCapability):\n    @action_executor()\n    async def wait_for_it(self) -> None:\n        \"\"\"It.\"\"\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        ws.path().join("cellguard.toml"),
-        "knowledge-base = [\"src\"]\n",
-    )
-    .unwrap();
-    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
-    let u = uri(ws.path(), "c.py");
-    c.open(&u, "python", 1, "r = await run(\"wait\")\n");
-    c.diagnostics_at(&u, 1);
-    let items = c.request(
-        "textDocument/completion",
-        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 19}}),
     );
     let mut inserted: Vec<String> = items
         .as_array()

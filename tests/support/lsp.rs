@@ -444,3 +444,27 @@ pub fn find<'a>(diags: &'a [Value], code: &str) -> &'a Value {
         .find(|d| d["code"] == code)
         .unwrap_or_else(|| panic!("no {code} in {diags:?}"))
 }
+
+/// Completion inside `run("wait")` in a workspace whose knowledge base is the Python source
+/// `policy_src` (written to `src/policy.py`, config `knowledge-base = ["src"]`): returns the
+/// running client (version 1 of `c.py` open and linted), the document URI, the completion items
+/// and the workspace (keep it alive while the client runs).
+pub fn complete_wait_in(policy_src: &str) -> (Client, String, Value, tempfile::TempDir) {
+    let ws = empty_workspace();
+    std::fs::create_dir(ws.path().join("src")).unwrap();
+    std::fs::write(ws.path().join("src/policy.py"), policy_src).unwrap();
+    std::fs::write(
+        ws.path().join("cellguard.toml"),
+        "knowledge-base = [\"src\"]\n",
+    )
+    .unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "c.py");
+    c.open(&u, "python", 1, "r = await run(\"wait\")\n");
+    c.diagnostics_at(&u, 1);
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 19}}),
+    );
+    (c, u, items, ws)
+}
