@@ -59,8 +59,7 @@ impl CapabilityBoundary {
         if some && g.mode == MatchMode::Key && call.keys.partial {
             let pats: Vec<&Pattern> = allow.iter().map(|&p| &set.patterns[p]).collect();
             let outside =
-                first_uncovered(key, |_, _| true, |k, s| pats.iter().any(|p| p.covers(k, s)));
-            let Some(outside) = outside else { return None };
+                first_uncovered(key, |_, _| true, |k, s| pats.iter().any(|p| p.covers(k, s)))?;
             return Some(Block {
                 guardrail: g.id.clone(),
                 reason: format!(
