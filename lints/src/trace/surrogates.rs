@@ -213,9 +213,10 @@ mod tests {
         assert!(escape_lone_surrogates("\"\u{10FFFD}\u{1F600}\"").is_none());
         // Inside embedded JSON text only the escapes are rewritten (the outer reading marked
         // the raw characters).
-        let inner = escape_lone_surrogates_inner("{\"a\":\"\u{10F800}\u{10F400}\",\"b\":\"\\udc00\"}")
-            .unwrap()
-            .0;
+        let inner =
+            escape_lone_surrogates_inner("{\"a\":\"\u{10F800}\u{10F400}\",\"b\":\"\\udc00\"}")
+                .unwrap()
+                .0;
         let v: serde_json::Value = serde_json::from_str(&inner).unwrap();
         assert_eq!(v["a"], "\u{10F800}\u{10F400}");
         assert_eq!(v["b"], "\u{10F400}");
