@@ -172,3 +172,23 @@ fn format_fixtures() {
 fn issue6_findings_fixtures() {
     run_all_with("fixtures/replay/issue6", 1, true);
 }
+
+/// Issue 6 R4 re-test (cosmetic): the text summary counts completions whose verdict cannot be
+/// replayed (no goals, no recorded reason) apart from those that would change.
+#[test]
+fn text_summary_counts_unknown_completions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = "fixtures/replay/issue6/r04-no-goals-no-reason";
+    let out = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(root)
+        .args(["replay", "--config"])
+        .arg(format!("{dir}/cellguard.toml"))
+        .arg(format!("{dir}/trace.jsonl"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Completions: 2 replayed, 0 would change, 1 unknown (not replayable)."),
+        "{text}"
+    );
+}

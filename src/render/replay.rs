@@ -213,9 +213,21 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         s.records_read, s.records_skipped
     )?;
     if s.completions > 0 {
+        // Verdicts that cannot be replayed (no goals and no recorded reason, issue 6 R4) are
+        // counted apart: they neither change nor stay.
+        let unknown = report
+            .completions
+            .iter()
+            .filter(|c| c.simulated.is_none() && !c.unreached)
+            .count();
+        let unknown = if unknown > 0 {
+            format!(", {unknown} unknown (not replayable)")
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "Completions: {} replayed, {} would change.",
+            "Completions: {} replayed, {} would change{unknown}.",
             s.completions, s.completions_changed
         )?;
     }

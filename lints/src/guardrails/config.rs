@@ -129,12 +129,16 @@ fn compile_pattern(
 ) -> Result<Pattern, ConfigError> {
     let p = Pattern::compile(text, mode).map_err(|m| d.error(span, m))?;
     if mode == MatchMode::Substring && text.contains(['*', '?']) {
+        let remedy = if d.forced_substring.get() {
+            "`--match substring` forces that mode (drop the flag, or remove them)"
+        } else {
+            "use `match = \"key\"` or remove them"
+        };
         d.warn(
             span,
             format!(
                 "pattern `{text}` contains glob characters but is matched as a substring (Colony \
-                 has no globs), so it matches only keys that contain them literally; use \
-                 `match = \"key\"` or remove them"
+                 has no globs), so it matches only keys that contain them literally; {remedy}"
             ),
         );
     }
@@ -174,7 +178,10 @@ pub fn from_loaded(
         settings.mode = m;
     }
     let guardrails = match find("guardrails").and_then(|d| Some((d, d.root.get("guardrails")?))) {
-        Some((d, g)) => parse_guardrails(d, g, settings.mode, force.is_some())?,
+        Some((d, g)) => {
+            d.forced_substring.set(force == Some(MatchMode::Substring));
+            parse_guardrails(d, g, settings.mode, force.is_some())?
+        }
         None => GuardrailSet::default(),
     };
     let warnings = docs.iter().flat_map(|d| d.warnings.take()).collect();

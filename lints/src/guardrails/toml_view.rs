@@ -116,6 +116,8 @@ pub struct Doc {
     pub root: SVal,
     /// Warnings (`FILE:LINE:COL: message`) collected while reading it.
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// True while guardrails are compiled under `--match substring` (warnings name the flag).
+    pub forced_substring: std::cell::Cell<bool>,
 }
 
 impl Doc {
@@ -155,6 +157,7 @@ impl Doc {
             text,
             root,
             warnings: Default::default(),
+            forced_substring: Default::default(),
         })
     }
 

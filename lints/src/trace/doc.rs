@@ -402,7 +402,8 @@ pub(crate) fn read_document_with(
     };
     // A list document cut short (a run killed while writing it): its complete elements are
     // replayed and the incomplete one is reported as skipped (issue 6 R13).
-    let mut truncated: Option<(usize, String, usize)> = None;
+    let mut truncated: Option<(Option<usize>, String, usize)> = None;
+    let mut last_at = start;
     let parsed = match parsed {
         Err(e)
             if e.classify() == serde_json::error::Category::Eof
@@ -410,6 +411,9 @@ pub(crate) fn read_document_with(
         {
             match complete_prefix(&text, start) {
                 Some((items, at)) if !items.is_empty() => {
+                    last_at = items.last().map_or(start, |v| {
+                        v.get().as_ptr() as usize - text.as_ptr() as usize
+                    });
                     truncated = Some((at, strip_position(&e.to_string()), items.len()));
                     Ok(Root::List(ctx.line_at(start), items))
                 }
@@ -468,14 +472,26 @@ pub(crate) fn read_document_with(
             format: Format::OpenaiChat,
         }));
     }
-    if let Some((at, why, n)) = truncated {
-        let line = ctx.line_at(at);
-        ctx.skip(
-            line,
-            format!(
-                "truncated document: the list element starting here is incomplete ({why}); the {n} complete element(s) before it are replayed"
-            ),
-        );
+    match truncated {
+        Some((Some(at), why, n)) => {
+            let line = ctx.line_at(at);
+            ctx.skip(
+                line,
+                format!(
+                    "truncated document: the list element starting here is incomplete ({why}); the {n} complete element(s) before it are replayed"
+                ),
+            );
+        }
+        Some((None, _, n)) => {
+            let line = ctx.line_at(last_at);
+            ctx.warn(
+                line,
+                format!(
+                    "truncated document: the list is not closed after the element starting here (no `]` before the end of input); its {n} complete element(s) are replayed"
+                ),
+            );
+        }
+        None => {}
     }
     let format = match format {
         Some(f) => f,
@@ -510,11 +526,12 @@ pub(crate) fn read_document_with(
 
 use super::native::strip_position;
 
-/// The complete top-level elements of an array document that ends inside an element (each a
-/// slice of `text`, so positions stay valid), and the offset where the incomplete element
-/// starts. `None` when the array is closed, or a complete element is not valid JSON (then the
-/// document is malformed, not merely cut short). `start` is the offset of the `[`.
-fn complete_prefix(text: &str, start: usize) -> Option<(Vec<&RawValue>, usize)> {
+/// The complete top-level elements of an array document that ends before its closing `]`
+/// (each a slice of `text`, so positions stay valid), and the offset where the incomplete
+/// element starts (`None` when the text ends after a complete element or a comma). `None` when
+/// the array is closed, or a complete element is not valid JSON (then the document is
+/// malformed, not merely cut short). `start` is the offset of the `[`.
+fn complete_prefix(text: &str, start: usize) -> Option<(Vec<&RawValue>, Option<usize>)> {
     let b = text.as_bytes();
     let mut items = Vec::new();
     let mut depth = 0usize;
@@ -545,7 +562,20 @@ fn complete_prefix(text: &str, start: usize) -> Option<(Vec<&RawValue>, usize)> 
     }
     let rest = text.get(elem..)?;
     let lead = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
-    Some((items, elem + lead))
+    let last = rest.trim_matches([' ', '\t', '\n', '\r']);
+    if last.is_empty() {
+        // Cut right after a comma: every element is complete (issue 6 R13 re-test).
+        return Some((items, None));
+    }
+    let offset = elem + lead;
+    match serde_json::from_str::<&RawValue>(&text[offset..offset + last.len()]) {
+        // Cut right after an element, or only the closing `]` missing: it is complete.
+        Ok(v) => {
+            items.push(v);
+            Some((items, None))
+        }
+        Err(_) => Some((items, Some(offset))),
+    }
 }
 
 /// The list items of a root: JSON Lines items, or the elements of a top-level array (each with
