@@ -84,22 +84,37 @@ pub fn parse_rfc3339(s: &str) -> Option<f64> {
     }
     let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let month_days = super::model::days_in_month(y as u32, mo.clamp(0, 99) as u32);
-    if b[13] != b':' || b[16] != b':' || !(1..=i64::from(month_days)).contains(&d) {
+    // RFC 3339 §5.6 ranges: hour 00-23, minute 00-59, second 00-60 (a leap second).
+    let clock = h < 24 && mi < 60 && se <= 60;
+    if b[13] != b':' || b[16] != b':' || !(1..=i64::from(month_days)).contains(&d) || !clock {
         return None;
     }
     let mut rest = &s[19..];
     let mut frac = 0.0;
     if let Some(r) = rest.strip_prefix('.') {
         let digits: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if digits.is_empty() {
+            return None;
+        }
         frac = format!("0.{digits}").parse().unwrap_or(0.0);
         rest = &r[digits.len()..];
     }
     let offset = match rest {
         "" | "Z" | "z" => 0,
-        r if (r.starts_with('+') || r.starts_with('-')) && r.len() == 6 => {
+        r if (r.starts_with('+') || r.starts_with('-'))
+            && r.len() == 6
+            && r.as_bytes()[3] == b':' =>
+        {
             let sign = if r.starts_with('-') { -1 } else { 1 };
-            let oh: i64 = r.get(1..3)?.parse().ok()?;
-            let om: i64 = r.get(4..6)?.parse().ok()?;
+            let two = |t: &str| -> Option<i64> {
+                t.bytes()
+                    .all(|c| c.is_ascii_digit())
+                    .then(|| t.parse().ok())?
+            };
+            let (oh, om) = (two(r.get(1..3)?)?, two(r.get(4..6)?)?);
+            if oh >= 24 || om >= 60 {
+                return None;
+            }
             sign * (oh * 3600 + om * 60)
         }
         _ => return None,
@@ -219,7 +234,18 @@ fn header(o: &Obj, warnings: &mut Vec<String>) -> Header {
         // Unix seconds, as every time in a native trace.
         epoch = match o.get("recorded_at") {
             None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => n.as_f64().map(super::colony::epoch_of_time),
+            // Years 1 to 9999, as RFC 3339 can write them; `1e30` is no recording time.
+            Some(Value::Number(n)) => ignore(
+                w,
+                n.as_f64()
+                    .filter(|t| (-62_135_596_800.0..=253_402_300_799.0).contains(t))
+                    .map(|t| Some(super::colony::epoch_of_time(t)))
+                    .ok_or_else(|| {
+                        format!(
+                            "field `recorded_at`: {n} seconds is out of range (years 1 to 9999)"
+                        )
+                    }),
+            ),
             Some(Value::String(d)) => ignore(
                 w,
                 Epoch::parse(d)
@@ -248,9 +274,30 @@ fn header(o: &Obj, warnings: &mut Vec<String>) -> Header {
         "goals",
         "system_prompt",
     ];
+    let format = ignore(w, opt_str(o, "format")).unwrap_or_else(|| "cellguard-trace".into());
+    if format != "cellguard-trace" {
+        w.push(format!(
+            "header: format `{format}` is not `cellguard-trace`; the records are read as cellguard-trace v1"
+        ));
+    }
+    let version = ignore(w, opt_u64(o, "version"));
+    if let Some(v) = version.filter(|v| *v != 1) {
+        w.push(format!(
+            "header: version {v} is not one this reader knows (1); the records are read as version 1"
+        ));
+    }
+    // Read by the context policies (policies::observer); a wrong type would silently count 0.
+    if let Some(v) = o.get("tool_schemas_chars") {
+        if !v.is_null() && v.as_u64().is_none() {
+            w.push(format!(
+                "header: {}; the value is ignored",
+                bad("tool_schemas_chars", "a non-negative integer", v)
+            ));
+        }
+    }
     Header {
-        format: ignore(w, opt_str(o, "format")).unwrap_or_else(|| "cellguard-trace".into()),
-        version: ignore(w, opt_u64(o, "version")),
+        format,
+        version,
         source: ignore(w, opt_str(o, "source")),
         agent_id: ignore(w, opt_str(o, "agent_id")),
         epoch,

@@ -129,12 +129,14 @@ pub(crate) fn days_in_month(y: u32, m: u32) -> u32 {
 }
 
 impl Epoch {
-    /// Parses an epoch name (`pre-0620`, `0620-0624`, `current`) or an ISO date
-    /// (`2026-06-21`, `2026-06-21T10:00:00Z`): dates before 2026-06-20 give `pre-0620`, dates
-    /// from 2026-06-20 to 2026-06-23 give `0620-0624`, later dates `current`.
+    /// Parses an epoch name (`pre-0620`, `0620-0624`, `current`), an ISO date (`2026-06-21`) or
+    /// an RFC 3339 time (`2026-06-21T10:00:00Z`, `+02:00` offsets, no offset = UTC): dates
+    /// before 2026-06-20 give `pre-0620`, dates from 2026-06-20 to 2026-06-23 give `0620-0624`,
+    /// later dates `current`. A time is judged by its UTC instant, as Unix seconds are.
     ///
     /// Errors: anything else, including impossible dates such as `2026-13-45` or
-    /// `2026-02-30` (the message names the accepted values).
+    /// `2026-02-30` and impossible or malformed times (`T25:00:00`, `Tgarbage`, a trailing
+    /// `T`); the message names the accepted values.
     pub fn parse(s: &str) -> Result<Epoch, String> {
         let t = s.trim();
         match t.to_ascii_lowercase().as_str() {
@@ -162,6 +164,18 @@ impl Epoch {
                 (Some(y), Some(m), Some(d)) => (1..=days_in_month(y, m)).contains(&d),
                 _ => false,
             };
+        if is_date && t.len() > 10 {
+            // A time too: it must be a whole RFC 3339 time, and its UTC instant decides (the same
+            // instant gives the same epoch however it is written: `2026-06-23T22:00:00-05:00` is
+            // `2026-06-24T03:00:00Z`, as Unix seconds are; issue 6 R12).
+            return super::convert::parse_rfc3339(t)
+                .map(super::colony::epoch_of_time)
+                .ok_or_else(|| {
+                    format!(
+                        "`{s}` is not an RFC 3339 time (expected a date such as `2026-06-21` or a time such as `2026-06-21T10:00:00Z`)"
+                    )
+                });
+        }
         if is_date {
             // ISO dates compare correctly as strings.
             return Ok(if date < "2026-06-20" {
@@ -887,6 +901,38 @@ pub trait TraceReader: Iterator<Item = Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Times are judged by their UTC instant and must be whole RFC 3339 times (issue 6 R2/R12).
+    #[test]
+    fn epoch_of_a_time_is_its_utc_instant_and_malformed_times_are_errors() {
+        let ok = |s: &str| Epoch::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        // The same instant written three ways.
+        assert_eq!(ok("2026-06-23T22:00:00-05:00"), Epoch::Current);
+        assert_eq!(ok("2026-06-24T03:00:00Z"), Epoch::Current);
+        assert_eq!(ok("2026-06-24T05:00:00+02:00"), Epoch::Current);
+        assert_eq!(ok("2026-06-24T01:00:00+02:00"), Epoch::Mid0620);
+        assert_eq!(ok("2026-06-18T23:59:60Z"), Epoch::Pre0620);
+        assert_eq!(ok("2026-06-21 10:00:00.25"), Epoch::Mid0620);
+        assert_eq!(ok("2026-06-24"), Epoch::Current);
+        for bad in [
+            "2026-06-24T25:00:00Z",
+            "2026-06-19T10:61:00Z",
+            "2026-06-19T10:00:61Z",
+            "2026-06-19Tgarbage",
+            "2026-06-19T",
+            "2026-06-24T25:00",
+            "2026-06-19T10:00:00+24:00",
+            "2026-06-19T10:00:00+0a:00",
+            "2026-06-19T10:00:00.Z",
+            "2026-02-30T10:00:00Z",
+        ] {
+            let e = Epoch::parse(bad).expect_err(bad);
+            assert!(
+                e.contains("RFC 3339") || e.contains("unknown semantics epoch"),
+                "{e}"
+            );
+        }
+    }
 
     /// A value recorded as text reads, writes, compares and prints exactly as the JSON string
     /// value it stands for, escaped or not.
