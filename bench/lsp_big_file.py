@@ -50,6 +50,7 @@ def rng(l1, c1, l2, c2):
 
 
 def measure(binary: str, path: Path, text: str):
+    binary = str(Path(binary).resolve())
     uri = path.as_uri()
     res = {}
     t0 = time.perf_counter()
