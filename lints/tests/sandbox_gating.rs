@@ -6,7 +6,7 @@
 
 use cellguard_lints::config::{ConfigFile, Overrides, Settings};
 use cellguard_lints::parse;
-use cellguard_lints::rules::sandbox::analyse;
+use cellguard_lints::rules::sandbox::{analyse, analyse_with_table};
 use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -39,8 +39,15 @@ fn settings(config: &str) -> Settings {
 }
 
 fn findings(src: &str, s: &Settings, gate: bool) -> Vec<String> {
+    findings_with(src, s, gate, false)
+}
+
+/// The findings as text; with `table`, the analysis reads the cell's node table (what
+/// `cellguard check` and the server run) instead of walking the tree.
+fn findings_with(src: &str, s: &Settings, gate: bool, table: bool) -> Vec<String> {
     let tree = parse::parse(src, None);
-    analyse(&tree, src, s, gate)
+    let nodes = table.then(|| cellguard_lints::nodes::NodeTable::new(&tree));
+    analyse_with_table(&tree, nodes.as_ref(), src, s, gate)
         .into_iter()
         .map(|f| {
             format!(
@@ -57,6 +64,17 @@ fn assert_same(src: &str, s: &Settings) -> usize {
     assert_eq!(
         gated, ungated,
         "gated and ungated analyses differ on:\n{src}"
+    );
+    // Reading the node table instead of the tree changes nothing, gated or not.
+    assert_eq!(
+        findings_with(src, s, true, true),
+        gated,
+        "the table-fed analysis differs on:\n{src}"
+    );
+    assert_eq!(
+        findings_with(src, s, false, true),
+        ungated,
+        "the table-fed ungated analysis differs on:\n{src}"
     );
     gated.len()
 }
