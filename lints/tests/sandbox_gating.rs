@@ -39,15 +39,12 @@ fn settings(config: &str) -> Settings {
 }
 
 fn findings(src: &str, s: &Settings, gate: bool) -> Vec<String> {
-    findings_with(src, s, gate, false)
+    let tree = parse::parse(src, None);
+    text(analyse(&tree, src, s, gate))
 }
 
-/// The findings as text; with `table`, the analysis reads the cell's node table (what
-/// `cellguard check` and the server run) instead of walking the tree.
-fn findings_with(src: &str, s: &Settings, gate: bool, table: bool) -> Vec<String> {
-    let tree = parse::parse(src, None);
-    let nodes = table.then(|| cellguard_lints::nodes::NodeTable::new(&tree));
-    analyse_with_table(&tree, nodes.as_ref(), src, s, gate)
+fn text(found: Vec<cellguard_lints::rules::sandbox::check::Finding>) -> Vec<String> {
+    found
         .into_iter()
         .map(|f| {
             format!(
@@ -56,6 +53,14 @@ fn findings_with(src: &str, s: &Settings, gate: bool, table: bool) -> Vec<String
             )
         })
         .collect()
+}
+
+/// The findings as text; with `table`, the analysis reads the cell's node table (what
+/// `cellguard check` and the server run) instead of walking the tree.
+fn findings_with(src: &str, s: &Settings, gate: bool, table: bool) -> Vec<String> {
+    let tree = parse::parse(src, None);
+    let nodes = table.then(|| cellguard_lints::nodes::NodeTable::new(&tree));
+    text(analyse_with_table(&tree, nodes.as_ref(), src, s, gate))
 }
 
 fn assert_same(src: &str, s: &Settings) -> usize {
