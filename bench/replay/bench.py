@@ -305,8 +305,8 @@ def main():
         r0 = cellguard(cfg, empty, ["--output-format", "json", "--format", "openai-chat"], repeat=a.repeat)
         p(f"## tau-bench airline ({len(conv)} conversations, {n_calls} calls, 3 rules)")
         p()
-        p(f"Load average (1, 5, 15 min) before: {load0}. CPU seconds are best of {a.repeat} runs "
-          f"(median in brackets) for both tools.")
+        p(f"Load average (1, 5, 15 min) before: {load0}. CPU seconds: best of {a.repeat} runs for "
+          f"cellguard, of {a.inv_repeat} for Invariant (median in brackets).")
         p()
         p("| tool | what is timed | wall s | CPU s | calls per CPU second | violating calls |")
         p("|---|---|---|---|---|---|")
