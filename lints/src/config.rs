@@ -1563,58 +1563,9 @@ impl Project {
     ) -> Result<Project, ConfigError> {
         let file = config.as_ref().map(|c| c.file.clone()).unwrap_or_default();
         let mut settings = Settings::resolve(&file, config.as_ref(), ov)?;
-        let mut kb_paths = Vec::new();
-        if let (Some(c), Some(list)) = (&config, &file.knowledge_base) {
-            let dir = c.path.parent().unwrap_or(Path::new("."));
-            for (i, k) in list.iter().enumerate() {
-                let p = dir.join(k);
-                if !p.exists() {
-                    let offset = locate(
-                        &c.text,
-                        is_pyproject(&c.path),
-                        &[TomlPath::Key("knowledge-base"), TomlPath::Index(i)],
-                    );
-                    return Err(ConfigError::at(
-                        &c.path,
-                        &c.text,
-                        offset,
-                        format!("knowledge base `{k}` does not exist"),
-                    ));
-                }
-                kb_paths.push(p);
-            }
-        }
-        for p in &ov.knowledge_base {
-            if !p.exists() {
-                return Err(ConfigError::plain(
-                    p,
-                    "knowledge base given with --kb does not exist",
-                ));
-            }
-            kb_paths.push(p.clone());
-        }
-        let loaded = crate::kb::load_all_report(&kb_paths, cache).map_err(|e| {
-            let path = PathBuf::from(&e.path);
-            ConfigError {
-                path,
-                line: e.line,
-                column: e.column,
-                message: e.message,
-            }
-        })?;
-        settings
-            .warnings
-            .extend(loaded.warnings.into_iter().map(|w| ConfigError {
-                path: PathBuf::from(w.path),
-                line: w.line,
-                column: w.column,
-                message: w.message,
-            }));
-        let mut kb = loaded.kb;
-        if settings.dialect == crate::config::Dialect::Colony {
-            // Colony's prompt always lists these pseudo keys (colony-reference §2.8).
-            kb.add_colony_pseudo_keys();
-        }
+        let (kb, kb_paths, kb_warnings) =
+            load_project_kb(config.as_ref(), &file, ov, settings.dialect, cache)?;
+        settings.warnings.extend(kb_warnings);
         Ok(Project {
             config,
             settings,
@@ -1622,6 +1573,106 @@ impl Project {
             kb_paths,
         })
     }
+}
+
+/// What `cellguard replay` needs of a project: the profile and the knowledge base. Unlike
+/// [`Project`] it does not resolve the lint settings (rule selection, import allowlist,
+/// namespace), whose validation costs a noticeable part of replaying a small trace and whose
+/// warnings replay does not show.
+#[derive(Debug, Clone)]
+pub struct ReplayProject {
+    /// `--profile`, else the file's `profile`, else the default.
+    pub profile: Profile,
+    /// The merged knowledge base, as [`Project::load`] builds it for the same inputs.
+    pub kb: Arc<KnowledgeBase>,
+}
+
+impl ReplayProject {
+    /// Loads the profile and knowledge base of an optional config plus overrides.
+    ///
+    /// Errors: as [`Project::load`] for the knowledge base (a missing or unreadable KB file,
+    /// reported at the config line naming it). Lint settings errors cannot occur here: a file
+    /// read from disk was validated when it was loaded, and replay passes no rule selectors.
+    pub fn load(config: Option<&LoadedConfig>, ov: &Overrides) -> Result<Self, ConfigError> {
+        let default_file = ConfigFile::default();
+        let file = config.map(|c| &c.file).unwrap_or(&default_file);
+        let profile = ov.profile.or(file.profile).unwrap_or_default();
+        let dialect = ov.dialect.or(file.dialect).unwrap_or_default();
+        let (kb, _, _) = load_project_kb(config, file, ov, dialect, None)?;
+        Ok(Self {
+            profile,
+            kb: Arc::new(kb),
+        })
+    }
+}
+
+/// The knowledge base named by a config's `knowledge-base` and by `--kb`, with the paths in
+/// effect and the KB warnings (scan findings, conflicting definitions), as [`ConfigError`]s.
+///
+/// Errors: a KB path that does not exist (at the config line naming it, or for `--kb` the
+/// path), a KB file that cannot be loaded.
+fn load_project_kb(
+    config: Option<&LoadedConfig>,
+    file: &ConfigFile,
+    ov: &Overrides,
+    dialect: Dialect,
+    cache: Option<&crate::kb::ScanCache>,
+) -> Result<(KnowledgeBase, Vec<PathBuf>, Vec<ConfigError>), ConfigError> {
+    let mut kb_paths = Vec::new();
+    if let (Some(c), Some(list)) = (config, &file.knowledge_base) {
+        let dir = c.path.parent().unwrap_or(Path::new("."));
+        for (i, k) in list.iter().enumerate() {
+            let p = dir.join(k);
+            if !p.exists() {
+                let offset = locate(
+                    &c.text,
+                    is_pyproject(&c.path),
+                    &[TomlPath::Key("knowledge-base"), TomlPath::Index(i)],
+                );
+                return Err(ConfigError::at(
+                    &c.path,
+                    &c.text,
+                    offset,
+                    format!("knowledge base `{k}` does not exist"),
+                ));
+            }
+            kb_paths.push(p);
+        }
+    }
+    for p in &ov.knowledge_base {
+        if !p.exists() {
+            return Err(ConfigError::plain(
+                p,
+                "knowledge base given with --kb does not exist",
+            ));
+        }
+        kb_paths.push(p.clone());
+    }
+    let loaded = crate::kb::load_all_report(&kb_paths, cache).map_err(|e| {
+        let path = PathBuf::from(&e.path);
+        ConfigError {
+            path,
+            line: e.line,
+            column: e.column,
+            message: e.message,
+        }
+    })?;
+    let warnings: Vec<ConfigError> = loaded
+        .warnings
+        .into_iter()
+        .map(|w| ConfigError {
+            path: PathBuf::from(w.path),
+            line: w.line,
+            column: w.column,
+            message: w.message,
+        })
+        .collect();
+    let mut kb = loaded.kb;
+    if dialect == crate::config::Dialect::Colony {
+        // Colony's prompt always lists these pseudo keys (colony-reference §2.8).
+        kb.add_colony_pseudo_keys();
+    }
+    Ok((kb, kb_paths, warnings))
 }
 
 /// Finds and caches the project for each checked path (closest config per directory).

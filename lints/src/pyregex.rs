@@ -42,9 +42,36 @@ pub struct PyRegex(std::sync::Arc<Compiled>);
 #[derive(Debug)]
 struct Compiled {
     source: String,
+    /// The translated pattern.
+    translated: String,
     search: fancy_regex::Regex,
-    fullmatch: fancy_regex::Regex,
-    start: fancy_regex::Regex,
+    /// `\A(?:…)\z` and `\A(?:…)`, compiled when first used: most patterns are only ever
+    /// searched, and compiling a Unicode-aware pattern costs about a millisecond.
+    fullmatch: std::sync::OnceLock<Result<fancy_regex::Regex, String>>,
+    start: std::sync::OnceLock<Result<fancy_regex::Regex, String>>,
+}
+
+/// Compiles a translated pattern for the engine.
+fn build(p: &str) -> Result<fancy_regex::Regex, PyRegexError> {
+    fancy_regex::Regex::new(p).map_err(|e| PyRegexError {
+        message: format!("pattern cannot be translated to the matching engine: {e}"),
+        position: None,
+    })
+}
+
+impl Compiled {
+    /// The anchored form `wrap` of the pattern, compiled once. The search form compiled, so
+    /// this one does too (same syntax inside a non-capturing group); an engine error (such as
+    /// a size limit) is reported as a matching error.
+    fn anchored<'a>(
+        &self,
+        cell: &'a std::sync::OnceLock<Result<fancy_regex::Regex, String>>,
+        wrap: impl FnOnce(&str) -> String,
+    ) -> Result<&'a fancy_regex::Regex, MatchError> {
+        cell.get_or_init(|| build(&wrap(&self.translated)).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| MatchError(e.clone()))
+    }
 }
 
 /// How a [`PyRegex`] is applied to a string, named after Python's `re` functions.
@@ -109,17 +136,12 @@ impl PyRegex {
     /// untranslatable constructs (see the module docs).
     pub fn new(pattern: &str) -> Result<Self, PyRegexError> {
         let t = translate(pattern)?;
-        let build = |p: &str| {
-            fancy_regex::Regex::new(p).map_err(|e| PyRegexError {
-                message: format!("pattern cannot be translated to the matching engine: {e}"),
-                position: None,
-            })
-        };
         Ok(Self(std::sync::Arc::new(Compiled {
             source: pattern.to_string(),
             search: build(&t)?,
-            fullmatch: build(&format!("\\A(?:{t})\\z"))?,
-            start: build(&format!("\\A(?:{t})"))?,
+            translated: t,
+            fullmatch: std::sync::OnceLock::new(),
+            start: std::sync::OnceLock::new(),
         })))
     }
 
@@ -139,7 +161,7 @@ impl PyRegex {
     /// `re.match(pattern, text) is not None`.
     pub fn is_match_at_start(&self, text: &str) -> Result<bool, MatchError> {
         self.0
-            .start
+            .anchored(&self.0.start, |t| format!("\\A(?:{t})"))?
             .is_match(text)
             .map_err(|e| MatchError(e.to_string()))
     }
@@ -147,7 +169,7 @@ impl PyRegex {
     /// `re.fullmatch(pattern, text) is not None`.
     pub fn fullmatch(&self, text: &str) -> Result<bool, MatchError> {
         self.0
-            .fullmatch
+            .anchored(&self.0.fullmatch, |t| format!("\\A(?:{t})\\z"))?
             .is_match(text)
             .map_err(|e| MatchError(e.to_string()))
     }

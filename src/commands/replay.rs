@@ -120,9 +120,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     {
         crate::start_worker_pool();
     }
-    let project = config::Project::load(loaded.clone(), &overrides)?;
+    // Only the profile and the knowledge base: replay does not lint, so the lint settings
+    // (import allowlist, rule selection) are neither resolved nor warned about.
+    let project = config::ReplayProject::load(loaded.as_ref(), &overrides)?;
     let cfg: ReplayConfig = match &loaded {
-        Some(l) => gconfig::from_loaded(l, project.settings.profile, args.match_mode)?,
+        Some(l) => gconfig::from_loaded(l, project.profile, args.match_mode)?,
         None => {
             let mut c = ReplayConfig::default();
             if let Some(m) = args.match_mode {

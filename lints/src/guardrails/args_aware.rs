@@ -173,31 +173,35 @@ impl ArgsAware {
             };
         }
         // A capture test holds only on records whose list holds a capture: with a membership
-        // index the candidates are the records holding one (every capture for
-        // `captures-subset-of`, so those holding the first; any for `captures-any-in`, so the
-        // union), newest first. Same records, same order, same verdict as the scan below.
-        let candidates: Option<Vec<u64>> = match (rule.member_index, &rule.prior_match) {
+        // index the candidates are the records holding them (every capture for
+        // `captures-subset-of`: the intersection of the captures' posting lists; any for
+        // `captures-any-in`: their union), newest first. Same records, same order, same verdict
+        // as the scan below, but a capture held by no record in the window answers at once
+        // and the work is bounded by the shortest list (issue 6 R11).
+        let scan: Box<dyn Iterator<Item = u64> + '_> = match (rule.member_index, &rule.prior_match)
+        {
             (Some(i), Some(m)) if !captures.is_empty() => {
                 let index = &st.members[i];
-                let lists = |c: &String| index.get(c).into_iter().flatten().copied();
-                let mut seqs: Vec<u64> = if m.captures_subset_of.is_some() {
-                    lists(&captures[0]).filter(|&s| s >= window_start).collect()
+                let mut caps: Vec<&str> = captures.iter().map(String::as_str).collect();
+                caps.sort_unstable();
+                caps.dedup();
+                let mut lists = Vec::with_capacity(caps.len());
+                for c in caps {
+                    let list = index.get(c).map(|q| window(q, window_start));
+                    match list {
+                        Some(l) if !l.is_empty() => lists.push(l),
+                        // No record in the window holds this capture.
+                        _ if m.captures_subset_of.is_some() => return false,
+                        _ => {}
+                    }
+                }
+                if m.captures_subset_of.is_some() {
+                    Box::new(Intersect::new(lists))
                 } else {
-                    captures
-                        .iter()
-                        .flat_map(lists)
-                        .filter(|&s| s >= window_start)
-                        .collect()
-                };
-                seqs.sort_unstable();
-                seqs.dedup();
-                Some(seqs)
+                    Box::new(Union::new(lists))
+                }
             }
-            _ => None,
-        };
-        let scan: Box<dyn Iterator<Item = u64> + '_> = match &candidates {
-            Some(seqs) => Box::new(seqs.iter().rev().copied()),
-            None => Box::new(h.hits(watch).iter().rev().copied()),
+            _ => Box::new(h.hits(watch).iter().rev().copied()),
         };
         for seq in scan {
             if seq < window_start {
@@ -216,5 +220,223 @@ impl ArgsAware {
             return true;
         }
         false
+    }
+}
+
+/// The part of an ascending posting list at or after `start`, as two slices (a ring buffer's
+/// halves), both ascending.
+fn window(q: &std::collections::VecDeque<u64>, start: u64) -> Posting<'_> {
+    let from = q.partition_point(|&s| s < start);
+    let (a, b) = q.as_slices();
+    let (a, b) = if from <= a.len() {
+        (&a[from..], b)
+    } else {
+        (&a[a.len()..], &b[from - a.len()..])
+    };
+    Posting { a, b }
+}
+
+/// An ascending posting list held as two ascending slices (`a` before `b`).
+#[derive(Debug, Clone, Copy)]
+struct Posting<'q> {
+    a: &'q [u64],
+    b: &'q [u64],
+}
+
+impl Posting<'_> {
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn at(&self, i: usize) -> u64 {
+        if i < self.a.len() {
+            self.a[i]
+        } else {
+            self.b[i - self.a.len()]
+        }
+    }
+
+    /// The number of elements `<= x` within the first `end` elements (galloping down from
+    /// `end`, so a walk from the newest element costs the log of the distance moved).
+    fn count_le(&self, x: u64, end: usize) -> usize {
+        // Find a bound lo with at(lo - 1) <= x (or lo = 0), stepping back exponentially.
+        let mut hi = end;
+        let mut step = 1;
+        let mut lo = end;
+        while lo > 0 && self.at(lo - 1) > x {
+            hi = lo - 1;
+            lo = lo.saturating_sub(step);
+            step *= 2;
+        }
+        // Now at(lo - 1) <= x (or lo == 0), and every element in [hi, end) is > x.
+        let (mut l, mut h) = (lo, hi);
+        while l < h {
+            let mid = l + (h - l) / 2;
+            if self.at(mid) <= x {
+                l = mid + 1;
+            } else {
+                h = mid;
+            }
+        }
+        l
+    }
+}
+
+/// Newest-first intersection of ascending posting lists: the shortest list drives, the others
+/// are searched by galloping, so the work is about the shortest list's length times the log of
+/// the length ratio.
+struct Intersect<'q> {
+    lists: Vec<Posting<'q>>,
+    /// Per list: how many of its elements are still unvisited (a prefix).
+    ends: Vec<usize>,
+}
+
+impl<'q> Intersect<'q> {
+    fn new(mut lists: Vec<Posting<'q>>) -> Self {
+        lists.sort_by_key(Posting::len);
+        let ends = lists.iter().map(Posting::len).collect();
+        Self { lists, ends }
+    }
+}
+
+impl Iterator for Intersect<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        'candidates: while self.ends.first().is_some_and(|&e| e > 0) {
+            self.ends[0] -= 1;
+            let x = self.lists[0].at(self.ends[0]);
+            for k in 1..self.lists.len() {
+                let n = self.lists[k].count_le(x, self.ends[k]);
+                self.ends[k] = n;
+                if n == 0 {
+                    self.ends[0] = 0;
+                    return None;
+                }
+                if self.lists[k].at(n - 1) != x {
+                    continue 'candidates;
+                }
+                // `x` itself stays unvisited in list k only until the next candidate, which
+                // is smaller: drop it now.
+                self.ends[k] = n - 1;
+            }
+            return Some(x);
+        }
+        None
+    }
+}
+
+/// Newest-first union of ascending posting lists (each sequence number once).
+struct Union<'q> {
+    lists: Vec<Posting<'q>>,
+    ends: Vec<usize>,
+}
+
+impl<'q> Union<'q> {
+    fn new(lists: Vec<Posting<'q>>) -> Self {
+        let ends = lists.iter().map(Posting::len).collect();
+        Self { lists, ends }
+    }
+}
+
+impl Iterator for Union<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        let x = (0..self.lists.len())
+            .filter(|&k| self.ends[k] > 0)
+            .map(|k| self.lists[k].at(self.ends[k] - 1))
+            .max()?;
+        for k in 0..self.lists.len() {
+            if self.ends[k] > 0 && self.lists[k].at(self.ends[k] - 1) == x {
+                self.ends[k] -= 1;
+            }
+        }
+        Some(x)
+    }
+}
+
+#[cfg(test)]
+mod posting_tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    fn deque(v: &[u64], shift: usize) -> VecDeque<u64> {
+        // A ring buffer whose contents wrap around its end, so both slices are used.
+        let mut q: VecDeque<u64> = VecDeque::with_capacity(v.len().max(1));
+        let skip = q.capacity().saturating_sub(v.len() / 2 + shift % 3);
+        for _ in 0..skip {
+            q.push_back(0);
+            q.pop_front();
+        }
+        q.extend(v.iter().copied());
+        q
+    }
+
+    fn naive_intersect(lists: &[Vec<u64>], start: u64) -> Vec<u64> {
+        let mut out: Vec<u64> = lists[0]
+            .iter()
+            .copied()
+            .filter(|&x| x >= start && lists.iter().all(|l| l.contains(&x)))
+            .collect();
+        out.reverse();
+        out
+    }
+
+    fn naive_union(lists: &[Vec<u64>], start: u64) -> Vec<u64> {
+        let mut out: Vec<u64> = lists
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&x| x >= start)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out.reverse();
+        out
+    }
+
+    #[test]
+    fn intersection_and_union_agree_with_the_naive_ones() {
+        // Deterministic pseudo-random lists (an LCG), wrapped ring buffers, several windows.
+        let mut seed = 12345u64;
+        let mut rand = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for round in 0..300 {
+            let k = 1 + rand(4) as usize;
+            let lists: Vec<Vec<u64>> = (0..k)
+                .map(|_| {
+                    let density = 1 + rand(6);
+                    (0..200u64).filter(|_| rand(density) == 0).collect()
+                })
+                .collect();
+            let start = rand(120);
+            let deques: Vec<VecDeque<u64>> = lists.iter().map(|l| deque(l, round % 7)).collect();
+            let postings = || deques.iter().map(|q| window(q, start)).collect::<Vec<_>>();
+            let got: Vec<u64> = Intersect::new(postings()).collect();
+            assert_eq!(got, naive_intersect(&lists, start), "round {round}");
+            let got: Vec<u64> = Union::new(postings()).collect();
+            assert_eq!(got, naive_union(&lists, start), "round {round}");
+        }
+    }
+
+    #[test]
+    fn window_drops_the_records_before_the_start() {
+        let q = deque(&[3, 5, 8, 13], 3);
+        let w = window(&q, 6);
+        assert_eq!(
+            (0..w.len()).map(|i| w.at(i)).collect::<Vec<_>>(),
+            vec![8, 13]
+        );
+        assert!(window(&q, 14).is_empty());
+        assert_eq!(window(&q, 0).len(), 4);
     }
 }
