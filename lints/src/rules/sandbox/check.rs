@@ -1885,7 +1885,34 @@ impl<'t, 'a> Sbx<'t, 'a> {
         };
         let mut c = ms.walk();
         let subjects: Vec<Node<'t>> = ms.children_by_field_name("subject", &mut c).collect();
+        let starred = subjects.iter().any(|s| self.text(*s).starts_with('*'));
         let mut v = match subjects.as_slice() {
+            // `match *[json], 1:` (re-parsed with `~` for `*`, see `soft_keywords`): a tuple
+            // of the starred sequences' elements and the other subjects.
+            _ if starred => {
+                let mut items = Vec::new();
+                for s in &subjects {
+                    if !self.text(*s).starts_with('*') {
+                        items.push(self.it.eval(*s, env, 0));
+                        continue;
+                    }
+                    // `*xs` is a `list_splat` to the grammar; `*[...]` was re-parsed as `~[...]`.
+                    let operand = match s.kind_name() {
+                        "unary_operator" => s.field(F::Argument),
+                        _ => first_named(*s),
+                    };
+                    let inner = operand.map(|a| self.it.eval(a, env, 0));
+                    let seq = inner.as_ref().and_then(|v| match v.iter().next() {
+                        Some(x) if v.len() == 1 => super::value::as_sequence(x),
+                        _ => None,
+                    });
+                    match seq {
+                        Some(elems) => items.extend(elems.iter().cloned()),
+                        None => return VSet::unknown(),
+                    }
+                }
+                VSet::one(Val::seq(items))
+            }
             [s] => {
                 let s = *s;
                 let v = self.it.eval(s, env, 0);
@@ -1974,15 +2001,23 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 continue;
             }
             let t = ident(n, src);
-            // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class.
+            // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class, except
+            // to store or read a data attribute (`type(self).count += 1`).
             let attr_name = n.parent().is_some_and(|p| {
                 p.kind_name() == "attribute"
                     && p.field(F::Attribute).is_some_and(|a| a.id() == n.id())
             });
-            if t == "type" && !attr_name {
+            if t == "type" && !attr_name && !self.type_data_access(n) {
                 return false;
             }
             if t != cname || attr_name || n.id() == class.field(F::Name).map_or(0, |c| c.id()) {
+                continue;
+            }
+            // `Tally.count += 1`, `print(Tally.count)`: a data attribute of the class.
+            if n.parent().is_some_and(|a| {
+                a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == n.id())
+            }) && n.parent().is_some_and(|a| self.data_attribute_use(a))
+            {
                 continue;
             }
             // Through parentheses: `(Device)(...)` is a call of the class.
@@ -2009,6 +2044,141 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         true
+    }
+
+    /// True when identifier `n` (`type`) is the callee of `type(<name>).attr` used only to
+    /// store, delete or read a data attribute of the class: the attribute is an assignment
+    /// target (`type(self).count += 1`), or a read that is not called and whose name no
+    /// function or lambda of the cell is bound to. Such a use hands no method of the class a
+    /// foreign `self` (see [`Self::sealed`]).
+    fn type_data_access(&mut self, n: Node<'t>) -> bool {
+        let Some(call) = n.parent().filter(|c| {
+            c.kind_name() == "call" && c.field(F::Function).is_some_and(|f| f.id() == n.id())
+        }) else {
+            return false;
+        };
+        let args = call.field(F::Arguments).map(named).unwrap_or_default();
+        if !matches!(args.as_slice(), [a] if a.kind_name() == "identifier") {
+            return false;
+        }
+        let Some(attr) = call.parent().filter(|a| {
+            a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == call.id())
+        }) else {
+            return false;
+        };
+        self.data_attribute_use(attr)
+    }
+
+    /// True when attribute node `attr` (`C.count`, `type(self).count`) stores, deletes or
+    /// reads a data attribute: it is an assignment target, or a read that is not called and
+    /// whose name no `def` of the cell has and no non-constant assignment binds (a method
+    /// taken as a value could be called with a foreign `self`).
+    fn data_attribute_use(&mut self, attr: Node<'t>) -> bool {
+        let src = self.it.src;
+        let Some(aname) = attr.field(F::Attribute).map(|a| ident(a, src).into_owned()) else {
+            return false;
+        };
+        let Some(p) = attr.parent() else {
+            return false;
+        };
+        let stored = matches!(p.kind_name(), "assignment" | "augmented_assignment")
+            && p.field(F::Left).is_some_and(|l| l.id() == attr.id());
+        if stored || p.kind_name() == "delete_statement" {
+            return true;
+        }
+        if p.kind_name() == "call" && p.field(F::Function).is_some_and(|f| f.id() == attr.id()) {
+            return false;
+        }
+        let Some(root) = self.root else {
+            return false;
+        };
+        !parse::walk(root).any(|d| match d.kind_name() {
+            "function_definition" => d.field(F::Name).is_some_and(|x| ident(x, src) == aname),
+            "assignment" => {
+                d.field(F::Left)
+                    .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == aname)
+                    && d.field(F::Right).is_some_and(|r| {
+                        !matches!(
+                            r.kind_name(),
+                            "string"
+                                | "concatenated_string"
+                                | "integer"
+                                | "float"
+                                | "true"
+                                | "false"
+                                | "none"
+                                | "list"
+                                | "dictionary"
+                                | "set"
+                                | "tuple"
+                        )
+                    })
+            }
+            _ => false,
+        })
+    }
+
+    /// The nearest `def` enclosing `n` (not crossing a lambda or class body).
+    fn enclosing_def(&self, n: Node<'t>) -> Option<Node<'t>> {
+        let mut cur = n;
+        loop {
+            let p = cur.parent()?;
+            match p.kind_name() {
+                "function_definition" => return Some(p),
+                "lambda" | "class_definition" => return None,
+                _ => cur = p,
+            }
+        }
+    }
+
+    /// True when `name`, the first parameter of method `def`, is bound again inside it
+    /// (`self = other`, `for self in xs`, `(self, a) = ...`, `global self`, a walrus).
+    fn rebinds_in(&self, def: Node<'t>, name: &str) -> bool {
+        let src = self.it.src;
+        let first = def
+            .field(F::Parameters)
+            .and_then(first_named)
+            .map(|f| f.id());
+        parse::walk(def).any(|n| {
+            if n.kind_name() != "identifier" || Some(n.id()) == first || ident(n, src) != name {
+                return false;
+            }
+            let mut cur = n;
+            while let Some(p) = cur.parent() {
+                match p.kind_name() {
+                    "tuple"
+                    | "list"
+                    | "pattern_list"
+                    | "tuple_pattern"
+                    | "list_pattern"
+                    | "parenthesized_expression"
+                    | "list_splat_pattern"
+                    | "list_splat" => {
+                        cur = p;
+                    }
+                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                        return p.field(F::Left).is_some_and(|l| l.id() == cur.id());
+                    }
+                    "named_expression" => {
+                        return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
+                    }
+                    "as_pattern_target"
+                    | "global_statement"
+                    | "nonlocal_statement"
+                    | "parameters"
+                    | "lambda_parameters"
+                    | "default_parameter"
+                    | "typed_parameter"
+                    | "typed_default_parameter"
+                    | "dotted_name"
+                    | "case_pattern"
+                    | "keyword_pattern"
+                    | "delete_statement" => return true,
+                    _ => return false,
+                }
+            }
+            false
+        })
     }
 
     /// The namespace name whose object `e` is or belongs to, when `e` is shared with the host:
@@ -2113,6 +2283,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 // cell class, a cell function or class, a module) is a builtin or cell class;
                 // of anything else (an action result, an object from a module's API, a
                 // pre-bound object, a parameter) it may be a host class.
+                // `type(self)` in a method of a sealed cell class (`type(self).count += 1`):
+                // the class or a cell subclass, never a host class.
+                if let Some(id) = self.self_instance(*a) {
+                    let def = self.enclosing_def(*a);
+                    let rebound = def.is_some_and(|d| self.rebinds_in(d, &ident(*a, self.it.src)));
+                    if !rebound && self.it.classes.get(id as usize).is_some() {
+                        return None;
+                    }
+                }
                 let v = self.it.eval(*a, env, 0);
                 let foreign = v.iter().any(|x| matches!(x, Val::Unknown | Val::Member(_)));
                 foreign.then(|| {
