@@ -520,6 +520,13 @@ pub struct Sbx<'t, 'a> {
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
     /// cell by target name (filled on first use), to see how a string was built.
     assigned: Option<rustc_hash::FxHashMap<String, Vec<Node<'t>>>>,
+    /// [`Sbx::binding_sources`] beyond plain assignments (`for` and comprehension iterables,
+    /// unpacking, parameter defaults) and the `return` values of cell functions, by name
+    /// (filled on first use: one walk of the cell).
+    flows: Option<(
+        rustc_hash::FxHashMap<String, Vec<Node<'t>>>,
+        rustc_hash::FxHashMap<String, Vec<Node<'t>>>,
+    )>,
     /// [`Sbx::sealed`] by class node id (a walk of the cell each).
     sealed_memo: rustc_hash::FxHashMap<usize, bool>,
 }
@@ -749,6 +756,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             pos_subjects: Default::default(),
             class_defs: None,
             assigned: None,
+            flows: None,
             sealed_memo: Default::default(),
         }
     }
@@ -2219,6 +2227,340 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The host object that may reach `e` through value flows cellguard does not model (round 5
+    /// H1): `R = sorted([json], key=id)[0]`, `functools.reduce(lambda a, b: b, [0, X])`,
+    /// `[x for x in [ActionResult]][0]`, `def g(): return ActionType`, `for R in (0, X)`,
+    /// `*_, R = [0, X]`, `def g(m=X)`. `e` is a name (followed through its assignments, `for`
+    /// and comprehension targets, unpacking and parameter defaults) or an expression; a host
+    /// object is a module, a module member, a name the namespace pre-binds (not the cell's data
+    /// such as `results`), or a class hierarchy read with `.mro()`, used as a value anywhere in
+    /// the expression (an element, an argument, a lambda body), not as the callee or the
+    /// receiver of a call (`json.dumps(x)` is a string, `ActionResult(...)` a new instance).
+    /// Values of the cell's functions are followed into their `return`s.
+    fn host_laundered(&mut self, e: Node<'t>, depth: u32) -> Option<String> {
+        if depth > 4 {
+            return None;
+        }
+        let e = unparen(e);
+        if e.kind_name() == "identifier" {
+            let n = ident(e, self.it.src).into_owned();
+            for src in self.binding_sources(&n) {
+                if let Some(h) = self.host_in_value(src, depth + 1) {
+                    return Some(h);
+                }
+            }
+            return None;
+        }
+        self.host_in_value(e, depth + 1)
+    }
+
+    /// The expressions a cell name may get its value from: assignments and walruses, `for`
+    /// and comprehension iterables, unpacking assignments and parameter defaults.
+    fn binding_sources(&mut self, name: &str) -> Vec<Node<'t>> {
+        let mut out = self.assignments_of(name);
+        self.index_flows();
+        if let Some((sources, _)) = &self.flows {
+            out.extend(sources.get(name).into_iter().flatten().copied());
+        }
+        out
+    }
+
+    /// Fills [`Self::flows`].
+    fn index_flows(&mut self) {
+        if self.flows.is_some() {
+            return;
+        }
+        let mut sources: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
+        let mut returns: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
+        let src = self.it.src;
+        // The names a target binds (`a`, `(a, *b)`, `[x, y]`), not attributes or items.
+        fn targets<'t>(t: Node<'t>, src: &str, out: &mut Vec<String>) {
+            match t.kind_name() {
+                "identifier" => out.push(ident(t, src).into_owned()),
+                "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+                | "tuple"
+                | "list"
+                | "list_splat_pattern"
+                | "parenthesized_expression"
+                | "list_splat" => {
+                    for c in named(t) {
+                        targets(c, src, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(root) = self.root {
+            let raised: Vec<Node<'t>> = parse::walk(root)
+                .filter(|r| r.kind_name() == "raise_statement")
+                .filter_map(first_named)
+                .collect();
+            for n in parse::walk(root) {
+                // `results["m"] = X` then `results["m"]`: the data names' items (key `name[]`).
+                if n.kind_name() == "assignment" {
+                    if let (Some(l), Some(r)) = (n.field(F::Left), n.field(F::Right)) {
+                        let base = (l.kind_name() == "subscript")
+                            .then(|| l.field(F::Value))
+                            .flatten()
+                            .filter(|b| b.kind_name() == "identifier");
+                        if let Some(b) = base {
+                            sources
+                                .entry(format!("{}[]", ident(b, src)))
+                                .or_default()
+                                .push(r);
+                        }
+                    }
+                }
+                // `except E as e`: what the cell raises (`raise ValueError(X)`, `e.args[0]`).
+                if n.kind_name() == "as_pattern"
+                    && n.parent().is_some_and(|p| {
+                        matches!(p.kind_name(), "except_clause" | "except_group_clause")
+                    })
+                {
+                    if let Some(a) = n.field(F::Alias) {
+                        let mut names = Vec::new();
+                        targets(a, src, &mut names);
+                        if let Some(id) = named(a).first().filter(|i| i.kind_name() == "identifier")
+                        {
+                            names.push(ident(*id, src).into_owned());
+                        }
+                        for name in names {
+                            sources
+                                .entry(name)
+                                .or_default()
+                                .extend(raised.iter().copied());
+                        }
+                    }
+                }
+                let (bound, value) = match n.kind_name() {
+                    "for_statement" | "for_in_clause" => (n.field(F::Left), n.field(F::Right)),
+                    "assignment" => match n.field(F::Left) {
+                        Some(l) if l.kind_name() != "identifier" => (Some(l), n.field(F::Right)),
+                        _ => (None, None),
+                    },
+                    "default_parameter" | "typed_default_parameter" => {
+                        (n.field(F::Name), n.field(F::Value))
+                    }
+                    "return_statement" => {
+                        let def = {
+                            let mut cur = n;
+                            loop {
+                                match cur.parent() {
+                                    Some(p) if p.kind_name() == "function_definition" => {
+                                        break Some(p)
+                                    }
+                                    Some(p) if p.kind_name() == "class_definition" => break None,
+                                    Some(p) => cur = p,
+                                    None => break None,
+                                }
+                            }
+                        };
+                        if let (Some(d), Some(v)) = (def, first_named(n)) {
+                            if let Some(f) = d.field(F::Name) {
+                                returns
+                                    .entry(ident(f, src).into_owned())
+                                    .or_default()
+                                    .push(v);
+                            }
+                        }
+                        (None, None)
+                    }
+                    _ => (None, None),
+                };
+                if let (Some(b), Some(v)) = (bound, value) {
+                    let mut names = Vec::new();
+                    targets(b, src, &mut names);
+                    for name in names {
+                        sources.entry(name).or_default().push(v);
+                    }
+                }
+            }
+        }
+        self.flows = Some((sources, returns));
+    }
+
+    /// The host object used as a value somewhere inside expression `e` (see
+    /// [`Self::host_laundered`]).
+    fn host_in_value(&mut self, e: Node<'t>, depth: u32) -> Option<String> {
+        let src = self.it.src;
+        // `type(r).mro()`, `type(bb).mro()`: the bases of a host class.
+        let mros: Vec<Node<'t>> = parse::walk(e)
+            .filter(|c| c.kind_name() == "call")
+            .filter_map(|c| c.field(F::Function).map(unparen))
+            .filter(|f| {
+                f.kind_name() == "attribute"
+                    && f.field(F::Attribute)
+                        .is_some_and(|a| ident(a, src) == "mro")
+            })
+            .filter_map(|f| f.field(F::Object))
+            .collect();
+        for o in mros {
+            if let Some(h) = self.host_derived(o, &Env::Global, 0) {
+                return Some(h);
+            }
+        }
+        let ids: Vec<Node<'t>> = parse::walk(e)
+            .filter(|n| n.kind_name() == "identifier")
+            .collect();
+        for n in ids {
+            let Some(p) = n.parent() else { continue };
+            // Attribute names, keyword names and parameters are not values.
+            let named_only = match p.kind_name() {
+                "attribute" => p.field(F::Attribute).is_some_and(|a| a.id() == n.id()),
+                "keyword_argument" | "default_parameter" | "typed_default_parameter" => {
+                    p.field(F::Name).is_some_and(|a| a.id() == n.id())
+                }
+                "parameters"
+                | "lambda_parameters"
+                | "typed_parameter"
+                | "list_splat_pattern"
+                | "dictionary_splat_pattern"
+                | "keyword_pattern" => true,
+                _ => false,
+            };
+            if named_only {
+                continue;
+            }
+            // The top of the attribute chain `n` starts (`json.JSONEncoder`).
+            let mut top = n;
+            while let Some(a) = top.parent().filter(|a| {
+                a.kind_name() == "attribute"
+                    && a.field(F::Object).is_some_and(|o| o.id() == top.id())
+            }) {
+                top = a;
+            }
+            let called = top.parent().is_some_and(|c| {
+                c.kind_name() == "call" && c.field(F::Function).is_some_and(|f| f.id() == top.id())
+            });
+            let name = ident(n, src).into_owned();
+            if called {
+                // `X.mro()`: the host's base classes.
+                let mro = top.kind_name() == "attribute"
+                    && top
+                        .field(F::Attribute)
+                        .is_some_and(|a| ident(a, src) == "mro");
+                if mro && self.host_root(n).is_some() {
+                    return Some(format!("`{}`", short(self.text(top))));
+                }
+                // `g()` of a cell function: what it returns.
+                if top.id() == n.id() && depth < 4 {
+                    if let Some(h) = self.function_returns_host(&name, depth + 1) {
+                        return Some(h);
+                    }
+                }
+                continue;
+            }
+            if top.id() != n.id() {
+                // An attribute chain used as a value: a module, a class of a module
+                // (`json.JSONEncoder`) or a part of a pre-bound object is a host object; a
+                // module function (`map(json.loads, lines)`) is not a receiver.
+                let v = self.it.eval(top, &Env::Global, 0);
+                let class_like = |t: &str| {
+                    t.starts_with(|c: char| c.is_ascii_uppercase())
+                        && t.chars().any(|c| c.is_ascii_lowercase())
+                };
+                if v.iter().any(|x| match x {
+                    Val::Module(_) => true,
+                    Val::Member(p) => {
+                        !is_coroutine(x) && p.rsplit('.').next().is_some_and(class_like)
+                    }
+                    _ => false,
+                }) {
+                    return Some(format!("`{}`", short(self.text(top))));
+                }
+                if v.has_unknown() {
+                    if let Some(h) = self.host_derived(top, &Env::Global, 0) {
+                        return Some(h);
+                    }
+                }
+                // `e.args[0]`, `R._cache`: a part of a cell name that holds a host object.
+                if depth < 4 && !self.binding_sources(&name).is_empty() {
+                    if let Some(h) = self.host_laundered(n, depth + 1) {
+                        return Some(h);
+                    }
+                }
+                continue;
+            }
+            if let Some(h) = self.host_root(n) {
+                return Some(h);
+            }
+            // `results["m"]`: what the cell stored into an item of the name.
+            if p.kind_name() == "subscript"
+                && p.field(F::Value).is_some_and(|v| v.id() == n.id())
+                && depth < 4
+            {
+                self.index_flows();
+                let stored: Vec<Node<'t>> = self
+                    .flows
+                    .as_ref()
+                    .and_then(|(f, _)| f.get(&format!("{name}[]")))
+                    .cloned()
+                    .unwrap_or_default();
+                for v in stored {
+                    if let Some(h) = self.host_in_value(v, depth + 1) {
+                        return Some(h);
+                    }
+                }
+            }
+            if depth < 4 && !self.binding_sources(&name).is_empty() {
+                if let Some(h) = self.host_laundered(n, depth + 1) {
+                    return Some(h);
+                }
+            }
+        }
+        None
+    }
+
+    /// The host object identifier `n` names (a module, a module member, a pre-bound
+    /// non-data name the cell never rebinds), for a message.
+    fn host_root(&mut self, n: Node<'t>) -> Option<String> {
+        let name = ident(n, self.it.src).into_owned();
+        if HOST_DATA_NAMES.contains(&name.as_str()) {
+            return None;
+        }
+        // Modules, classes of modules (`json.JSONEncoder`), pre-bound classes and objects:
+        // functions passed as values (`map(json.loads, lines)`, `map(log, msgs)`) are not
+        // receivers of host writes.
+        let class_like = |t: &str| {
+            t.starts_with(|c: char| c.is_ascii_uppercase())
+                && t.chars().any(|c| c.is_ascii_lowercase())
+        };
+        let v = self.it.eval(n, &Env::Global, 0);
+        if v.iter().any(|x| match x {
+            Val::Module(_) => true,
+            Val::Member(p) => !is_coroutine(x) && p.rsplit('.').next().is_some_and(class_like),
+            _ => false,
+        }) {
+            return Some(format!("`{name}`"));
+        }
+        if self.assignments_of(&name).is_empty()
+            && self.namespace_names.contains(&name)
+            && (class_like(&name) || HOST_STATE_NAMES.contains(&name.as_str()) || name == "bb")
+        {
+            return Some(format!("`{name}`"));
+        }
+        None
+    }
+
+    /// The host object a cell function `name` may return (its `return` values).
+    fn function_returns_host(&mut self, name: &str, depth: u32) -> Option<String> {
+        self.index_flows();
+        let rets: Vec<Node<'t>> = self
+            .flows
+            .as_ref()
+            .and_then(|(_, r)| r.get(name))
+            .cloned()
+            .unwrap_or_default();
+        for r in rets {
+            if let Some(h) = self.host_in_value(r, depth + 1) {
+                return Some(h);
+            }
+        }
+        None
+    }
+
     /// The host object `e` is derived from when every store into it is a host write, even a
     /// data setting, with the text a message shows: an attribute or item taken out of a
     /// pre-bound object (`ActionResult.model_config`, `ActionResult.model_fields["x"]`,
@@ -2240,6 +2582,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if rhs.is_empty() {
                     let class = n.starts_with(|c: char| c.is_ascii_uppercase())
                         && n.chars().any(|c| c.is_ascii_lowercase());
+                    // The host's own objects (the blackboard, the agent, the REPL): replacing
+                    // one of their attributes changes what the host and other agents see
+                    // (round 5 H10: `bb.data = {...}`).
+                    let object = matches!(n.as_str(), "bb" | "_agent" | "_repl");
+                    if object && self.namespace_names.contains(&n) {
+                        return Some(format!("`{n}`, an object the host put in the namespace"));
+                    }
                     return (class
                         && self.namespace_names.contains(&n)
                         && !HOST_DATA_NAMES.contains(&n.as_str()))
@@ -2386,6 +2735,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if opaque {
             if let Some(what) = self.host_derived(obj, &Env::Global, 0) {
                 return Some(what);
+            }
+        }
+        // A host object laundered through a value flow cellguard does not follow (H1).
+        if objv.has_unknown() {
+            if let Some(h) = self.host_laundered(obj, 0) {
+                return Some(format!(
+                    "what may be {h}, passed through a value flow cellguard does not follow (a host object)"
+                ));
             }
         }
         None
@@ -2535,6 +2892,38 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.check_wrapped_globals(node, callee, cv, env);
+        // `update_wrapper(*[json, c])`, `dataclass(**{"cls": ActionResult})`: the target is
+        // in a spread argument cellguard cannot take apart (round 5 H11).
+        let rewriter = member(
+            self,
+            callee,
+            cv,
+            &["update_wrapper", "total_ordering", "dataclass"],
+        );
+        if let Some(f) = rewriter.filter(|_| target.is_none()) {
+            let splats: Vec<Node<'t>> = node
+                .field(F::Arguments)
+                .map(named)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|a| matches!(a.kind_name(), "list_splat" | "dictionary_splat"))
+                .collect();
+            for sp in splats {
+                if let Some(h) = self.host_in_value(sp, 0) {
+                    self.report(
+                        &MODULE_ESCAPE,
+                        parse::range(sp),
+                        format!("`{f}` gets its target from a spread argument that holds {h}: it rewrites its target in place (it sets attributes on it), a host object shared with the host"),
+                        Some("Pass the cell's own function or class; wrap host objects in a local function instead of rewriting them".into()),
+                    );
+                    break;
+                }
+            }
+        }
+        // `map(functools.update_wrapper, [json], [c])`, `reduce(update_wrapper, [c], json)`,
+        // `partial(dataclass, eq=False)(ActionResult)`, `map(functools.wraps(c), [json])`: a
+        // rewriter passed as a value to a call whose other arguments hold a host object.
+        self.check_rewriter_values(node, env, &member);
         let Some((arg, f)) = target else {
             return;
         };
@@ -2547,6 +2936,69 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 format!("`{f}` rewrites `{shown}` in place (it sets attributes on it), patching {what}: it is shared with the host, which then runs what the cell put there"),
                 Some("Pass the cell's own function or class; wrap host objects in a local function instead of rewriting them".into()),
             );
+        }
+    }
+
+    /// SBX005 for an in-place rewriter (`functools.update_wrapper`, `functools.wraps(...)`,
+    /// `dataclass`/`dataclass(...)`, `functools.total_ordering`) passed as an argument of call
+    /// `node` whose other arguments (or, when `node` is itself called, the outer call's
+    /// arguments) hold a host object: the rewriter then runs on that object unseen.
+    fn check_rewriter_values(
+        &mut self,
+        node: Node<'t>,
+        env: &Env,
+        member: &dyn Fn(&mut Self, Node<'t>, &VSet, &[&str]) -> Option<String>,
+    ) {
+        let args = node.field(F::Arguments).map(named).unwrap_or_default();
+        if args.is_empty() || args.len() > 16 {
+            return;
+        }
+        let mut found: Option<(Node<'t>, String)> = None;
+        for a in &args {
+            let a = match a.kind_name() {
+                "keyword_argument" => match a.field(F::Value) {
+                    Some(v) => v,
+                    None => continue,
+                },
+                _ => *a,
+            };
+            let u = unparen(a);
+            let v = self.it.eval(u, env, 0);
+            let direct = member(
+                self,
+                u,
+                &v,
+                &["update_wrapper", "total_ordering", "dataclass"],
+            );
+            let made = (u.kind_name() == "call")
+                .then(|| u.field(F::Function))
+                .flatten()
+                .and_then(|c| {
+                    let cv = self.it.eval(c, env, 0);
+                    member(self, c, &cv, &["wraps", "dataclass"])
+                });
+            if let Some(f) = direct.or(made) {
+                found = Some((a, f));
+                break;
+            }
+        }
+        let Some((rw, f)) = found else { return };
+        let mut scope: Vec<Node<'t>> = args.into_iter().filter(|a| a.id() != rw.id()).collect();
+        if let Some(outer) = node.parent().filter(|p| {
+            p.kind_name() == "call" && p.field(F::Function).is_some_and(|c| c.id() == node.id())
+        }) {
+            scope.extend(outer.field(F::Arguments).map(named).unwrap_or_default());
+        }
+        for a in scope {
+            if let Some(h) = self.host_in_value(a, 0) {
+                self.report(
+                    &MODULE_ESCAPE,
+                    parse::range(rw),
+                    format!("`{f}` passed as a value to a call that also gets {h}: it rewrites its target in place (it sets attributes on it), here a host object shared with the host"),
+                    Some("Call it directly on the cell's own function or class; never rewrite host objects".into()),
+                );
+                return;
+            }
         }
     }
 
@@ -2583,7 +3035,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if bare && !root_ok {
             return None;
         }
-        self.host_derived(r, env, 0)
+        self.host_derived(r, env, 0).or_else(|| {
+            self.host_laundered(r, 0).map(|h| {
+                format!("what may be {h}, passed through a value flow cellguard does not follow")
+            })
+        })
     }
 
     /// SBX004 for a pydantic alias cellguard cannot read in a cell that validates from
