@@ -893,3 +893,73 @@ fn readme_shows_the_real_example_output() {
         "README.md's example output is stale; run `CELLGUARD_UPDATE_README=1 cargo test --test cli readme`\n--- README\n{shown}\n--- actual\n{actual}"
     );
 }
+
+/// docs/rules holds exactly the pages `cellguard rule --all --write-docs` generates from the
+/// rule registry (the diagnostics' `url` links to them); regenerate with
+/// `cargo run -- rule --all --write-docs docs/rules`.
+#[test]
+fn checked_in_rule_docs_are_up_to_date() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run_in(
+        tmp.path(),
+        &["rule", "--all", "--write-docs", "pages"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let list = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let generated = tmp.path().join("pages");
+    let checked_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules");
+    let stale = "docs/rules is out of date with the rule registry; run \
+                 `cargo run -- rule --all --write-docs docs/rules`";
+    assert_eq!(list(&generated), list(&checked_in), "{stale}");
+    for name in list(&generated) {
+        assert_eq!(
+            std::fs::read_to_string(generated.join(&name)).unwrap(),
+            std::fs::read_to_string(checked_in.join(&name)).unwrap(),
+            "{name}: {stale}"
+        );
+    }
+    // One page per rule, each the text of `cellguard rule CODE`.
+    let page = std::fs::read_to_string(checked_in.join("blocked-import.md")).unwrap();
+    let rule = run_in(tmp.path(), &["rule", "IMP001"], None);
+    assert_eq!(rule.stdout.trim_end(), page.trim_end());
+}
+
+/// The JSON `url` of a finding is the rule's checked-in page (a `file://` URI of
+/// docs/rules/<name>.md in this source tree), a configured `rule-docs-url` template, or `null`
+/// when the template is empty.
+#[test]
+fn json_url_is_the_rule_doc_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let url = |dir: &Path| -> serde_json::Value {
+        let out = run_in(
+            dir,
+            &["check", "--output-format", "json", "-"],
+            Some(b"import os\n"),
+        );
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v[0]["url"].clone()
+    };
+    let default = url(tmp.path());
+    let default = default.as_str().unwrap();
+    assert!(default.starts_with("file:///"), "{default}");
+    assert!(
+        default.ends_with("/docs/rules/blocked-import.md"),
+        "{default}"
+    );
+    std::fs::write(
+        tmp.path().join("cellguard.toml"),
+        "rule-docs-url = \"https://example.org/{code}/{name}\"\n",
+    )
+    .unwrap();
+    assert_eq!(url(tmp.path()), "https://example.org/IMP001/blocked-import");
+    std::fs::write(tmp.path().join("cellguard.toml"), "rule-docs-url = \"\"\n").unwrap();
+    assert_eq!(url(tmp.path()), serde_json::Value::Null);
+}

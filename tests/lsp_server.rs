@@ -68,9 +68,17 @@ fn push_diagnostics_carry_version_code_link_severity_source_and_data() {
     assert_eq!(pos(d, "end"), (1, 9));
     assert_eq!(d["severity"], 1);
     assert_eq!(d["source"], "cellguard");
-    assert_eq!(
-        d["codeDescription"]["href"],
-        "https://cellguard.dev/rules/blocked-import"
+    // The rule's page in the source tree's docs/rules, the same link as the CLI's `url`.
+    let href = d["codeDescription"]["href"].as_str().unwrap();
+    assert!(
+        href.starts_with("file:///") && href.ends_with("/docs/rules/blocked-import.md"),
+        "{href}"
+    );
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(repo.join("docs/rules/blocked-import.md").is_file());
+    assert!(
+        href.contains(repo.file_name().unwrap().to_str().unwrap()),
+        "{href}"
     );
     assert_eq!(d["data"]["version"], 7);
     assert_eq!(d["data"]["code"], "IMP001");

@@ -417,3 +417,492 @@ fn s10_completion_never_offers_a_key_the_linter_flags() {
     }
     assert_eq!(c.shutdown().code(), Some(0));
 }
+
+/// `cellguard check` with `args` and `stdin` as standard input, run in `cwd`: (exit code,
+/// standard output bytes).
+fn cli_stdin(cwd: &Path, args: &[&str], stdin: &[u8]) -> (Option<i32>, Vec<u8>) {
+    use std::io::Write;
+    let mut child = std::process::Command::new(lsp::binary())
+        .arg("check")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), out.stdout)
+}
+
+/// `cellguard check --output-format json` of `text` on standard input, named `name`:
+/// (code, row, column, end row, end column) of each finding, sorted.
+fn cli_findings(cwd: &Path, name: &str, text: &str) -> Vec<(String, u64, u64, u64, u64)> {
+    let (_, out) = cli_stdin(
+        cwd,
+        &["--output-format", "json", "--stdin-filename", name, "-"],
+        text.as_bytes(),
+    );
+    let v: Vec<Value> = serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)));
+    let mut f: Vec<_> = v
+        .iter()
+        .map(|d| {
+            let n = |p: &Value, k: &str| p[k].as_u64().unwrap();
+            (
+                d["code"].as_str().unwrap().to_string(),
+                n(&d["location"], "row"),
+                n(&d["location"], "column"),
+                n(&d["end_location"], "row"),
+                n(&d["end_location"], "column"),
+            )
+        })
+        .collect();
+    f.sort();
+    f
+}
+
+/// The server's diagnostics as the CLI's (code, 1-based row, 1-based column, ...) in
+/// characters of the text *after* the byte order mark, the way the CLI counts: the
+/// document is opened with UTF-32 positions, and the BOM's one character is taken off row 0.
+fn as_cli_findings(diags: &[Value]) -> Vec<(String, u64, u64, u64, u64)> {
+    let pos = |p: &Value| {
+        let (l, c) = (
+            p["line"].as_u64().unwrap(),
+            p["character"].as_u64().unwrap(),
+        );
+        (l + 1, if l == 0 { c } else { c + 1 })
+    };
+    let mut f: Vec<_> = diags
+        .iter()
+        .map(|d| {
+            let (r, c) = pos(&d["range"]["start"]);
+            let (er, ec) = pos(&d["range"]["end"]);
+            (d["code"].as_str().unwrap().to_string(), r, c, er, ec)
+        })
+        .collect();
+    f.sort();
+    f
+}
+
+/// Client capabilities of [`push_caps`] negotiating `encoding`.
+fn caps_with_encoding(encoding: &str) -> Value {
+    let mut caps = push_caps();
+    caps["general"] = json!({"positionEncodings": [encoding]});
+    caps
+}
+
+/// Applies LSP text edits (positions in `encoding`) to `text`, last edit first.
+fn apply_edits(text: &str, edits: &[Value], encoding: &str) -> String {
+    let offset = |p: &Value| -> usize {
+        let (line, col) = (
+            p["line"].as_u64().unwrap() as usize,
+            p["character"].as_u64().unwrap() as usize,
+        );
+        let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+        let mut units = 0;
+        for (i, ch) in text[start..].char_indices() {
+            if units >= col || ch == '\n' {
+                return start + i;
+            }
+            units += match encoding {
+                "utf-8" => ch.len_utf8(),
+                "utf-16" => ch.len_utf16(),
+                _ => 1,
+            };
+        }
+        text.len()
+    };
+    let mut edits: Vec<&Value> = edits.iter().collect();
+    edits.sort_by_key(|e| std::cmp::Reverse(offset(&e["range"]["start"])));
+    let mut out = text.to_string();
+    for e in edits {
+        let (a, b) = (offset(&e["range"]["start"]), offset(&e["range"]["end"]));
+        out.replace_range(a..b, e["newText"].as_str().unwrap());
+    }
+    out
+}
+
+/// S5: a document starting with a byte order mark gets the CLI's diagnostics (no SYN001 for
+/// the BOM), at positions that count the BOM as the one character it is, in every encoding;
+/// Markdown too, and after incremental edits next to and of the BOM.
+#[test]
+fn s5_bom_document_gets_the_clis_diagnostics_in_every_encoding() {
+    let ws = lsp::empty_workspace();
+    let py = "\u{feff}import os\nx = 1 # 😀\nimport sys\n";
+    let md = "\u{feff}# Title 😀\n\n```python\nimport os\n```\n";
+    // UTF-32: columns are characters, so the CLI's columns shifted by the BOM on row 0.
+    let (mut c, _) = start(ws.path(), caps_with_encoding("utf-32"), Value::Null);
+    for (name, lang, text) in [("bom.py", "python", py), ("bom.md", "markdown", md)] {
+        let u = uri(ws.path(), name);
+        c.open(&u, lang, 1, text);
+        let diags = c.diagnostics_at(&u, 1);
+        assert!(!codes(&diags).contains(&"SYN001".to_string()), "{diags:?}");
+        assert!(codes(&diags).contains(&"IMP001".to_string()), "{diags:?}");
+        assert_eq!(
+            as_cli_findings(&diags),
+            cli_findings(ws.path(), name, text),
+            "{name}"
+        );
+    }
+    drop(c);
+    // `os` on row 0 starts after the BOM (3 bytes / 1 UTF-16 unit) and `import `.
+    for (encoding, os_col) in [("utf-8", 10), ("utf-16", 8), ("utf-32", 8)] {
+        let (mut c, init) = start(ws.path(), caps_with_encoding(encoding), Value::Null);
+        assert_eq!(init["capabilities"]["positionEncoding"], encoding);
+        let u = uri(ws.path(), "bom.py");
+        c.open(&u, "python", 1, py);
+        let diags = c.diagnostics_at(&u, 1);
+        let first = find(&diags, "IMP001");
+        assert_eq!(
+            first["range"],
+            json!({"start": {"line": 0, "character": os_col}, "end": {"line": 0, "character": os_col + 2}}),
+            "{encoding}"
+        );
+        // An insertion right after the BOM (incremental re-parse of the text after it) and
+        // then the BOM deleted and typed again: always a fresh open's diagnostics.
+        let bom_width = if encoding == "utf-8" { 3 } else { 1 };
+        c.change(&u, 2, Some([0, bom_width, 0, bom_width]), "y = 2\n");
+        let after_insert = c.diagnostics_at(&u, 2);
+        let text2 = format!("\u{feff}y = 2\n{}", &py[3..]);
+        c.change(&u, 3, Some([0, 0, 0, bom_width]), "");
+        let after_delete = c.diagnostics_at(&u, 3);
+        c.change(&u, 4, Some([0, 0, 0, 0]), "\u{feff}");
+        let after_retype = c.diagnostics_at(&u, 4);
+        drop(c);
+        let (mut fresh, _) = start(ws.path(), caps_with_encoding(encoding), Value::Null);
+        for (i, (text, got)) in [
+            (text2.clone(), after_insert),
+            (text2[3..].to_string(), after_delete),
+            (text2.clone(), after_retype),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let u2 = uri(ws.path(), &format!("fresh{i}.py"));
+            fresh.open(&u2, "python", 1, &text);
+            let want = fresh.diagnostics_at(&u2, 1);
+            let ranges = |d: &[Value]| -> Vec<(Value, Value)> {
+                d.iter()
+                    .map(|x| (x["code"].clone(), x["range"].clone()))
+                    .collect()
+            };
+            assert_eq!(ranges(&got), ranges(&want), "{encoding} step {i}");
+            assert!(!codes(&got).contains(&"SYN001".to_string()), "{got:?}");
+        }
+    }
+}
+
+/// S5: the IMP003 quick fix and `source.fixAll` on a document starting with a byte order mark
+/// remove the whole import line and keep the BOM, giving `cellguard check --fix -`'s output,
+/// which (side note of S5) keeps the BOM on standard input as it does for a file.
+#[test]
+fn s5_bom_fixes_keep_the_bom_and_equal_check_fix() {
+    let ws = lsp::empty_workspace();
+    std::fs::write(ws.path().join("cellguard.toml"), "profile = \"colony\"\n").unwrap();
+    let text = "\u{feff}import json\r\nx = json.dumps({})\r\n";
+    let expected = "\u{feff}x = json.dumps({})\r\n";
+    // The CLI: stdin and file give the same bytes, BOM kept.
+    let (_, stdout) = cli_stdin(
+        ws.path(),
+        &["--fix", "--stdin-filename", "c.py", "-"],
+        text.as_bytes(),
+    );
+    assert_eq!(String::from_utf8(stdout).unwrap(), expected);
+    let (_, stdout) = cli_stdin(
+        ws.path(),
+        &["--fix-only", "--stdin-filename", "c.py", "-"],
+        text.as_bytes(),
+    );
+    assert_eq!(String::from_utf8(stdout).unwrap(), expected);
+    std::fs::write(ws.path().join("c.py"), text).unwrap();
+    cli_stdin(ws.path(), &["--fix", "c.py"], b"");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("c.py")).unwrap(),
+        expected
+    );
+    for encoding in ["utf-8", "utf-16", "utf-32"] {
+        let (mut c, _) = start(ws.path(), caps_with_encoding(encoding), Value::Null);
+        let u = uri(ws.path(), "c.py");
+        c.open(&u, "python", 1, text);
+        let diags = c.diagnostics_at(&u, 1);
+        assert!(!codes(&diags).contains(&"SYN001".to_string()), "{diags:?}");
+        let imp = find(&diags, "IMP003").clone();
+        let actions = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": u}, "range": imp["range"], "context": {"diagnostics": [imp]}}),
+        );
+        let fix = quickfixes(&actions)
+            .into_iter()
+            .find(|a| a["title"].as_str().unwrap().contains("IMP003") && a["edit"].is_object())
+            .unwrap_or_else(|| panic!("no IMP003 fix: {actions}"));
+        let edits = fix["edit"]["documentChanges"][0]["edits"]
+            .as_array()
+            .unwrap();
+        assert_eq!(apply_edits(text, edits, encoding), expected, "{encoding}");
+        let all = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": u}, "range": imp["range"],
+                   "context": {"diagnostics": [], "only": ["source.fixAll"]}}),
+        );
+        let edits = all[0]["edit"]["documentChanges"][0]["edits"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{all}"));
+        assert_eq!(apply_edits(text, edits, encoding), expected, "{encoding}");
+    }
+}
+
+/// The `url` of each finding of `cellguard check --output-format json` on `text` (standard
+/// input named `name`, run in `cwd`), by code.
+fn cli_urls(cwd: &Path, name: &str, text: &str) -> Vec<(String, Value)> {
+    let (_, out) = cli_stdin(
+        cwd,
+        &["--output-format", "json", "--stdin-filename", name, "-"],
+        text.as_bytes(),
+    );
+    let v: Vec<Value> = serde_json::from_slice(&out).unwrap();
+    let mut urls: Vec<(String, Value)> = v
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap().to_string(), d["url"].clone()))
+        .collect();
+    urls.sort_by(|a, b| a.0.cmp(&b.0));
+    urls
+}
+
+/// The server's `codeDescription.href` of each diagnostic by code (`null` when absent).
+fn server_urls(diags: &[Value]) -> Vec<(String, Value)> {
+    let mut urls: Vec<(String, Value)> = diags
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d.get("codeDescription")
+                    .map_or(Value::Null, |c| c["href"].clone()),
+            )
+        })
+        .collect();
+    urls.sort_by(|a, b| a.0.cmp(&b.0));
+    urls
+}
+
+/// Decodes the `%XX` escapes of a `file://` URI's path.
+fn file_uri_path(uri: &str) -> std::path::PathBuf {
+    let raw = uri.strip_prefix("file://").unwrap().as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i] == b'%' {
+            out.push(
+                u8::from_str_radix(std::str::from_utf8(&raw[i + 1..i + 3]).unwrap(), 16).unwrap(),
+            );
+            i += 3;
+        } else {
+            out.push(raw[i]);
+            i += 1;
+        }
+    }
+    std::path::PathBuf::from(String::from_utf8(out).unwrap())
+}
+
+/// S6: the server's `codeDescription.href` and the CLI's JSON `url` are one link: by default
+/// the rule's checked-in page docs/rules/<name>.md (a `file://` URI of an existing file), else
+/// the configured `rule-docs-url` template (config file or the editor's `ruleDocsUrl`), and no
+/// link at all when the template is empty.
+#[test]
+fn s6_rule_doc_links_agree_between_cli_and_server_and_resolve() {
+    let text = "import os\nx = 1\n";
+    // Default: the page in the source tree.
+    let ws = lsp::empty_workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "a.py");
+    c.open(&u, "python", 1, text);
+    let server = server_urls(&c.diagnostics_at(&u, 1));
+    assert_eq!(server, cli_urls(ws.path(), "a.py", text));
+    let (code, url) = &server[0];
+    assert_eq!(code, "IMP001");
+    let url = url.as_str().unwrap();
+    let page = file_uri_path(url);
+    assert!(page.ends_with("docs/rules/blocked-import.md"), "{url}");
+    let doc = std::fs::read_to_string(&page).unwrap();
+    assert!(doc.starts_with("# blocked-import (IMP001)\n"), "{doc}");
+    drop(c);
+    // A template in the config file.
+    let ws = lsp::empty_workspace();
+    std::fs::write(
+        ws.path().join("cellguard.toml"),
+        "rule-docs-url = \"https://example.org/r/{name}.md#{code}\"\n",
+    )
+    .unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "a.py");
+    c.open(&u, "python", 1, text);
+    let server = server_urls(&c.diagnostics_at(&u, 1));
+    let want = vec![(
+        "IMP001".to_string(),
+        json!("https://example.org/r/blocked-import.md#IMP001"),
+    )];
+    assert_eq!(server, want);
+    assert_eq!(cli_urls(ws.path(), "a.py", text), want);
+    // The rule hover of a suppression comment links the same page.
+    c.change(&u, 2, None, "import os  # cellguard: ignore[API001]\n");
+    c.diagnostics_at(&u, 2);
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 33}}),
+    );
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("(https://example.org/r/unknown-action.md#API001)"),
+        "{hover}"
+    );
+    drop(c);
+    // The editor setting wins over the file; an empty template in the file turns links off.
+    let (mut c, _) = start(
+        ws.path(),
+        push_caps(),
+        json!({"settings": {"ruleDocsUrl": "https://editor.example/{code}"}}),
+    );
+    c.open(&u, "python", 1, text);
+    assert_eq!(
+        server_urls(&c.diagnostics_at(&u, 1)),
+        vec![("IMP001".to_string(), json!("https://editor.example/IMP001"))]
+    );
+    drop(c);
+    std::fs::write(ws.path().join("cellguard.toml"), "rule-docs-url = \"\"\n").unwrap();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    c.open(&u, "python", 1, text);
+    let diags = c.diagnostics_at(&u, 1);
+    assert!(diags[0].get("codeDescription").is_none(), "{diags:?}");
+    assert_eq!(
+        cli_urls(ws.path(), "a.py", text),
+        vec![("IMP001".to_string(), Value::Null)]
+    );
+}
+
+/// A server whose lints of versions after a document's first spend `delay_ms` between the
+/// parse and the rules (the test hook standing in for the rules of a multi-megabyte file),
+/// initialized in `root` with push diagnostics.
+fn start_with_slow_rules(root: &Path, delay_ms: u64) -> Client {
+    let delay = delay_ms.to_string();
+    let mut c = Client::spawn_with_env(root, &[("CELLGUARD_SERVER_RULES_DELAY_MS", &delay)]);
+    c.initialize(root, push_caps(), Value::Null);
+    c
+}
+
+/// S2: while the lint of the current text runs (here it cannot finish during the test),
+/// hover, completion, definition, inlay hints and a code action request without diagnostics
+/// are all answered, from the current text (they see what the edit added), before the
+/// diagnostics of that edit are published.
+#[test]
+fn s2_requests_are_answered_from_the_current_text_without_waiting_for_the_lint() {
+    let ws = workspace();
+    let mut c = start_with_slow_rules(ws.path(), 600_000);
+    let u = uri(ws.path(), "big.py");
+    c.open(&u, "python", 1, "x = 1\n");
+    assert!(c.diagnostics_at(&u, 1).is_empty());
+    let added = "s = await run(\"get_agent_status\", agent_ids=[])\n\
+                 for i in x:\n    await run(\"spawn_agents\", count=1)\n\
+                 t = await run(\"Agent";
+    c.change(&u, 2, Some([1, 0, 1, 0]), added);
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": 1, "character": 20}}),
+    );
+    assert!(
+        hover["contents"]["value"].as_str().unwrap_or("").contains(
+            "resolves to the canonical key `AgentPoolCapability.AgentPoolCapability.get_agent_status`"
+        ),
+        "{hover}"
+    );
+    let items = c.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": u}, "position": {"line": 4, "character": 20}}),
+    );
+    let labels: Vec<&str> = items
+        .as_array()
+        .unwrap_or_else(|| panic!("{items}"))
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        labels.contains(&"AgentPoolCapability.AgentPoolCapability.spawn_agents"),
+        "{labels:?}"
+    );
+    let loc = c.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": u}, "position": {"line": 3, "character": 18}}),
+    );
+    assert_eq!(loc["uri"], file_uri(&ws.path().join("caps.py")).as_str());
+    assert_eq!(inlay_labels(&mut c, &u), vec!["actions ∞/3".to_string()]);
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": u},
+               "range": {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 0}},
+               "context": {"diagnostics": []}}),
+    );
+    assert_eq!(actions, json!([]));
+    // Every answer came before the lint of version 2 published anything.
+    c.drain_for(Duration::from_millis(200));
+    let v2: Vec<Value> = c
+        .take_notifications("textDocument/publishDiagnostics")
+        .into_iter()
+        .filter(|p| p["version"] == 2)
+        .collect();
+    assert!(v2.is_empty(), "{v2:?}");
+}
+
+/// S2: a lint whose version is superseded while it runs is abandoned: edits arriving during a
+/// slow lint end in exactly one publish, for the last version, with the last text's findings;
+/// nothing is ever published for the versions in between.
+#[test]
+fn s2_a_superseded_lint_is_never_published_and_the_last_version_is() {
+    let ws = lsp::empty_workspace();
+    let mut c = start_with_slow_rules(ws.path(), 3_000);
+    let u = uri(ws.path(), "a.py");
+    c.open(&u, "python", 1, "x = 1\n");
+    assert!(c.diagnostics_at(&u, 1).is_empty());
+    c.change(&u, 2, Some([0, 0, 0, 0]), "import os\n");
+    c.change(&u, 3, Some([1, 0, 1, 0]), "import sys\n");
+    c.change(&u, 4, Some([2, 0, 2, 0]), "import subprocess\n");
+    let last = c.diagnostics_at(&u, 4);
+    assert_eq!(codes(&last), vec!["IMP001", "IMP001", "IMP001"]);
+    let lines: Vec<u64> = last
+        .iter()
+        .map(|d| d["range"]["start"]["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![0, 1, 2]);
+    c.drain_for(Duration::from_millis(300));
+    let versions: Vec<Value> = c
+        .take_notifications("textDocument/publishDiagnostics")
+        .into_iter()
+        .map(|p| p["version"].clone())
+        .collect();
+    assert!(
+        versions.is_empty(),
+        "published after the last version: {versions:?}"
+    );
+    // A hover right after an edit sees the edited text (the lint of version 5 is still in its
+    // slow phase, or done: the answer is the same).
+    c.change(
+        &u,
+        5,
+        Some([0, 0, 0, 0]),
+        "# cellguard: ignore[unknown-action]\n",
+    );
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 25}}),
+    );
+    assert!(
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("# unknown-action (API001)"),
+        "{hover}"
+    );
+    let v5 = c.diagnostics_at(&u, 5);
+    assert_eq!(codes(&v5), vec!["CG001", "IMP001", "IMP001", "IMP001"]);
+}

@@ -190,6 +190,11 @@ pub struct ConfigFile {
     pub knowledge_base: Option<Vec<String>>,
     /// Another config file to inherit from, relative to this one; this file's keys win.
     pub extend: Option<String>,
+    /// Template of a rule's documentation URL (the JSON output's `url`, the language server's
+    /// `codeDescription.href`): `{name}` is replaced by the rule name, `{code}` by its code;
+    /// `""` turns links off. Unset: the `file://` URI of `docs/rules/<name>.md` in the source
+    /// tree the binary was built from, when that file exists; else no link.
+    pub rule_docs_url: Option<String>,
     /// How files are split into cells: `auto` (default, by extension), `python`, `markdown`,
     /// `response` or `jsonl`.
     #[cfg_attr(feature = "schema", schemars(with = "Option<schema::ExtractMode>"))]
@@ -430,6 +435,7 @@ fn overlay(base: ConfigFile, child: ConfigFile) -> ConfigFile {
         dialect: child.dialect.or(base.dialect),
         knowledge_base: child.knowledge_base.or(base.knowledge_base),
         extend: child.extend,
+        rule_docs_url: child.rule_docs_url.or(base.rule_docs_url),
         extract: child.extract.or(base.extract),
         lint,
         namespace: child.namespace.or(base.namespace),
@@ -482,6 +488,8 @@ pub struct Overrides {
     pub knowledge_base: Vec<PathBuf>,
     /// `--extract`.
     pub extract: Option<crate::extract::ExtractMode>,
+    /// The editor's `ruleDocsUrl` (replaces the file's `rule-docs-url`).
+    pub rule_docs_url: Option<String>,
 }
 
 /// The REPL namespace a cell runs in.
@@ -826,6 +834,9 @@ pub struct Settings {
     /// Protected codes (see [`is_protected_from_inline_suppression`]) that the configuration
     /// lets suppression comments silence anyway (`[lint] allow-inline-suppressions`).
     pub inline_suppressible: BTreeSet<&'static str>,
+    /// The `rule-docs-url` template (see [`crate::rule_docs::rule_doc_url`]); `None` when
+    /// unset.
+    pub rule_docs_url: Option<String>,
 }
 
 /// True for the rules a suppression comment inside the checked cell cannot silence unless
@@ -839,6 +850,11 @@ pub fn is_protected_from_inline_suppression(rule: &Rule) -> bool {
 }
 
 impl Settings {
+    /// The documentation URL of `rule` under these settings (see [`crate::rule_docs`]).
+    pub fn rule_doc_url(&self, rule: &Rule) -> Option<String> {
+        crate::rule_docs::rule_doc_url(rule, self.rule_docs_url.as_deref())
+    }
+
     /// True when a suppression comment in the checked file may silence `rule`: any rule that is
     /// not protected ([`is_protected_from_inline_suppression`]), and the protected ones listed
     /// in `[lint] allow-inline-suppressions`.
@@ -1487,6 +1503,10 @@ impl Settings {
             max_lines: shape.max_lines.unwrap_or(50),
             namespace,
             extract: ov.extract.or(file.extract).unwrap_or_default(),
+            rule_docs_url: ov
+                .rule_docs_url
+                .clone()
+                .or_else(|| file.rule_docs_url.clone()),
             warnings,
             inline_suppressible: crate::rules::all_rules()
                 .filter(|r| is_protected_from_inline_suppression(r))

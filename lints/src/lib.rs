@@ -15,6 +15,7 @@ pub mod lint;
 pub mod nodes;
 pub mod parse;
 pub mod response;
+pub mod rule_docs;
 pub mod rules;
 pub mod semantic;
 pub mod source;

@@ -148,14 +148,17 @@ pub fn quick_fixes(
 /// The text after applying every safe fix with the engine's fix loop (`fix::fix_file`: apply
 /// non-overlapping fixes, re-lint, repeat until nothing applies). `None` when nothing changes.
 pub fn fix_all_text(result: &LintResult) -> Option<String> {
-    let file = SourceFile::new(result.path.clone(), result.text.to_string());
+    // A byte order mark is kept and not shown to the engine, as `cellguard check --fix` does.
+    let bom = crate::analysis::bom_len(&result.text);
+    let file = SourceFile::new(result.path.clone(), result.text[bom..].to_string());
     let fixed = fix::fix_file(
         &file,
         &result.settings,
         &result.project.kb,
         Applicability::Safe,
     );
-    (fixed.text != *result.text).then_some(fixed.text)
+    let fixed = format!("{}{}", &result.text[..bom], fixed.text);
+    (fixed != *result.text).then_some(fixed)
 }
 
 /// One edit turning `old` into `new` (the span between their common prefix and suffix), in LSP

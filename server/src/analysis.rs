@@ -11,7 +11,7 @@
 use crate::convert;
 use crate::documents::Language;
 use cellguard_lints::config::{Project, Resolver, Settings};
-use cellguard_lints::extract::{Cell, ExtractMode, SourceMap};
+use cellguard_lints::extract::{self, Cell, ExtractMode, ExtractOptions, SourceMap};
 use cellguard_lints::source::{LineIndex, PositionEncoding, TextRange};
 use cellguard_lints::suppress::{self, DirectiveKind};
 use cellguard_lints::{lint, parse, Diagnostic, Edit, KnowledgeBase, SourceFile};
@@ -199,25 +199,164 @@ pub fn file_to_cell(map: &SourceMap, offset: usize) -> Option<usize> {
     })
 }
 
-/// Lints one snapshot.
-pub fn run(snap: Snapshot) -> LintResult {
-    let text: String = snap.rope.to_string();
+/// Width in bytes of the UTF-8 byte order mark (U+FEFF) `text` starts with: 3, or 0.
+///
+/// The CLI never shows a BOM to the engine (`SourceFile::from_bytes` drops it, as CPython's
+/// reading of a source file does, while `compile()` of a string holding one is a syntax
+/// error); the server lints the text after it and moves every range by this width, so both
+/// report the same diagnostics and fixes (anchors §5 #4). In LSP units the BOM is 3 UTF-8
+/// bytes, 1 UTF-16 code unit or 1 UTF-32 character: converting the moved byte offsets with the
+/// document's rope gives those.
+pub fn bom_len(text: &str) -> usize {
+    if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    }
+}
+
+/// Moves a diagnostic (range and fix edits) `by` bytes forward.
+fn shift_diagnostic(d: &mut Diagnostic, by: usize) {
+    let shift = |r: TextRange| TextRange::new(r.start + by, r.end + by);
+    d.range = shift(d.range);
+    if let Some(fix) = &mut d.fix {
+        for e in &mut fix.edits {
+            e.range = shift(e.range);
+        }
+    }
+}
+
+/// What a lint and a parse of one snapshot share: the text after any byte order mark, the
+/// project and the settings with the document's extraction mode.
+struct Prepared {
+    bom: usize,
+    file: SourceFile,
+    project: Arc<Project>,
+    config_error: Option<String>,
+    mode: ExtractMode,
+    settings: Settings,
+}
+
+fn prepare(snap: &Snapshot) -> Prepared {
+    let mut text: String = snap.rope.to_string();
+    let bom = bom_len(&text);
+    if bom > 0 {
+        text.drain(..bom);
+    }
     let (project, config_error) = match snap.resolver.project_for(&snap.path) {
         Ok(p) => (p, None),
         Err(e) => (default_project(), Some(e.to_string())),
     };
     let mode = extract_mode(project.settings.extract, snap.language, &snap.path);
-    let settings: Cow<Settings> = if project.settings.extract.resolve(&snap.path) == mode {
-        Cow::Borrowed(&project.settings)
+    let mut settings = project.settings.clone();
+    settings.extract = mode;
+    Prepared {
+        bom,
+        file: SourceFile::new(snap.path.clone(), text),
+        project,
+        config_error,
+        mode,
+        settings,
+    }
+}
+
+/// Builds the tree of each cell (incrementally from the snapshot's trees) and records the
+/// cells for hover, completion, definition and inlay hints.
+struct Trees<'a> {
+    snap: &'a Snapshot,
+    bom: usize,
+    cells: Vec<CellInfo>,
+    cache: Vec<CellTree>,
+    whole_tree: Option<Tree>,
+}
+
+impl<'a> Trees<'a> {
+    fn new(snap: &'a Snapshot, bom: usize) -> Self {
+        Self {
+            snap,
+            bom,
+            cells: Vec::new(),
+            cache: Vec::new(),
+            whole_tree: None,
+        }
+    }
+
+    /// The tree of `cell` of the file whose text (after any BOM) is `file_text`.
+    fn tree_for(&mut self, file_text: &str, cell: &Cell) -> Tree {
+        let whole_file = cell.text.len() == file_text.len()
+            && cell.map.to_file(0) == 0
+            && cell.text == file_text;
+        let (tree, cell_text) = if whole_file {
+            let tree = parse::parse(&cell.text, self.snap.tree.as_ref());
+            self.whole_tree = Some(tree.clone());
+            (tree, None)
+        } else {
+            let text: Arc<str> = Arc::from(cell.text.as_str());
+            let tree = tree_from_cache(&self.snap.cells, cell.index, &text);
+            self.cache.push(CellTree {
+                text: text.clone(),
+                tree: tree.clone(),
+            });
+            (tree, Some(text))
+        };
+        let mut map = cell.map.clone();
+        let cell_text = if self.bom > 0 {
+            for s in &mut map.segments {
+                s.file_start += self.bom;
+            }
+            cell_text.or_else(|| Some(Arc::from(cell.text.as_str())))
+        } else {
+            cell_text
+        };
+        self.cells.push(CellInfo {
+            index: cell.index,
+            map,
+            text: cell_text,
+            tree: tree.clone(),
+        });
+        tree
+    }
+}
+
+/// The whole document's text: `text` (after the BOM) with the BOM put back.
+fn document_text(bom: usize, text: String) -> Arc<str> {
+    if bom > 0 {
+        Arc::from(format!("\u{feff}{text}"))
     } else {
-        let mut s = project.settings.clone();
-        s.extract = mode;
-        Cow::Owned(s)
-    };
-    let file = SourceFile::new(snap.path.clone(), text);
-    let mut cells: Vec<CellInfo> = Vec::new();
-    let mut cache: Vec<CellTree> = Vec::new();
-    let mut whole_tree: Option<Tree> = None;
+        Arc::from(text)
+    }
+}
+
+/// Test hook: `CELLGUARD_SERVER_RULES_DELAY_MS` (read once) makes every lint of a document
+/// version after its first wait that long between parsing and the rules, standing in for the
+/// rules of a very large file so the integration tests can check, without timing anything,
+/// that requests do not wait for a lint and that a superseded lint is abandoned.
+fn rules_delay() -> Option<std::time::Duration> {
+    static DELAY: OnceLock<Option<std::time::Duration>> = OnceLock::new();
+    *DELAY.get_or_init(|| {
+        std::env::var("CELLGUARD_SERVER_RULES_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+    })
+}
+
+/// Lints one snapshot. `None` when the lint was abandoned because `superseded` said the
+/// document has a newer version (checked after parsing and after the rules, before the
+/// conversion of the diagnostics); the caller lints the newer text instead.
+///
+/// A text starting with a byte order mark is linted without it (see [`bom_len`]): the trees and
+/// the per-cell caches are those of the text after the BOM, and the result (ranges, fixes, cell
+/// maps, `text`, `rope`) is in the coordinates of the whole document.
+pub fn run_unless(snap: Snapshot, superseded: impl Fn() -> bool) -> Option<LintResult> {
+    let Prepared {
+        bom,
+        file,
+        project,
+        config_error,
+        mode,
+        settings,
+    } = prepare(&snap);
     let empty = lint::CellResults::default();
     let previous = snap
         .rules
@@ -226,33 +365,36 @@ pub fn run(snap: Snapshot) -> LintResult {
             c.generation == snap.generation && Arc::ptr_eq(&c.project, &project) && c.mode == mode
         })
         .map_or(&empty, |c| &c.results);
-    let tree_for = |cell: &Cell| {
-        let whole_file = cell.text.len() == file.text.len()
-            && cell.map.to_file(0) == 0
-            && cell.text == file.text;
-        let (tree, cell_text) = if whole_file {
-            let tree = parse::parse(&cell.text, snap.tree.as_ref());
-            whole_tree = Some(tree.clone());
-            (tree, None)
-        } else {
-            let text: Arc<str> = Arc::from(cell.text.as_str());
-            let tree = tree_from_cache(&snap.cells, cell.index, &text);
-            cache.push(CellTree {
-                text: text.clone(),
-                tree: tree.clone(),
-            });
-            (tree, Some(text))
-        };
-        cells.push(CellInfo {
-            index: cell.index,
-            map: cell.map.clone(),
-            text: cell_text,
-            tree: tree.clone(),
-        });
-        tree
-    };
-    let (mut diagnostics, results) =
-        lint::check_file_cached(&file, &settings, &project.kb, tree_for, previous);
+    let extraction = extract::extract_with(
+        &file,
+        settings.extract,
+        &ExtractOptions::from_settings(&settings),
+    );
+    let mut trees = Trees::new(&snap, bom);
+    for cell in &extraction.cells {
+        trees.tree_for(&file.text, cell);
+    }
+    drop(extraction);
+    if snap.version > 1 {
+        if let Some(d) = rules_delay() {
+            std::thread::sleep(d);
+        }
+    }
+    if superseded() {
+        return None;
+    }
+    // The rules get the trees just built (in cell order, as `check_file_cached` asks for them).
+    let mut built = trees.cells.iter().map(|c| c.tree.clone());
+    let (mut diagnostics, results) = lint::check_file_cached(
+        &file,
+        &settings,
+        &project.kb,
+        |_| built.next().unwrap_or_else(|| parse::parse("", None)),
+        previous,
+    );
+    if superseded() {
+        return None;
+    }
     let rule_cache = Some(Arc::new(RuleCache {
         generation: snap.generation,
         project: project.clone(),
@@ -262,28 +404,93 @@ pub fn run(snap: Snapshot) -> LintResult {
     if !snap.lint_enabled {
         diagnostics.clear();
     }
-    let text: Arc<str> = Arc::from(file.text);
+    if bom > 0 {
+        for d in &mut diagnostics {
+            shift_diagnostic(d, bom);
+        }
+    }
     let lsp_diagnostics = diagnostics
         .iter()
         .enumerate()
-        .map(|(i, d)| convert::to_lsp_diagnostic(&snap.rope, d, i, snap.version, snap.encoding))
+        .map(|(i, d)| {
+            convert::to_lsp_diagnostic(&snap.rope, d, i, snap.version, snap.encoding, &settings)
+        })
         .collect();
-    LintResult {
+    let Trees {
+        cells,
+        cache,
+        whole_tree,
+        ..
+    } = trees;
+    Some(LintResult {
         epoch: snap.epoch,
         version: snap.version,
         generation: snap.generation,
+        text: document_text(bom, file.text),
         path: snap.path,
-        text,
         rope: snap.rope,
         diagnostics,
         lsp: lsp_diagnostics,
         cells,
-        settings: Arc::new(settings.into_owned()),
+        settings: Arc::new(settings),
         project,
         config_error,
         whole_tree,
         cell_cache: Arc::new(cache),
         rule_cache,
+    })
+}
+
+/// Lints one snapshot to the end (see [`run_unless`]).
+pub fn run(snap: Snapshot) -> LintResult {
+    run_unless(snap, || false).expect("never superseded")
+}
+
+/// Parses one snapshot without running any rule: the trees, cells, project and settings of
+/// the current text for hover, completion, definition and inlay hints, which must not wait
+/// for a lint (on a large file the rules take seconds; the incremental parse milliseconds).
+/// `diagnostics` and `lsp` are empty and `rule_cache` is `None`.
+pub fn parse_only(snap: Snapshot) -> LintResult {
+    let Prepared {
+        bom,
+        file,
+        project,
+        config_error,
+        settings,
+        ..
+    } = prepare(&snap);
+    let extraction = extract::extract_with(
+        &file,
+        settings.extract,
+        &ExtractOptions::from_settings(&settings),
+    );
+    let mut trees = Trees::new(&snap, bom);
+    for cell in &extraction.cells {
+        trees.tree_for(&file.text, cell);
+    }
+    drop(extraction);
+    let Trees {
+        cells,
+        cache,
+        whole_tree,
+        ..
+    } = trees;
+    LintResult {
+        epoch: snap.epoch,
+        version: snap.version,
+        generation: snap.generation,
+        text: document_text(bom, file.text),
+        path: snap.path,
+        rope: snap.rope,
+        diagnostics: Vec::new(),
+        lsp: Vec::new(),
+        cells,
+        settings: Arc::new(settings),
+        project,
+        config_error,
+        whole_tree,
+        cell_cache: Arc::new(cache),
+        rule_cache: None,
     }
 }
 
@@ -491,7 +698,8 @@ pub fn ignore_edit(result: &LintResult, d: &Diagnostic) -> Option<Edit> {
     }
     let rope = &result.rope;
     let file_line = rope.byte_to_line(offset.min(rope.len_bytes()));
-    let file_line_start = rope.line_to_byte(file_line);
+    // Never before a byte order mark.
+    let file_line_start = rope.line_to_byte(file_line).max(bom_len(&result.text));
     let line_text: Cow<str> = rope.line(file_line).into();
     let indent: String = line_text
         .chars()

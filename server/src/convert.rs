@@ -9,7 +9,7 @@
 //! start. Nothing here panics on any input.
 
 use cellguard_lints::source::{PositionEncoding, TextRange};
-use cellguard_lints::{Applicability, Diagnostic, Severity};
+use cellguard_lints::{Applicability, Diagnostic, Settings, Severity};
 use ropey::Rope;
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types as lsp;
@@ -120,15 +120,6 @@ pub fn text_range_of(rope: &Rope, range: lsp::Range, encoding: PositionEncoding)
     )
 }
 
-/// Where the documentation of a rule lives (`codeDescription.href`): one page per rule, named
-/// by its kebab-case name, as ruff links `https://docs.astral.sh/ruff/rules/<name>`.
-pub const RULE_DOCS_BASE: &str = "https://cellguard.dev/rules/";
-
-/// The documentation URL of a rule.
-pub fn rule_doc_url(rule: &cellguard_lints::Rule) -> String {
-    format!("{RULE_DOCS_BASE}{}", rule.name)
-}
-
 /// LSP severity of a cellguard severity.
 pub fn severity(s: Severity) -> lsp::DiagnosticSeverity {
     match s {
@@ -180,13 +171,15 @@ pub struct DiagnosticData {
 }
 
 /// Converts an engine diagnostic (file byte offsets), the `index`-th of its result, to an LSP
-/// diagnostic for document `version`.
+/// diagnostic for document `version`. `codeDescription.href` is the rule's documentation link
+/// under `settings` (`Settings::rule_doc_url`, the CLI's JSON `url`), absent when there is none.
 pub fn to_lsp_diagnostic(
     rope: &Rope,
     d: &Diagnostic,
     index: usize,
     version: i32,
     encoding: PositionEncoding,
+    settings: &Settings,
 ) -> lsp::Diagnostic {
     let fix = d.fix.as_ref().map(|f| DataFix {
         title: f.message.clone(),
@@ -215,9 +208,9 @@ pub fn to_lsp_diagnostic(
         range: range_of(rope, d.range, encoding),
         severity: Some(severity(d.severity)),
         code: Some(lsp::NumberOrString::String(d.rule.code.to_string())),
-        code_description: rule_doc_url(d.rule)
-            .parse()
-            .ok()
+        code_description: settings
+            .rule_doc_url(d.rule)
+            .and_then(|url| url.parse().ok())
             .map(|href| lsp::CodeDescription { href }),
         source: Some("cellguard".to_string()),
         message,

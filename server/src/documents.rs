@@ -70,6 +70,14 @@ pub struct Document {
     pub linted_version: Option<i32>,
     /// The last result for the current text (`None` until the first lint finishes).
     pub result: Option<Arc<LintResult>>,
+    /// The last parse without rules (`analysis::parse_only`), for hover, completion, definition
+    /// and inlay hints while the lint of the current text still runs.
+    pub syntax: Option<Arc<LintResult>>,
+    /// Held while such a parse runs, so concurrent requests share one.
+    pub syntax_lock: Arc<tokio::sync::Mutex<()>>,
+    /// The current version, readable by a running lint without the documents lock (a lint of
+    /// an older version is abandoned).
+    pub latest: Arc<std::sync::atomic::AtomicI32>,
     /// Wakes requests waiting for a result (pull diagnostics, fix-all, inlay hints).
     pub results: watch::Sender<Option<Arc<LintResult>>>,
     /// The edits applied since the last lint started, tagged with the version they produced
@@ -113,6 +121,9 @@ impl Document {
             lint_running: false,
             linted_version: None,
             result: None,
+            syntax: None,
+            syntax_lock: Arc::new(tokio::sync::Mutex::new(())),
+            latest: Arc::new(std::sync::atomic::AtomicI32::new(version)),
             results: watch::channel(None).0,
             edits: Vec::new(),
         }
@@ -138,10 +149,13 @@ impl Document {
             self.edits.push((version, edit));
         }
         self.version = version;
+        self.latest
+            .store(version, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
-    /// Applies one change; returns its tree-sitter edit (`None` for a full replacement).
+    /// Applies one change; returns its tree-sitter edit (in the coordinates of the text after a
+    /// byte order mark), `None` for a full replacement or a change of the BOM.
     fn apply_change(
         &mut self,
         change: lsp::TextDocumentContentChangeEvent,
@@ -160,6 +174,7 @@ impl Document {
         let old_end_position = point_at(&self.rope, end);
         let start_char = self.rope.byte_to_char(start);
         let end_char = self.rope.byte_to_char(end);
+        let bom_before = rope_bom_len(&self.rope);
         self.rope.remove(start_char..end_char);
         self.rope.insert(start_char, &change.text);
         let new_end_byte = start + change.text.len();
@@ -171,10 +186,13 @@ impl Document {
             old_end_position,
             new_end_position: point_at(&self.rope, new_end_byte),
         };
-        if let Some(tree) = &mut self.tree {
-            tree.edit(&edit);
+        let edit = tree_edit(edit, bom_before, rope_bom_len(&self.rope));
+        match (&mut self.tree, &edit) {
+            (Some(tree), Some(e)) => tree.edit(e),
+            (tree, None) => *tree = None,
+            _ => {}
         }
-        Some(edit)
+        edit
     }
 
     /// `tree` (parsed from the text of `version`) with every later edit applied, so it matches
@@ -199,6 +217,44 @@ impl Document {
     pub fn text(&self) -> String {
         self.rope.to_string()
     }
+}
+
+/// Width of the byte order mark the rope starts with (see [`crate::analysis::bom_len`]).
+fn rope_bom_len(rope: &Rope) -> usize {
+    if rope.len_chars() > 0 && rope.char(0) == '\u{feff}' {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    }
+}
+
+/// The edit of the trees, which are parsed from the text after a byte order mark (the engine
+/// never sees one), of a text edit in document coordinates: moved back by the BOM's width
+/// (bytes, and columns on the first row). `None` (the tree must be parsed afresh) when the edit
+/// touches the BOM or adds or removes one.
+fn tree_edit(edit: InputEdit, bom_before: usize, bom_after: usize) -> Option<InputEdit> {
+    if bom_before != bom_after || edit.start_byte < bom_before {
+        return None;
+    }
+    let bom = bom_before;
+    if bom == 0 {
+        return Some(edit);
+    }
+    let point = |p: Point| {
+        if p.row == 0 {
+            Point::new(0, p.column.saturating_sub(bom))
+        } else {
+            p
+        }
+    };
+    Some(InputEdit {
+        start_byte: edit.start_byte - bom,
+        old_end_byte: edit.old_end_byte - bom,
+        new_end_byte: edit.new_end_byte - bom,
+        start_position: point(edit.start_position),
+        old_end_position: point(edit.old_end_position),
+        new_end_position: point(edit.new_end_position),
+    })
 }
 
 /// The tree-sitter point (row, byte column) of a byte offset.

@@ -12,7 +12,7 @@ use cellguard_lints::kb::{Action, Resolution};
 use cellguard_lints::rules::shape::PathCounter;
 use cellguard_lints::semantic::SemanticModel;
 use cellguard_lints::source::{PositionEncoding, TextRange};
-use cellguard_lints::{parse, rules, KnowledgeBase};
+use cellguard_lints::{parse, rules, KnowledgeBase, Settings};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use tower_lsp_server::ls_types as lsp;
@@ -199,7 +199,7 @@ pub fn key_hover_markdown(kb: &KnowledgeBase, raw: &str) -> Option<String> {
 }
 
 /// Markdown documentation of a rule (what `cellguard rule CODE` prints).
-pub fn rule_markdown(rule: &cellguard_lints::Rule) -> String {
+pub fn rule_markdown(rule: &cellguard_lints::Rule, settings: &Settings) -> String {
     let d = &rule.doc;
     let mut md = format!("# {} ({})\n\n{}\n", rule.name, rule.code, rule.summary);
     let mut section = |title: &str, body: &str, code: bool| {
@@ -224,13 +224,20 @@ pub fn rule_markdown(rule: &cellguard_lints::Rule) -> String {
     section("Fix safety:", d.fix_safety, false);
     section("Options:", d.options, false);
     section("Source:", d.source, false);
-    let _ = write!(md, "\n[Documentation]({})\n", convert::rule_doc_url(rule));
+    if let Some(url) = settings.rule_doc_url(rule) {
+        let _ = write!(md, "\n[Documentation]({url})\n");
+    }
     md
 }
 
 /// The rule code (or family prefix) under `offset` inside a suppression comment, with its
 /// range (cell offsets) and the hover text.
-pub fn suppression_code_hover(root: Node, src: &str, offset: usize) -> Option<(TextRange, String)> {
+pub fn suppression_code_hover(
+    root: Node,
+    src: &str,
+    offset: usize,
+    settings: &Settings,
+) -> Option<(TextRange, String)> {
     let comment = [offset, offset.saturating_sub(1)]
         .into_iter()
         .find_map(|o| {
@@ -263,7 +270,7 @@ pub fn suppression_code_hover(root: Node, src: &str, offset: usize) -> Option<(T
     // reference like a code (issue 5 S7).
     let name = word_at(&|c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
     if let Some(rule) = text.get(name.0..name.1).and_then(rules::find_rule) {
-        return Some((range_of(name), rule_markdown(rule)));
+        return Some((range_of(name), rule_markdown(rule, settings)));
     }
     let (start, end) = word_at(&|c: u8| c.is_ascii_alphanumeric());
     let word = text.get(start..end)?;
@@ -272,7 +279,7 @@ pub fn suppression_code_hover(root: Node, src: &str, offset: usize) -> Option<(T
     }
     let range = range_of((start, end));
     if let Some(rule) = rules::find_rule(word) {
-        return Some((range, rule_markdown(rule)));
+        return Some((range, rule_markdown(rule, settings)));
     }
     let upper = word.to_ascii_uppercase();
     let family: Vec<_> = rules::all_rules()
@@ -293,7 +300,7 @@ pub fn hover(result: &LintResult, offset: usize, enc: PositionEncoding) -> Optio
     let (cell, co) = result.cell_at(offset)?;
     let src = result.cell_text(cell);
     let root = cell.tree.root_node();
-    let (range, md) = if let Some(h) = suppression_code_hover(root, src, co) {
+    let (range, md) = if let Some(h) = suppression_code_hover(root, src, co, &result.settings) {
         h
     } else if let Some(k) = result
         .settings

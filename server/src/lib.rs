@@ -12,7 +12,13 @@
 //!   text (no fixed debounce delay, so a single keystroke is answered at once). Each lint keeps
 //!   the per-cell rule results (`lint::CellResults`): cells whose text an edit left unchanged
 //!   (the other fences of a Markdown file, the other records of a trace) are not checked again.
-//!   A single-cell Python file is still checked whole on every edit.
+//!   A single-cell Python file is still checked whole on every edit. A lint whose version is
+//!   superseded while it runs is abandoned after its parse or its rules.
+//! - **Requests never wait for a lint.** Hover, completion, definition and inlay hints work on
+//!   the current text's trees (the lint result of the current version, else a parse without
+//!   rules, which is incremental and takes milliseconds even where the rules take seconds), and
+//!   a code action request waits only when it carries diagnostics to match or asks for
+//!   fix-all by kind.
 //! - **Stale results dropped.** Each result carries the document version (and the opening's
 //!   epoch and the settings generation); a result whose version is no longer current is never
 //!   published, and publications go through one ordered queue, so a cleared document never
@@ -60,7 +66,8 @@ pub const CMD_APPLY_AUTOFIX: &str = "cellguard.applyAutofix";
 const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the session may take to end by itself after `exit` before it is dropped.
 const EXIT_GRACE: Duration = Duration::from_millis(150);
-/// How long hover, completion and definition wait for the lint of the current text.
+/// How long a code action request carrying diagnostics waits for the lint of the current text
+/// (hover, completion, definition and inlay hints never wait: see `Shared::current_syntax`).
 const FEATURE_WAIT: Duration = Duration::from_secs(5);
 /// How long pull diagnostics and fix-all wait for the lint of the current text.
 const DIAGNOSTIC_WAIT: Duration = Duration::from_secs(120);
@@ -378,16 +385,35 @@ impl Shared {
         tokio::spawn(async move { shared.lint_loop(uri, epoch).await });
     }
 
-    /// Lints a document until its latest text (and settings generation) is linted.
+    /// A snapshot of `doc` for a lint or a parse under settings `generation`.
+    fn snapshot(&self, doc: &Document, generation: u64) -> Snapshot {
+        let (resolver, lint_enabled) = {
+            let c = read(&self.config);
+            (c.resolver.clone(), c.settings.lint_enable)
+        };
+        Snapshot {
+            epoch: doc.epoch,
+            version: doc.version,
+            generation,
+            rope: doc.rope.clone(),
+            path: doc.path.clone(),
+            language: doc.language,
+            tree: doc.tree.clone(),
+            cells: doc.cells.clone(),
+            rules: doc.rules.clone(),
+            resolver,
+            encoding: self.caps().encoding,
+            lint_enabled,
+        }
+    }
+
+    /// Lints a document until its latest text (and settings generation) is linted. A lint
+    /// whose version is superseded while it runs is abandoned (after its parse or its rules)
+    /// and the loop goes on with the latest text.
     async fn lint_loop(self: Arc<Self>, uri: lsp::Uri, epoch: u64) {
         loop {
             let generation = self.generation();
-            let (resolver, lint_enabled) = {
-                let c = read(&self.config);
-                (c.resolver.clone(), c.settings.lint_enable)
-            };
-            let encoding = self.caps().encoding;
-            let (snap, previous_project) = {
+            let (snap, previous_project, latest) = {
                 let mut docs = lock(&self.docs);
                 let Some(doc) = docs.get_mut(&uri) else {
                     return;
@@ -407,26 +433,17 @@ impl Shared {
                     return;
                 }
                 (
-                    Snapshot {
-                        epoch,
-                        version: doc.version,
-                        generation,
-                        rope: doc.rope.clone(),
-                        path: doc.path.clone(),
-                        language: doc.language,
-                        tree: doc.tree.clone(),
-                        cells: doc.cells.clone(),
-                        rules: doc.rules.clone(),
-                        resolver,
-                        encoding,
-                        lint_enabled,
-                    },
+                    self.snapshot(doc, generation),
                     doc.result.as_ref().map(|r| r.project.clone()),
+                    doc.latest.clone(),
                 )
             };
             let (version, rope, path) = (snap.version, snap.rope.clone(), snap.path.clone());
-            let result = match tokio::task::spawn_blocking(move || analysis::run(snap)).await {
-                Ok(r) => r,
+            let superseded = move || latest.load(Ordering::SeqCst) != version;
+            let run = move || analysis::run_unless(snap, superseded);
+            let result = match tokio::task::spawn_blocking(run).await {
+                Ok(Some(r)) => r,
+                Ok(None) => continue,
                 Err(e) => {
                     let msg = format!(
                         "cellguard: linting {} failed: {e}; please report this with the file",
@@ -452,6 +469,8 @@ impl Shared {
                     doc.tree = result.whole_tree.clone();
                     doc.linted_version = Some(version);
                     doc.result = Some(result.clone());
+                    // The lint result serves requests from now on.
+                    doc.syntax = None;
                     doc.results.send_replace(Some(result.clone()));
                     if !pull {
                         // Sent under the documents lock: `didClose` clears through the same
@@ -521,6 +540,45 @@ impl Shared {
             }
         };
         tokio::time::timeout(timeout, wait).await.ok().flatten()
+    }
+
+    /// The document's current text parsed, for hover, completion, definition and inlay hints:
+    /// the lint result of the current version when there is one, else a parse of the current
+    /// text without rules (`analysis::parse_only`, shared by concurrent requests). Never waits
+    /// for a running lint.
+    async fn current_syntax(self: &Arc<Self>, uri: &lsp::Uri) -> Option<Arc<LintResult>> {
+        let parsing = lock(&self.docs).get(uri)?.syntax_lock.clone();
+        let _one_at_a_time = parsing.lock().await;
+        let snap = {
+            let mut docs = lock(&self.docs);
+            let doc = docs.get_mut(uri)?;
+            let generation = self.generation();
+            let current = |r: &Option<Arc<LintResult>>| {
+                r.as_ref()
+                    .filter(|r| r.version == doc.version && r.generation >= generation)
+                    .cloned()
+            };
+            if let Some(r) = current(&doc.result).or_else(|| current(&doc.syntax)) {
+                return Some(r);
+            }
+            self.schedule(doc);
+            self.snapshot(doc, generation)
+        };
+        let r = Arc::new(
+            tokio::task::spawn_blocking(move || analysis::parse_only(snap))
+                .await
+                .ok()?,
+        );
+        let mut docs = lock(&self.docs);
+        if let Some(doc) = docs.get_mut(uri) {
+            if doc.epoch == r.epoch && doc.version == r.version {
+                // The new trees are the best old trees for the lint of this text too.
+                doc.tree = r.whole_tree.clone();
+                doc.cells = r.cell_cache.clone();
+                doc.syntax = Some(r.clone());
+            }
+        }
+        Some(r)
     }
 
     /// Re-reads configuration and re-diagnoses every open document.
@@ -1149,14 +1207,24 @@ impl LanguageServer for Backend {
         if !lock(&self.shared.docs).contains_key(&uri) {
             return Ok(None);
         }
-        let current = self.shared.fresh_result(&uri, FEATURE_WAIT).await;
+        let wants_quickfix = actions::kind_requested(only, "quickfix");
+        // Quick fixes come from the diagnostics the client sends: with none (a code action
+        // request on every cursor move) nothing needs the lint of the current text, so the
+        // request never waits for it; with some, they are matched against it (S3).
+        let current = if wants_quickfix && !params.context.diagnostics.is_empty() {
+            self.shared.fresh_result(&uri, FEATURE_WAIT).await
+        } else {
+            lock(&self.shared.docs)
+                .get(&uri)
+                .and_then(|d| d.result.clone())
+        };
         // The version the actions must fit: a diagnostic (and its stored fix) of any other
         // version is re-found in the current result or dropped.
         let Some(current_version) = lock(&self.shared.docs).get(&uri).map(|d| d.version) else {
             return Ok(None);
         };
         let mut out = Vec::new();
-        if actions::kind_requested(only, "quickfix") {
+        if wants_quickfix {
             // Clients that drop `data`, or send a diagnostic of an older version (its range
             // moved with the text by the client, or not), get actions from the current result.
             let fallback = |d: &lsp::Diagnostic| {
@@ -1188,7 +1256,23 @@ impl LanguageServer for Backend {
                 ignore_for,
             ));
         }
-        if settings.fix_all && actions::kind_requested(only, actions::FIX_ALL_KIND) {
+        // Fix-all when asked for by kind (`only`, e.g. on save): computed for the current text,
+        // waiting for its lint. Without `only` (the light bulb, on every cursor move) it is
+        // offered only when the current text is linted and has a safe fix, so that request
+        // never waits for a lint either.
+        let fix_all = match only {
+            Some(_) => actions::kind_requested(only, actions::FIX_ALL_KIND),
+            None => current.as_ref().is_some_and(|r| {
+                r.version == current_version
+                    && r.generation >= self.shared.generation()
+                    && r.diagnostics.iter().any(|d| {
+                        d.fix
+                            .as_ref()
+                            .is_some_and(|f| convert::is_fix_all_applicable(f.applicability))
+                    })
+            }),
+        };
+        if settings.fix_all && fix_all {
             if let Some(action) = self.fix_all_action(&uri, &caps).await {
                 out.push(lsp::CodeActionOrCommand::CodeAction(action));
             }
@@ -1199,11 +1283,7 @@ impl LanguageServer for Backend {
     async fn hover(&self, params: lsp::HoverParams) -> RpcResult<Option<lsp::Hover>> {
         let p = params.text_document_position_params;
         let enc = self.shared.caps().encoding;
-        let Some(r) = self
-            .shared
-            .fresh_result(&p.text_document.uri, FEATURE_WAIT)
-            .await
-        else {
+        let Some(r) = self.shared.current_syntax(&p.text_document.uri).await else {
             return Ok(None);
         };
         let offset = convert::offset_of(&r.rope, p.position, enc);
@@ -1216,11 +1296,7 @@ impl LanguageServer for Backend {
     ) -> RpcResult<Option<lsp::CompletionResponse>> {
         let p = params.text_document_position;
         let enc = self.shared.caps().encoding;
-        let Some(r) = self
-            .shared
-            .fresh_result(&p.text_document.uri, FEATURE_WAIT)
-            .await
-        else {
+        let Some(r) = self.shared.current_syntax(&p.text_document.uri).await else {
             return Ok(None);
         };
         let offset = convert::offset_of(&r.rope, p.position, enc);
@@ -1234,11 +1310,7 @@ impl LanguageServer for Backend {
     ) -> RpcResult<Option<lsp::GotoDefinitionResponse>> {
         let p = params.text_document_position_params;
         let enc = self.shared.caps().encoding;
-        let Some(r) = self
-            .shared
-            .fresh_result(&p.text_document.uri, FEATURE_WAIT)
-            .await
-        else {
+        let Some(r) = self.shared.current_syntax(&p.text_document.uri).await else {
             return Ok(None);
         };
         let offset = convert::offset_of(&r.rope, p.position, enc);
@@ -1253,11 +1325,7 @@ impl LanguageServer for Backend {
             return Ok(None);
         }
         let enc = self.shared.caps().encoding;
-        let Some(r) = self
-            .shared
-            .fresh_result(&params.text_document.uri, FEATURE_WAIT)
-            .await
-        else {
+        let Some(r) = self.shared.current_syntax(&params.text_document.uri).await else {
             return Ok(None);
         };
         let range = convert::text_range_of(&r.rope, params.range, enc);

@@ -15,7 +15,8 @@
 //!   "lint": {"enable": true},
 //!   "fixAll": true,
 //!   "codeAction": {"disableRuleComment": {"enable": true}, "fixViolation": {"enable": true}},
-//!   "inlayHints": {"enable": true}
+//!   "inlayHints": {"enable": true},
+//!   "ruleDocsUrl": "https://example.org/rules/{name}.md"
 //! }
 //! ```
 //!
@@ -54,6 +55,9 @@ pub struct ClientSettings {
     pub fix_violation: bool,
     /// Show the action-count inlay hint.
     pub inlay_hints: bool,
+    /// Template of the rule documentation link (`codeDescription.href`), replacing the config's
+    /// `rule-docs-url`: `{name}` and `{code}` are filled in.
+    pub rule_docs_url: Option<String>,
 }
 
 impl Default for ClientSettings {
@@ -71,6 +75,7 @@ impl Default for ClientSettings {
             disable_rule_comment: true,
             fix_violation: true,
             inlay_hints: true,
+            rule_docs_url: None,
         }
     }
 }
@@ -120,6 +125,7 @@ impl ClientSettings {
         s.configuration = string(&["configuration"], &mut warnings).and_then(set);
         s.profile = string(&["profile"], &mut warnings).and_then(set);
         s.dialect = string(&["dialect"], &mut warnings).and_then(set);
+        s.rule_docs_url = string(&["ruleDocsUrl"], &mut warnings).and_then(set);
         let list = |path: &[&str], warnings: &mut Vec<String>| -> Option<Vec<String>> {
             let v = get(obj, path)?;
             let items = match v {
@@ -235,6 +241,7 @@ impl ClientSettings {
                 .map(|p| resolve_path(root, p))
                 .collect(),
             extract: None,
+            rule_docs_url: self.rule_docs_url.clone(),
         })
     }
 

@@ -318,6 +318,7 @@ fn check_input(input: Input, resolver: &Resolver, fix_args: &FixArgs) -> Outcome
             return out;
         }
     };
+    let bom = bytes.starts_with(b"\xEF\xBB\xBF");
     let source = SourceFile::from_bytes(path.clone(), &bytes);
     drop(bytes);
     if let Some(at) = source.invalid_utf8_at {
@@ -346,10 +347,12 @@ fn check_input(input: Input, resolver: &Resolver, fix_args: &FixArgs) -> Outcome
             }
             out.fix = processed.record.map(|mut r| {
                 r.stdin = !is_file;
+                r.bom = bom;
                 r
             });
             if !processed.diagnostics.is_empty() {
                 out.report = Some(FileReport {
+                    rule_docs_url: project.settings.rule_docs_url.clone(),
                     source: processed.source,
                     diagnostics: processed.diagnostics,
                 });
@@ -412,6 +415,7 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
         ignore: args.ignore.clone(),
         knowledge_base: args.kb.clone(),
         extract: args.extract,
+        rule_docs_url: None,
     };
     let mut problems = Problems::default();
     let resolver = match &args.config {
@@ -548,7 +552,7 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
     let fixed_to_stdout = mode == Mode::Fix && wants_stdin;
     if fixed_to_stdout {
         if let Some(r) = records.iter().find(|r| r.stdin) {
-            std::io::stdout().lock().write_all(r.text.as_bytes())?;
+            std::io::stdout().lock().write_all(&r.output_bytes())?;
         }
     }
     let to_terminal = args.output_file.is_none()
@@ -626,7 +630,7 @@ fn fix_only_output(
     let failed = !problems.errors.is_empty();
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    let stdin_text = || records.iter().find(|r| r.stdin).map(|r| r.text.clone());
+    let stdin_text = || records.iter().find(|r| r.stdin).map(|r| r.output_bytes());
     let status = match mode {
         Mode::Report | Mode::Fix => return Ok(None),
         Mode::Diff => {
@@ -649,7 +653,7 @@ fn fix_only_output(
         Mode::FixOnly => {
             if stdin {
                 if let Some(t) = stdin_text() {
-                    stdout.write_all(t.as_bytes())?;
+                    stdout.write_all(&t)?;
                 }
             }
             if args.fixes.show_fixes && !args.fixes.no_show_fixes {
@@ -665,7 +669,7 @@ fn fix_only_output(
         Mode::AddNoqa => {
             if stdin {
                 if let Some(t) = stdin_text() {
-                    stdout.write_all(t.as_bytes())?;
+                    stdout.write_all(&t)?;
                 }
             }
             let added: usize = records.iter().filter_map(|r| r.noqa).map(|n| n.0).sum();

@@ -130,9 +130,22 @@ pub struct FixRecord {
     pub hidden_unsafe: usize,
     /// True for standard input (the text goes to standard output, nothing is written).
     pub stdin: bool,
+    /// True when the input started with a UTF-8 byte order mark, which the engine never sees
+    /// (`SourceFile::from_bytes` drops it) and which the written text keeps.
+    pub bom: bool,
 }
 
 impl FixRecord {
+    /// The text to write out: [`FixRecord::text`] after the byte order mark the input had.
+    pub fn output_bytes(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.text.len() + 3);
+        if self.bom {
+            bytes.extend_from_slice(b"\xEF\xBB\xBF");
+        }
+        bytes.extend_from_slice(self.text.as_bytes());
+        bytes
+    }
+
     /// True when this run changes the file's text.
     pub fn changed(&self) -> bool {
         self.text != self.original

@@ -6,12 +6,13 @@
 //! end_location}]}`), `noqa_row`, `url`, `cell`; plus cellguard's `severity`
 //! (`error|warning|info|hint`) and `help`. Rows and columns are one-based, columns in Unicode
 //! scalar values. `cell` is the one-based number of the cell in a file that holds several
-//! (Markdown fences, responses, traces) and `null` for a plain `.py` file. `url` is `null`
-//! (cellguard has no hosted rule pages; `cellguard rule CODE` prints the docs).
+//! (Markdown fences, responses, traces) and `null` for a plain `.py` file. `url` is the
+//! rule's documentation link (`cellguard_lints::rule_docs`: the `rule-docs-url` template, else
+//! the checked-in `docs/rules/<name>.md` of the source tree, else `null`).
 
-use super::{display_path, Report};
+use super::{display_path, FileReport, Report};
 use cellguard_lints::source::SourceLocation;
-use cellguard_lints::{Diagnostic, SourceFile};
+use cellguard_lints::Diagnostic;
 use serde::Serialize;
 use std::io::Write;
 
@@ -80,12 +81,14 @@ pub struct JsonDiagnostic<'a> {
     pub noqa_row: usize,
     /// `error`, `warning`, `info` or `hint`.
     pub severity: &'static str,
-    /// Documentation URL (always `null`: no hosted docs).
+    /// The rule's documentation URL (`cellguard_lints::rule_docs::rule_doc_url`, the same link
+    /// as the language server's `codeDescription.href`), `null` when there is none.
     pub url: Option<String>,
 }
 
-/// Builds the JSON object of one diagnostic.
-pub fn diagnostic<'a>(file: &'a SourceFile, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
+/// Builds the JSON object of one diagnostic of `report`.
+pub fn diagnostic<'a>(report: &'a FileReport, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
+    let file = &report.source;
     let start = file.location(d.range.start);
     JsonDiagnostic {
         cell: d.cell.map(|c| c + 1),
@@ -111,14 +114,14 @@ pub fn diagnostic<'a>(file: &'a SourceFile, d: &'a Diagnostic) -> JsonDiagnostic
         name: d.rule.name,
         noqa_row: start.row,
         severity: d.severity.as_str(),
-        url: None,
+        url: cellguard_lints::rule_docs::rule_doc_url(d.rule, report.rule_docs_url.as_deref()),
     }
 }
 
 /// A pretty-printed JSON array (`[]` when clean).
 pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
     let all: Vec<_> = report
-        .diagnostics()
+        .file_diagnostics()
         .map(|(f, d)| diagnostic(f, d))
         .collect();
     serde_json::to_writer_pretty(&mut *out, &all)?;
@@ -127,7 +130,7 @@ pub fn render(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
 
 /// One compact JSON object per line (nothing when clean).
 pub fn render_lines(report: &Report, out: &mut dyn Write) -> std::io::Result<()> {
-    for (f, d) in report.diagnostics() {
+    for (f, d) in report.file_diagnostics() {
         serde_json::to_writer(&mut *out, &diagnostic(f, d))?;
         writeln!(out)?;
     }

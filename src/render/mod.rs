@@ -29,6 +29,9 @@ pub struct FileReport {
     pub source: SourceFile,
     /// Diagnostics sorted by position, then code.
     pub diagnostics: Vec<Diagnostic>,
+    /// The `rule-docs-url` template of the file's settings (`None` when unset), for the
+    /// diagnostics' documentation links (`cellguard_lints::rule_docs`).
+    pub rule_docs_url: Option<String>,
 }
 
 /// Diagnostics of a whole run. Only files with at least one diagnostic are kept.
@@ -58,6 +61,13 @@ impl Report {
         }
         files.sort_by(|a, b| a.source.path.cmp(&b.source.path));
         Self { files }
+    }
+
+    /// Every diagnostic with its file report, in report order.
+    pub fn file_diagnostics(&self) -> impl Iterator<Item = (&FileReport, &Diagnostic)> {
+        self.files
+            .iter()
+            .flat_map(|f| f.diagnostics.iter().map(move |d| (f, d)))
     }
 
     /// Every diagnostic with its file, in report order.
@@ -281,10 +291,13 @@ pub(crate) mod testing {
         d4.cell = Some(0);
         Report::new(vec![
             FileReport {
+                // An empty template: no documentation link (`url: null`).
+                rule_docs_url: Some(String::new()),
                 source: md,
                 diagnostics: vec![d4],
             },
             FileReport {
+                rule_docs_url: Some("https://docs.example/rules/{name}.md".to_string()),
                 source: py,
                 diagnostics: vec![d3, d2, d1],
             },
@@ -388,6 +401,7 @@ mod properties {
         }
         let n = diagnostics.len();
         let report = Report::new(vec![FileReport {
+            rule_docs_url: None,
             source,
             diagnostics,
         }]);
