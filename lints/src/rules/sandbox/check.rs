@@ -488,6 +488,14 @@ pub struct Finding {
     pub help: Option<String>,
 }
 
+/// Syntax nodes by a name (see [`Sbx::binding_sources`]).
+type NodesByName<'t> = rustc_hash::FxHashMap<String, Vec<Node<'t>>>;
+
+/// How [`Sbx::check_in_place_mutator`] tells which rewriter a callee is (`update_wrapper`,
+/// `dataclass`, ...): the callee node, its values and the names to look for.
+type RewriterOf<'t, 'a, 'b> =
+    dyn Fn(&mut Sbx<'t, 'a>, Node<'t>, &VSet, &[&str]) -> Option<String> + 'b;
+
 /// The sandbox checker for one cell.
 pub struct Sbx<'t, 'a> {
     it: Interp<'t, 'a>,
@@ -523,10 +531,10 @@ pub struct Sbx<'t, 'a> {
     /// [`Sbx::binding_sources`] beyond plain assignments (`for` and comprehension iterables,
     /// unpacking, parameter defaults) and the `return` values of cell functions, by name
     /// (filled on first use: one walk of the cell).
-    flows: Option<(
-        rustc_hash::FxHashMap<String, Vec<Node<'t>>>,
-        rustc_hash::FxHashMap<String, Vec<Node<'t>>>,
-    )>,
+    flows: Option<(NodesByName<'t>, NodesByName<'t>)>,
+    /// The expression [`Sbx::host_in_value`] last found a host object at (`asyncio` in
+    /// `sorted([asyncio], key=id)[0]`).
+    laundered_at: Option<Node<'t>>,
     /// [`Sbx::sealed`] by class node id (a walk of the cell each).
     sealed_memo: rustc_hash::FxHashMap<usize, bool>,
 }
@@ -757,6 +765,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             class_defs: None,
             assigned: None,
             flows: None,
+            laundered_at: None,
             sealed_memo: Default::default(),
         }
     }
@@ -1721,6 +1730,36 @@ impl<'t, 'a> Sbx<'t, 'a> {
         {
             self.deny_check(&format!("{LOOP_PREFIX}{name}"), arange);
         }
+        // A module laundered through a value flow cellguard does not follow (`A =
+        // sorted([asyncio], key=id)[0]`): its private and denied attributes are checked as
+        // the module's (round 5 H2, H12).
+        if ctx == Ctx::Load
+            && objv.only_unknown()
+            && (is_private(name)
+                || self
+                    .deny_entries
+                    .iter()
+                    .any(|d| d.rsplit('.').next().is_some_and(|l| glob_match(l, name))))
+        {
+            self.laundered_at = None;
+            if self.host_laundered(obj, 0).is_some() {
+                if let Some(at) = self.laundered_at {
+                    let v = self.it.eval(at, &Env::Global, 0);
+                    for x in v.iter() {
+                        match x {
+                            Val::Module(m) => {
+                                let (res, esc) = self.it.module_step(m, name);
+                                self.module_findings(m, name, &res, esc, arange);
+                            }
+                            Val::Member(p) if !is_coroutine(x) => {
+                                self.deny_check(&format!("{p}.{name}"), arange);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
         if matches!(ctx, Ctx::Load | Ctx::Aug) {
             let shown = short(self.text(obj));
             self.attr_findings(&objv, name, arange, &shown);
@@ -2270,8 +2309,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if self.flows.is_some() {
             return;
         }
-        let mut sources: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
-        let mut returns: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
+        let mut sources: NodesByName<'t> = Default::default();
+        let mut returns: NodesByName<'t> = Default::default();
         let src = self.it.src;
         // The names a target binds (`a`, `(a, *b)`, `[x, y]`), not attributes or items.
         fn targets<'t>(t: Node<'t>, src: &str, out: &mut Vec<String>) {
@@ -2463,11 +2502,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 };
                 if v.iter().any(|x| match x {
                     Val::Module(_) => true,
+                    // Members of untracked modules are one opaque value per root module
+                    // (`collections`): the chain's last name tells a class.
                     Val::Member(p) => {
-                        !is_coroutine(x) && p.rsplit('.').next().is_some_and(class_like)
+                        !is_coroutine(x)
+                            && if p.contains('.') {
+                                p.rsplit('.').next().is_some_and(class_like)
+                            } else {
+                                top.field(F::Attribute)
+                                    .is_some_and(|a| class_like(&ident(a, src)))
+                            }
                     }
                     _ => false,
                 }) {
+                    self.laundered_at = Some(top);
                     return Some(format!("`{}`", short(self.text(top))));
                 }
                 if v.has_unknown() {
@@ -2484,6 +2532,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 continue;
             }
             if let Some(h) = self.host_root(n) {
+                self.laundered_at = Some(n);
                 return Some(h);
             }
             // `results["m"]`: what the cell stored into an item of the name.
@@ -2530,7 +2579,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let v = self.it.eval(n, &Env::Global, 0);
         if v.iter().any(|x| match x {
             Val::Module(_) => true,
-            Val::Member(p) => !is_coroutine(x) && p.rsplit('.').next().is_some_and(class_like),
+            Val::Member(p) => {
+                !is_coroutine(x)
+                    && if p.contains('.') {
+                        p.rsplit('.').next().is_some_and(class_like)
+                    } else {
+                        class_like(&name)
+                    }
+            }
             _ => false,
         }) {
             return Some(format!("`{name}`"));
@@ -2947,7 +3003,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         &mut self,
         node: Node<'t>,
         env: &Env,
-        member: &dyn Fn(&mut Self, Node<'t>, &VSet, &[&str]) -> Option<String>,
+        member: &RewriterOf<'t, 'a, '_>,
     ) {
         let args = node.field(F::Arguments).map(named).unwrap_or_default();
         if args.is_empty() || args.len() > 16 {
@@ -5423,7 +5479,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     let keys: Vec<String> =
                         self.it.eval(k, env, 0).strs().map(str::to_string).collect();
                     for key in keys {
-                        if STRING_DUNDERS.contains(&key.as_str()) {
+                        if string_hook(&key) {
                             self.check_string_dunder_value(&key, k, v, env);
                         }
                     }
@@ -5432,7 +5488,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             "call" => {
                 let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
                 for (k, v) in kws {
-                    if STRING_DUNDERS.contains(&k.as_str()) {
+                    if string_hook(&k) {
                         self.check_string_dunder_value(&k, v, v, env);
                     }
                 }
@@ -6171,7 +6227,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if let Some(name) = def.field(F::Name) {
             let n = ident(name, self.it.src);
             let n = &*n;
-            if STRING_DUNDERS.contains(&n) {
+            if string_hook(n) {
                 if let Some(body) = def.field(F::Body) {
                     self.check_string_dunder_body(n, name, body);
                 }
@@ -6246,7 +6302,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(name_at),
-                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`), after the cell and outside its checks"),
+                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value or reporting its exception), after the cell and outside its checks"),
                 Some("Let `__repr__`/`__str__` only build and return a string from the object's fields".into()),
             );
         }
@@ -6270,7 +6326,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some(dunder_method_help()),
                 );
             }
-            if STRING_DUNDERS.contains(&n) {
+            if string_hook(n) {
                 if let Some(r) = right {
                     self.check_string_dunder_value(n, left, r, env);
                 }
@@ -6586,6 +6642,25 @@ pub const HOST_STATE_NAMES: &[&str] = &["_run_call_trace"];
 /// The dunder methods exempt from SBX009 that build a string for the host
 /// (see `check_string_dunder_body`).
 const STRING_DUNDERS: &[&str] = &["__repr__", "__str__"];
+
+/// IPython's display and traceback hooks, which the host's IPython calls on the cell's objects
+/// (its last expression value, an exception leaving the cell) after the cell: the same kind of
+/// host-run code as `__repr__`/`__str__` (round 5 H6). `_repr_<mime>_` hooks match by shape.
+const IPYTHON_HOOKS: &[&str] = &[
+    "_render_traceback_",
+    "_ipython_display_",
+    "_repr_mimebundle_",
+    "_repr_pretty_",
+    "_ipython_key_completions_",
+];
+
+/// True for the methods whose body must only build a string ([`STRING_DUNDERS`] and
+/// [`IPYTHON_HOOKS`], `_repr_html_`, `_repr_markdown_`, ...).
+pub(crate) fn string_hook(name: &str) -> bool {
+    STRING_DUNDERS.contains(&name)
+        || IPYTHON_HOOKS.contains(&name)
+        || (name.len() > "_repr__".len() && name.starts_with("_repr_") && name.ends_with('_'))
+}
 
 /// Callee names (functions or methods) a `__repr__`/`__str__` may call while building its
 /// string: conversions, formatting, string and read-only container methods.

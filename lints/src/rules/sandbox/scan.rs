@@ -1987,6 +1987,7 @@ pub fn relevance<'t>(
             || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
             || super::interp::is_denied_loop_method(t, cfg.deny)
+            || super::check::string_hook(t)
         {
             text_trigger[id] = true;
         }
