@@ -29,12 +29,14 @@
 //!   and objects; anything else raises (`object has no len()`). With `truncate = true` a longer
 //!   string or list is cut to `max`.
 //! - `non-empty`: `null`, `""`, `[]` and `{}` raise; numbers and booleans are never empty.
-//! - `one-of` (`values`): the value must equal one of the values (numbers compare by value).
+//! - `one-of` (`values`): the value must equal one of the values, as Python's `in` compares
+//!   them ([`json_eq`]: numbers and booleans by exact value at any depth, objects unordered).
 //!
 //! Element-wise policies (`range`, `regex`, `one-of`) check each element of a list value of a
 //! `set`/`mutate` write; whole-value policies (`max-length`, `non-empty`) check the value itself.
 //! For an `append` every policy checks the appended item.
 
+use crate::guardrails::predicates::json_eq;
 use crate::pyregex::MatchMode;
 use crate::trace::{StateOp, StateRecord};
 use serde_json::Value;
@@ -127,13 +129,6 @@ fn number_value(x: f64) -> Value {
 
 fn fmt_num(x: f64) -> String {
     show(&number_value(x))
-}
-
-fn json_eq(a: &Value, b: &Value) -> bool {
-    match (as_number(a), as_number(b)) {
-        (Some(x), Some(y)) if !a.is_boolean() || !b.is_boolean() => x == y,
-        _ => a == b,
-    }
 }
 
 impl Check {
@@ -513,6 +508,17 @@ mod tests {
         let one = Check::OneOf(vec![json!(1), json!("a")]);
         assert_eq!(one.check_one(&json!(1.0)), Verdict::Pass);
         assert!(matches!(one.check_one(&json!("A")), Verdict::Raise(_)));
+        // Python's `==` inside containers and for integers beyond 2**53 (`json_eq`).
+        let nested = Check::OneOf(vec![json!([1, {"a": 2}]), json!(9007199254740993_u64)]);
+        assert_eq!(nested.check_one(&json!([1.0, {"a": 2.0}])), Verdict::Pass);
+        assert!(matches!(
+            nested.check_one(&json!([1, {"a": 3}])),
+            Verdict::Raise(_)
+        ));
+        assert!(matches!(
+            nested.check_one(&json!(9007199254740992_u64)),
+            Verdict::Raise(_)
+        ));
     }
 
     #[test]
