@@ -1375,6 +1375,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
             K::Assignment => self.check_assignment(node, env, nctx),
+            K::AugmentedAssignment => self.check_inplace_alias(node, env),
             K::List | K::Tuple | K::Set if nctx.ctx == Ctx::Load => {
                 for item in named(node) {
                     self.check_escape(item, env, "stored in a container");
@@ -1736,10 +1737,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if ctx == Ctx::Load
             && objv.only_unknown()
             && (is_private(name)
-                || self
-                    .deny_entries
-                    .iter()
-                    .any(|d| d.rsplit('.').next().is_some_and(|l| glob_match(l, name))))
+                || self.deny_entries.iter().any(|d| {
+                    d.rsplit('.')
+                        .next()
+                        .is_some_and(|l| l != "*" && glob_match(l, name))
+                }))
         {
             self.laundered_at = None;
             if self.host_laundered(obj, 0).is_some() {
@@ -2343,12 +2345,41 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         let base = (l.kind_name() == "subscript")
                             .then(|| l.field(F::Value))
                             .flatten()
+                            .map(unparen)
                             .filter(|b| b.kind_name() == "identifier");
                         if let Some(b) = base {
                             sources
                                 .entry(format!("{}[]", ident(b, src)))
                                 .or_default()
                                 .push(r);
+                        }
+                    }
+                }
+                // `goals.append(X)`, `pages.insert(0, X)`: items of the name (key `name[]`).
+                if n.kind_name() == "call" {
+                    let f = n
+                        .field(F::Function)
+                        .filter(|f| f.kind_name() == "attribute");
+                    let base = f
+                        .and_then(|f| f.field(F::Object))
+                        .filter(|b| b.kind_name() == "identifier");
+                    let meth = f.and_then(|f| f.field(F::Attribute)).map(|a| ident(a, src));
+                    if let (Some(b), Some(m)) = (base, meth) {
+                        if matches!(
+                            &*m,
+                            "append"
+                                | "extend"
+                                | "insert"
+                                | "add"
+                                | "update"
+                                | "setdefault"
+                                | "appendleft"
+                        ) {
+                            let args = n.field(F::Arguments).map(named).unwrap_or_default();
+                            sources
+                                .entry(format!("{}[]", ident(b, src)))
+                                .or_default()
+                                .extend(args);
                         }
                     }
                 }
@@ -2536,8 +2567,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 return Some(h);
             }
             // `results["m"]`: what the cell stored into an item of the name.
+            let mut held = n;
+            while let Some(pp) = held
+                .parent()
+                .filter(|x| x.kind_name() == "parenthesized_expression")
+            {
+                held = pp;
+            }
+            let p = held.parent().unwrap_or(p);
             if p.kind_name() == "subscript"
-                && p.field(F::Value).is_some_and(|v| v.id() == n.id())
+                && p.field(F::Value).is_some_and(|v| v.id() == held.id())
                 && depth < 4
             {
                 self.index_flows();
@@ -3052,6 +3091,45 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     parse::range(rw),
                     format!("`{f}` passed as a value to a call that also gets {h}: it rewrites its target in place (it sets attributes on it), here a host object shared with the host"),
                     Some("Call it directly on the cell's own function or class; never rewrite host objects".into()),
+                );
+                return;
+            }
+        }
+    }
+
+    /// SBX005 for `x op= y` (`|=`, `+=`, `-=`, `&=`, `^=`, `*=`) where name `x` is an alias of
+    /// host state (`c = ActionResult.model_config; c |= {...}`, `d = bb.data; d |= {...}`):
+    /// the operator changes the dict or list in place, like `c.update(...)` (round 5 H28).
+    fn check_inplace_alias(&mut self, node: Node<'t>, env: &Env) {
+        let Some(left) = node.field(F::Left).map(unparen) else {
+            return;
+        };
+        let op = node.field(F::Operator).map(|o| self.text(o)).unwrap_or("");
+        if left.kind_name() != "identifier"
+            || !matches!(op, "|=" | "+=" | "-=" | "&=" | "^=" | "*=")
+        {
+            return;
+        }
+        let name = ident(left, self.it.src).into_owned();
+        let Some(root) = self.root else { return };
+        let src = self.it.src;
+        // The plain assignments of the name (not this or other augmented ones).
+        let rhs: Vec<Node<'t>> = parse::walk(root)
+            .filter(|n| n.kind_name() == "assignment")
+            .filter(|n| {
+                n.field(F::Left)
+                    .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == name)
+            })
+            .filter_map(|n| n.field(F::Right))
+            .collect();
+        for r in rhs {
+            let what = self.host_state(r, env, false);
+            if let Some(w) = what {
+                self.report(
+                    &MODULE_ESCAPE,
+                    parse::range(node),
+                    format!("`{name} {op} ...` changes `{name}` in place, which holds host state ({w}): it is shared with the host, which then runs with what the cell put there"),
+                    Some("Copy host data before changing it (`dict(x)`); never change host classes, models or module state".into()),
                 );
                 return;
             }
@@ -4702,23 +4780,41 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .assignments_of(&ident(unparen(obj), self.it.src))
                     .iter()
                     .any(|r| self.text(*r).contains("Formatter")));
-        fn plain(n: Node) -> bool {
+        let src = self.it.src;
+        // Builtin scalars: format fields only read attributes and items, and from a `str`,
+        // `int`, `float`, `bool` or `None` no such path reaches a function's globals or a
+        // module (round 5 H5: `tmpl.format(name=agent_id, n=len(pages))`).
+        fn plain_in(n: Node, src: &str) -> bool {
             let n = unparen(n);
             match n.kind_name() {
                 "integer" | "float" | "true" | "false" | "none" => true,
-                "string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
-                "concatenated_string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
-                "unary_operator" => first_named(n).is_some_and(plain),
+                // An f-string or any string literal is a `str`.
+                "string" | "concatenated_string" => true,
+                "unary_operator" => first_named(n).is_some_and(|c| plain_in(c, src)),
+                "binary_operator" => {
+                    n.field(F::Left).is_some_and(|c| plain_in(c, src))
+                        && n.field(F::Right).is_some_and(|c| plain_in(c, src))
+                }
+                "identifier" => &*ident(n, src) == "agent_id",
+                "call" => n.field(F::Function).is_some_and(|f| {
+                    f.kind_name() == "identifier"
+                        && matches!(
+                            &*ident(f, src),
+                            "len" | "str" | "int" | "float" | "round" | "bool" | "repr" | "abs"
+                        )
+                }),
                 "dictionary" | "tuple" | "list" => named(n).into_iter().all(|c| {
                     if c.kind_name() == "pair" {
-                        c.field(F::Key).is_some_and(plain) && c.field(F::Value).is_some_and(plain)
+                        c.field(F::Key).is_some_and(|k| plain_in(k, src))
+                            && c.field(F::Value).is_some_and(|v| plain_in(v, src))
                     } else {
-                        plain(c)
+                        plain_in(c, src)
                     }
                 }),
                 _ => false,
             }
         }
+        let plain = |n: Node| plain_in(n, src);
         if via_first {
             // `str.format(*parts)`: the template itself comes out of the unpacked value.
             let first_arg = call
