@@ -121,8 +121,9 @@ fn f4_malformed_usage_keeps_the_inference() {
         })
         .collect();
     // Inferences at lines 7, 8 (malformed usage, kept), 11 and 13; the line-3 message counts
-    // (21 characters: `lone \ud800 surrogate` with the escape kept as its six characters).
-    assert_eq!(got, vec![(3, 24), (3, 24), (4, 27), (5, 32)]);
+    // (16 characters: `lone \ud800 surrogate` with the lone surrogate one character, as
+    // Python's `len` counts it).
+    assert_eq!(got, vec![(3, 19), (3, 19), (4, 22), (5, 27)]);
     assert!(err.contains(&format!("{M}/bad.jsonl:7: field `usage` must be an object, found a string; usage treated as absent (the inference is kept)")), "{err}");
     assert!(err.contains(&format!("{M}/bad.jsonl:8: field `input_tokens` must be a non-negative integer, found -5; usage treated as absent (the inference is kept)")), "{err}");
 
@@ -383,7 +384,7 @@ fn f10_nits() {
         &format!("{M}/stackA.toml"),
         &format!("{M}/bad.jsonl"),
     ]);
-    assert!(err.contains(&format!("{M}/bad.jsonl:3: lone surrogate escape `\\ud800` is not Unicode text; kept as the text `\\ud800` (Python's json accepts it)")), "{err}");
+    assert!(err.contains(&format!("{M}/bad.jsonl:3: lone surrogate escape `\\ud800` is not Unicode text; kept as the private-use stand-in U+10F000 (one character, as in Python's json, which accepts it)")), "{err}");
 
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("c.toml");

@@ -36,7 +36,7 @@
 use crate::completion::{self, CompletionInput, CompletionVerdict};
 use crate::guardrails::config::{CompletionMode, OnBlock, ReplayConfig};
 use crate::guardrails::matching::{MatchMode, Pattern};
-use crate::guardrails::{Bits, CallKeys, GuardrailSet, KeyCache, Proposed, TraceState};
+use crate::guardrails::{Bits, CallKeys, GuardrailSet, KeyBits, KeyCache, Proposed, TraceState};
 use crate::kb::KnowledgeBase;
 use crate::trace::{
     CallRecord, CallStatus, CompletionRecord, Epoch, Event, ReadStats, Record, Skip, TraceInfo,
@@ -711,10 +711,13 @@ impl<'a> Replayer<'a> {
         } else {
             self.no_bits.clone()
         };
-        let key_bits: Bits = if self.modes.1 {
+        let key_bits: KeyBits = if self.modes.1 {
             self.cache.key(set, keys.canonical, keys.partial)
         } else {
-            self.no_bits.clone()
+            KeyBits {
+                any: self.no_bits.clone(),
+                every: self.no_bits.clone(),
+            }
         };
         let hist_sub: Bits = if keys.resolved == keys.raw || !self.modes.0 {
             sub_bits.clone()

@@ -20,7 +20,7 @@
 //!    (`request_human_approval(...)`, the `human_approval_response:<request_id>` binding,
 //!    `wait_for_next_event()`, `get_response(request_id)` as a lookup, not a poll).
 
-use super::matching::MatchMode;
+use super::matching::{MatchMode, Pattern};
 use super::{Block, Guardrail, GuardrailSet, Proposed, TraceState};
 use serde_json::Value;
 
@@ -68,12 +68,9 @@ impl ApprovalRequired {
             return None;
         }
         let key = call.key(g.mode);
-        if self.use_records
-            && st
-                .approvals
-                .check(g.mode, key, g.mode == MatchMode::Key && call.keys.partial)
-                .is_some()
-        {
+        let gates: Option<Vec<&Pattern>> = (g.mode == MatchMode::Key && call.keys.partial)
+            .then(|| self.patterns.iter().map(|&p| &set.patterns[p]).collect());
+        if self.use_records && st.approvals.check(g.mode, key, gates.as_deref()).is_some() {
             return None;
         }
         let word = match g.mode {

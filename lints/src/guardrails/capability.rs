@@ -6,9 +6,11 @@
 //! Colony's, character for character:
 //! `Action '{key}' is blocked by guardrail (prefix '{p}').` / `Use a different action or switch
 //! mode.` and `Action '{key}' is not in the allowed set.` / `Allowed prefixes: {python list}`.
-//! In `key` mode "prefix" reads "pattern".
+//! In `key` mode "prefix" reads "pattern". An allow list grants, so in `key` mode a key that
+//! could not be resolved passes only when every key the dispatcher could resolve it to is
+//! allowed (see [`super::matching`]); the reason then names a reachable key outside the list.
 
-use super::matching::{py_repr_list, MatchMode};
+use super::matching::{first_uncovered, py_repr_list, MatchMode, Pattern};
 use super::{Block, Guardrail, GuardrailSet, Proposed};
 
 /// A compiled capability boundary.
@@ -42,19 +44,39 @@ impl CapabilityBoundary {
                 });
             }
         }
-        if let Some(allow) = &self.allow {
-            if !allow.iter().any(|&p| call.matches(set, p)) {
-                let words = match g.mode {
-                    MatchMode::Substring => "prefixes",
-                    MatchMode::Key => "patterns",
-                };
-                return Some(Block {
-                    guardrail: g.id.clone(),
-                    reason: format!("Action '{key}' is not in the allowed set."),
-                    suggestion: format!("Allowed {words}: {}", py_repr_list(&self.allow_text)),
-                });
-            }
+        let allow = self.allow.as_ref()?;
+        let words = match g.mode {
+            MatchMode::Substring => "prefixes",
+            MatchMode::Key => "patterns",
+        };
+        let suggestion = format!("Allowed {words}: {}", py_repr_list(&self.allow_text));
+        // An allow list grants: an unresolved key passes only when every key the dispatcher
+        // could resolve it to is allowed (issue 6 R3), by one pattern or several together.
+        if allow.iter().any(|&p| call.matches_every(set, p)) {
+            return None;
         }
-        None
+        let some = allow.iter().any(|&p| call.matches(set, p));
+        if some && g.mode == MatchMode::Key && call.keys.partial {
+            let pats: Vec<&Pattern> = allow.iter().map(|&p| &set.patterns[p]).collect();
+            let outside =
+                first_uncovered(key, |_, _| true, |k, s| pats.iter().any(|p| p.covers(k, s)))?;
+            return Some(Block {
+                guardrail: g.id.clone(),
+                reason: format!(
+                    "Action '{key}' is not in the allowed set: the key is not resolved and the dispatcher could resolve it to '{outside}'."
+                ),
+                suggestion: format!(
+                    "{suggestion}. Give the knowledge base (--kb) or record the resolved key (`action_key`) to replay the key it dispatched to."
+                ),
+            });
+        }
+        if some {
+            return None;
+        }
+        Some(Block {
+            guardrail: g.id.clone(),
+            reason: format!("Action '{key}' is not in the allowed set."),
+            suggestion,
+        })
     }
 }

@@ -549,7 +549,7 @@ fn parse_one(
                 let ap = pattern(set, &after, &after_v.span)?;
                 rules.push(temporal::OrderRule {
                     after: ap,
-                    before_watch: set.add_watch(bp, status),
+                    before_watch: set.add_watch(bp, status, true),
                     before_text: before,
                 });
             }
@@ -681,7 +681,7 @@ fn parse_one(
             };
             Kind::RateLimit(rate_limit::RateLimit {
                 pattern: pid,
-                watch: set.add_watch(pid, status),
+                watch: set.add_watch(pid, status, false),
                 max,
                 window,
                 suggestion: opt_string(d, t, "suggestion")?.unwrap_or_default(),
@@ -918,7 +918,7 @@ fn semantic_constraint(
                 }
             };
             semantic::Verifier::Evidence {
-                watch: set.add_watch(pid, status),
+                watch: set.add_watch(pid, status, true),
                 prior_match,
             }
         }
@@ -1005,7 +1005,7 @@ fn args_rule(
                 let pid =
                     set.add_pattern(compile_pattern(d, s, mode, &p.span)?);
                 Prior::Call {
-                    watch: set.add_watch(pid, require_status.unwrap_or_default()),
+                    watch: set.add_watch(pid, require_status.unwrap_or_default(), true),
                     text: s.clone(),
                 }
             }
@@ -1022,7 +1022,7 @@ fn args_rule(
                             compile_pattern(d, &s, mode, &c.span)?,
                         );
                         Prior::Call {
-                            watch: set.add_watch(pid, status),
+                            watch: set.add_watch(pid, status, true),
                             text: s,
                         }
                     }

@@ -36,6 +36,18 @@
 //!
 //! So an unresolvable short or over-long key cannot slip past a gate (colony-reference §4.5).
 //!
+//! That "some reachable key matches" reading is right where a match *restricts* (a block list,
+//! an approval gate, a rate-limit count, the target of an ordering rule). Where a match
+//! *grants* (a capability-boundary allow list, an approval record covering the key, a prior
+//! call that satisfies an ordering rule or a constraint's evidence), an unresolved key counts
+//! only when **every** key it would be dispatched to matches ([`Pattern::matches_every`],
+//! [`every_reachable`], which names those keys); otherwise
+//! `DesignProcessCapability.ProjectAuthoringCapability.ProjectAuthoringCapability.delete_file`
+//! would pass `allow = ["DesignProcessCapability.**"]` although the dispatcher sends it to
+//! `ProjectAuthoringCapability.ProjectAuthoringCapability.delete_file` (issue 6 R3), and a short
+//! key `delete_file` would pass `allow = ["DesignProcessCapability.**"]` because *some* key
+//! ending in it is allowed.
+//!
 //! In both modes `|` separates alternatives within one pattern.
 
 use std::fmt;
@@ -213,6 +225,101 @@ impl Pattern {
         })
     }
 
+    /// Key mode: true when an alternative matches the segments `segs` exactly.
+    fn glob_segs(&self, segs: &[&str]) -> bool {
+        self.alts.iter().any(|a| match a {
+            Alt::Glob(p) => glob(p, segs),
+            Alt::Sub(_) => false,
+        })
+    }
+
+    /// Key mode: true when some key `W.K` (`W` one or more segments, `K` = `segs`) matches, as
+    /// the suffix match of a short key may reach (step 2, "some" reading).
+    fn some_suffixed(&self, segs: &[&str]) -> bool {
+        self.alts.iter().any(|a| match a {
+            Alt::Glob(p) => (1..=p.len()).any(|j| glob(&p[j..], segs)),
+            Alt::Sub(_) => false,
+        })
+    }
+
+    /// Key mode: true when *every* key `W.K` (`W` one or more arbitrary segments, `K` =
+    /// `segs`) matches one alternative: the alternative starts with wildcard segments (`**`,
+    /// `*`) that absorb `W` and possibly a head of `K`, and the rest matches the remainder of
+    /// `K` exactly. A sufficient test (an exotic glob that covers every such key in another
+    /// way is not recognised), so it errs towards "not covered".
+    fn every_suffixed(&self, segs: &[&str]) -> bool {
+        self.alts.iter().any(|a| {
+            let Alt::Glob(p) = a else { return false };
+            let mut stars = 0;
+            let mut many = false;
+            for (u, seg) in p.iter().enumerate() {
+                match seg {
+                    Seg::Many => many = true,
+                    Seg::One(t) if t.as_slice() == [Tok::Star] => stars += 1,
+                    _ => break,
+                }
+                // `p[..=u]` matches any run of at least `stars` segments when it holds a `**`:
+                // `W` plus the first `i` segments of `K`.
+                if many && (0..=segs.len()).any(|i| stars <= i + 1 && glob(&p[u + 1..], &segs[i..]))
+                {
+                    return true;
+                }
+            }
+            false
+        })
+    }
+
+    /// Key mode: true when every key ending in `segs` (`W.K`, `W` one or more segments) that
+    /// `gate` matches is matched by this pattern too: this pattern covers every such key, or
+    /// each alternative of `gate` that reaches some such key is also an alternative of this
+    /// pattern (an approval whose action type repeats the gate's pattern). Sufficient, not
+    /// necessary (errs towards "not covered").
+    pub fn covers_suffixed_within(&self, gate: &Pattern, segs: &[&str]) -> bool {
+        self.every_suffixed(segs)
+            || gate.alts.iter().all(|a| match a {
+                Alt::Glob(p) => {
+                    !(1..=p.len()).any(|j| glob(&p[j..], segs)) || self.alts.contains(a)
+                }
+                Alt::Sub(_) => true,
+            })
+    }
+
+    /// Key mode, for an unresolved key where a match *grants* (see the module docs): true when
+    /// every key the dispatcher could resolve `key` to matches this pattern.
+    pub fn matches_every(&self, key: &str) -> bool {
+        every_reachable(
+            key,
+            |_, _| true,
+            |segs, suffixed| {
+                if suffixed {
+                    self.every_suffixed(segs)
+                } else {
+                    self.glob_segs(segs)
+                }
+            },
+        )
+    }
+
+    /// Key mode: [`Pattern::matches`] of a reachable key (`suffixed`: any key ending in
+    /// `segs`, "some" reading), for [`every_reachable`]'s `within`.
+    pub fn reaches(&self, segs: &[&str], suffixed: bool) -> bool {
+        if suffixed {
+            self.some_suffixed(segs)
+        } else {
+            self.glob_segs(segs)
+        }
+    }
+
+    /// Key mode: [`Pattern::matches_every`] of a reachable key (`suffixed`: every key ending in
+    /// `segs`), for [`every_reachable`]'s `cover`.
+    pub fn covers(&self, segs: &[&str], suffixed: bool) -> bool {
+        if suffixed {
+            self.every_suffixed(segs)
+        } else {
+            self.glob_segs(segs)
+        }
+    }
+
     /// Convenience: matches `key`, lower-casing it when needed, not partial.
     pub fn is_match(&self, key: &str) -> bool {
         match self.mode {
@@ -220,6 +327,53 @@ impl Pattern {
             MatchMode::Key => self.matches(key, "", false),
         }
     }
+}
+
+/// Grant-polarity matching of an unresolved key (issue 6 R3): true when every key Colony's
+/// dispatcher would resolve `key` to (see below), *among those `within` accepts*, is accepted
+/// by `cover`. Both closures get a reachable key as segments and `suffixed`: `false` for that
+/// exact key, `true` for "any key ending in these segments" (`within` then answers whether
+/// *some* such key is concerned, `cover` whether *every* such key is covered).
+///
+/// The keys, by the dispatcher's steps (colony-reference §2.3) and the shape of its registry
+/// (compound keys `Class.dispatch.action` have three segments; standalone functions one):
+/// - three or more segments: the last three (the key itself when it has three; a longer key
+///   can only be registered through its prefix strip, which stops at the first registered
+///   candidate, the compound key it ends with);
+/// - two segments: any key ending in them (suffix match) and the last segment (prefix strip
+///   to a standalone function);
+/// - one segment: the key itself (a standalone function) and any key ending in it.
+///
+/// Assumed: a three-segment key names a registered action (the prompt shows agents these
+/// keys). Colony would send an *unregistered* three-segment key on to a standalone function
+/// named like its last segment; that route is not modelled here (the "some" reading of gates
+/// and block lists does include it).
+///
+/// An allow list is `every_reachable(key, |_, _| true, |k, s| allow.any(covers k))`; an
+/// approval for a gated key is `every_reachable(key, gated, approved)`: the approval must cover
+/// every reachable key the gate applies to.
+pub fn every_reachable(
+    key: &str,
+    within: impl Fn(&[&str], bool) -> bool,
+    cover: impl Fn(&[&str], bool) -> bool,
+) -> bool {
+    first_uncovered(key, within, cover).is_none()
+}
+
+/// The first reachable key of [`every_reachable`] that `within` accepts and `cover` does not,
+/// as text (`**.K` for "some key ending in `K`"); `None` when every one is covered.
+pub fn first_uncovered(
+    key: &str,
+    within: impl Fn(&[&str], bool) -> bool,
+    cover: impl Fn(&[&str], bool) -> bool,
+) -> Option<String> {
+    let segs: Vec<&str> = key.split('.').collect();
+    let n = segs.len();
+    let exact = &segs[n.saturating_sub(if n >= 3 { 3 } else { 1 })..];
+    if within(exact, false) && !cover(exact, false) {
+        return Some(exact.join("."));
+    }
+    (n < 3 && within(&segs, true) && !cover(&segs, true)).then(|| format!("**.{key}"))
 }
 
 fn glob(p: &[Seg], k: &[&str]) -> bool {
@@ -385,6 +539,61 @@ mod tests {
             gate,
             "functions.DesignProcessCapability.DesignProcessCapability.create_decomposition"
         ));
+    }
+
+    #[test]
+    fn grants_need_every_reachable_key() {
+        let every = |p: &str, k: &str| {
+            Pattern::compile(p, MatchMode::Key)
+                .unwrap()
+                .matches_every(k)
+        };
+        let allow = "DesignProcessCapability.**";
+        // Extra leading segments: the dispatcher strips them (issue 6 R3 re-test).
+        let slip = "DesignProcessCapability.ProjectAuthoringCapability.ProjectAuthoringCapability.delete_file";
+        assert!(partial(allow, slip), "some reachable key matches");
+        assert!(!every(allow, slip), "but not every one");
+        assert!(every(
+            allow,
+            "DesignProcessCapability.DesignProcessCapability.create_decomposition"
+        ));
+        assert!(every(
+            allow,
+            "functions.DesignProcessCapability.DesignProcessCapability.x"
+        ));
+        // Short keys reach any key ending in them (suffix match) and a standalone function.
+        assert!(!every(allow, "delete_file"));
+        assert!(!every(allow, "DesignProcessCapability.delete_file"));
+        assert!(every("get_*", "get_agent_status"));
+        assert!(every("get_*", "functions.get_agent_status"));
+        assert!(every("*.get_agent_status", "get_agent_status"));
+        assert!(every("**", "a"));
+        assert!(!every("A.b.get_agent_status", "get_agent_status"));
+        assert!(
+            !every("*.*.get_agent_status", "get_agent_status"),
+            "needs two segments before"
+        );
+        // A union of patterns covers what no single one does.
+        let a = Pattern::compile("A.**", MatchMode::Key).unwrap();
+        let m = Pattern::compile("m", MatchMode::Key).unwrap();
+        let union =
+            |k: &str| every_reachable(k, |_, _| true, |s, x| a.covers(s, x) || m.covers(s, x));
+        assert!(union("A.m"));
+        assert!(!every("A.**", "A.m"));
+        assert!(!union("A.n"));
+        assert_eq!(
+            first_uncovered(slip, |_, _| true, |s, x| a.covers(s, x)).as_deref(),
+            Some("ProjectAuthoringCapability.ProjectAuthoringCapability.delete_file")
+        );
+        // An approval repeating the gate's pattern covers every gated key ending in a short key.
+        let gate = Pattern::compile(
+            "DesignProcessCapability.create_decomposition",
+            MatchMode::Key,
+        )
+        .unwrap();
+        assert!(gate.covers_suffixed_within(&gate, &["create_decomposition"]));
+        let wide = Pattern::compile("create_decomposition", MatchMode::Key).unwrap();
+        assert!(!gate.covers_suffixed_within(&wide, &["create_decomposition"]));
     }
 
     #[test]

@@ -160,6 +160,11 @@ pub struct Watch {
     pub pattern: usize,
     /// Status filter.
     pub status: StatusSet,
+    /// True when a matching record *grants* (a prior that satisfies an ordering rule or a
+    /// constraint's evidence): a record with an unresolved key then matches only when every key
+    /// it can reach matches ([`matching::Pattern::matches_every`]). False when matches count
+    /// against the call (a rate limit): any reachable key counts.
+    pub grant: bool,
 }
 
 /// An equality index for an args-aware rule whose `prior-params-match` only compares values
@@ -215,16 +220,21 @@ impl GuardrailSet {
         self.patterns.len() - 1
     }
 
-    /// Adds a watch; returns its id. Identical watches share an id.
-    pub fn add_watch(&mut self, pattern: usize, status: StatusSet) -> usize {
+    /// Adds a watch (`grant`: see [`Watch::grant`]); returns its id. Identical watches share
+    /// an id.
+    pub fn add_watch(&mut self, pattern: usize, status: StatusSet, grant: bool) -> usize {
         if let Some(i) = self
             .watches
             .iter()
-            .position(|w| w.pattern == pattern && w.status == status)
+            .position(|w| w.pattern == pattern && w.status == status && w.grant == grant)
         {
             return i;
         }
-        self.watches.push(Watch { pattern, status });
+        self.watches.push(Watch {
+            pattern,
+            status,
+            grant,
+        });
         self.watches.len() - 1
     }
 
@@ -252,13 +262,23 @@ fn bit(bits: &[u64], i: usize) -> bool {
         .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
 }
 
+/// The key-mode pattern bits of one canonical key: `any` (the pattern matches some key it can
+/// reach) and `every` (it matches every key it can reach); the same bits for a resolved key.
+#[derive(Debug, Clone)]
+pub struct KeyBits {
+    /// Some reachable key matches (restricting matches: gates, block lists, counts).
+    pub any: Bits,
+    /// Every reachable key matches (granting matches: allow lists, satisfying priors).
+    pub every: Bits,
+}
+
 /// Caches the pattern bits of key strings (keys repeat a lot in real traces). Bounded: cleared
 /// when it grows past a limit.
 #[derive(Debug, Default)]
 pub struct KeyCache {
     sub: FxHashMap<Box<str>, Bits>,
     full: FxHashMap<Box<str>, Bits>,
-    partial: FxHashMap<Box<str>, Bits>,
+    partial: FxHashMap<Box<str>, KeyBits>,
 }
 
 const KEY_CACHE_LIMIT: usize = 100_000;
@@ -278,21 +298,44 @@ impl KeyCache {
         b
     }
 
-    /// Bits of the key-mode patterns matching the canonical `key`.
-    pub fn key(&mut self, set: &GuardrailSet, key: &str, partial: bool) -> Bits {
-        let map = if partial {
-            &mut self.partial
-        } else {
-            &mut self.full
-        };
-        if let Some(b) = map.get(key) {
+    /// Bits of the key-mode patterns matching the canonical `key` (`partial`: unresolved,
+    /// see [`KeyBits`]).
+    pub fn key(&mut self, set: &GuardrailSet, key: &str, partial: bool) -> KeyBits {
+        if !partial {
+            if let Some(b) = self.full.get(key) {
+                return KeyBits {
+                    any: b.clone(),
+                    every: b.clone(),
+                };
+            }
+            let b = compute(set, MatchMode::Key, key, "", false);
+            if self.full.len() > KEY_CACHE_LIMIT {
+                self.full.clear();
+            }
+            self.full.insert(key.into(), b.clone());
+            return KeyBits {
+                any: b.clone(),
+                every: b,
+            };
+        }
+        if let Some(b) = self.partial.get(key) {
             return b.clone();
         }
-        let b = compute(set, MatchMode::Key, key, "", partial);
-        if map.len() > KEY_CACHE_LIMIT {
-            map.clear();
+        let any = compute(set, MatchMode::Key, key, "", true);
+        let mut words = vec![0u64; set.patterns.len().div_ceil(64).max(1)];
+        for (i, p) in set.patterns.iter().enumerate() {
+            if p.mode == MatchMode::Key && bit(&any, i) && p.matches_every(key) {
+                words[i / 64] |= 1 << (i % 64);
+            }
         }
-        map.insert(key.into(), b.clone());
+        let b = KeyBits {
+            any,
+            every: words.into(),
+        };
+        if self.partial.len() > KEY_CACHE_LIMIT {
+            self.partial.clear();
+        }
+        self.partial.insert(key.into(), b.clone());
         b
     }
 }
@@ -330,7 +373,7 @@ pub struct Proposed<'a> {
     /// Substring-mode pattern bits of the raw key.
     pub sub_bits: Bits,
     /// Key-mode pattern bits of the canonical key.
-    pub key_bits: Bits,
+    pub key_bits: KeyBits,
     /// Its parameters.
     pub params: &'a RawJson,
     parsed: OnceCell<Map<String, Value>>,
@@ -345,7 +388,7 @@ impl<'a> Proposed<'a> {
     pub fn new(
         keys: &'a CallKeys<'a>,
         sub_bits: Bits,
-        key_bits: Bits,
+        key_bits: KeyBits,
         params: &'a RawJson,
         now: Option<f64>,
     ) -> Self {
@@ -360,11 +403,22 @@ impl<'a> Proposed<'a> {
         }
     }
 
-    /// True when pattern `pid` matches this call (in the pattern's own mode).
+    /// True when pattern `pid` matches this call (in the pattern's own mode), for a match that
+    /// *restricts* the call (a gate, a block list, a rule's target): an unresolved key matches
+    /// when some key it can reach does.
     pub fn matches(&self, set: &GuardrailSet, pid: usize) -> bool {
         match set.patterns[pid].mode {
             MatchMode::Substring => bit(&self.sub_bits, pid),
-            MatchMode::Key => bit(&self.key_bits, pid),
+            MatchMode::Key => bit(&self.key_bits.any, pid),
+        }
+    }
+
+    /// True when pattern `pid` matches this call for a match that *grants* (an exemption): an
+    /// unresolved key matches only when every key it can reach does (issue 6 R3).
+    pub fn matches_every(&self, set: &GuardrailSet, pid: usize) -> bool {
+        match set.patterns[pid].mode {
+            MatchMode::Substring => bit(&self.sub_bits, pid),
+            MatchMode::Key => bit(&self.key_bits.every, pid),
         }
     }
 
@@ -758,34 +812,51 @@ impl Approvals {
         self.entries.push(entry);
     }
 
-    fn covers(e: &ApprovalEntry, mode: MatchMode, key: &str, partial: bool) -> bool {
+    fn covers(e: &ApprovalEntry, mode: MatchMode, key: &str, gates: Option<&[&Pattern]>) -> bool {
         let Some(t) = e.record.action_type.as_deref().filter(|t| !t.is_empty()) else {
             return false;
         };
         match mode {
             MatchMode::Substring => key.to_lowercase().contains(&t.to_lowercase()),
-            MatchMode::Key => e
-                .pattern
-                .as_ref()
-                .is_some_and(|p| p.matches(key, "", partial)),
+            MatchMode::Key => e.pattern.as_ref().is_some_and(|p| match gates {
+                None => p.matches(key, "", false),
+                // An approval grants: it covers an unresolved key only when it covers every
+                // reachable key the gate applies to (issue 6 R3).
+                Some(gates) => matching::every_reachable(
+                    key,
+                    |k, s| gates.iter().any(|g| g.reaches(k, s)),
+                    |k, s| {
+                        if s {
+                            gates.iter().all(|g| p.covers_suffixed_within(g, k))
+                        } else {
+                            p.covers(k, false)
+                        }
+                    },
+                ),
+            }),
         }
     }
 
     /// Colony `has_active_approval_for`: an `approve_all` whose action type covers the key
     /// (not consumed); else the first unconsumed `approve_once` that covers it (consumed now,
     /// at check time); else a legacy untyped approve-like response (any gated key, not
-    /// consumed). Returns the request id (or `""`) that allowed the call.
-    pub fn check(&mut self, mode: MatchMode, key: &str, partial: bool) -> Option<String> {
+    /// consumed). Returns the request id (or `""`) that allowed the call. `gates`: for an
+    /// unresolved key in `key` mode, the gate patterns; an approval then covers the key only
+    /// when it covers every key the key can reach that a gate applies to.
+    pub fn check(
+        &mut self,
+        mode: MatchMode,
+        key: &str,
+        gates: Option<&[&Pattern]>,
+    ) -> Option<String> {
         let id = |e: &ApprovalEntry| e.record.request_id.clone().unwrap_or_default();
         for e in &self.entries {
-            if e.record.choice == "approve_all" && Self::covers(e, mode, key, partial) {
+            if e.record.choice == "approve_all" && Self::covers(e, mode, key, gates) {
                 return Some(id(e));
             }
         }
         for e in &mut self.entries {
-            if e.record.choice == "approve_once"
-                && !e.consumed
-                && Self::covers(e, mode, key, partial)
+            if e.record.choice == "approve_once" && !e.consumed && Self::covers(e, mode, key, gates)
             {
                 e.consumed = true;
                 return Some(id(e));
@@ -875,7 +946,7 @@ impl TraceState {
         &mut self,
         set: &GuardrailSet,
         sub_bits: &[u64],
-        key_bits: &[u64],
+        key_bits: &KeyBits,
         status: CallStatus,
         call: &CallRecord,
     ) {
@@ -883,7 +954,8 @@ impl TraceState {
         let matches_watch = |w: &Watch| {
             let hit = match set.patterns[w.pattern].mode {
                 MatchMode::Substring => bit(sub_bits, w.pattern),
-                MatchMode::Key => bit(key_bits, w.pattern),
+                MatchMode::Key if w.grant => bit(&key_bits.every, w.pattern),
+                MatchMode::Key => bit(&key_bits.any, w.pattern),
             };
             hit && w.status.allows(status)
         };
@@ -1063,27 +1135,27 @@ mod tests {
         a.add(&rec("r2", Some("X.apply"), "reject"));
         let key = "X.X.apply";
         assert_eq!(
-            a.check(MatchMode::Substring, key, false).as_deref(),
+            a.check(MatchMode::Substring, key, None).as_deref(),
             Some("r1")
         );
-        assert_eq!(a.check(MatchMode::Substring, key, false), None, "consumed");
+        assert_eq!(a.check(MatchMode::Substring, key, None), None, "consumed");
         // A later answer to the same request replaces it in place.
         a.add(&rec("r2", Some("X.apply"), "approve_all"));
         assert_eq!(
-            a.check(MatchMode::Substring, key, false).as_deref(),
+            a.check(MatchMode::Substring, key, None).as_deref(),
             Some("r2")
         );
         assert_eq!(
-            a.check(MatchMode::Substring, key, false).as_deref(),
+            a.check(MatchMode::Substring, key, None).as_deref(),
             Some("r2")
         );
         // Typed choices are case-sensitive; legacy untyped ones are not, and cover any key.
         let mut b = Approvals::default();
         b.add(&rec("r3", Some("X.apply"), "APPROVE_ALL"));
-        assert_eq!(b.check(MatchMode::Substring, key, false), None);
+        assert_eq!(b.check(MatchMode::Substring, key, None), None);
         b.add(&rec("r4", None, "Yes"));
         assert_eq!(
-            b.check(MatchMode::Substring, "Other.o.thing", false)
+            b.check(MatchMode::Substring, "Other.o.thing", None)
                 .as_deref(),
             Some("r4")
         );

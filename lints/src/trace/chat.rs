@@ -348,7 +348,7 @@ fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
     } else {
         // Lone surrogate escapes in the arguments text read as Python's json reads them
         // (see `surrogates`).
-        let fixed = super::surrogates::escape_lone_surrogates(&s);
+        let fixed = super::surrogates::escape_lone_surrogates_inner(&s);
         match serde_json::from_str::<Value>(fixed.as_ref().map_or(s.as_str(), |f| f.0.as_str())) {
             Ok(v @ Value::Object(_)) => Some(v),
             _ => None,

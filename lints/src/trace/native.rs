@@ -614,13 +614,21 @@ fn parse_line_at(line: &str) -> Result<(Record, Vec<String>), (String, Option<u6
     // so that the fast and general paths read the same record (issue 6 R7).
     if super::surrogates::may_have_surrogate_escape(line) {
         if let Some((fixed, at)) = super::surrogates::escape_lone_surrogates(line) {
-            let warning = super::surrogates::warning(&line[at[0]..at[0] + 6], at.len());
-            return parse_line_at(&fixed).map(|(r, mut w)| {
-                w.insert(0, warning);
+            let warning = at
+                .first()
+                .map(|&a| super::surrogates::warning(&line[a..a + 6], at.len()));
+            return parse_rewritten(&fixed).map(|(r, mut w)| {
+                w.splice(0..0, warning);
                 (r, w)
             });
         }
     }
+    parse_rewritten(line)
+}
+
+/// [`parse_line_at`] of a line whose surrogate escapes were already rewritten (never rewritten
+/// twice: the stand-ins would be taken for real reserved characters).
+fn parse_rewritten(line: &str) -> Result<(Record, Vec<String>), (String, Option<u64>)> {
     // Lines that start `{"rec":"KIND"` with another kind skip the fast path (whose failure
     // would only cost an error value).
     let hint = line.strip_prefix("{\"rec\":\"").and_then(|rest| {
