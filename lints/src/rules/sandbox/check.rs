@@ -2390,9 +2390,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if n.kind_name() == "call" {
                     let f = n
                         .field(F::Function)
+                        .map(unparen)
                         .filter(|f| f.kind_name() == "attribute");
                     let base = f
                         .and_then(|f| f.field(F::Object))
+                        .map(unparen)
                         .filter(|b| b.kind_name() == "identifier");
                     let meth = f.and_then(|f| f.field(F::Attribute)).map(|a| ident(a, src));
                     if let (Some(b), Some(m)) = (base, meth) {
@@ -2532,8 +2534,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }) {
                 top = a;
             }
-            let called = top.parent().is_some_and(|c| {
-                c.kind_name() == "call" && c.field(F::Function).is_some_and(|f| f.id() == top.id())
+            // Through parentheses: `(g)()` calls `g`.
+            let mut callee = top;
+            while let Some(p) = callee
+                .parent()
+                .filter(|p| p.kind_name() == "parenthesized_expression")
+            {
+                callee = p;
+            }
+            let called = callee.parent().is_some_and(|c| {
+                c.kind_name() == "call"
+                    && c.field(F::Function).is_some_and(|f| f.id() == callee.id())
             });
             let name = ident(n, src).into_owned();
             if called {
