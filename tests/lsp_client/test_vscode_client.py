@@ -72,7 +72,13 @@ async def test_vscode_diagnostics_one_path_with_utf16_columns(client: LanguageCl
     # `s = '` 5 units, the emoji 2, `'; ` 3, `import ` 7: `os` starts at UTF-16 column 17.
     assert (d.range.start.line, d.range.start.character) == (0, 17)
     assert d.source == "cellguard"
-    assert d.code_description.href.endswith("/blocked-import")
+    # The rule doc link: docs/rules/<name>.md of the source tree the binary was built from.
+    href = d.code_description.href
+    assert href.startswith("file://") and href.endswith("/docs/rules/blocked-import.md"), href
+    from urllib.parse import unquote, urlparse
+
+    page = pathlib.Path(unquote(urlparse(href).path))
+    assert page.read_text(encoding="utf-8").startswith("# blocked-import (IMP001)")
 
 
 async def test_vscode_fix_all_and_hover(client: LanguageClient):
