@@ -2341,7 +2341,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             for n in parse::walk(root) {
                 // `results["m"] = X` then `results["m"]`: the data names' items (key `name[]`).
                 if n.kind_name() == "assignment" {
-                    if let (Some(l), Some(r)) = (n.field(F::Left), n.field(F::Right)) {
+                    if let (Some(l), Some(r)) = (n.field(F::Left).map(unparen), n.field(F::Right)) {
                         let base = (l.kind_name() == "subscript")
                             .then(|| l.field(F::Value))
                             .flatten()
@@ -2495,22 +2495,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if named_only {
                 continue;
             }
-            // The top of the attribute chain `n` starts (`json.JSONEncoder`).
-            let mut top = n;
-            while let Some(a) = top.parent().filter(|a| {
-                a.kind_name() == "attribute"
-                    && a.field(F::Object).is_some_and(|o| o.id() == top.id())
-            }) {
-                top = a;
-            }
+            // The top of the attribute chain `n` starts (`json.JSONEncoder`,
+            // `((functools).reduce)`), through parentheses.
+            let top = chain_top(n);
             // Through parentheses: `(g)()` calls `g`.
-            let mut callee = top;
-            while let Some(p) = callee
-                .parent()
-                .filter(|p| p.kind_name() == "parenthesized_expression")
-            {
-                callee = p;
-            }
+            let callee = paren_top(top);
             let called = callee.parent().is_some_and(|c| {
                 c.kind_name() == "call"
                     && c.field(F::Function).is_some_and(|f| f.id() == callee.id())
@@ -2578,13 +2567,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 return Some(h);
             }
             // `results["m"]`: what the cell stored into an item of the name.
-            let mut held = n;
-            while let Some(pp) = held
-                .parent()
-                .filter(|x| x.kind_name() == "parenthesized_expression")
-            {
-                held = pp;
-            }
+            let held = paren_top(n);
             let p = held.parent().unwrap_or(p);
             if p.kind_name() == "subscript"
                 && p.field(F::Value).is_some_and(|v| v.id() == held.id())
@@ -6942,5 +6925,32 @@ mod tests {
         assert!(host_module_entry("os.path").is_none());
         assert!(host_module_entry("os").is_some());
         assert!(host_module_entry("importlib.util").is_some());
+    }
+}
+
+/// `n` with the parentheses around it (`((x))` for `x`): the node its parent sees.
+fn paren_top(mut n: Node) -> Node {
+    while let Some(p) = n
+        .parent()
+        .filter(|p| p.kind_name() == "parenthesized_expression")
+    {
+        n = p;
+    }
+    n
+}
+
+/// The top of the attribute chain `n` is the object of, through parentheses:
+/// `json.JSONEncoder` for `json`, and `((functools).reduce)`'s `(functools).reduce` for
+/// `functools`. `n` itself when it is not the object of an attribute.
+fn chain_top(n: Node) -> Node {
+    let mut top = n;
+    loop {
+        let up = paren_top(top);
+        match up.parent().filter(|a| {
+            a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == up.id())
+        }) {
+            Some(a) => top = a,
+            None => return top,
+        }
     }
 }
