@@ -6896,6 +6896,33 @@ fn has_string_annotation(def: Node, future: bool) -> bool {
     anns.iter().any(|a| future || has_string(*a))
 }
 
+/// `n` with the parentheses around it (`((x))` for `x`): the node its parent sees.
+fn paren_top(mut n: Node) -> Node {
+    while let Some(p) = n
+        .parent()
+        .filter(|p| p.kind_name() == "parenthesized_expression")
+    {
+        n = p;
+    }
+    n
+}
+
+/// The top of the attribute chain `n` is the object of, through parentheses:
+/// `json.JSONEncoder` for `json`, and `((functools).reduce)`'s `(functools).reduce` for
+/// `functools`. `n` itself when it is not the object of an attribute.
+fn chain_top(n: Node) -> Node {
+    let mut top = n;
+    loop {
+        let up = paren_top(top);
+        match up.parent().filter(|a| {
+            a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == up.id())
+        }) {
+            Some(a) => top = a,
+            None => return top,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -6925,32 +6952,5 @@ mod tests {
         assert!(host_module_entry("os.path").is_none());
         assert!(host_module_entry("os").is_some());
         assert!(host_module_entry("importlib.util").is_some());
-    }
-}
-
-/// `n` with the parentheses around it (`((x))` for `x`): the node its parent sees.
-fn paren_top(mut n: Node) -> Node {
-    while let Some(p) = n
-        .parent()
-        .filter(|p| p.kind_name() == "parenthesized_expression")
-    {
-        n = p;
-    }
-    n
-}
-
-/// The top of the attribute chain `n` is the object of, through parentheses:
-/// `json.JSONEncoder` for `json`, and `((functools).reduce)`'s `(functools).reduce` for
-/// `functools`. `n` itself when it is not the object of an attribute.
-fn chain_top(n: Node) -> Node {
-    let mut top = n;
-    loop {
-        let up = paren_top(top);
-        match up.parent().filter(|a| {
-            a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == up.id())
-        }) {
-            Some(a) => top = a,
-            None => return top,
-        }
     }
 }
