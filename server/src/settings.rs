@@ -309,7 +309,11 @@ mod tests {
             }
             let (settings, warnings) = ClientSettings::from_value(&json!({ "settings": value }));
             assert!(warnings.is_empty(), "`{key}`: {warnings:?}");
-            assert_ne!(settings, ClientSettings::default(), "`{key}` is ignored by the server");
+            assert_ne!(
+                settings,
+                ClientSettings::default(),
+                "`{key}` is ignored by the server"
+            );
             checked += 1;
         }
         assert_eq!(checked, properties.len() - 2);
