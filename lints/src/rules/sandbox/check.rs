@@ -1569,6 +1569,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- attributes -------------------------------------------------------------------------
 
+    /// True when the cell defines `len` itself (round 5 H30: `len = lambda t: t.clear()`).
+    fn len_rebound(&self) -> bool {
+        self.root
+            .is_some_and(|r| super::containers::cell_binds(r, self.it.src, "len", true))
+    }
+
     /// SBX005 for a use of a name the host pre-binds for its own bookkeeping
     /// ([`HOST_STATE_NAMES`]) other than `len(...)` of it.
     fn check_host_state(&mut self, node: Node<'t>) {
@@ -1579,10 +1585,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if HOST_STATE_NAMES.contains(&name.as_str())
             && self.namespace_names.contains(&name)
             && self.assignments_of(&name).is_empty()
-            && !(is_len_argument(node, self.it.src)
-                && !self
-                    .root
-                    .is_some_and(|r| super::containers::cell_binds(r, self.it.src, "len", true)))
+            && (!is_len_argument(node, self.it.src) || self.len_rebound())
         {
             self.report(
                 &MODULE_ESCAPE,
