@@ -167,19 +167,27 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         on_block: args.on_block,
         epoch: args.epoch,
         // The HTML timelines need every call (kept here, bounded, by the sink); json-lines
-        // streams instead of keeping.
+        // streams and json/sarif spool instead of keeping.
         all_decisions: args.all_decisions || html,
-        keep_decisions: !streaming && !html,
+        keep_decisions: args.output_format == ReplayFormat::Text,
     };
+    let mut spool = render::DecisionSpool::new(args.output_format)
+        .context("cannot create a temporary file for the report's decisions")?;
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
     let mut report = {
         let out_ref = &mut out;
         let err_ref = &mut io_error;
         let kept = &mut html_kept;
+        let spool_ref = &mut spool;
         let mut sink = |d: &Decision| {
             if streaming && err_ref.is_none() {
                 if let Err(e) = d.write_json(out_ref) {
+                    *err_ref = Some(e);
+                }
+            }
+            if let Some(sp) = spool_ref.as_mut().filter(|_| err_ref.is_none()) {
+                if let Err(e) = sp.add(d) {
                     *err_ref = Some(e);
                 }
             }
@@ -212,9 +220,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     match args.output_format {
         ReplayFormat::Text => render::text(&report, &mut out)?,
-        ReplayFormat::Json => render::json(&report, &mut out)?,
+        ReplayFormat::Json | ReplayFormat::Sarif => match spool {
+            Some(sp) if args.output_format == ReplayFormat::Json => {
+                sp.write_json(&report, &mut out)?
+            }
+            Some(sp) => sp.write_sarif(&report, &mut out)?,
+            None => anyhow::bail!("internal: no decision spool for the report"),
+        },
         ReplayFormat::JsonLines => render::json_lines_tail(&report, &mut out)?,
-        ReplayFormat::Sarif => render::sarif(&report, &mut out)?,
         ReplayFormat::Html => {
             let more = html_kept.omitted_notable;
             report.decisions = html_kept.decisions;

@@ -5,7 +5,7 @@
 use cellguard_lints::replay::{CompletionDecision, Decision, Report, Verdict};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Seek, Write};
 
 /// `--output-format` of `cellguard replay`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,14 +36,21 @@ fn completion_json(c: &CompletionDecision) -> Value {
 }
 
 /// The `json` document: `summary`, `decisions`, then `traces` (per-trace totals),
-/// `completions` (when any), and the keys of report sections.
+/// `completions` (when any), and the keys of report sections; `decisions` holds
+/// `report.decisions` (the buffered form, kept as the tests' reference for the streamed one).
+#[cfg(test)]
 pub fn json_report(report: &Report) -> Value {
+    json_report_with(
+        report,
+        Value::Array(report.decisions.iter().map(Decision::to_json).collect()),
+    )
+}
+
+/// The `json` document with `decisions` set to the given value.
+fn json_report_with(report: &Report, decisions: Value) -> Value {
     let mut top = serde_json::Map::new();
     top.insert("summary".into(), report.summary.to_json());
-    top.insert(
-        "decisions".into(),
-        Value::Array(report.decisions.iter().map(Decision::to_json).collect()),
-    );
+    top.insert("decisions".into(), decisions);
     top.insert(
         "traces".into(),
         Value::Array(
@@ -84,7 +91,8 @@ pub fn json_report(report: &Report) -> Value {
     Value::Object(top)
 }
 
-/// Writes the `json` document.
+/// Writes the `json` document from `report.decisions` (buffered; the tests' reference).
+#[cfg(test)]
 pub fn json(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(
         out,
@@ -264,9 +272,52 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// SARIF 2.1.0: one result per listed decision (blocked: error; unreached: note; allowed but
-/// recorded blocked: warning), rule = guardrail id.
-pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+/// The SARIF result of one listed decision (blocked: error; unreached: note; allowed but
+/// recorded blocked: warning), with its trace path as a URI reference.
+fn sarif_result(d: &Decision) -> Value {
+    let (rule, level, text) = match d.decision {
+        Verdict::Blocked => (
+            d.guardrail.as_deref().unwrap_or("guardrail").to_string(),
+            "error",
+            d.reason.clone().unwrap_or_default(),
+        ),
+        Verdict::Unreached => (
+            "unreached".into(),
+            "note",
+            format!(
+                "`{}` is never reached: an earlier call of its cell was blocked",
+                d.raw_key
+            ),
+        ),
+        Verdict::Allowed => (
+            "outcome-changed".into(),
+            "warning",
+            format!(
+                "`{}` was recorded as blocked but the configured guardrails allow it",
+                d.raw_key
+            ),
+        ),
+    };
+    json!({
+        "ruleId": rule,
+        "level": level,
+        "message": {"text": text},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": super::sarif::path_uri(&d.file)},
+            "region": {"startLine": d.line}
+        }}],
+        "properties": {
+            "trace": &*d.trace, "cell": d.cell, "index": d.index,
+            "action_key": d.action_key, "raw_key": d.raw_key,
+            "recorded": d.recorded.as_str(), "decision": d.decision.as_str(),
+            "suggestion": d.suggestion,
+        }
+    })
+}
+
+/// The SARIF rule descriptors: one per guardrail that blocked, then `unreached` and
+/// `outcome-changed`, then the sections'.
+fn sarif_rules(report: &Report) -> Vec<Value> {
     let mut rules: Vec<Value> = report
         .summary
         .per_guardrail
@@ -275,57 +326,20 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         .collect();
     rules.push(json!({"id": "unreached", "shortDescription": {"text": "call never evaluated: an earlier call of its cell was blocked"}}));
     rules.push(json!({"id": "outcome-changed", "shortDescription": {"text": "recorded as blocked, allowed by the configured guardrails"}}));
-    let mut results: Vec<Value> = report
-        .decisions
-        .iter()
-        .filter(|d| d.notable())
-        .map(|d| {
-            let (rule, level, text) = match d.decision {
-                Verdict::Blocked => (
-                    d.guardrail.as_deref().unwrap_or("guardrail").to_string(),
-                    "error",
-                    d.reason.clone().unwrap_or_default(),
-                ),
-                Verdict::Unreached => (
-                    "unreached".into(),
-                    "note",
-                    format!(
-                        "`{}` is never reached: an earlier call of its cell was blocked",
-                        d.raw_key
-                    ),
-                ),
-                Verdict::Allowed => (
-                    "outcome-changed".into(),
-                    "warning",
-                    format!(
-                        "`{}` was recorded as blocked but the configured guardrails allow it",
-                        d.raw_key
-                    ),
-                ),
-            };
-            json!({
-                "ruleId": rule,
-                "level": level,
-                "message": {"text": text},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": &*d.file},
-                    "region": {"startLine": d.line}
-                }}],
-                "properties": {
-                    "trace": &*d.trace, "cell": d.cell, "index": d.index,
-                    "action_key": d.action_key, "raw_key": d.raw_key,
-                    "recorded": d.recorded.as_str(), "decision": d.decision.as_str(),
-                    "suggestion": d.suggestion,
-                }
-            })
-        })
-        .collect();
     for s in &report.sections {
         rules.extend(s.sarif_rules());
+    }
+    rules
+}
+
+/// The sections' SARIF results, trace paths as URI references.
+fn section_sarif_results(report: &Report) -> Vec<Value> {
+    let mut results = Vec::new();
+    for s in &report.sections {
         results.extend(s.sarif_results());
     }
     // Trace paths as URI references, as `cellguard check` writes them (absolute paths become
-    // `file://` URIs), for every result including the sections'.
+    // `file://` URIs).
     for r in &mut results {
         if let Some(locs) = r.get_mut("locations").and_then(Value::as_array_mut) {
             for l in locs {
@@ -337,7 +351,12 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
             }
         }
     }
-    let doc = json!({
+    results
+}
+
+/// The SARIF document with `results` set to the given value.
+fn sarif_doc(report: &Report, results: Value) -> Value {
+    json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
@@ -345,18 +364,153 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
                 "name": "cellguard",
                 "informationUri": "https://github.com/cellguard/cellguard",
                 "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
+                "rules": sarif_rules(report),
             }},
             "results": results,
         }]
-    });
+    })
+}
+
+/// SARIF 2.1.0 from `report.decisions` (buffered; the tests' reference for the streamed form):
+/// one result per listed decision, rule = guardrail id, then the sections' results.
+#[cfg(test)]
+pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    let mut results: Vec<Value> = report
+        .decisions
+        .iter()
+        .filter(|d| d.notable())
+        .map(sarif_result)
+        .collect();
+    results.extend(section_sarif_results(report));
     writeln!(
         out,
         "{}",
-        serde_json::to_string_pretty(&doc).unwrap_or_default()
+        serde_json::to_string_pretty(&sarif_doc(report, Value::Array(results))).unwrap_or_default()
     )
 }
 
+/// The listed decisions of a `json` or `sarif` report, written as they are made (each one
+/// serialised, pretty-printed at its final indentation, into an anonymous temporary file)
+/// and copied into the document when the totals are known, so that the report's memory does
+/// not grow with the number of listed decisions (the disk holds them instead: about the size
+/// of the report). Both documents put totals before the decisions (`json`: `summary` first;
+/// `sarif`: the rules, one per guardrail that blocked, before `results`), so the decisions
+/// cannot go straight to the output; the bytes equal those of the buffered writers.
+pub struct DecisionSpool {
+    format: ReplayFormat,
+    file: std::io::BufWriter<std::fs::File>,
+    entries: u64,
+}
+
+/// Marker value of the decisions' place in the document before it is spliced in.
+const SPLICE: &str = "cellguard-replay-spool";
+
+impl DecisionSpool {
+    /// A spool for `format` (`Json` or `Sarif`; `None` for the others, which stream or keep
+    /// their decisions themselves).
+    ///
+    /// Errors: the temporary file cannot be created.
+    pub fn new(format: ReplayFormat) -> std::io::Result<Option<Self>> {
+        if !matches!(format, ReplayFormat::Json | ReplayFormat::Sarif) {
+            return Ok(None);
+        }
+        Ok(Some(DecisionSpool {
+            format,
+            file: std::io::BufWriter::new(tempfile::tempfile()?),
+            entries: 0,
+        }))
+    }
+
+    /// Indentation of the array's items: `decisions` (json) is a key of the top object,
+    /// `results` (sarif) a key of `runs[0]`.
+    fn indent(&self) -> &'static str {
+        match self.format {
+            ReplayFormat::Sarif => "        ",
+            _ => "    ",
+        }
+    }
+
+    fn push(&mut self, v: &Value) -> std::io::Result<()> {
+        let indent = self.indent();
+        if self.entries > 0 {
+            self.file.write_all(b",\n")?;
+        }
+        self.entries += 1;
+        let text = serde_json::to_string_pretty(v).map_err(std::io::Error::from)?;
+        // JSON strings never hold a raw newline, so every line break is the formatter's.
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 {
+                self.file.write_all(b"\n")?;
+            }
+            self.file.write_all(indent.as_bytes())?;
+            self.file.write_all(line.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Adds one listed decision (SARIF lists only blocked, unreached and changed calls).
+    ///
+    /// Errors: writing the temporary file.
+    pub fn add(&mut self, d: &Decision) -> std::io::Result<()> {
+        match self.format {
+            ReplayFormat::Sarif if d.notable() => self.push(&sarif_result(d)),
+            ReplayFormat::Sarif => Ok(()),
+            _ => self.push(&d.to_json()),
+        }
+    }
+
+    /// Writes the whole document: `doc` (with [`SPLICE`] as the value of `key`) with the
+    /// spooled items and then `extra` in place of the marker.
+    fn write_doc(
+        mut self,
+        doc: &Value,
+        key: &str,
+        extra: &[Value],
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        for v in extra {
+            self.push(v)?;
+        }
+        let text = serde_json::to_string_pretty(doc).map_err(std::io::Error::from)?;
+        let close_indent = &self.indent()[2..];
+        // The key at exactly its own indentation (nested keys are deeper, and a quote inside a
+        // string is escaped), so the match is the array's place.
+        let marker = format!("\n{close_indent}\"{key}\": \"{SPLICE}\"");
+        let at = text.find(&marker).ok_or_else(|| {
+            std::io::Error::other(format!("internal: no `{key}` in the report document"))
+        })?;
+        let value_at = at + marker.len() - SPLICE.len() - 2;
+        out.write_all(&text.as_bytes()[..value_at])?;
+        if self.entries == 0 {
+            out.write_all(b"[]")?;
+        } else {
+            out.write_all(b"[\n")?;
+            let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
+            file.seek(std::io::SeekFrom::Start(0))?;
+            std::io::copy(&mut file, out)?;
+            write!(out, "\n{close_indent}]")?;
+        }
+        out.write_all(&text.as_bytes()[at + marker.len()..])?;
+        out.write_all(b"\n")
+    }
+
+    /// Writes the `json` document (the shape of the buffered `json_report`) with the spooled decisions.
+    ///
+    /// Errors: those of `out` and of reading back the temporary file.
+    pub fn write_json(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+        let doc = json_report_with(report, Value::String(SPLICE.into()));
+        self.write_doc(&doc, "decisions", &[], out)
+    }
+
+    /// Writes the SARIF document with the spooled decisions' results, then the sections'.
+    ///
+    /// Errors: those of `out` and of reading back the temporary file.
+    pub fn write_sarif(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+        let doc = sarif_doc(report, Value::String(SPLICE.into()));
+        let extra = section_sarif_results(report);
+        self.write_doc(&doc, "results", &extra, out)
+    }
+}
 /// Escapes text for HTML.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -527,4 +681,188 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
     }
     h.push_str("</body></html>\n");
     out.write_all(h.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cellguard_lints::replay::{Section, Summary, TraceTotals};
+    use cellguard_lints::trace::CallStatus;
+    use std::sync::Arc;
+
+    /// A report section with SARIF results (sections' results follow the decisions').
+    struct Extra(usize);
+
+    impl Section for Extra {
+        fn title(&self) -> String {
+            "extra".into()
+        }
+        fn json(&self) -> Vec<(String, Value)> {
+            vec![("extra".into(), json!({"n": self.0}))]
+        }
+        fn text(&self) -> String {
+            String::new()
+        }
+        fn html(&self) -> String {
+            String::new()
+        }
+        fn sarif_rules(&self) -> Vec<Value> {
+            vec![json!({"id": "extra-rule"})]
+        }
+        fn sarif_results(&self) -> Vec<Value> {
+            (0..self.0)
+                .map(|i| json!({"ruleId": "extra-rule", "message": {"text": format!("extra {i}")},
+                    "locations": [{"physicalLocation": {"artifactLocation": {"uri": "/abs/p q.jsonl"}}}]}))
+                .collect()
+        }
+    }
+
+    /// A report of `traces` traces of `calls` listed decisions each, cycling through blocked,
+    /// unreached, allowed-and-changed and allowed (not notable: absent from SARIF), with
+    /// strings that need escaping and a multi-line reason.
+    fn report(traces: usize, calls: usize, extra: Option<usize>) -> Report {
+        let mut r = Report::default();
+        for t in 0..traces {
+            let name: Arc<str> = format!("dir/t \"{t}\".jsonl").into();
+            for i in 0..calls {
+                let (decision, recorded) = match i % 4 {
+                    0 => (Verdict::Blocked, CallStatus::Ok),
+                    1 => (Verdict::Unreached, CallStatus::Ok),
+                    2 => (Verdict::Allowed, CallStatus::Blocked),
+                    _ => (Verdict::Allowed, CallStatus::Ok),
+                };
+                r.decisions.push(Decision {
+                    trace: name.clone(),
+                    file: name.clone(),
+                    line: (i + 1) as u64,
+                    cell: (i % 2 == 0).then_some(i as u64 / 2),
+                    index: i as u64,
+                    action_key: format!("Cap.k.m{i}"),
+                    raw_key: format!("k.m{i}\u{1b}"),
+                    recorded,
+                    decision,
+                    guardrail: (decision == Verdict::Blocked).then(|| Arc::from("gate")),
+                    reason: (decision == Verdict::Blocked).then(|| "line 1\nline \"2\"".into()),
+                    suggestion: (i % 3 == 0).then(|| "ask {first}".into()),
+                });
+            }
+            r.traces.push(TraceTotals {
+                trace: name,
+                calls: calls as u64,
+                ..Default::default()
+            });
+        }
+        r.summary = Summary {
+            traces: traces as u64,
+            calls: (traces * calls) as u64,
+            per_guardrail: if traces * calls > 0 {
+                vec![(Arc::from("gate"), 1)]
+            } else {
+                Vec::new()
+            },
+            ..Default::default()
+        };
+        if let Some(n) = extra {
+            r.sections.push(Box::new(Extra(n)));
+        }
+        r
+    }
+
+    fn streamed(r: &Report, format: ReplayFormat) -> String {
+        let mut sp = DecisionSpool::new(format).unwrap().unwrap();
+        for d in &r.decisions {
+            sp.add(d).unwrap();
+        }
+        let mut out = Vec::new();
+        match format {
+            ReplayFormat::Json => sp.write_json(r, &mut out).unwrap(),
+            _ => sp.write_sarif(r, &mut out).unwrap(),
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn streamed_json_and_sarif_equal_the_buffered_documents() {
+        for traces in [0, 1, 3] {
+            for calls in [0, 1, 2, 3, 4, 9] {
+                for extra in [None, Some(0), Some(1), Some(3)] {
+                    let r = report(traces, calls, extra);
+                    let what = format!("{traces} traces x {calls} calls, section {extra:?}");
+
+                    let mut buffered = Vec::new();
+                    json(&r, &mut buffered).unwrap();
+                    let stream = streamed(&r, ReplayFormat::Json);
+                    assert_eq!(stream, String::from_utf8(buffered).unwrap(), "json, {what}");
+                    let v: Value = serde_json::from_str(&stream).unwrap();
+                    let ds = v["decisions"].as_array().unwrap();
+                    assert_eq!(ds.len(), traces * calls, "json, {what}");
+                    for (got, d) in ds.iter().zip(&r.decisions) {
+                        assert_eq!(got, &d.to_json(), "json, {what}");
+                    }
+
+                    let mut buffered = Vec::new();
+                    sarif(&r, &mut buffered).unwrap();
+                    let stream = streamed(&r, ReplayFormat::Sarif);
+                    assert_eq!(
+                        stream,
+                        String::from_utf8(buffered).unwrap(),
+                        "sarif, {what}"
+                    );
+                    let v: Value = serde_json::from_str(&stream).unwrap();
+                    let results = v["runs"][0]["results"].as_array().unwrap();
+                    let notable: Vec<&Decision> =
+                        r.decisions.iter().filter(|d| d.notable()).collect();
+                    // Every fourth call is allowed as recorded: not a SARIF result.
+                    assert_eq!(notable.len(), traces * (calls - calls / 4), "{what}");
+                    assert_eq!(
+                        results.len(),
+                        notable.len() + extra.unwrap_or(0),
+                        "sarif, {what}"
+                    );
+                    for (got, d) in results.iter().zip(&notable) {
+                        assert_eq!(
+                            got["locations"][0]["physicalLocation"]["region"]["startLine"],
+                            json!(d.line),
+                            "{what}"
+                        );
+                        assert_eq!(got["properties"]["index"], json!(d.index), "{what}");
+                        assert_eq!(
+                            got["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                            json!(super::super::sarif::path_uri(&d.file)),
+                            "{what}"
+                        );
+                    }
+                    for (i, got) in results[notable.len()..].iter().enumerate() {
+                        assert_eq!(got["message"]["text"], json!(format!("extra {i}")));
+                        assert_eq!(
+                            got["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                            json!("file:///abs/p%20q.jsonl"),
+                            "{what}"
+                        );
+                    }
+                    let rules = v["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+                    assert_eq!(
+                        rules.last().unwrap()["id"],
+                        json!(if extra.is_some() {
+                            "extra-rule"
+                        } else {
+                            "outcome-changed"
+                        })
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn spool_is_only_for_json_and_sarif() {
+        for f in [
+            ReplayFormat::Text,
+            ReplayFormat::JsonLines,
+            ReplayFormat::Html,
+        ] {
+            assert!(DecisionSpool::new(f).unwrap().is_none());
+        }
+        assert!(DecisionSpool::new(ReplayFormat::Json).unwrap().is_some());
+    }
 }
