@@ -6,7 +6,7 @@
 
 use cellguard_lints::config::{ConfigFile, Overrides, Settings};
 use cellguard_lints::parse;
-use cellguard_lints::rules::sandbox::analyse;
+use cellguard_lints::rules::sandbox::{analyse, analyse_with_table};
 use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -40,7 +40,11 @@ fn settings(config: &str) -> Settings {
 
 fn findings(src: &str, s: &Settings, gate: bool) -> Vec<String> {
     let tree = parse::parse(src, None);
-    analyse(&tree, src, s, gate)
+    text(analyse(&tree, src, s, gate))
+}
+
+fn text(found: Vec<cellguard_lints::rules::sandbox::check::Finding>) -> Vec<String> {
+    found
         .into_iter()
         .map(|f| {
             format!(
@@ -51,12 +55,31 @@ fn findings(src: &str, s: &Settings, gate: bool) -> Vec<String> {
         .collect()
 }
 
+/// The findings as text; with `table`, the analysis reads the cell's node table (what
+/// `cellguard check` and the server run) instead of walking the tree.
+fn findings_with(src: &str, s: &Settings, gate: bool, table: bool) -> Vec<String> {
+    let tree = parse::parse(src, None);
+    let nodes = table.then(|| cellguard_lints::nodes::NodeTable::new(&tree));
+    text(analyse_with_table(&tree, nodes.as_ref(), src, s, gate))
+}
+
 fn assert_same(src: &str, s: &Settings) -> usize {
     let gated = findings(src, s, true);
     let ungated = findings(src, s, false);
     assert_eq!(
         gated, ungated,
         "gated and ungated analyses differ on:\n{src}"
+    );
+    // Reading the node table instead of the tree changes nothing, gated or not.
+    assert_eq!(
+        findings_with(src, s, true, true),
+        gated,
+        "the table-fed analysis differs on:\n{src}"
+    );
+    assert_eq!(
+        findings_with(src, s, false, true),
+        ungated,
+        "the table-fed ungated analysis differs on:\n{src}"
     );
     gated.len()
 }

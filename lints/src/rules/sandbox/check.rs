@@ -1277,9 +1277,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         // The hot nodes in pre-order, with their environment and context.
         let mut order: Vec<(Node<'t>, K, bool, NodeCtx)> = Vec::new();
-        let mut stack: Vec<(Node<'t>, K, bool, NodeCtx)> =
-            vec![(node, kind(node), flow.is_none(), start)];
-        while let Some((n, nk, global, nctx)) = stack.pop() {
+        // Children come from the cell's node table when it holds `node` (plain array reads),
+        // from the tree otherwise; `NO_ID` marks a node read from the tree.
+        const NO_ID: usize = usize::MAX;
+        let table = self.it.table();
+        let root_id = table.and_then(|t| t.id_of(node)).unwrap_or(NO_ID);
+        let mut stack: Vec<(Node<'t>, K, bool, NodeCtx, usize)> =
+            vec![(node, kind(node), flow.is_none(), start, root_id)];
+        while let Some((n, nk, global, nctx, id)) = stack.pop() {
             order.push((n, nk, global, nctx));
             let inner_global = global
                 || matches!(
@@ -1294,13 +1299,30 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 );
             let with_field = needs_field(nk);
             let first = stack.len();
-            let mut kids = Children::new(n);
-            while let Some((c, field)) = kids.next(with_field) {
-                if c.is_named() && self.it.is_hot(c) {
-                    let ck = kind(c);
-                    if ck != K::Comment {
-                        let cctx = child_ctx(nk, &nctx, ck, field);
-                        stack.push((c, ck, inner_global, cctx));
+            match table.filter(|_| id != NO_ID) {
+                Some(t) => {
+                    for cid in t.children(id) {
+                        let c = t.node(cid);
+                        if t.is_named(cid) && self.it.is_hot(c) {
+                            let ck = kind(c);
+                            if ck != K::Comment {
+                                let field = if with_field { t.field(cid) } else { None };
+                                let cctx = child_ctx(nk, &nctx, ck, field);
+                                stack.push((c, ck, inner_global, cctx, cid));
+                            }
+                        }
+                    }
+                }
+                None => {
+                    let mut kids = Children::new(n);
+                    while let Some((c, field)) = kids.next(with_field) {
+                        if c.is_named() && self.it.is_hot(c) {
+                            let ck = kind(c);
+                            if ck != K::Comment {
+                                let cctx = child_ctx(nk, &nctx, ck, field);
+                                stack.push((c, ck, inner_global, cctx, NO_ID));
+                            }
+                        }
                     }
                 }
             }
@@ -1487,7 +1509,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             _ => None,
         });
         if let Some(m) = parent_mod {
-            let parent = node.parent();
+            let parent = self.it.parent(node);
             let benign = parent.is_some_and(|p| match p.kind_name() {
                 "attribute" => p.field(F::Object).is_some_and(|o| o.id() == node.id()),
                 "assignment" => p.field(F::Right).is_some_and(|r| r.id() == node.id()),
@@ -1679,8 +1701,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => "Assigning",
             };
             // The value stored, when it is a plain `target = value` assignment.
-            let stored = node
-                .parent()
+            let stored = self
+                .it
+                .parent(node)
                 .filter(|p| {
                     p.kind_name() == "assignment"
                         && p.field(F::Left).is_some_and(|l| l.id() == node.id())
@@ -1739,7 +1762,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         };
         let name = ident(name, self.it.src).into_owned();
         let (start, end) = (class.start_byte(), class.end_byte());
-        let subs: Vec<Node<'t>> = parse::walk(root)
+        let subs: Vec<Node<'t>> = self
+            .it
+            .walk(root)
             .filter(|n| {
                 n.kind_name() == "subscript"
                     && (n.start_byte() >= end || n.end_byte() <= start)
@@ -1786,7 +1811,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let name = ident(v, self.it.src).into_owned();
         let Some(root) = self.root else { return false };
-        parse::walk(root).any(|n| {
+        self.it.walk(root).any(|n| {
             n.kind_name() == "class_definition"
                 && n.field(F::Name)
                     .is_some_and(|c| ident(c, self.it.src) == name)
@@ -1809,15 +1834,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let src = self.it.src;
         let mut out = VSet::default();
-        for n in parse::walk(root) {
+        for n in self.it.walk(root) {
             if n.kind_name() != "identifier" || ident(n, src) != name {
                 continue;
             }
-            let Some(p) = n.parent() else { continue };
+            let Some(p) = self.it.parent(n) else { continue };
             let pat = match p.kind_name() {
                 "dotted_name"
                     if p.named_child_count() == 1
-                        && p.parent().is_some_and(|g| g.kind_name() == "case_pattern") =>
+                        && self
+                            .it
+                            .parent(p)
+                            .is_some_and(|g| g.kind_name() == "case_pattern") =>
                 {
                     p
                 }
@@ -1844,7 +1872,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let mut steps: Vec<(usize, usize)> = Vec::new();
         let mut cur = pat;
         let clause = loop {
-            let Some(p) = cur.parent() else {
+            let Some(p) = self.it.parent(cur) else {
                 return VSet::unknown();
             };
             match p.kind_name() {
@@ -1876,9 +1904,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             cur = p;
         };
-        let Some(ms) = clause
-            .parent()
-            .and_then(|b| b.parent())
+        let Some(ms) = self
+            .it
+            .parent(clause)
+            .and_then(|b| self.it.parent(b))
             .filter(|m| m.kind_name() == "match_statement")
         else {
             return VSet::unknown();
@@ -1926,7 +1955,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let name = ident(obj, src);
         let mut cur = obj;
         let def = loop {
-            let p = cur.parent()?;
+            let p = self.it.parent(cur)?;
             match p.kind_name() {
                 "function_definition" => break p,
                 "lambda" | "class_definition" => return None,
@@ -1937,10 +1966,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if first.kind_name() != "identifier" || ident(first, src) != name {
             return None;
         }
-        let class = def
-            .parent()
+        let class = self
+            .it
+            .parent(def)
             .filter(|b| b.kind_name() == "block")
-            .and_then(|b| b.parent())
+            .and_then(|b| self.it.parent(b))
             .filter(|c| c.kind_name() == "class_definition")?;
         let id = *self.it.class_ids.get(&class.id())?;
         if !self.it.classes.get(id as usize)?.plain || !self.sealed(class, 0) {
@@ -1969,13 +1999,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return false;
         }
         let cname = ident(cname, src);
-        for n in parse::walk(root) {
+        for n in self.it.walk(root) {
             if n.kind_name() != "identifier" {
                 continue;
             }
             let t = ident(n, src);
             // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class.
-            let attr_name = n.parent().is_some_and(|p| {
+            let attr_name = self.it.parent(n).is_some_and(|p| {
                 p.kind_name() == "attribute"
                     && p.field(F::Attribute).is_some_and(|a| a.id() == n.id())
             });
@@ -1987,20 +2017,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             // Through parentheses: `(Device)(...)` is a call of the class.
             let mut e = n;
-            while let Some(p) = e
-                .parent()
+            while let Some(p) = self
+                .it
+                .parent(e)
                 .filter(|p| p.kind_name() == "parenthesized_expression")
             {
                 e = p;
             }
-            let Some(p) = e.parent() else { continue };
+            let Some(p) = self.it.parent(e) else { continue };
             let callee =
                 p.kind_name() == "call" && p.field(F::Function).is_some_and(|f| f.id() == e.id());
             if callee {
                 continue;
             }
             let sub = (p.kind_name() == "argument_list")
-                .then(|| p.parent())
+                .then(|| self.it.parent(p))
                 .flatten()
                 .filter(|c| c.kind_name() == "class_definition");
             match sub {
@@ -2238,10 +2269,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         } else if is(cv, "wraps") {
             let wrapped = pos.first().copied().or_else(|| kw("wrapped"));
-            let def = node
-                .parent()
+            let def = self
+                .it
+                .parent(node)
                 .filter(|p| p.kind_name() == "decorator")
-                .and_then(|d| d.parent())
+                .and_then(|d| self.it.parent(d))
                 .and_then(|d| d.field(F::Definition));
             if let (Some(f), Some(def)) = (wrapped, def) {
                 site = Some((f, def));
@@ -2683,7 +2715,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if self.class_defs.is_none() {
             let mut defs = rustc_hash::FxHashMap::default();
             if let Some(root) = self.root {
-                for n in parse::walk(root) {
+                for n in self.it.walk(root) {
                     if n.kind_name() == "class_definition" {
                         if let Some(id) = n.field(F::Name) {
                             defs.entry(ident(id, self.it.src).into_owned()).or_insert(n);
@@ -2747,8 +2779,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
-        let decorator: Option<String> = class
-            .parent()
+        let decorator: Option<String> = self
+            .it
+            .parent(class)
             .filter(|p| p.kind_name() == "decorated_definition")
             .and_then(|p| {
                 named(p)
@@ -4555,7 +4588,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `name`, or `None` when there are none.
     fn for_iterables_of(&self, name: &str) -> Option<Vec<Node<'t>>> {
         let root = self.root?;
-        let out: Vec<Node<'t>> = parse::walk(root)
+        let out: Vec<Node<'t>> = self
+            .it
+            .walk(root)
             .filter(|n| matches!(n.kind_name(), "for_statement" | "for_in_clause"))
             .filter(|n| {
                 n.field(F::Left)
@@ -4571,7 +4606,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if self.assigned.is_none() {
             let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
             if let Some(root) = self.root {
-                for n in parse::walk(root) {
+                for n in self.it.walk(root) {
                     let (l, r) = match n.kind_name() {
                         "assignment" | "augmented_assignment" => {
                             (n.field(F::Left), n.field(F::Right))
@@ -5022,7 +5057,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // A name: how the cell fills it after binding it.
         let name = ident(inner, self.it.src);
         let root = self.root?;
-        for n in parse::walk(root) {
+        for n in self.it.walk(root) {
             match n.kind_name() {
                 "subscript" => {
                     let Some(obj) = n.field(F::Value).map(unparen) else {
@@ -5031,7 +5066,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     if obj.kind_name() != "identifier" || ident(obj, self.it.src) != name {
                         continue;
                     }
-                    let stored = n.parent().is_some_and(|p| {
+                    let stored = self.it.parent(n).is_some_and(|p| {
                         matches!(p.kind_name(), "assignment" | "augmented_assignment")
                             && p.field(F::Left).is_some_and(|l| l.id() == n.id())
                     });
@@ -5270,8 +5305,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let Some(body) = def.field(F::Body) else {
             return;
         };
-        if let Some(p) = def
-            .parent()
+        if let Some(p) = self
+            .it
+            .parent(def)
             .filter(|p| p.kind_name() == "decorated_definition")
         {
             if named(p).iter().any(|d| {
@@ -5416,10 +5452,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     return false;
                 }
                 let mut root = t;
-                while let Some(p) = root.parent() {
+                while let Some(p) = self.it.parent(root) {
                     root = p;
                 }
-                parse::walk(root)
+                self.it
+                    .walk(root)
                     .filter(|n| kind(*n) == K::Identifier && ident(*n, self.it.src) == name)
                     .any(|n| self.binding_may_be_generator_exit(n, seen))
             }
@@ -5465,7 +5502,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `GeneratorExit`/`BaseException` (see [`Self::may_be_generator_exit`]); false for a
     /// read, a deletion, a class or function definition, and an import of another name.
     fn binding_may_be_generator_exit(&self, n: Node<'t>, seen: &mut HashSet<String>) -> bool {
-        let Some(p) = n.parent() else {
+        let Some(p) = self.it.parent(n) else {
             return false;
         };
         match kind(p) {
@@ -5488,7 +5525,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             K::DottedName | K::AliasedImport => {
                 let mut stmt = p;
                 while !matches!(kind(stmt), K::ImportStatement | K::ImportFromStatement) {
-                    match stmt.parent() {
+                    match self.it.parent(stmt) {
                         Some(x) => stmt = x,
                         None => return true,
                     }
@@ -5525,7 +5562,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => return false,
             }
             cur = parent;
-            match parent.parent() {
+            match self.it.parent(parent) {
                 Some(x) => parent = x,
                 None => return false,
             }
