@@ -204,8 +204,16 @@ fn pathological_shapes_agree() {
     }
 }
 
+/// 256 cases, or `PROPTEST_CASES` when set (longer local runs).
+fn soup_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(soup_cases()))]
     /// Random cells built from sandbox-relevant tokens: the gate keeps every finding.
     #[test]
     fn random_token_soups_agree(tokens in prop::collection::vec(prop::sample::select(vec![
@@ -220,6 +228,51 @@ proptest! {
         let s = settings("dialect = \"functions\"\n");
         let gated = findings(&src, &s, true);
         let ungated = findings(&src, &s, false);
-        prop_assert_eq!(gated, ungated, "on:\n{}", src);
+        prop_assert_eq!(&gated, &ungated, "gated vs ungated on:\n{}", src);
+        prop_assert_eq!(&findings_with(&src, &s, true, true), &gated, "table vs tree, gated, on:\n{}", src);
+        prop_assert_eq!(&findings_with(&src, &s, false, true), &ungated, "table vs tree, ungated, on:\n{}", src);
+    }
+}
+
+/// Token soups the random test found where the gated analysis differed from the ungated one.
+/// In each, tree-sitter's error recovery makes the root an `ERROR` node instead of a `module`:
+/// the reporting walk still runs each child of the root as a statement, but the relevance
+/// pre-pass only made units of the children of structural nodes, so the names read there were
+/// not demanded, their bindings (`vars = ...`, `__builtins__ := collections`) were skipped and
+/// the gated run reported the unbound builtin. Each input with the name rebound and, as a
+/// control, with another name bound instead, with the findings both runs must give.
+#[test]
+fn error_root_soups_agree() {
+    let s = settings("dialect = \"functions\"\n");
+    let cases: &[(&str, &[&str])] = &[
+        // Found by `random_token_soups_agree` in a clean-clone CI run (seed cc 610201…).
+        ("}vars=([=__builtins__=\"__class__\",)\"__class__\"vars)(:", &[]),
+        (
+            "}y=([=__builtins__=\"__class__\",)\"__class__\"vars)(:",
+            &["SBX003 43..47"],
+        ),
+        // Found with PROPTEST_CASES=20000 (seed cc d521cd…).
+        (
+            "\"__class__\",__builtins__:=collections,__builtins__(\"__class__\",__builtins__\"__class__\":",
+            &[],
+        ),
+        (
+            "\"__class__\",y:=collections,__builtins__(\"__class__\",__builtins__\"__class__\":",
+            &["SBX003 27..39", "SBX003 52..64"],
+        ),
+    ];
+    for (src, expected) in cases {
+        let tree = parse::parse(src, None);
+        assert_eq!(
+            tree.root_node().kind(),
+            "ERROR",
+            "the root is an ERROR node:\n{src}"
+        );
+        assert_same(src, &s);
+        let got: Vec<String> = findings(src, &s, true)
+            .into_iter()
+            .map(|f| f.split(' ').take(2).collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(&got, expected, "findings of:\n{src}");
     }
 }

@@ -876,8 +876,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         let saved = self.cur_range;
         let carries = parent.is_none_or(|p| p.carries && passes(p, field));
         let ranges_before = self.facts.ranges.len();
-        // Units: the non-structural children of structural nodes.
-        if !k.structural() && k != K::Comment && pk.structural() && node.is_named() {
+        // Units: the non-structural children of structural nodes, and of the root whatever its
+        // kind. The reporting walk runs every named child of the root as a statement
+        // (`Sbx::run_block`), and tree-sitter's error recovery can make the root an `ERROR`
+        // node instead of a `module` (`}vars=(...)(:`): its children are units all the same,
+        // or the names they read would not be demanded and the gated analysis would skip
+        // their bindings.
+        let holds_units = pk.structural() || stack.len() == 1;
+        if !k.structural() && k != K::Comment && holds_units && node.is_named() {
             self.push_range(SmallVec::new(), true);
         }
         // Value ranges of the enclosing binding.
