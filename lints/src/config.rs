@@ -904,6 +904,11 @@ impl Settings {
 /// `add_child_handler`/`attach_loop`: the watcher calls the cell's callback from a host thread),
 /// and `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it).
 ///
+/// Private standard-library modules re-export host objects under other names: `_weakrefset.ref`
+/// and `_threading_local.ref` are `weakref.ref` (a callback the host's garbage collector runs
+/// after the cell, like `weakref.finalize`), `_threading_local.current_thread` hands out the
+/// host's threads (round 4 G23); allowing such a module also gets a configuration warning.
+///
 /// `call_soon` is denied like `call_later(0, ...)`: the callback runs on the host's loop after
 /// the cell's current step, whether or not the cell awaits anything, so it outlives the cell's
 /// checks and limits. Resolving a future needs no callback: `fut.set_result(x)` directly.
@@ -1071,6 +1076,9 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "atexit.register",
     "threading.Timer",
     "weakref.finalize",
+    "_weakrefset.ref",
+    "_threading_local.ref",
+    "_threading_local.current_thread",
     "numpy.load",
     "numpy.save",
     "numpy.savez",
@@ -1205,6 +1213,24 @@ fn import_warnings(
                 .collect();
             let table = crate::rules::sandbox::reach::table();
             let root = module.split('.').next().unwrap_or(module);
+            if root.starts_with('_')
+                && !root.starts_with("__")
+                && table.stdlib_modules.contains(root)
+                && !table.submodule_aliases.contains_key(root)
+            {
+                // `_weakrefset`, `_threading_local`, `_strptime`: implementation modules whose
+                // members are other modules' objects under new names (`_weakrefset.ref` is
+                // `weakref.ref`), which the checks of the public module do not cover. C twins
+                // (`_operator` is `operator`) are checked as their public module.
+                warnings.push(ConfigError::at(
+                    origin,
+                    text,
+                    offset,
+                    format!(
+                        "`{e}` in the import allowlist is a private implementation module of the standard library: its members are other modules' objects under other names (`_weakrefset.ref` is `weakref.ref`, `_threading_local.current_thread` hands out the host's threads) that cellguard does not check as the public module's; allow the public module instead"
+                    ),
+                ));
+            }
             if under.is_empty() && !table.stdlib_modules.is_empty() && !table.has_data_for(root) {
                 warnings.push(ConfigError::at(
                     origin,
@@ -2028,6 +2054,38 @@ mod tests {
             "a glob that keeps every default: {:?}",
             s.warnings
         );
+    }
+
+    /// Round 4 G23: private standard-library modules re-export host objects under other
+    /// names (`_weakrefset.ref` is `weakref.ref`): a warning, and the known ones denied.
+    #[test]
+    fn private_stdlib_modules_in_the_allowlist_warn() {
+        let s = resolve_text(
+            "dialect = \"functions\"\n[lint.imports]\nextend-allow = [\"copy\", \"_weakrefset\", \"_threading_local\", \"__future__\", \"_operator\"]\n",
+        );
+        let private: Vec<_> = s
+            .warnings
+            .iter()
+            .filter(|w| w.message.contains("private implementation module"))
+            .collect();
+        assert_eq!(private.len(), 2, "{:?}", s.warnings);
+        assert!(
+            private[0].message.starts_with("`_weakrefset`"),
+            "{}",
+            private[0].message
+        );
+        assert_eq!((private[0].line, private[0].column), (Some(3), Some(26)));
+        assert!(private[1].message.starts_with("`_threading_local`"));
+        for d in [
+            "_weakrefset.ref",
+            "_threading_local.ref",
+            "_threading_local.current_thread",
+        ] {
+            assert!(s.deny_members.iter().any(|e| e == d), "{d} denied");
+        }
+        let clean =
+            resolve_text("dialect = \"functions\"\n[lint.imports]\nextend-allow = [\"copy\"]\n");
+        assert!(clean.warnings.is_empty(), "{:?}", clean.warnings);
     }
 
     #[test]

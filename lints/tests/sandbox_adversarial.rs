@@ -398,10 +398,19 @@ fn break_lines(src: &str, rng: &mut Rng) -> String {
 /// Wraps expressions in redundant parentheses: arguments, right-hand sides, callees and the
 /// objects of attribute accesses.
 fn add_parens(src: &str, rng: &mut Rng) -> String {
+    add_parens_with(src, &mut || rng.chance(40))
+}
+
+/// [`add_parens`] at every eligible place (the outermost of nested ones).
+fn add_parens_always(src: &str) -> String {
+    add_parens_with(src, &mut || true)
+}
+
+fn add_parens_with(src: &str, pick: &mut dyn FnMut() -> bool) -> String {
     let tree = parse::parse(src, None);
     let mut edits = Vec::new();
     for n in walk(tree.root_node()) {
-        if !n.is_named() || inside_string(n) || !rng.chance(40) {
+        if !n.is_named() || inside_string(n) || !pick() {
             continue;
         }
         if !matches!(
@@ -552,4 +561,42 @@ fn readme_counts_match_the_cases() {
     assert_eq!(listed, counts, "README per-class counts are stale");
     let total = format!("{} inputs in all", fx.case.len());
     assert!(section.contains(&total), "README total is not `{total}`");
+}
+
+/// Every adversarial input with redundant parentheses around every argument, right-hand side,
+/// callee, attribute object, subscript value and returned value, nested up to three levels
+/// deep (`(next)(((itertools).chain)([(pydantic)]))`), keeps its finding: the deterministic
+/// worst case of the re-formatter's `add_parens`.
+#[test]
+fn fully_parenthesized_inputs_keep_their_finding() {
+    let fx = fixture();
+    let mut missed = Vec::new();
+    for case in &fx.case {
+        let s = settings(&fx, case);
+        let mut variant = case.input.clone();
+        for level in 0..3 {
+            variant = add_parens(&variant, &mut Rng(level));
+        }
+        let mut all = case.input.clone();
+        for _ in 0..3 {
+            all = add_parens_always(&all);
+        }
+        for v in [variant, all] {
+            if !flagged(&v, &s, &case.code) {
+                missed.push(format!(
+                    "class {} expected {}:\n{}\ngot {:?}",
+                    case.class,
+                    case.code,
+                    v,
+                    codes(&v, &s)
+                ));
+            }
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{} parenthesized inputs lost their finding:\n{}",
+        missed.len(),
+        missed.join("\n---\n")
+    );
 }

@@ -488,6 +488,14 @@ pub struct Finding {
     pub help: Option<String>,
 }
 
+/// Syntax nodes by a name (see [`Sbx::binding_sources`]).
+type NodesByName<'t> = rustc_hash::FxHashMap<String, Vec<Node<'t>>>;
+
+/// How [`Sbx::check_in_place_mutator`] tells which rewriter a callee is (`update_wrapper`,
+/// `dataclass`, ...): the callee node, its values and the names to look for.
+type RewriterOf<'t, 'a, 'b> =
+    dyn Fn(&mut Sbx<'t, 'a>, Node<'t>, &VSet, &[&str]) -> Option<String> + 'b;
+
 /// The sandbox checker for one cell.
 pub struct Sbx<'t, 'a> {
     it: Interp<'t, 'a>,
@@ -520,6 +528,13 @@ pub struct Sbx<'t, 'a> {
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
     /// cell by target name (filled on first use), to see how a string was built.
     assigned: Option<rustc_hash::FxHashMap<String, Vec<Node<'t>>>>,
+    /// [`Sbx::binding_sources`] beyond plain assignments (`for` and comprehension iterables,
+    /// unpacking, parameter defaults) and the `return` values of cell functions, by name
+    /// (filled on first use: one walk of the cell).
+    flows: Option<(NodesByName<'t>, NodesByName<'t>)>,
+    /// The expression [`Sbx::host_in_value`] last found a host object at (`asyncio` in
+    /// `sorted([asyncio], key=id)[0]`).
+    laundered_at: Option<Node<'t>>,
     /// [`Sbx::sealed`] by class node id (a walk of the cell each).
     sealed_memo: rustc_hash::FxHashMap<usize, bool>,
 }
@@ -749,6 +764,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             pos_subjects: Default::default(),
             class_defs: None,
             assigned: None,
+            flows: None,
+            laundered_at: None,
             sealed_memo: Default::default(),
         }
     }
@@ -1380,6 +1397,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
             K::Assignment => self.check_assignment(node, env, nctx),
+            K::AugmentedAssignment => self.check_inplace_alias(node, env),
             K::List | K::Tuple | K::Set if nctx.ctx == Ctx::Load => {
                 for item in named(node) {
                     self.check_escape(item, env, "stored in a container");
@@ -1736,6 +1754,37 @@ impl<'t, 'a> Sbx<'t, 'a> {
         {
             self.deny_check(&format!("{LOOP_PREFIX}{name}"), arange);
         }
+        // A module laundered through a value flow cellguard does not follow (`A =
+        // sorted([asyncio], key=id)[0]`): its private and denied attributes are checked as
+        // the module's (round 5 H2, H12).
+        if ctx == Ctx::Load
+            && objv.only_unknown()
+            && (is_private(name)
+                || self.deny_entries.iter().any(|d| {
+                    d.rsplit('.')
+                        .next()
+                        .is_some_and(|l| l != "*" && glob_match(l, name))
+                }))
+        {
+            self.laundered_at = None;
+            if self.host_laundered(obj, 0).is_some() {
+                if let Some(at) = self.laundered_at {
+                    let v = self.it.eval(at, &Env::Global, 0);
+                    for x in v.iter() {
+                        match x {
+                            Val::Module(m) => {
+                                let (res, esc) = self.it.module_step(m, name);
+                                self.module_findings(m, name, &res, esc, arange);
+                            }
+                            Val::Member(p) if !is_coroutine(x) => {
+                                self.deny_check(&format!("{p}.{name}"), arange);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
         if matches!(ctx, Ctx::Load | Ctx::Aug) {
             let shown = short(self.text(obj));
             self.attr_findings(&objv, name, arange, &shown);
@@ -1914,7 +1963,34 @@ impl<'t, 'a> Sbx<'t, 'a> {
         };
         let mut c = ms.walk();
         let subjects: Vec<Node<'t>> = ms.children_by_field_name("subject", &mut c).collect();
+        let starred = subjects.iter().any(|s| self.text(*s).starts_with('*'));
         let mut v = match subjects.as_slice() {
+            // `match *[json], 1:` (re-parsed with `~` for `*`, see `soft_keywords`): a tuple
+            // of the starred sequences' elements and the other subjects.
+            _ if starred => {
+                let mut items = Vec::new();
+                for s in &subjects {
+                    if !self.text(*s).starts_with('*') {
+                        items.push(self.it.eval(*s, env, 0));
+                        continue;
+                    }
+                    // `*xs` is a `list_splat` to the grammar; `*[...]` was re-parsed as `~[...]`.
+                    let operand = match s.kind_name() {
+                        "unary_operator" => s.field(F::Argument),
+                        _ => first_named(*s),
+                    };
+                    let inner = operand.map(|a| self.it.eval(a, env, 0));
+                    let seq = inner.as_ref().and_then(|v| match v.iter().next() {
+                        Some(x) if v.len() == 1 => super::value::as_sequence(x),
+                        _ => None,
+                    });
+                    match seq {
+                        Some(elems) => items.extend(elems.iter().cloned()),
+                        None => return VSet::unknown(),
+                    }
+                }
+                VSet::one(Val::seq(items))
+            }
             [s] => {
                 let s = *s;
                 let v = self.it.eval(s, env, 0);
@@ -2004,15 +2080,26 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 continue;
             }
             let t = ident(n, src);
-            // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class.
+            // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class, except
+            // to store or read a data attribute (`type(self).count += 1`).
             let attr_name = self.it.parent(n).is_some_and(|p| {
                 p.kind_name() == "attribute"
                     && p.field(F::Attribute).is_some_and(|a| a.id() == n.id())
             });
-            if t == "type" && !attr_name {
+            if t == "type" && !attr_name && !self.type_data_access(n) {
                 return false;
             }
             if t != cname || attr_name || n.id() == class.field(F::Name).map_or(0, |c| c.id()) {
+                continue;
+            }
+            // `Tally.count += 1`, `print(Tally.count)`: a data attribute of the class.
+            if self.it.parent(n).is_some_and(|a| {
+                a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == n.id())
+            }) && self
+                .it
+                .parent(n)
+                .is_some_and(|a| self.data_attribute_use(a))
+            {
                 continue;
             }
             // Through parentheses: `(Device)(...)` is a call of the class.
@@ -2040,6 +2127,141 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         true
+    }
+
+    /// True when identifier `n` (`type`) is the callee of `type(<name>).attr` used only to
+    /// store, delete or read a data attribute of the class: the attribute is an assignment
+    /// target (`type(self).count += 1`), or a read that is not called and whose name no
+    /// function or lambda of the cell is bound to. Such a use hands no method of the class a
+    /// foreign `self` (see [`Self::sealed`]).
+    fn type_data_access(&mut self, n: Node<'t>) -> bool {
+        let Some(call) = self.it.parent(n).filter(|c| {
+            c.kind_name() == "call" && c.field(F::Function).is_some_and(|f| f.id() == n.id())
+        }) else {
+            return false;
+        };
+        let args = call.field(F::Arguments).map(named).unwrap_or_default();
+        if !matches!(args.as_slice(), [a] if a.kind_name() == "identifier") {
+            return false;
+        }
+        let Some(attr) = self.it.parent(call).filter(|a| {
+            a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == call.id())
+        }) else {
+            return false;
+        };
+        self.data_attribute_use(attr)
+    }
+
+    /// True when attribute node `attr` (`C.count`, `type(self).count`) stores, deletes or
+    /// reads a data attribute: it is an assignment target, or a read that is not called and
+    /// whose name no `def` of the cell has and no non-constant assignment binds (a method
+    /// taken as a value could be called with a foreign `self`).
+    fn data_attribute_use(&mut self, attr: Node<'t>) -> bool {
+        let src = self.it.src;
+        let Some(aname) = attr.field(F::Attribute).map(|a| ident(a, src).into_owned()) else {
+            return false;
+        };
+        let Some(p) = self.it.parent(attr) else {
+            return false;
+        };
+        let stored = matches!(p.kind_name(), "assignment" | "augmented_assignment")
+            && p.field(F::Left).is_some_and(|l| l.id() == attr.id());
+        if stored || p.kind_name() == "delete_statement" {
+            return true;
+        }
+        if p.kind_name() == "call" && p.field(F::Function).is_some_and(|f| f.id() == attr.id()) {
+            return false;
+        }
+        let Some(root) = self.root else {
+            return false;
+        };
+        !self.it.walk(root).any(|d| match d.kind_name() {
+            "function_definition" => d.field(F::Name).is_some_and(|x| ident(x, src) == aname),
+            "assignment" => {
+                d.field(F::Left)
+                    .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == aname)
+                    && d.field(F::Right).is_some_and(|r| {
+                        !matches!(
+                            r.kind_name(),
+                            "string"
+                                | "concatenated_string"
+                                | "integer"
+                                | "float"
+                                | "true"
+                                | "false"
+                                | "none"
+                                | "list"
+                                | "dictionary"
+                                | "set"
+                                | "tuple"
+                        )
+                    })
+            }
+            _ => false,
+        })
+    }
+
+    /// The nearest `def` enclosing `n` (not crossing a lambda or class body).
+    fn enclosing_def(&self, n: Node<'t>) -> Option<Node<'t>> {
+        let mut cur = n;
+        loop {
+            let p = self.it.parent(cur)?;
+            match p.kind_name() {
+                "function_definition" => return Some(p),
+                "lambda" | "class_definition" => return None,
+                _ => cur = p,
+            }
+        }
+    }
+
+    /// True when `name`, the first parameter of method `def`, is bound again inside it
+    /// (`self = other`, `for self in xs`, `(self, a) = ...`, `global self`, a walrus).
+    fn rebinds_in(&self, def: Node<'t>, name: &str) -> bool {
+        let src = self.it.src;
+        let first = def
+            .field(F::Parameters)
+            .and_then(first_named)
+            .map(|f| f.id());
+        self.it.walk(def).any(|n| {
+            if n.kind_name() != "identifier" || Some(n.id()) == first || ident(n, src) != name {
+                return false;
+            }
+            let mut cur = n;
+            while let Some(p) = self.it.parent(cur) {
+                match p.kind_name() {
+                    "tuple"
+                    | "list"
+                    | "pattern_list"
+                    | "tuple_pattern"
+                    | "list_pattern"
+                    | "parenthesized_expression"
+                    | "list_splat_pattern"
+                    | "list_splat" => {
+                        cur = p;
+                    }
+                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                        return p.field(F::Left).is_some_and(|l| l.id() == cur.id());
+                    }
+                    "named_expression" => {
+                        return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
+                    }
+                    "as_pattern_target"
+                    | "global_statement"
+                    | "nonlocal_statement"
+                    | "parameters"
+                    | "lambda_parameters"
+                    | "default_parameter"
+                    | "typed_parameter"
+                    | "typed_default_parameter"
+                    | "dotted_name"
+                    | "case_pattern"
+                    | "keyword_pattern"
+                    | "delete_statement" => return true,
+                    _ => return false,
+                }
+            }
+            false
+        })
     }
 
     /// The namespace name whose object `e` is or belongs to, when `e` is shared with the host:
@@ -2080,6 +2302,394 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The host object that may reach `e` through value flows cellguard does not model (round 5
+    /// H1): `R = sorted([json], key=id)[0]`, `functools.reduce(lambda a, b: b, [0, X])`,
+    /// `[x for x in [ActionResult]][0]`, `def g(): return ActionType`, `for R in (0, X)`,
+    /// `*_, R = [0, X]`, `def g(m=X)`. `e` is a name (followed through its assignments, `for`
+    /// and comprehension targets, unpacking and parameter defaults) or an expression; a host
+    /// object is a module, a module member, a name the namespace pre-binds (not the cell's data
+    /// such as `results`), or a class hierarchy read with `.mro()`, used as a value anywhere in
+    /// the expression (an element, an argument, a lambda body), not as the callee or the
+    /// receiver of a call (`json.dumps(x)` is a string, `ActionResult(...)` a new instance).
+    /// Values of the cell's functions are followed into their `return`s.
+    fn host_laundered(&mut self, e: Node<'t>, depth: u32) -> Option<String> {
+        if depth > 4 {
+            return None;
+        }
+        let e = unparen(e);
+        if e.kind_name() == "identifier" {
+            let n = ident(e, self.it.src).into_owned();
+            for src in self.binding_sources(&n) {
+                if let Some(h) = self.host_in_value(src, depth + 1) {
+                    return Some(h);
+                }
+            }
+            return None;
+        }
+        self.host_in_value(e, depth + 1)
+    }
+
+    /// The expressions a cell name may get its value from: assignments and walruses, `for`
+    /// and comprehension iterables, unpacking assignments and parameter defaults.
+    fn binding_sources(&mut self, name: &str) -> Vec<Node<'t>> {
+        let mut out = self.assignments_of(name);
+        self.index_flows();
+        if let Some((sources, _)) = &self.flows {
+            out.extend(sources.get(name).into_iter().flatten().copied());
+        }
+        out
+    }
+
+    /// Fills [`Self::flows`].
+    fn index_flows(&mut self) {
+        if self.flows.is_some() {
+            return;
+        }
+        let mut sources: NodesByName<'t> = Default::default();
+        let mut returns: NodesByName<'t> = Default::default();
+        let src = self.it.src;
+        // The names a target binds (`a`, `(a, *b)`, `[x, y]`), not attributes or items.
+        fn targets<'t>(t: Node<'t>, src: &str, out: &mut Vec<String>) {
+            match t.kind_name() {
+                "identifier" => out.push(ident(t, src).into_owned()),
+                "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+                | "tuple"
+                | "list"
+                | "list_splat_pattern"
+                | "parenthesized_expression"
+                | "list_splat" => {
+                    for c in named(t) {
+                        targets(c, src, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(root) = self.root {
+            let raised: Vec<Node<'t>> = self
+                .it
+                .walk(root)
+                .filter(|r| r.kind_name() == "raise_statement")
+                .filter_map(first_named)
+                .collect();
+            for n in self.it.walk(root) {
+                // `results["m"] = X` then `results["m"]`: the data names' items (key `name[]`).
+                if n.kind_name() == "assignment" {
+                    if let (Some(l), Some(r)) = (n.field(F::Left).map(unparen), n.field(F::Right)) {
+                        let base = (l.kind_name() == "subscript")
+                            .then(|| l.field(F::Value))
+                            .flatten()
+                            .map(unparen)
+                            .filter(|b| b.kind_name() == "identifier");
+                        if let Some(b) = base {
+                            sources
+                                .entry(format!("{}[]", ident(b, src)))
+                                .or_default()
+                                .push(r);
+                        }
+                    }
+                }
+                // `goals.append(X)`, `pages.insert(0, X)`: items of the name (key `name[]`).
+                if n.kind_name() == "call" {
+                    let f = n
+                        .field(F::Function)
+                        .map(unparen)
+                        .filter(|f| f.kind_name() == "attribute");
+                    let base = f
+                        .and_then(|f| f.field(F::Object))
+                        .map(unparen)
+                        .filter(|b| b.kind_name() == "identifier");
+                    let meth = f.and_then(|f| f.field(F::Attribute)).map(|a| ident(a, src));
+                    if let (Some(b), Some(m)) = (base, meth) {
+                        if matches!(
+                            &*m,
+                            "append"
+                                | "extend"
+                                | "insert"
+                                | "add"
+                                | "update"
+                                | "setdefault"
+                                | "appendleft"
+                        ) {
+                            let args = n.field(F::Arguments).map(named).unwrap_or_default();
+                            sources
+                                .entry(format!("{}[]", ident(b, src)))
+                                .or_default()
+                                .extend(args);
+                        }
+                    }
+                }
+                // `except E as e`: what the cell raises (`raise ValueError(X)`, `e.args[0]`).
+                if n.kind_name() == "as_pattern"
+                    && self.it.parent(n).is_some_and(|p| {
+                        matches!(p.kind_name(), "except_clause" | "except_group_clause")
+                    })
+                {
+                    if let Some(a) = n.field(F::Alias) {
+                        let mut names = Vec::new();
+                        targets(a, src, &mut names);
+                        if let Some(id) = named(a).first().filter(|i| i.kind_name() == "identifier")
+                        {
+                            names.push(ident(*id, src).into_owned());
+                        }
+                        for name in names {
+                            sources
+                                .entry(name)
+                                .or_default()
+                                .extend(raised.iter().copied());
+                        }
+                    }
+                }
+                let (bound, value) = match n.kind_name() {
+                    "for_statement" | "for_in_clause" => (n.field(F::Left), n.field(F::Right)),
+                    "assignment" => match n.field(F::Left) {
+                        Some(l) if l.kind_name() != "identifier" => (Some(l), n.field(F::Right)),
+                        _ => (None, None),
+                    },
+                    "default_parameter" | "typed_default_parameter" => {
+                        (n.field(F::Name), n.field(F::Value))
+                    }
+                    "return_statement" => {
+                        let def = {
+                            let mut cur = n;
+                            loop {
+                                match self.it.parent(cur) {
+                                    Some(p) if p.kind_name() == "function_definition" => {
+                                        break Some(p)
+                                    }
+                                    Some(p) if p.kind_name() == "class_definition" => break None,
+                                    Some(p) => cur = p,
+                                    None => break None,
+                                }
+                            }
+                        };
+                        if let (Some(d), Some(v)) = (def, first_named(n)) {
+                            if let Some(f) = d.field(F::Name) {
+                                returns
+                                    .entry(ident(f, src).into_owned())
+                                    .or_default()
+                                    .push(v);
+                            }
+                        }
+                        (None, None)
+                    }
+                    _ => (None, None),
+                };
+                if let (Some(b), Some(v)) = (bound, value) {
+                    let mut names = Vec::new();
+                    targets(b, src, &mut names);
+                    for name in names {
+                        sources.entry(name).or_default().push(v);
+                    }
+                }
+            }
+        }
+        self.flows = Some((sources, returns));
+    }
+
+    /// The host object used as a value somewhere inside expression `e` (see
+    /// [`Self::host_laundered`]).
+    fn host_in_value(&mut self, e: Node<'t>, depth: u32) -> Option<String> {
+        let src = self.it.src;
+        // `type(r).mro()`, `type(bb).mro()`: the bases of a host class.
+        let mros: Vec<Node<'t>> = self
+            .it
+            .walk(e)
+            .filter(|c| c.kind_name() == "call")
+            .filter_map(|c| c.field(F::Function).map(unparen))
+            .filter(|f| {
+                f.kind_name() == "attribute"
+                    && f.field(F::Attribute)
+                        .is_some_and(|a| ident(a, src) == "mro")
+            })
+            .filter_map(|f| f.field(F::Object))
+            .collect();
+        for o in mros {
+            if let Some(h) = self.host_derived(o, &Env::Global, 0) {
+                return Some(h);
+            }
+        }
+        let ids: Vec<Node<'t>> = self
+            .it
+            .walk(e)
+            .filter(|n| n.kind_name() == "identifier")
+            .collect();
+        for n in ids {
+            let Some(p) = self.it.parent(n) else { continue };
+            // Attribute names, keyword names and parameters are not values.
+            let named_only = match p.kind_name() {
+                "attribute" => p.field(F::Attribute).is_some_and(|a| a.id() == n.id()),
+                "keyword_argument" | "default_parameter" | "typed_default_parameter" => {
+                    p.field(F::Name).is_some_and(|a| a.id() == n.id())
+                }
+                "parameters"
+                | "lambda_parameters"
+                | "typed_parameter"
+                | "list_splat_pattern"
+                | "dictionary_splat_pattern"
+                | "keyword_pattern" => true,
+                _ => false,
+            };
+            if named_only {
+                continue;
+            }
+            // The top of the attribute chain `n` starts (`json.JSONEncoder`,
+            // `((functools).reduce)`), through parentheses.
+            let top = chain_top(&self.it, n);
+            // Through parentheses: `(g)()` calls `g`.
+            let callee = paren_top(&self.it, top);
+            let called = self.it.parent(callee).is_some_and(|c| {
+                c.kind_name() == "call"
+                    && c.field(F::Function).is_some_and(|f| f.id() == callee.id())
+            });
+            let name = ident(n, src).into_owned();
+            if called {
+                // `X.mro()`: the host's base classes.
+                let mro = top.kind_name() == "attribute"
+                    && top
+                        .field(F::Attribute)
+                        .is_some_and(|a| ident(a, src) == "mro");
+                if mro && self.host_root(n).is_some() {
+                    return Some(format!("`{}`", short(self.text(top))));
+                }
+                // `g()` of a cell function: what it returns.
+                if top.id() == n.id() && depth < 4 {
+                    if let Some(h) = self.function_returns_host(&name, depth + 1) {
+                        return Some(h);
+                    }
+                }
+                continue;
+            }
+            if top.id() != n.id() {
+                // An attribute chain used as a value: a module, a class of a module
+                // (`json.JSONEncoder`) or a part of a pre-bound object is a host object; a
+                // module function (`map(json.loads, lines)`) is not a receiver.
+                let v = self.it.eval(top, &Env::Global, 0);
+                let class_like = |t: &str| {
+                    t.starts_with(|c: char| c.is_ascii_uppercase())
+                        && t.chars().any(|c| c.is_ascii_lowercase())
+                };
+                if v.iter().any(|x| match x {
+                    Val::Module(_) => true,
+                    // Members of untracked modules are one opaque value per root module
+                    // (`collections`): the chain's last name tells a class.
+                    Val::Member(p) => {
+                        !is_coroutine(x)
+                            && if p.contains('.') {
+                                p.rsplit('.').next().is_some_and(class_like)
+                            } else {
+                                top.field(F::Attribute)
+                                    .is_some_and(|a| class_like(&ident(a, src)))
+                            }
+                    }
+                    _ => false,
+                }) {
+                    self.laundered_at = Some(top);
+                    return Some(format!("`{}`", short(self.text(top))));
+                }
+                if v.has_unknown() {
+                    if let Some(h) = self.host_derived(top, &Env::Global, 0) {
+                        return Some(h);
+                    }
+                }
+                // `e.args[0]`, `R._cache`: a part of a cell name that holds a host object.
+                if depth < 4 && !self.binding_sources(&name).is_empty() {
+                    if let Some(h) = self.host_laundered(n, depth + 1) {
+                        return Some(h);
+                    }
+                }
+                continue;
+            }
+            if let Some(h) = self.host_root(n) {
+                self.laundered_at = Some(n);
+                return Some(h);
+            }
+            // `results["m"]`: what the cell stored into an item of the name.
+            let held = paren_top(&self.it, n);
+            let p = self.it.parent(held).unwrap_or(p);
+            if p.kind_name() == "subscript"
+                && p.field(F::Value).is_some_and(|v| v.id() == held.id())
+                && depth < 4
+            {
+                self.index_flows();
+                let stored: Vec<Node<'t>> = self
+                    .flows
+                    .as_ref()
+                    .and_then(|(f, _)| f.get(&format!("{name}[]")))
+                    .cloned()
+                    .unwrap_or_default();
+                for v in stored {
+                    if let Some(h) = self.host_in_value(v, depth + 1) {
+                        return Some(h);
+                    }
+                }
+            }
+            if depth < 4 && !self.binding_sources(&name).is_empty() {
+                if let Some(h) = self.host_laundered(n, depth + 1) {
+                    return Some(h);
+                }
+            }
+        }
+        None
+    }
+
+    /// The host object identifier `n` names (a module, a module member, a pre-bound
+    /// non-data name the cell never rebinds), for a message.
+    fn host_root(&mut self, n: Node<'t>) -> Option<String> {
+        let name = ident(n, self.it.src).into_owned();
+        if HOST_DATA_NAMES.contains(&name.as_str()) {
+            return None;
+        }
+        // Modules, classes of modules (`json.JSONEncoder`), pre-bound classes and objects:
+        // functions passed as values (`map(json.loads, lines)`, `map(log, msgs)`) are not
+        // receivers of host writes.
+        let class_like = |t: &str| {
+            t.starts_with(|c: char| c.is_ascii_uppercase())
+                && t.chars().any(|c| c.is_ascii_lowercase())
+        };
+        let v = self.it.eval(n, &Env::Global, 0);
+        if v.iter().any(|x| match x {
+            Val::Module(_) => true,
+            Val::Member(p) => {
+                !is_coroutine(x)
+                    && if p.contains('.') {
+                        p.rsplit('.').next().is_some_and(class_like)
+                    } else {
+                        class_like(&name)
+                    }
+            }
+            _ => false,
+        }) {
+            return Some(format!("`{name}`"));
+        }
+        if self.assignments_of(&name).is_empty()
+            && self.namespace_names.contains(&name)
+            && (class_like(&name) || HOST_STATE_NAMES.contains(&name.as_str()) || name == "bb")
+        {
+            return Some(format!("`{name}`"));
+        }
+        None
+    }
+
+    /// The host object a cell function `name` may return (its `return` values).
+    fn function_returns_host(&mut self, name: &str, depth: u32) -> Option<String> {
+        self.index_flows();
+        let rets: Vec<Node<'t>> = self
+            .flows
+            .as_ref()
+            .and_then(|(_, r)| r.get(name))
+            .cloned()
+            .unwrap_or_default();
+        for r in rets {
+            if let Some(h) = self.host_in_value(r, depth + 1) {
+                return Some(h);
+            }
+        }
+        None
+    }
+
     /// The host object `e` is derived from when every store into it is a host write, even a
     /// data setting, with the text a message shows: an attribute or item taken out of a
     /// pre-bound object (`ActionResult.model_config`, `ActionResult.model_fields["x"]`,
@@ -2101,6 +2711,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if rhs.is_empty() {
                     let class = n.starts_with(|c: char| c.is_ascii_uppercase())
                         && n.chars().any(|c| c.is_ascii_lowercase());
+                    // The host's own objects (the blackboard, the agent, the REPL): replacing
+                    // one of their attributes changes what the host and other agents see
+                    // (round 5 H10: `bb.data = {...}`).
+                    let object = matches!(n.as_str(), "bb" | "_agent" | "_repl");
+                    if object && self.namespace_names.contains(&n) {
+                        return Some(format!("`{n}`, an object the host put in the namespace"));
+                    }
                     return (class
                         && self.namespace_names.contains(&n)
                         && !HOST_DATA_NAMES.contains(&n.as_str()))
@@ -2144,6 +2761,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 // cell class, a cell function or class, a module) is a builtin or cell class;
                 // of anything else (an action result, an object from a module's API, a
                 // pre-bound object, a parameter) it may be a host class.
+                // `type(self)` in a method of a sealed cell class (`type(self).count += 1`):
+                // the class or a cell subclass, never a host class.
+                if let Some(id) = self.self_instance(*a) {
+                    let def = self.enclosing_def(*a);
+                    let rebound = def.is_some_and(|d| self.rebinds_in(d, &ident(*a, self.it.src)));
+                    if !rebound && self.it.classes.get(id as usize).is_some() {
+                        return None;
+                    }
+                }
                 let v = self.it.eval(*a, env, 0);
                 let foreign = v.iter().any(|x| matches!(x, Val::Unknown | Val::Member(_)));
                 foreign.then(|| {
@@ -2238,6 +2864,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if opaque {
             if let Some(what) = self.host_derived(obj, &Env::Global, 0) {
                 return Some(what);
+            }
+        }
+        // A host object laundered through a value flow cellguard does not follow (H1).
+        if objv.has_unknown() {
+            if let Some(h) = self.host_laundered(obj, 0) {
+                return Some(format!(
+                    "what may be {h}, passed through a value flow cellguard does not follow (a host object)"
+                ));
             }
         }
         None
@@ -2388,6 +3022,38 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.check_wrapped_globals(node, callee, cv, env);
+        // `update_wrapper(*[json, c])`, `dataclass(**{"cls": ActionResult})`: the target is
+        // in a spread argument cellguard cannot take apart (round 5 H11).
+        let rewriter = member(
+            self,
+            callee,
+            cv,
+            &["update_wrapper", "total_ordering", "dataclass"],
+        );
+        if let Some(f) = rewriter.filter(|_| target.is_none()) {
+            let splats: Vec<Node<'t>> = node
+                .field(F::Arguments)
+                .map(named)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|a| matches!(a.kind_name(), "list_splat" | "dictionary_splat"))
+                .collect();
+            for sp in splats {
+                if let Some(h) = self.host_in_value(sp, 0) {
+                    self.report(
+                        &MODULE_ESCAPE,
+                        parse::range(sp),
+                        format!("`{f}` gets its target from a spread argument that holds {h}: it rewrites its target in place (it sets attributes on it), a host object shared with the host"),
+                        Some("Pass the cell's own function or class; wrap host objects in a local function instead of rewriting them".into()),
+                    );
+                    break;
+                }
+            }
+        }
+        // `map(functools.update_wrapper, [json], [c])`, `reduce(update_wrapper, [c], json)`,
+        // `partial(dataclass, eq=False)(ActionResult)`, `map(functools.wraps(c), [json])`: a
+        // rewriter passed as a value to a call whose other arguments hold a host object.
+        self.check_rewriter_values(node, env, &member);
         let Some((arg, f)) = target else {
             return;
         };
@@ -2400,6 +3066,110 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 format!("`{f}` rewrites `{shown}` in place (it sets attributes on it), patching {what}: it is shared with the host, which then runs what the cell put there"),
                 Some("Pass the cell's own function or class; wrap host objects in a local function instead of rewriting them".into()),
             );
+        }
+    }
+
+    /// SBX005 for an in-place rewriter (`functools.update_wrapper`, `functools.wraps(...)`,
+    /// `dataclass`/`dataclass(...)`, `functools.total_ordering`) passed as an argument of call
+    /// `node` whose other arguments (or, when `node` is itself called, the outer call's
+    /// arguments) hold a host object: the rewriter then runs on that object unseen.
+    fn check_rewriter_values(
+        &mut self,
+        node: Node<'t>,
+        env: &Env,
+        member: &RewriterOf<'t, 'a, '_>,
+    ) {
+        let args = node.field(F::Arguments).map(named).unwrap_or_default();
+        if args.is_empty() || args.len() > 16 {
+            return;
+        }
+        let mut found: Option<(Node<'t>, String)> = None;
+        for a in &args {
+            let a = match a.kind_name() {
+                "keyword_argument" => match a.field(F::Value) {
+                    Some(v) => v,
+                    None => continue,
+                },
+                _ => *a,
+            };
+            let u = unparen(a);
+            let v = self.it.eval(u, env, 0);
+            let direct = member(
+                self,
+                u,
+                &v,
+                &["update_wrapper", "total_ordering", "dataclass"],
+            );
+            let made = (u.kind_name() == "call")
+                .then(|| u.field(F::Function))
+                .flatten()
+                .and_then(|c| {
+                    let cv = self.it.eval(c, env, 0);
+                    member(self, c, &cv, &["wraps", "dataclass"])
+                });
+            if let Some(f) = direct.or(made) {
+                found = Some((a, f));
+                break;
+            }
+        }
+        let Some((rw, f)) = found else { return };
+        let mut scope: Vec<Node<'t>> = args.into_iter().filter(|a| a.id() != rw.id()).collect();
+        if let Some(outer) = self.it.parent(node).filter(|p| {
+            p.kind_name() == "call" && p.field(F::Function).is_some_and(|c| c.id() == node.id())
+        }) {
+            scope.extend(outer.field(F::Arguments).map(named).unwrap_or_default());
+        }
+        for a in scope {
+            if let Some(h) = self.host_in_value(a, 0) {
+                self.report(
+                    &MODULE_ESCAPE,
+                    parse::range(rw),
+                    format!("`{f}` passed as a value to a call that also gets {h}: it rewrites its target in place (it sets attributes on it), here a host object shared with the host"),
+                    Some("Call it directly on the cell's own function or class; never rewrite host objects".into()),
+                );
+                return;
+            }
+        }
+    }
+
+    /// SBX005 for `x op= y` (`|=`, `+=`, `-=`, `&=`, `^=`, `*=`) where name `x` is an alias of
+    /// host state (`c = ActionResult.model_config; c |= {...}`, `d = bb.data; d |= {...}`):
+    /// the operator changes the dict or list in place, like `c.update(...)` (round 5 H28).
+    fn check_inplace_alias(&mut self, node: Node<'t>, env: &Env) {
+        let Some(left) = node.field(F::Left).map(unparen) else {
+            return;
+        };
+        let op = node.field(F::Operator).map(|o| self.text(o)).unwrap_or("");
+        if left.kind_name() != "identifier"
+            || !matches!(op, "|=" | "+=" | "-=" | "&=" | "^=" | "*=")
+        {
+            return;
+        }
+        let name = ident(left, self.it.src).into_owned();
+        let Some(root) = self.root else { return };
+        let src = self.it.src;
+        // The plain assignments of the name (not this or other augmented ones).
+        let rhs: Vec<Node<'t>> = self
+            .it
+            .walk(root)
+            .filter(|n| n.kind_name() == "assignment")
+            .filter(|n| {
+                n.field(F::Left)
+                    .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == name)
+            })
+            .filter_map(|n| n.field(F::Right))
+            .collect();
+        for r in rhs {
+            let what = self.host_state(r, env, false);
+            if let Some(w) = what {
+                self.report(
+                    &MODULE_ESCAPE,
+                    parse::range(node),
+                    format!("`{name} {op} ...` changes `{name}` in place, which holds host state ({w}): it is shared with the host, which then runs with what the cell put there"),
+                    Some("Copy host data before changing it (`dict(x)`); never change host classes, models or module state".into()),
+                );
+                return;
+            }
         }
     }
 
@@ -2436,7 +3206,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if bare && !root_ok {
             return None;
         }
-        self.host_derived(r, env, 0)
+        self.host_derived(r, env, 0).or_else(|| {
+            self.host_laundered(r, 0).map(|h| {
+                format!("what may be {h}, passed through a value flow cellguard does not follow")
+            })
+        })
     }
 
     /// SBX004 for a pydantic alias cellguard cannot read in a cell that validates from
@@ -3788,11 +4562,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// enclosing cell binds. Round 4 G6(b), G26.
     fn free_host_names(&mut self, root: Node, code: &str) -> Vec<(String, TextRange)> {
         let mut out = Vec::new();
-        for n in parse::walk(root) {
+        for n in self.it.walk(root) {
             if n.kind_name() != "identifier" {
                 continue;
             }
-            let attr_name = n.parent().is_some_and(|p| {
+            let attr_name = self.it.parent(n).is_some_and(|p| {
                 (p.kind_name() == "attribute"
                     && p.field(F::Attribute).is_some_and(|a| a.id() == n.id()))
                     || (p.kind_name() == "keyword_argument"
@@ -4044,23 +4818,41 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .assignments_of(&ident(unparen(obj), self.it.src))
                     .iter()
                     .any(|r| self.text(*r).contains("Formatter")));
-        fn plain(n: Node) -> bool {
+        let src = self.it.src;
+        // Builtin scalars: format fields only read attributes and items, and from a `str`,
+        // `int`, `float`, `bool` or `None` no such path reaches a function's globals or a
+        // module (round 5 H5: `tmpl.format(name=agent_id, n=len(pages))`).
+        fn plain_in(n: Node, src: &str) -> bool {
             let n = unparen(n);
             match n.kind_name() {
                 "integer" | "float" | "true" | "false" | "none" => true,
-                "string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
-                "concatenated_string" => !parse::walk(n).any(|c| c.kind_name() == "interpolation"),
-                "unary_operator" => first_named(n).is_some_and(plain),
+                // An f-string or any string literal is a `str`.
+                "string" | "concatenated_string" => true,
+                "unary_operator" => first_named(n).is_some_and(|c| plain_in(c, src)),
+                "binary_operator" => {
+                    n.field(F::Left).is_some_and(|c| plain_in(c, src))
+                        && n.field(F::Right).is_some_and(|c| plain_in(c, src))
+                }
+                "identifier" => &*ident(n, src) == "agent_id",
+                "call" => n.field(F::Function).is_some_and(|f| {
+                    f.kind_name() == "identifier"
+                        && matches!(
+                            &*ident(f, src),
+                            "len" | "str" | "int" | "float" | "round" | "bool" | "repr" | "abs"
+                        )
+                }),
                 "dictionary" | "tuple" | "list" => named(n).into_iter().all(|c| {
                     if c.kind_name() == "pair" {
-                        c.field(F::Key).is_some_and(plain) && c.field(F::Value).is_some_and(plain)
+                        c.field(F::Key).is_some_and(|k| plain_in(k, src))
+                            && c.field(F::Value).is_some_and(|v| plain_in(v, src))
                     } else {
-                        plain(c)
+                        plain_in(c, src)
                     }
                 }),
                 _ => false,
             }
         }
+        let plain = |n: Node| plain_in(n, src);
         if via_first {
             // `str.format(*parts)`: the template itself comes out of the unpacked value.
             let first_arg = call
@@ -4823,7 +5615,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     let keys: Vec<String> =
                         self.it.eval(k, env, 0).strs().map(str::to_string).collect();
                     for key in keys {
-                        if STRING_DUNDERS.contains(&key.as_str()) {
+                        if string_hook(&key) {
                             self.check_string_dunder_value(&key, k, v, env);
                         }
                     }
@@ -4832,7 +5624,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             "call" => {
                 let (_, kws, _) = call_args(inner.field(F::Arguments), self.it.src);
                 for (k, v) in kws {
-                    if STRING_DUNDERS.contains(&k.as_str()) {
+                    if string_hook(&k) {
                         self.check_string_dunder_value(&k, v, v, env);
                     }
                 }
@@ -5573,7 +6365,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if let Some(name) = def.field(F::Name) {
             let n = ident(name, self.it.src);
             let n = &*n;
-            if STRING_DUNDERS.contains(&n) {
+            if string_hook(n) {
                 if let Some(body) = def.field(F::Body) {
                     self.check_string_dunder_body(n, name, body);
                 }
@@ -5648,7 +6440,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(name_at),
-                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`), after the cell and outside its checks"),
+                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value or reporting its exception), after the cell and outside its checks"),
                 Some("Let `__repr__`/`__str__` only build and return a string from the object's fields".into()),
             );
         }
@@ -5672,7 +6464,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some(dunder_method_help()),
                 );
             }
-            if STRING_DUNDERS.contains(&n) {
+            if string_hook(n) {
                 if let Some(r) = right {
                     self.check_string_dunder_value(n, left, r, env);
                 }
@@ -5989,6 +6781,25 @@ pub const HOST_STATE_NAMES: &[&str] = &["_run_call_trace"];
 /// (see `check_string_dunder_body`).
 const STRING_DUNDERS: &[&str] = &["__repr__", "__str__"];
 
+/// IPython's display and traceback hooks, which the host's IPython calls on the cell's objects
+/// (its last expression value, an exception leaving the cell) after the cell: the same kind of
+/// host-run code as `__repr__`/`__str__` (round 5 H6). `_repr_<mime>_` hooks match by shape.
+const IPYTHON_HOOKS: &[&str] = &[
+    "_render_traceback_",
+    "_ipython_display_",
+    "_repr_mimebundle_",
+    "_repr_pretty_",
+    "_ipython_key_completions_",
+];
+
+/// True for the methods whose body must only build a string ([`STRING_DUNDERS`] and
+/// [`IPYTHON_HOOKS`], `_repr_html_`, `_repr_markdown_`, ...).
+pub(crate) fn string_hook(name: &str) -> bool {
+    STRING_DUNDERS.contains(&name)
+        || IPYTHON_HOOKS.contains(&name)
+        || (name.len() > "_repr__".len() && name.starts_with("_repr_") && name.ends_with('_'))
+}
+
 /// Callee names (functions or methods) a `__repr__`/`__str__` may call while building its
 /// string: conversions, formatting, string and read-only container methods.
 const STRING_BUILDING_CALLS: &[&str] = &[
@@ -6131,6 +6942,34 @@ fn has_string_annotation(def: Node, future: bool) -> bool {
         anns.push(r);
     }
     anns.iter().any(|a| future || has_string(*a))
+}
+
+/// `n` with the parentheses around it (`((x))` for `x`): the node its parent sees. Parents
+/// come from the interpreter's node table when it has one ([`Interp::parent`]).
+fn paren_top<'t>(it: &Interp<'t, '_>, mut n: Node<'t>) -> Node<'t> {
+    while let Some(p) = it
+        .parent(n)
+        .filter(|p| p.kind_name() == "parenthesized_expression")
+    {
+        n = p;
+    }
+    n
+}
+
+/// The top of the attribute chain `n` is the object of, through parentheses:
+/// `json.JSONEncoder` for `json`, and `((functools).reduce)`'s `(functools).reduce` for
+/// `functools`. `n` itself when it is not the object of an attribute.
+fn chain_top<'t>(it: &Interp<'t, '_>, n: Node<'t>) -> Node<'t> {
+    let mut top = n;
+    loop {
+        let up = paren_top(it, top);
+        match it.parent(up).filter(|a| {
+            a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == up.id())
+        }) {
+            Some(a) => top = a,
+            None => return top,
+        }
+    }
 }
 
 #[cfg(test)]

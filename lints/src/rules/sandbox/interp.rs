@@ -187,12 +187,51 @@ const GENERIC_METHOD_NAMES: &[&str] = &[
 /// follow. Names other objects commonly have (`close`, `stop`, [`GENERIC_METHOD_NAMES`]) are
 /// left out: `client.close()` on an unresolved value is ordinary code.
 pub fn is_denied_loop_method(name: &str, deny: &[String]) -> bool {
-    !name.starts_with('_')
-        && !GENERIC_METHOD_NAMES.contains(&name)
+    if name.starts_with('_') {
+        // The private loop methods no ordinary object has (round 5 H9: a loop laundered
+        // through `next(itertools.chain([fut.get_loop()]))`), while the `_*` glob is denied.
+        return PRIVATE_LOOP_METHODS.contains(&name)
+            && deny.iter().any(|d| {
+                d.strip_prefix(LOOP_PREFIX) == Some(name)
+                    || d.strip_prefix(LOOP_PREFIX) == Some("_*")
+            });
+    }
+    !GENERIC_METHOD_NAMES.contains(&name)
         && deny
             .iter()
             .any(|d| d.strip_prefix(LOOP_PREFIX) == Some(name))
 }
+
+/// Private methods of asyncio's event loops (CPython 3.11 `base_events`, `selector_events`,
+/// `unix_events`) that start processes, open transports or schedule callbacks, and that no
+/// ordinary object has: reported on any receiver cellguard cannot resolve.
+pub const PRIVATE_LOOP_METHODS: &[&str] = &[
+    "_make_subprocess_transport",
+    "_make_socket_transport",
+    "_make_ssl_transport",
+    "_make_datagram_transport",
+    "_make_read_pipe_transport",
+    "_make_write_pipe_transport",
+    "_call_soon",
+    "_add_callback",
+    "_add_callback_signalsafe",
+    "_run_once",
+    "_add_reader",
+    "_add_writer",
+    "_start_serving",
+    "_accept_connection",
+    "_sock_connect",
+    "_create_connection_transport",
+    "_create_server_getaddrinfo",
+    "_ensure_resolved",
+    "_process_events",
+    "_write_to_self",
+    "_timer_handle_cancelled",
+    "_set_coroutine_origin_tracking",
+    "_asyncgen_finalizer_hook",
+    "_asyncgen_firstiter_hook",
+    "_child_watcher_callback",
+];
 
 /// True when `node` is an `async def`.
 fn is_async_def(node: Node) -> bool {

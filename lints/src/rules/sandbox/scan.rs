@@ -616,7 +616,9 @@ struct Frame {
     carries: bool,
     /// A call whose arguments may be its value (`getattr(f, "__call__")`, `d.get(k, f)`).
     args_carry: bool,
-    /// An attribute whose object may be its value (`f.__call__`, `d.get`).
+    /// An attribute whose object may be its value (`f.__call__`, `d.get`), or a starred
+    /// `match` subject (`match *xs, 1:`, re-parsed with `~` for `*`), whose operand's elements
+    /// are the subject's.
     obj_carries: bool,
 }
 
@@ -645,6 +647,8 @@ fn passes(p: &Frame, field: Option<&str>) -> bool {
         K::MatchStatement => field == Some("subject"),
         K::Call => field == Some("function") || (field == Some("arguments") && p.args_carry),
         K::Attribute => field == Some("object") && p.obj_carries,
+        // Its only named child is the operand (fields are not read for unary operators).
+        K::UnaryOperator => p.obj_carries,
         K::ListComprehension
         | K::SetComprehension
         | K::GeneratorExpression
@@ -961,6 +965,9 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         };
         if k == K::ArgumentList {
             frame.call = parent.map_or(NONE, |p| if p.k == K::Call { p.call } else { NONE });
+        }
+        if k == K::UnaryOperator && pk == K::MatchStatement {
+            frame.obj_carries = crate::parse::text(node, self.src).starts_with('*');
         }
         match k {
             K::Identifier => {
@@ -2026,6 +2033,7 @@ pub fn relevance<'t>(
             || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
             || super::interp::is_denied_loop_method(t, cfg.deny)
+            || super::check::string_hook(t)
         {
             text_trigger[id] = true;
         }

@@ -62,12 +62,13 @@ pub fn match_subject_rewrite(tree: &Tree, text: &str) -> Option<String> {
     // Shapes the tree check above does not see (a subject of several elements, an assignment
     // in the case body: the grammar then recovers with `ERROR` nodes instead of an annotated
     // assignment): found from the text.
-    for span in list_subject_spans(tree, text) {
+    let mut stars = Vec::new();
+    for span in list_subject_spans(tree, text, &mut stars) {
         if !spans.contains(&span) {
             spans.push(span);
         }
     }
-    if spans.is_empty() && keywords.is_empty() {
+    if spans.is_empty() && keywords.is_empty() && stars.is_empty() {
         return None;
     }
     let mut bytes = text.as_bytes().to_vec();
@@ -79,6 +80,10 @@ pub fn match_subject_rewrite(tree: &Tree, text: &str) -> Option<String> {
     // grammar, and the tree's ranges still show the original `type`.
     for at in keywords {
         bytes[at] = b'T';
+    }
+    // `match *xs, 1:`: starred subject elements (see `starred_subject_at`).
+    for at in stars {
+        bytes[at] = b'~';
     }
     // Only ASCII bytes were replaced by ASCII bytes: still UTF-8.
     String::from_utf8(bytes).ok()
@@ -136,8 +141,9 @@ fn misparsed_match(node: Node, text: &str) -> Option<(usize, usize)> {
 /// non-blank, non-comment line is indented deeper and starts with the soft keyword `case`:
 /// Python has no other statement of that shape (an annotation `match[x]:` must be followed by
 /// its type on the same logical line). `match` inside a string or comment is skipped, and so
-/// is a `match` statement the tree already holds.
-fn list_subject_spans(tree: &Tree, text: &str) -> Vec<(usize, usize)> {
+/// is a `match` statement the tree already holds. The `*` offsets of starred subjects of such
+/// lines (see [`starred_subject_at`]) are added to `stars`.
+fn list_subject_spans(tree: &Tree, text: &str, stars: &mut Vec<usize>) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut line_start = 0usize;
@@ -149,6 +155,7 @@ fn list_subject_spans(tree: &Tree, text: &str) -> Vec<(usize, usize)> {
             if let Some(span) = list_subject_at(tree, text, kw, indent) {
                 out.push(span);
             }
+            stars.extend(starred_subject_at(tree, text, kw, indent));
         }
         line_start = line_end + 1;
     }
@@ -221,11 +228,89 @@ fn list_subject_at(tree: &Tree, text: &str, kw: usize, indent: usize) -> Option<
     if last != b':' || depth != 0 || bytes.get(close) != Some(&b']') {
         return None;
     }
-    // The next non-blank, non-comment line: deeper, starting with `case`.
-    let mut line = i + 1;
+    (case_block_follows(bytes, i, indent) && unparsed_match(tree, kw)).then_some((open, close))
+}
+
+/// The offsets of the `*` of starred subject elements (`match *[json],:`, `match 1, *xs:`) of
+/// the `match` statement whose keyword starts at byte `kw`, when the tree does not hold it as a
+/// `match` statement: tree-sitter-python's grammar has no starred subjects, while CPython's
+/// (`subject_expr: star_named_expression ',' star_named_expressions?`) accepts them. Each `*`
+/// is rewritten to `~` (same length): the tree then holds a `match` statement whose subject
+/// element is a unary expression, and the checkers read the `*` from the text at its start.
+fn starred_subject_at(tree: &Tree, text: &str, kw: usize, indent: usize) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut i = kw + "match".len();
+    // `match*xs,:` is a match statement too; `matches` is a name.
+    if bytes
+        .get(i)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80)
+    {
+        return Vec::new();
+    }
+    let mut stars = Vec::new();
+    let mut depth = 0usize;
+    let mut last = 0u8;
+    // At the start of a subject element (after `match` or a top-level `,`).
+    let mut element_start = true;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b' ' | b'\t' | b'\x0c' => {
+                i += 1;
+                continue;
+            }
+            b'*' if depth == 0 && element_start => {
+                if bytes.get(i + 1) == Some(&b'*') {
+                    return Vec::new();
+                }
+                stars.push(i);
+            }
+            b'[' | b'(' | b'{' => depth += 1,
+            b']' | b')' | b'}' => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return Vec::new(),
+            },
+            b'\'' | b'"' => {
+                let Some(end) = skip_string(bytes, i) else {
+                    return Vec::new();
+                };
+                i = end;
+                last = b'"';
+                element_start = false;
+                continue;
+            }
+            b'#' => {
+                i = memchr_nl(bytes, i);
+                continue;
+            }
+            b'\\' => return Vec::new(),
+            b'\n' if depth == 0 => break,
+            _ => {}
+        }
+        if !b.is_ascii_whitespace() {
+            last = b;
+        }
+        element_start = depth == 0 && b == b',';
+        i += 1;
+    }
+    if stars.is_empty()
+        || last != b':'
+        || depth != 0
+        || !case_block_follows(bytes, i, indent)
+        || !unparsed_match(tree, kw)
+    {
+        return Vec::new();
+    }
+    stars
+}
+
+/// True when the next non-blank, non-comment line after the line ending at byte `eol` is
+/// indented deeper than `indent` columns and starts with the soft keyword `case`.
+fn case_block_follows(bytes: &[u8], eol: usize, indent: usize) -> bool {
+    let mut line = eol + 1;
     loop {
         if line >= bytes.len() {
-            return None;
+            return false;
         }
         let end = memchr_nl(bytes, line);
         let ind = leading_ws(bytes, line, end);
@@ -239,23 +324,26 @@ fn list_subject_at(tree: &Tree, text: &str, kw: usize, indent: usize) -> Option<
             && rest
                 .get(4)
                 .is_some_and(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80));
-        if ind <= indent || !soft {
-            return None;
-        }
-        break;
+        return ind > indent && soft;
     }
-    // Not inside a string, and not already a `match` statement.
+}
+
+/// True when the `match` at byte `kw` is not inside a string or comment and the tree does not
+/// already hold an error-free `match` statement starting there.
+fn unparsed_match(tree: &Tree, kw: usize) -> bool {
     let root = tree.root_node();
     let mut node = root.descendant_for_byte_range(kw, kw + "match".len());
     while let Some(n) = node {
         match n.kind() {
-            "string" | "string_content" | "comment" => return None,
-            "match_statement" if n.start_byte() == kw => return None,
+            "string" | "string_content" | "comment" => return false,
+            // A `match` statement the grammar recovered with errors inside (`match 1, *xs:`)
+            // is rewritten too.
+            "match_statement" if n.start_byte() == kw => return n.has_error(),
             _ => {}
         }
         node = n.parent();
     }
-    Some((open, close))
+    true
 }
 
 /// The offset just after the string literal whose opening quote is at `at` (single, double or
@@ -332,6 +420,33 @@ mod tests {
             assert!(!tree.root_node().has_error(), "{src}\n{s}");
             let subjects = src.lines().filter(|l| l.trim_start().starts_with("match")).count();
             assert_eq!(s.matches("match_statement").count(), subjects, "{src}\n{s}");
+        }
+    }
+
+    /// CPython accepts starred subject elements (`match *[json],:`, `match 1, *xs:`), which the
+    /// grammar has no rule for (SYN001 before).
+    #[test]
+    fn starred_subjects_parse_as_match_statements() {
+        for src in [
+            "match *[json],:\n    case [m]:\n        m.dumps = f\n",
+            "match *[json], 1:\n    case [m, _]:\n        y = m\n",
+            "match 1, *xs:\n    case [_, m]:\n        y = m\n",
+            "match*xs,:\n    case _:\n        pass\n",
+            "match [a], *b:  # c\n    case _:\n        t = 1\n",
+            "if ok:\n    match *(json, re),:\n        case (m, _):\n            z = m\n",
+        ] {
+            let tree = crate::parse::parse(src, None);
+            let s = tree.root_node().to_sexp();
+            assert!(!tree.root_node().has_error(), "{src}\n{s}");
+            assert_eq!(s.matches("match_statement").count(), 1, "{src}\n{s}");
+        }
+        // Products and `**` are not starred subjects.
+        for src in ["x = a * b\n", "match = 2\nmatch *b\n"] {
+            let tree = crate::parse::parse(src, None);
+            assert!(
+                !tree.root_node().to_sexp().contains("match_statement"),
+                "{src}"
+            );
         }
     }
 
