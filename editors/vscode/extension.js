@@ -37,6 +37,7 @@ function serverSettings() {
       fixViolation: { enable: c.get("codeAction.fixViolation.enable") },
     },
     inlayHints: { enable: c.get("inlayHints.enable") },
+    ruleDocsUrl: str(c, "ruleDocsUrl"),
   };
   return settings;
 }

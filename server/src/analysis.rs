@@ -349,32 +349,7 @@ fn rules_delay() -> Option<std::time::Duration> {
 /// the per-cell caches are those of the text after the BOM, and the result (ranges, fixes, cell
 /// maps, `text`, `rope`) is in the coordinates of the whole document.
 pub fn run_unless(snap: Snapshot, superseded: impl Fn() -> bool) -> Option<LintResult> {
-    let Prepared {
-        bom,
-        file,
-        project,
-        config_error,
-        mode,
-        settings,
-    } = prepare(&snap);
-    let empty = lint::CellResults::default();
-    let previous = snap
-        .rules
-        .as_deref()
-        .filter(|c| {
-            c.generation == snap.generation && Arc::ptr_eq(&c.project, &project) && c.mode == mode
-        })
-        .map_or(&empty, |c| &c.results);
-    let extraction = extract::extract_with(
-        &file,
-        settings.extract,
-        &ExtractOptions::from_settings(&settings),
-    );
-    let mut trees = Trees::new(&snap, bom);
-    for cell in &extraction.cells {
-        trees.tree_for(&file.text, cell);
-    }
-    drop(extraction);
+    let parsed = parse_cells(&snap);
     if snap.version > 1 {
         if let Some(d) = rules_delay() {
             std::thread::sleep(d);
@@ -383,11 +358,27 @@ pub fn run_unless(snap: Snapshot, superseded: impl Fn() -> bool) -> Option<LintR
     if superseded() {
         return None;
     }
+    let Prepared {
+        bom,
+        ref file,
+        ref project,
+        mode,
+        ref settings,
+        ..
+    } = parsed.prepared;
+    let empty = lint::CellResults::default();
+    let previous = snap
+        .rules
+        .as_deref()
+        .filter(|c| {
+            c.generation == snap.generation && Arc::ptr_eq(&c.project, project) && c.mode == mode
+        })
+        .map_or(&empty, |c| &c.results);
     // The rules get the trees just built (in cell order, as `check_file_cached` asks for them).
-    let mut built = trees.cells.iter().map(|c| c.tree.clone());
+    let mut built = parsed.cells.iter().map(|c| c.tree.clone());
     let (mut diagnostics, results) = lint::check_file_cached(
-        &file,
-        &settings,
+        file,
+        settings,
         &project.kb,
         |_| built.next().unwrap_or_else(|| parse::parse("", None)),
         previous,
@@ -395,12 +386,12 @@ pub fn run_unless(snap: Snapshot, superseded: impl Fn() -> bool) -> Option<LintR
     if superseded() {
         return None;
     }
-    let rule_cache = Some(Arc::new(RuleCache {
+    let rule_cache = Arc::new(RuleCache {
         generation: snap.generation,
         project: project.clone(),
         mode,
         results,
-    }));
+    });
     if !snap.lint_enabled {
         diagnostics.clear();
     }
@@ -413,32 +404,10 @@ pub fn run_unless(snap: Snapshot, superseded: impl Fn() -> bool) -> Option<LintR
         .iter()
         .enumerate()
         .map(|(i, d)| {
-            convert::to_lsp_diagnostic(&snap.rope, d, i, snap.version, snap.encoding, &settings)
+            convert::to_lsp_diagnostic(&snap.rope, d, i, snap.version, snap.encoding, settings)
         })
         .collect();
-    let Trees {
-        cells,
-        cache,
-        whole_tree,
-        ..
-    } = trees;
-    Some(LintResult {
-        epoch: snap.epoch,
-        version: snap.version,
-        generation: snap.generation,
-        text: document_text(bom, file.text),
-        path: snap.path,
-        rope: snap.rope,
-        diagnostics,
-        lsp: lsp_diagnostics,
-        cells,
-        settings: Arc::new(settings),
-        project,
-        config_error,
-        whole_tree,
-        cell_cache: Arc::new(cache),
-        rule_cache,
-    })
+    Some(parsed.into_result(snap, diagnostics, lsp_diagnostics, Some(rule_cache)))
 }
 
 /// Lints one snapshot to the end (see [`run_unless`]).
@@ -451,46 +420,79 @@ pub fn run(snap: Snapshot) -> LintResult {
 /// for a lint (on a large file the rules take seconds; the incremental parse milliseconds).
 /// `diagnostics` and `lsp` are empty and `rule_cache` is `None`.
 pub fn parse_only(snap: Snapshot) -> LintResult {
-    let Prepared {
-        bom,
-        file,
-        project,
-        config_error,
-        settings,
-        ..
-    } = prepare(&snap);
+    parse_cells(&snap).into_result(snap, Vec::new(), Vec::new(), None)
+}
+
+/// The parse half of a lint, shared by [`run_unless`] and [`parse_only`]: the project and
+/// settings of the document, and each extracted cell with its tree (from the snapshot's cell
+/// cache where possible).
+struct Parsed {
+    prepared: Prepared,
+    cells: Vec<CellInfo>,
+    cache: Vec<CellTree>,
+    whole_tree: Option<Tree>,
+}
+
+fn parse_cells(snap: &Snapshot) -> Parsed {
+    let prepared = prepare(snap);
     let extraction = extract::extract_with(
-        &file,
-        settings.extract,
-        &ExtractOptions::from_settings(&settings),
+        &prepared.file,
+        prepared.settings.extract,
+        &ExtractOptions::from_settings(&prepared.settings),
     );
-    let mut trees = Trees::new(&snap, bom);
+    let mut trees = Trees::new(snap, prepared.bom);
     for cell in &extraction.cells {
-        trees.tree_for(&file.text, cell);
+        trees.tree_for(&prepared.file.text, cell);
     }
-    drop(extraction);
     let Trees {
         cells,
         cache,
         whole_tree,
         ..
     } = trees;
-    LintResult {
-        epoch: snap.epoch,
-        version: snap.version,
-        generation: snap.generation,
-        text: document_text(bom, file.text),
-        path: snap.path,
-        rope: snap.rope,
-        diagnostics: Vec::new(),
-        lsp: Vec::new(),
+    Parsed {
+        prepared,
         cells,
-        settings: Arc::new(settings),
-        project,
-        config_error,
+        cache,
         whole_tree,
-        cell_cache: Arc::new(cache),
-        rule_cache: None,
+    }
+}
+
+impl Parsed {
+    /// The result of the snapshot `snap` this was parsed from, with the rules' output (empty
+    /// for a parse-only result).
+    fn into_result(
+        self,
+        snap: Snapshot,
+        diagnostics: Vec<Diagnostic>,
+        lsp: Vec<lsp::Diagnostic>,
+        rule_cache: Option<Arc<RuleCache>>,
+    ) -> LintResult {
+        let Prepared {
+            bom,
+            file,
+            project,
+            config_error,
+            settings,
+            ..
+        } = self.prepared;
+        LintResult {
+            epoch: snap.epoch,
+            version: snap.version,
+            generation: snap.generation,
+            text: document_text(bom, file.text),
+            path: snap.path,
+            rope: snap.rope,
+            diagnostics,
+            lsp,
+            cells: self.cells,
+            settings: Arc::new(settings),
+            project,
+            config_error,
+            whole_tree: self.whole_tree,
+            cell_cache: Arc::new(self.cache),
+            rule_cache,
+        }
     }
 }
 

@@ -271,6 +271,55 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Every setting the VS Code extension contributes (editors/vscode/package.json) is sent by
+    /// extension.js and understood by the server: set to a non-default value, it parses without
+    /// a warning and changes the settings. Editor-only keys (`path`, `trace.server`) are skipped.
+    #[test]
+    fn vscode_settings_reach_the_server() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/vscode");
+        let package: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("package.json")).unwrap())
+                .unwrap();
+        let extension = std::fs::read_to_string(dir.join("extension.js")).unwrap();
+        let properties = package["contributes"]["configuration"]["properties"]
+            .as_object()
+            .unwrap();
+        let mut checked = 0;
+        for (name, schema) in properties {
+            let key = name.strip_prefix("cellguard.").unwrap();
+            if matches!(key, "path" | "trace.server") {
+                continue;
+            }
+            assert!(
+                extension.contains(&format!("\"{key}\"")),
+                "extension.js does not send `{key}`"
+            );
+            let sample = match schema["type"].as_str() {
+                Some("boolean") => Value::Bool(!schema["default"].as_bool().unwrap()),
+                Some("array") => json!(["API"]),
+                Some("string") => match schema["enum"].as_array() {
+                    Some(values) => values.last().unwrap().clone(),
+                    None => json!("sample/{name}"),
+                },
+                other => panic!("`{name}`: unexpected type {other:?}"),
+            };
+            let mut value = sample;
+            for part in key.split('.').rev() {
+                value = json!({ part: value });
+            }
+            let (settings, warnings) = ClientSettings::from_value(&json!({ "settings": value }));
+            assert!(warnings.is_empty(), "`{key}`: {warnings:?}");
+            assert_ne!(
+                settings,
+                ClientSettings::default(),
+                "`{key}` is ignored by the server"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, properties.len() - 2);
+        assert!(properties.contains_key("cellguard.ruleDocsUrl"));
+    }
+
     #[test]
     fn nested_forms_and_defaults() {
         for v in [
