@@ -8,7 +8,7 @@
 use super::args_aware::{ArgsAware, Prior, Rule};
 use super::matching::{MatchMode, Pattern};
 use super::predicates::{MessageWatch, ParamCond, PriorMatch, Test};
-use super::toml_view::{Doc, SKind, SVal};
+use super::toml_view::{self, boolean, get, string, Doc, SKind, SVal, Table};
 use super::*;
 use crate::config::{ConfigError, LoadedConfig, Profile};
 use crate::trace::{CallStatus, Epoch};
@@ -230,8 +230,6 @@ fn default_mode(profile: Profile) -> MatchMode {
     }
 }
 
-type Table<'a> = &'a [(String, Range<usize>, SVal)];
-
 fn table<'a>(d: &Doc, v: &'a SVal, what: &str) -> Result<Table<'a>, ConfigError> {
     v.table().ok_or_else(|| {
         d.error(
@@ -254,20 +252,6 @@ fn check_keys(d: &Doc, t: Table, allowed: &[&str], what: &str) -> Result<(), Con
         }
     }
     Ok(())
-}
-
-fn get<'a>(t: Table<'a>, key: &str) -> Option<&'a SVal> {
-    t.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
-}
-
-fn string(d: &Doc, v: &SVal, what: &str) -> Result<String, ConfigError> {
-    match &v.kind {
-        SKind::Str(s) => Ok(s.clone()),
-        _ => Err(d.error(
-            &v.span,
-            format!("{what} must be a string, found {}", v.describe()),
-        )),
-    }
 }
 
 fn opt_string(d: &Doc, t: Table, key: &str) -> Result<Option<String>, ConfigError> {
@@ -301,31 +285,13 @@ fn uint(d: &Doc, v: &SVal, what: &str) -> Result<u64, ConfigError> {
     }
 }
 
+/// A non-negative finite number (rates, windows in seconds).
 fn number(d: &Doc, v: &SVal, what: &str) -> Result<f64, ConfigError> {
-    let x = match v.kind {
-        SKind::Int(n) => n as f64,
-        SKind::Float(f) => f,
-        _ => {
-            return Err(d.error(
-                &v.span,
-                format!("{what} must be a number, found {}", v.describe()),
-            ))
-        }
-    };
-    if !x.is_finite() || x < 0.0 {
+    let x = toml_view::number(d, v, what)?;
+    if x < 0.0 {
         return Err(d.error(&v.span, format!("{what} must be a non-negative number")));
     }
     Ok(x)
-}
-
-fn boolean(d: &Doc, v: &SVal, what: &str) -> Result<bool, ConfigError> {
-    match v.kind {
-        SKind::Bool(b) => Ok(b),
-        _ => Err(d.error(
-            &v.span,
-            format!("{what} must be true or false, found {}", v.describe()),
-        )),
-    }
 }
 
 fn mode_of(d: &Doc, v: &SVal) -> Result<MatchMode, ConfigError> {

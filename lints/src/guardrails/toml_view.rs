@@ -172,3 +172,52 @@ impl Doc {
         ConfigError::at(&self.path, &self.text, Some(span.start), message)
     }
 }
+
+/// The entries of a TOML table: (key, key span, value), in key order.
+pub type Table<'a> = &'a [(String, Range<usize>, SVal)];
+
+/// The value of `key` in `t`, if present.
+pub fn get<'a>(t: Table<'a>, key: &str) -> Option<&'a SVal> {
+    t.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
+}
+
+/// `v` as a string. Errors (located at `v`): any other kind, named by `what`.
+pub fn string(d: &Doc, v: &SVal, what: &str) -> Result<String, ConfigError> {
+    match &v.kind {
+        SKind::Str(s) => Ok(s.clone()),
+        _ => Err(d.error(
+            &v.span,
+            format!("{what} must be a string, found {}", v.describe()),
+        )),
+    }
+}
+
+/// `v` as a boolean. Errors (located at `v`): any other kind, named by `what`.
+pub fn boolean(d: &Doc, v: &SVal, what: &str) -> Result<bool, ConfigError> {
+    match v.kind {
+        SKind::Bool(b) => Ok(b),
+        _ => Err(d.error(
+            &v.span,
+            format!("{what} must be true or false, found {}", v.describe()),
+        )),
+    }
+}
+
+/// `v` as a finite number (an integer or a float). Errors (located at `v`): another kind, or
+/// `inf`/`nan`, named by `what`.
+pub fn number(d: &Doc, v: &SVal, what: &str) -> Result<f64, ConfigError> {
+    let x = match v.kind {
+        SKind::Int(n) => n as f64,
+        SKind::Float(f) => f,
+        _ => {
+            return Err(d.error(
+                &v.span,
+                format!("{what} must be a number, found {}", v.describe()),
+            ))
+        }
+    };
+    if !x.is_finite() {
+        return Err(d.error(&v.span, format!("{what} must be a finite number")));
+    }
+    Ok(x)
+}

@@ -50,9 +50,8 @@ use super::state::{Check, StatePolicy};
 use super::window::{SlidingWindow, DEFAULT_MAX_MESSAGES};
 use super::MessagePolicy;
 use crate::config::{ConfigError, LoadedConfig};
-use crate::guardrails::toml_view::{Doc, SKind, SVal};
+use crate::guardrails::toml_view::{boolean, get, number, string, Doc, SKind, SVal};
 use std::collections::HashSet;
-use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -131,22 +130,6 @@ pub fn parse_str(path: &Path, text: &str) -> Result<PolicyConfig, ConfigError> {
     }
 }
 
-type Table<'a> = &'a [(String, Range<usize>, SVal)];
-
-fn get<'a>(t: Table<'a>, key: &str) -> Option<&'a SVal> {
-    t.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
-}
-
-fn string(d: &Doc, v: &SVal, what: &str) -> Result<String, ConfigError> {
-    match &v.kind {
-        SKind::Str(s) => Ok(s.clone()),
-        _ => Err(d.error(
-            &v.span,
-            format!("{what} must be a string, found {}", v.describe()),
-        )),
-    }
-}
-
 fn int(d: &Doc, v: &SVal, what: &str) -> Result<i64, ConfigError> {
     match v.kind {
         SKind::Int(n) => Ok(n),
@@ -169,33 +152,6 @@ fn non_negative(d: &Doc, v: &SVal, what: &str, why: &str) -> Result<i64, ConfigE
         ));
     }
     Ok(n)
-}
-
-fn boolean(d: &Doc, v: &SVal, what: &str) -> Result<bool, ConfigError> {
-    match v.kind {
-        SKind::Bool(b) => Ok(b),
-        _ => Err(d.error(
-            &v.span,
-            format!("{what} must be true or false, found {}", v.describe()),
-        )),
-    }
-}
-
-fn number(d: &Doc, v: &SVal, what: &str) -> Result<f64, ConfigError> {
-    let x = match v.kind {
-        SKind::Int(n) => n as f64,
-        SKind::Float(f) => f,
-        _ => {
-            return Err(d.error(
-                &v.span,
-                format!("{what} must be a number, found {}", v.describe()),
-            ))
-        }
-    };
-    if !x.is_finite() {
-        return Err(d.error(&v.span, format!("{what} must be a finite number")));
-    }
-    Ok(x)
 }
 
 fn parse(d: &Doc, v: &SVal) -> Result<PolicyConfig, ConfigError> {
