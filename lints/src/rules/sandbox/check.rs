@@ -4562,11 +4562,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// enclosing cell binds. Round 4 G6(b), G26.
     fn free_host_names(&mut self, root: Node, code: &str) -> Vec<(String, TextRange)> {
         let mut out = Vec::new();
-        for n in self.it.walk(root) {
+        // A code string's own tree: never in the cell's node table.
+        for n in parse::walk(root) {
             if n.kind_name() != "identifier" {
                 continue;
             }
-            let attr_name = self.it.parent(n).is_some_and(|p| {
+            let attr_name = n.parent().is_some_and(|p| {
                 (p.kind_name() == "attribute"
                     && p.field(F::Attribute).is_some_and(|a| a.id() == n.id()))
                     || (p.kind_name() == "keyword_argument"
