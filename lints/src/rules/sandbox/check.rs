@@ -4798,7 +4798,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // addendum 5): under a key that matches or that cellguard cannot fold.
         let Some(root) = self.root else { return };
         let src = self.it.src;
-        let stores: Vec<(Node<'t>, Node<'t>)> = parse::walk(root)
+        let stores: Vec<(Node<'t>, Node<'t>)> = self
+            .it
+            .walk(root)
             .filter(|a| a.kind_name() == "assignment")
             .filter_map(|a| {
                 let l = unparen(a.field(F::Left)?);
