@@ -226,7 +226,7 @@ fn format_fixtures() {
     run_all_with("fixtures/replay/formats", 3, true);
 }
 
-/// The black-box findings of issue 6 (R1–R14, /work/notes/issue6-findings.md), one case per
+/// The black-box findings of issue 6 (R1–R14 and round 3 T-cases, /work/notes/issue6-findings*.md), one case per
 /// reproduction: exit code, report and warnings are pinned.
 #[test]
 fn issue6_findings_fixtures() {

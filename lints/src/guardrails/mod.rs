@@ -519,6 +519,21 @@ fn canonical(v: Option<&Value>, out: &mut String) {
             }
             out.push('}');
         }
+        // A non-finite number read from `NaN` / `Infinity` (`trace::nonfinite`): `Infinity`
+        // as the float; a `NaN` equals nothing, not even another `NaN` (Python), so each one
+        // gets a text of its own.
+        Some(Value::String(s)) if crate::trace::nonfinite::number_of_str(s).is_some() => {
+            match predicates::PyNumber::of(v.unwrap_or(&Value::Null)) {
+                Some(predicates::PyNumber::Float(f)) if f.is_nan() => {
+                    static NANS: std::sync::atomic::AtomicU64 =
+                        std::sync::atomic::AtomicU64::new(0);
+                    let n = NANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    out.push_str(&format!("NaN#{n}"));
+                }
+                Some(n) => out.push_str(&n.text()),
+                None => {}
+            }
+        }
         Some(other) => out.push_str(&other.to_string()),
     }
     out.push('\u{0}');
@@ -585,7 +600,13 @@ fn canonical_raw(v: Option<&str>, out: &mut String) {
     let b = t.as_bytes();
     match b.first() {
         // Without escapes the recorded text is what serde_json would write.
-        Some(b'"') if !b.contains(&b'\\') => {
+        // (A non-finite stand-in takes the general way.)
+        Some(b'"')
+            if !b.contains(&b'\\')
+                && t.get(1..t.len().saturating_sub(1))
+                    .and_then(crate::trace::nonfinite::number_of_str)
+                    .is_none() =>
+        {
             out.push_str(t);
             out.push('\u{0}');
         }

@@ -76,16 +76,22 @@ pub struct ParamCond {
     pub test: Test,
 }
 
+/// A string value as a regex sees it.
+fn py_text(s: &str) -> String {
+    crate::trace::nonfinite::python_str(s).map_or_else(|| s.to_string(), str::to_string)
+}
+
 /// Texts a regex is applied to: a string; each string of a list (other items as JSON); other
 /// values as JSON; a missing param as the empty string.
 fn texts(v: Option<&Value>) -> Vec<String> {
     match v {
         None | Some(Value::Null) => vec![String::new()],
-        Some(Value::String(s)) => vec![s.clone()],
+        // A non-finite stand-in reads as Python's `str()` of the float (`nan`, `inf`).
+        Some(Value::String(s)) => vec![py_text(s)],
         Some(Value::Array(a)) => a
             .iter()
             .map(|x| match x {
-                Value::String(s) => s.clone(),
+                Value::String(s) => py_text(s),
                 o => o.to_string(),
             })
             .collect(),
@@ -110,6 +116,8 @@ impl PyNumber {
     /// The value of a JSON number or boolean; `None` for anything else.
     pub fn of(v: &Value) -> Option<Self> {
         match v {
+            // `NaN` / `Infinity` as a trace reader read them (`trace::nonfinite`).
+            Value::String(s) => crate::trace::nonfinite::number_of_str(s).map(Self::Float),
             Value::Bool(b) => Some(Self::Int(i128::from(*b))),
             Value::Number(n) => Some(if let Some(i) = n.as_i64() {
                 Self::Int(i128::from(i))

@@ -26,6 +26,7 @@ mod doc;
 pub mod flat;
 pub mod model;
 pub mod native;
+pub mod nonfinite;
 pub mod pyagentic;
 pub mod runstate;
 pub mod surrogates;
