@@ -768,7 +768,8 @@ impl History {
 struct ApprovalEntry {
     record: ApprovalRecord,
     consumed: bool,
-    /// Key-mode pattern of the action type (compiled once).
+    /// Key-mode pattern of the action type, every character literal (compiled once with
+    /// [`Pattern::literal_key`]: a recorded action type is data, never a glob).
     pattern: Option<Pattern>,
 }
 
@@ -791,7 +792,7 @@ impl Approvals {
             .action_type
             .as_deref()
             .filter(|t| !t.is_empty())
-            .and_then(|t| Pattern::compile(t, MatchMode::Key).ok());
+            .and_then(|t| Pattern::literal_key(t).ok());
         let entry = ApprovalEntry {
             record: r.clone(),
             consumed: false,
@@ -896,6 +897,9 @@ pub struct TraceState {
     pub members: Vec<FxHashMap<String, std::collections::VecDeque<u64>>>,
     /// Semantic-constraint streaks, downgrades and operator overrides.
     pub semantic: semantic::SemanticState,
+    /// Regex evaluations the engine gave up on since the replay last took them, as warning
+    /// texts naming the guardrail (issue 6 T13); decided conservatively, never as "no match".
+    pub undecided: Vec<String>,
 }
 
 impl TraceState {
@@ -914,6 +918,7 @@ impl TraceState {
             eq: vec![FxHashMap::default(); set.eq_indexes.len()],
             members: vec![FxHashMap::default(); set.member_indexes.len()],
             semantic: Default::default(),
+            undecided: Vec::new(),
         }
     }
 
@@ -935,7 +940,7 @@ impl TraceState {
         let seq = self.message_count;
         self.message_count += 1;
         for (w, st) in set.message_watches.iter().zip(self.messages.iter_mut()) {
-            w.observe(st, seq, m);
+            w.observe(st, seq, m, &mut self.undecided);
         }
     }
 
