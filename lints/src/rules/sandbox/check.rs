@@ -4743,6 +4743,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
+        // Values the cell stores into the name later (`anns["t"] = "<code>"`, round 5 H32
+        // addendum 5): under a key that matches or that cellguard cannot fold.
+        let Some(root) = self.root else { return };
+        let src = self.it.src;
+        let stores: Vec<(Node<'t>, Node<'t>)> = parse::walk(root)
+            .filter(|a| a.kind_name() == "assignment")
+            .filter_map(|a| {
+                let l = unparen(a.field(F::Left)?);
+                let base = unparen(l.field(F::Value)?);
+                (l.kind_name() == "subscript"
+                    && base.kind_name() == "identifier"
+                    && ident(base, src) == name)
+                    .then_some((l.child_by_field_name("subscript")?, a.field(F::Right)?))
+            })
+            .collect();
+        for (k, v) in stores {
+            let kv = self.it.eval(k, &Env::Global, 0);
+            if kv.has_unknown() || kv.strs().any(|x| keys.iter().any(|y| y == x)) {
+                stack.push((v, depth + 1));
+            }
+        }
     }
 
     /// `.format`/`.format_map` (and `Formatter().format`/`vformat`, `str.format(t, ...)`) on a

@@ -13,6 +13,7 @@
 //! Names that are never bound resolve to the namespace's pre-bound modules, to Python builtins,
 //! or to [`Val::Unknown`].
 
+use super::containers::{self, Added, State};
 use super::field::{FieldChild, F};
 use super::reach::Reach;
 use super::scan::{self, NameId, Names, Relevance, K};
@@ -693,6 +694,9 @@ pub struct Interp<'t, 'a> {
     member_roots: Option<HashSet<String>>,
     /// The one member value standing for every member of a root that is not tracked.
     opaque_members: RefCell<HashMap<String, Val>>,
+    /// How the cell uses each name that may hold a container (see
+    /// [`containers`](super::containers)), collected on first use.
+    containers: RefCell<Option<Rc<containers::Uses<'t>>>>,
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
@@ -957,6 +961,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             default_memo: RefCell::new(HashMap::default()),
             member_roots: member_roots(&cfg),
             opaque_members: RefCell::new(HashMap::default()),
+            containers: RefCell::new(None),
         };
         me.relevance = scan::relevance(&mut facts, &me.names, &me.cfg, gate, &|x, sites, chain| {
             me.chain_is_opaque(x, sites, chain)
@@ -1966,7 +1971,9 @@ impl<'t, 'a> Interp<'t, 'a> {
                 out.or_unknown()
             }
             K::Subscript => self.eval_subscript(node, env, d),
-            K::Call => self.eval_call(node, env, d),
+            // A container a call builds (`list(xs)`, `names.copy()`, `json.loads("[...]")`) is
+            // the cell's to change like a display.
+            K::Call => self.container_value(node, self.eval_call(node, env, d), d),
             K::BinaryOperator => {
                 let (Some(l), Some(r), Some(op)) = (
                     node.field(F::Left),
@@ -2035,9 +2042,8 @@ impl<'t, 'a> Interp<'t, 'a> {
                 if items.len() > MAX_SEQ || items.iter().any(|i| i.kind_name() == "list_splat") {
                     return VSet::unknown();
                 }
-                VSet::one(Val::seq(
-                    items.into_iter().map(|i| self.eval(i, env, d)).collect(),
-                ))
+                let v = Val::seq(items.into_iter().map(|i| self.eval(i, env, d)).collect());
+                self.display_value(node, v, d)
             }
             K::Dictionary => {
                 let items = named_children(node);
@@ -2053,10 +2059,11 @@ impl<'t, 'a> Interp<'t, 'a> {
                         _ => pairs.push((VSet::unknown(), VSet::unknown())),
                     }
                 }
-                VSet::one(Val::dict(pairs))
+                self.display_value(node, Val::dict(pairs), d)
             }
             K::ListComprehension | K::GeneratorExpression | K::SetComprehension => {
-                self.eval_comprehension(node, env, d)
+                let v = self.eval_comprehension(node, env, d);
+                self.container_value(node, v, d)
             }
             // `await c`: the result of a coroutine the cell defined (its returns), or of an
             // awaitable that hands back a value it was given (`asyncio.sleep(0, x)`).
@@ -2071,6 +2078,136 @@ impl<'t, 'a> Interp<'t, 'a> {
                 None => VSet::unknown(),
             },
             _ => VSet::unknown(),
+        }
+    }
+
+    /// The value of `node`, an expression that builds a container (a list, tuple, set or dict
+    /// display, a comprehension, a call returning a list or dict) evaluated to `vs`, given
+    /// what the cell does to its container afterwards (round 5 H32/H33: `d["k"] = name`,
+    /// `names.append(name)` after `d = {...}`, `names = [...]`): a container that is mutated
+    /// also holds what the visible mutations add, with every position of a list holding any
+    /// of its elements; one that is changed in ways cellguard cannot follow (aliased, passed to
+    /// code that may change it, a computed value stored) also holds unknown values. See
+    /// [`containers::Uses::state`].
+    fn container_value(&self, node: Node<'t>, vs: VSet, d: u32) -> VSet {
+        if !vs.iter().any(|v| matches!(v, Val::Seq(_) | Val::Dict(_))) {
+            return vs;
+        }
+        let mut out = VSet::default();
+        for v in vs.iter() {
+            out.join(&self.display_value(node, v.clone(), d));
+        }
+        out
+    }
+
+    /// See [`Self::container_value`]: one value of `node`.
+    fn display_value(&self, node: Node<'t>, v: Val, d: u32) -> VSet {
+        let uses = {
+            let mut slot = self.containers.borrow_mut();
+            match &*slot {
+                Some(u) => u.clone(),
+                None => {
+                    let mut root = node;
+                    while let Some(p) = root.parent() {
+                        root = p;
+                    }
+                    let u = Rc::new(containers::Uses::collect(root, self.src));
+                    *slot = Some(u.clone());
+                    u
+                }
+            }
+        };
+        let unknown = VSet::unknown;
+        match (uses.state(node, self.src), v) {
+            (State::Frozen, v) => VSet::one(v),
+            (State::Escaped, Val::Seq(items)) => {
+                let mut out: Vec<VSet> = items
+                    .iter()
+                    .map(|s| {
+                        let mut s = s.clone();
+                        s.join(&unknown());
+                        s
+                    })
+                    .collect();
+                out.push(unknown());
+                VSet::one(Val::seq(out))
+            }
+            (State::Escaped, Val::Dict(pairs)) => {
+                let mut out = (*pairs).clone();
+                out.push((unknown(), unknown()));
+                VSet::one(Val::dict(out))
+            }
+            (State::Mutated { added, .. }, Val::Seq(items)) => {
+                // Stores, inserts and removals move positions: every position may hold any
+                // element, the added ones included.
+                let mut all = VSet::default();
+                for s in items.iter() {
+                    all.join(s);
+                }
+                let mut n = items.len();
+                for a in &added {
+                    match a {
+                        Added::Item(x) | Added::Pair(_, Some(x)) => {
+                            all.join(&self.eval(*x, &Env::Global, d));
+                            n += 1;
+                        }
+                        Added::Elements(x) => {
+                            for v in self.eval(*x, &Env::Global, d).iter() {
+                                match v {
+                                    Val::Seq(xs) => {
+                                        for s in xs.iter() {
+                                            all.join(s);
+                                            n += 1;
+                                        }
+                                    }
+                                    Val::Dict(ps) => {
+                                        for (k, _) in ps.iter() {
+                                            all.join(k);
+                                            n += 1;
+                                        }
+                                    }
+                                    _ => {
+                                        all.join(&unknown());
+                                        n += 1;
+                                    }
+                                }
+                            }
+                        }
+                        Added::Pair(_, None) | Added::Keyword(..) => {
+                            all.join(&unknown());
+                            n += 1;
+                        }
+                    }
+                }
+                let all = all.or_unknown();
+                VSet::one(Val::seq(vec![all; n.clamp(1, MAX_SEQ)]))
+            }
+            (State::Mutated { added, .. }, Val::Dict(pairs)) => {
+                let mut out = (*pairs).clone();
+                for a in &added {
+                    match a {
+                        Added::Pair(k, v) => out.push((
+                            self.eval(*k, &Env::Global, d),
+                            v.map_or_else(unknown, |v| self.eval(v, &Env::Global, d)),
+                        )),
+                        Added::Keyword(k, v) => out.push((
+                            VSet::one(Val::str(ident(*k, self.src).as_ref())),
+                            self.eval(*v, &Env::Global, d),
+                        )),
+                        Added::Elements(x) => {
+                            for v in self.eval(*x, &Env::Global, d).iter() {
+                                match v {
+                                    Val::Dict(ps) => out.extend(ps.iter().cloned()),
+                                    _ => out.push((unknown(), unknown())),
+                                }
+                            }
+                        }
+                        Added::Item(_) => out.push((unknown(), unknown())),
+                    }
+                }
+                VSet::one(Val::dict(out))
+            }
+            (_, v) => VSet::one(v),
         }
     }
 
