@@ -1569,6 +1569,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     // ---- attributes -------------------------------------------------------------------------
 
+    /// True when the cell defines `len` itself (round 5 H30: `len = lambda t: t.clear()`).
+    fn len_rebound(&self) -> bool {
+        self.root
+            .is_some_and(|r| super::containers::cell_binds(r, self.it.src, "len", true))
+    }
+
     /// SBX005 for a use of a name the host pre-binds for its own bookkeeping
     /// ([`HOST_STATE_NAMES`]) other than `len(...)` of it.
     fn check_host_state(&mut self, node: Node<'t>) {
@@ -1579,7 +1585,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if HOST_STATE_NAMES.contains(&name.as_str())
             && self.namespace_names.contains(&name)
             && self.assignments_of(&name).is_empty()
-            && !is_len_argument(node, self.it.src)
+            && (!is_len_argument(node, self.it.src) || self.len_rebound())
         {
             self.report(
                 &MODULE_ESCAPE,
@@ -6076,8 +6082,30 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .parent()
             .filter(|p| p.kind_name() == "decorated_definition")
         {
+            // The decorator must be contextlib's: a cell-defined `contextmanager = lambda f:
+            // f` (or a rebound `contextlib`) turns nothing off (round 5 H24).
+            let src = self.it.src;
+            let root = self.root;
+            let library = |d: Node<'t>| {
+                let Some(e) = first_named(d).map(unparen) else {
+                    return false;
+                };
+                let base = match e.kind_name() {
+                    "identifier" => parse::text(e, src),
+                    "attribute" => e
+                        .field(F::Object)
+                        .map(unparen)
+                        .filter(|o| o.kind_name() == "identifier")
+                        .map_or("", |o| parse::text(o, src)),
+                    _ => return false,
+                };
+                !base.is_empty()
+                    && !root.is_some_and(|r| super::containers::cell_binds(r, src, base, false))
+            };
             if named(p).iter().any(|d| {
-                d.kind_name() == "decorator" && self.text(*d).trim_end().ends_with("contextmanager")
+                d.kind_name() == "decorator"
+                    && self.text(*d).trim_end().ends_with("contextmanager")
+                    && library(*d)
             }) {
                 return;
             }

@@ -663,3 +663,66 @@ fn classify<'t>(
         (u, false)
     }
 }
+
+/// True when the cell under `root` binds `name` itself anywhere, in any scope: an assignment,
+/// augmented assignment, `for` or comprehension target, unpacking, walrus, `def`/`class`
+/// name, parameter, `except ... as`/`with ... as`/`match` capture, `global` declaration, and
+/// (when `imports`) an import. Exemptions keyed on a builtin's or a library function's name
+/// (`len(_run_call_trace)`, `@contextmanager`) hold only when the cell does not define the
+/// name (round 5 H24, H30).
+pub fn cell_binds(root: Node, src: &str, name: &str, imports: bool) -> bool {
+    parse::walk(root).any(|n| {
+        if n.kind_name() != "identifier" || parse::text(n, src) != name {
+            return false;
+        }
+        let Some(p) = n.parent() else { return false };
+        let mut up = paren_top(n);
+        // Through unpacking targets: `a, len = ...`, `[len, *_] = ...`.
+        while let Some(t) = up.parent().filter(|t| {
+            matches!(
+                t.kind_name(),
+                "pattern_list"
+                    | "tuple_pattern"
+                    | "list_pattern"
+                    | "list_splat_pattern"
+                    | "tuple"
+                    | "list"
+                    | "expression_list"
+                    | "parenthesized_expression"
+            )
+        }) {
+            up = t;
+        }
+        let target = up.parent().is_some_and(|t| {
+            matches!(
+                t.kind_name(),
+                "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause"
+            ) && is(t, F::Left, up)
+        });
+        target
+            || match p.kind_name() {
+                "function_definition" | "class_definition" => is(p, F::Name, n),
+                "named_expression" => is(p, F::Name, n),
+                "default_parameter" | "typed_default_parameter" => is(p, F::Name, n),
+                "parameters"
+                | "lambda_parameters"
+                | "typed_parameter"
+                | "as_pattern_target"
+                | "global_statement"
+                | "nonlocal_statement"
+                | "case_pattern"
+                | "keyword_pattern"
+                | "dictionary_splat_pattern" => true,
+                "as_pattern" => is(p, F::Alias, n),
+                "aliased_import" => imports && is(p, F::Alias, n),
+                "dotted_name" => {
+                    imports
+                        && p.parent().is_some_and(|g| {
+                            matches!(g.kind_name(), "import_from_statement" | "import_statement")
+                                && !is(g, F::ModuleName, p)
+                        })
+                }
+                _ => false,
+            }
+    })
+}
