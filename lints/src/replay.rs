@@ -1202,4 +1202,3 @@ mod tests {
         assert_eq!((seen, r.decisions.len(), r.summary.blocked), (1, 0, 1));
     }
 }
-
