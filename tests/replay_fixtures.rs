@@ -8,6 +8,10 @@
 //! `fixtures/replay/robustness/` also record the warnings printed on standard error (`warnings`,
 //! one entry per line, the `cellguard: warning: ` prefix removed).
 //!
+//! A case whose input is large holds `template.EXT` instead of its trace: the text with
+//! `<<C*N>>` markers (the character `C` written `N` times), expanded into `trace.EXT` in a copy
+//! of the case directory under the test's temporary directory.
+//!
 //! `CELLGUARD_BLESS=1 cargo test --test replay_fixtures` rewrites the expected files from the
 //! current output; review the diff before committing.
 
@@ -26,9 +30,66 @@ fn cases(root: &str) -> Vec<PathBuf> {
     out
 }
 
+/// Expands the `<<C*N>>` markers of a template (the character `C` written `N` times), so that a
+/// case with a large input (a 100 KB first line) is committed as a few hundred bytes.
+fn expand_template(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("<<") {
+        out.push_str(&rest[..at]);
+        let marker = &rest[at + 2..];
+        let end = marker.find(">>").ok_or("unclosed `<<` in template")?;
+        let (c, n) = marker[..end]
+            .split_once('*')
+            .ok_or("template marker is not `<<C*N>>`")?;
+        let n: usize = n.parse().map_err(|e| format!("template count: {e}"))?;
+        out.push_str(&c.repeat(n));
+        rest = &marker[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// A case with a `template.EXT` input runs in a copy of its directory under the test's temporary
+/// directory (same relative path, so reports and messages name the same files), where the
+/// template is expanded into `trace.EXT`. Returns the root to run from.
+fn stage_template_case(dir: &Path, rel: &Path) -> Result<Option<PathBuf>, String> {
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    let is_template = |p: &PathBuf| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("template."))
+    };
+    if !entries.iter().any(is_template) {
+        return Ok(None);
+    }
+    let stage = Path::new(env!("CARGO_TARGET_TMPDIR")).join("replay-fixtures");
+    let to = stage.join(rel);
+    std::fs::create_dir_all(&to).map_err(|e| e.to_string())?;
+    for p in &entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if is_template(p) {
+            let text = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+            let ext = &name["template.".len()..];
+            std::fs::write(to.join(format!("trace.{ext}")), expand_template(&text)?)
+                .map_err(|e| e.to_string())?;
+        } else if p.is_file() {
+            std::fs::copy(p, to.join(name)).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(Some(stage))
+}
+
 fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let rel = dir.strip_prefix(root).unwrap_or(dir);
+    let src_root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rel = dir.strip_prefix(src_root).unwrap_or(dir);
+    let staged = stage_template_case(dir, rel)?;
+    let root: &Path = staged.as_deref().unwrap_or(src_root);
+    let expected_path = dir.join("expected.json");
+    let dir = &root.join(rel);
     let named = |file: &str| -> Option<PathBuf> {
         std::fs::read_to_string(dir.join(file))
             .ok()
@@ -88,7 +149,6 @@ fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
         }
         a
     };
-    let expected_path = dir.join("expected.json");
     if std::env::var_os("CELLGUARD_BLESS").is_some() {
         let text = serde_json::to_string_pretty(&actual).map_err(|e| e.to_string())? + "\n";
         std::fs::write(&expected_path, text).map_err(|e| e.to_string())?;

@@ -220,59 +220,62 @@ pub(crate) fn classify(root: &Root) -> Option<Format> {
             }
             classify_item(&o)
         }
-        Root::Value(v) => {
-            let o = obj(v)?;
-            if has(&o, &["$schemaVersion", "generated_items"]) {
-                return Some(Format::AgentsRunstate);
-            }
-            if has(&o, &["trajectory", "environment", "replay_config"]) {
-                return Some(Format::SweAgent);
-            }
-            if let Some(h) = o.get("history").and_then(|h| arr(h)) {
-                let swe = h.iter().filter_map(|m| obj(m)).any(|m| {
-                    has(
-                        &m,
-                        &[
-                            "message_type",
-                            "agent",
-                            "action",
-                            "tool_call_ids",
-                            "thought",
-                        ],
-                    )
-                });
-                return Some(if swe {
-                    Format::SweAgent
-                } else {
-                    Format::OpenaiChat
-                });
-            }
-            if has(
-                &o,
+        Root::Value(v) => classify_object(&obj(v)?),
+    }
+}
+
+/// Classifies a single JSON object document (or one line of JSON Lines) by its keys. `None`
+/// when no reader recognises it.
+pub(crate) fn classify_object(o: &RawObj) -> Option<Format> {
+    if has(o, &["$schemaVersion", "generated_items"]) {
+        return Some(Format::AgentsRunstate);
+    }
+    if has(o, &["trajectory", "environment", "replay_config"]) {
+        return Some(Format::SweAgent);
+    }
+    if let Some(h) = o.get("history").and_then(|h| arr(h)) {
+        let swe = h.iter().filter_map(|m| obj(m)).any(|m| {
+            has(
+                &m,
                 &[
-                    "cells",
-                    "iterations",
-                    "run_call_trace",
-                    "spans",
-                    "step_index",
+                    "message_type",
+                    "agent",
+                    "action",
+                    "tool_call_ids",
+                    "thought",
                 ],
-            ) {
-                return Some(Format::Colony);
-            }
-            if let Some(f) = o
-                .get("format")
-                .and_then(|f| serde_json::from_str::<String>(f.get()).ok())
-            {
-                if f.starts_with("colony") {
-                    return Some(Format::Colony);
-                }
-            }
-            if has(&o, &["messages", "traj", "conversation"]) {
-                return Some(Format::OpenaiChat);
-            }
-            classify_item(&o)
+            )
+        });
+        return Some(if swe {
+            Format::SweAgent
+        } else {
+            Format::OpenaiChat
+        });
+    }
+    if has(
+        o,
+        &[
+            "cells",
+            "iterations",
+            "run_call_trace",
+            "spans",
+            "step_index",
+        ],
+    ) {
+        return Some(Format::Colony);
+    }
+    if let Some(f) = o
+        .get("format")
+        .and_then(|f| serde_json::from_str::<String>(f.get()).ok())
+    {
+        if f.starts_with("colony") {
+            return Some(Format::Colony);
         }
     }
+    if has(o, &["messages", "traj", "conversation"]) {
+        return Some(Format::OpenaiChat);
+    }
+    classify_item(o)
 }
 
 fn classify_item(o: &RawObj) -> Option<Format> {
@@ -445,10 +448,22 @@ pub(crate) fn read_document_with(
                         .map_err(|e| format!("invalid JSON at column {}", e.column())),
                 ));
             }
-            let first_ok = items
-                .first()
-                .is_some_and(|(_, r)| r.as_ref().is_ok_and(|v| v.get().starts_with('{')));
-            if items.len() > 1 && first_ok {
+            let is_object =
+                |r: &Result<&RawValue, String>| r.as_ref().is_ok_and(|v| v.get().starts_with('{'));
+            let first_ok = items.first().is_some_and(|(_, r)| is_object(r));
+            // A first line that is not JSON at all (not the start of a broken document) before
+            // JSON Lines of objects: reported and skipped, as the native reader does (issue 6
+            // R1); the first lines that detection weighs decide.
+            let first_junk = text
+                .trim_start_matches(json_ws)
+                .chars()
+                .next()
+                .is_some_and(|c| c != '{' && c != '[')
+                && items
+                    .iter()
+                    .take(super::DETECT_LINES)
+                    .any(|(_, r)| is_object(r));
+            if items.len() > 1 && (first_ok || first_junk) {
                 Root::Lines(items)
             } else {
                 return Err(TraceError {
