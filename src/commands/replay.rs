@@ -203,7 +203,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         if shown == SHOWN_SKIPS {
             break;
         }
-        eprintln!("cellguard: warning: {s}");
+        // Warnings quote trace text: control characters are escaped (issue 6 T7).
+        eprintln!(
+            "cellguard: warning: {}",
+            crate::render::replay::ctl(&s.to_string())
+        );
         shown += 1;
     }
     let total_notes = report.summary.records_skipped as usize + report.warnings.len();

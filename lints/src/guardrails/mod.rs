@@ -789,7 +789,8 @@ impl History {
 struct ApprovalEntry {
     record: ApprovalRecord,
     consumed: bool,
-    /// Key-mode pattern of the action type (compiled once).
+    /// Key-mode pattern of the action type, every character literal (compiled once with
+    /// [`Pattern::literal_key`]: a recorded action type is data, never a glob).
     pattern: Option<Pattern>,
 }
 
@@ -812,7 +813,7 @@ impl Approvals {
             .action_type
             .as_deref()
             .filter(|t| !t.is_empty())
-            .and_then(|t| Pattern::compile(t, MatchMode::Key).ok());
+            .and_then(|t| Pattern::literal_key(t).ok());
         let entry = ApprovalEntry {
             record: r.clone(),
             consumed: false,
@@ -917,6 +918,9 @@ pub struct TraceState {
     pub members: Vec<FxHashMap<String, std::collections::VecDeque<u64>>>,
     /// Semantic-constraint streaks, downgrades and operator overrides.
     pub semantic: semantic::SemanticState,
+    /// Regex evaluations the engine gave up on since the replay last took them, as warning
+    /// texts naming the guardrail (issue 6 T13); decided conservatively, never as "no match".
+    pub undecided: Vec<String>,
 }
 
 impl TraceState {
@@ -935,6 +939,7 @@ impl TraceState {
             eq: vec![FxHashMap::default(); set.eq_indexes.len()],
             members: vec![FxHashMap::default(); set.member_indexes.len()],
             semantic: Default::default(),
+            undecided: Vec::new(),
         }
     }
 
@@ -956,7 +961,7 @@ impl TraceState {
         let seq = self.message_count;
         self.message_count += 1;
         for (w, st) in set.message_watches.iter().zip(self.messages.iter_mut()) {
-            w.observe(st, seq, m);
+            w.observe(st, seq, m, &mut self.undecided);
         }
     }
 
