@@ -576,7 +576,7 @@ impl<'de> serde::de::Visitor<'de> for TopFields<'_> {
 
 /// The raw texts of the top-level members `names` of the JSON object `json` (`None` per
 /// missing member), or `None` when `json` is not an object. Flat objects are read by hand.
-fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Vec<Option<&'a str>>> {
+fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Fields<'a>> {
     if let Some((members, _)) = crate::trace::flat::object(json) {
         return Some(
             names
@@ -590,6 +590,9 @@ fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Vec<Option<&'a str>>>
     let found = TopFields { names }.deserialize(&mut de).ok()?;
     Some(found.into_iter().map(|r| r.map(|r| r.get())).collect())
 }
+
+/// Values of the named members (inline for up to four names: computed on every indexed call).
+type Fields<'a> = smallvec::SmallVec<[Option<&'a str>; 4]>;
 
 /// [`canonical`] of a raw value, without parsing the common cases (plain strings, numbers,
 /// null).
@@ -623,7 +626,22 @@ fn canonical_raw(v: Option<&str>, out: &mut String) {
 /// looked up in the result object), without parsing whole objects when the names are plain
 /// member names. Equal to [`prior_key`] / [`target_key`] over the parsed objects.
 pub fn index_key(spec: &EqIndexSpec, params: &RawJson, result: &RawJson, prior: bool) -> String {
-    let names: Vec<&str> = spec
+    let mut k = String::new();
+    index_key_into(spec, params, result, prior, &mut k);
+    k
+}
+
+/// [`index_key`], written into `k` (cleared first), so that a caller indexing every call reuses
+/// one buffer.
+pub fn index_key_into(
+    spec: &EqIndexSpec,
+    params: &RawJson,
+    result: &RawJson,
+    prior: bool,
+    k: &mut String,
+) {
+    k.clear();
+    let names: smallvec::SmallVec<[&str; 4]> = spec
         .pairs
         .iter()
         .map(|(pp, tp)| if prior { pp.as_str() } else { tp.as_str() })
@@ -632,33 +650,32 @@ pub fn index_key(spec: &EqIndexSpec, params: &RawJson, result: &RawJson, prior: 
         None
     } else {
         match params.json() {
-            None => Some(vec![None; names.len()]),
+            None => Some(smallvec::smallvec![None; names.len()]),
             Some(j) => top_fields(j, &names),
         }
     };
     let Some(found) = fast else {
         let p = params.object();
-        return if prior {
+        k.push_str(&if prior {
             prior_key(spec, &p, &result_object(result))
         } else {
             target_key(spec, &p)
-        };
+        });
+        return;
     };
-    let mut k = String::new();
     let mut result_obj: Option<Map<String, Value>> = None;
     for (name, v) in names.iter().zip(&found) {
         match v {
-            Some(v) => canonical_raw(Some(v), &mut k),
+            Some(v) => canonical_raw(Some(v), k),
             // `lookup(prior).or_else(lookup(result))`: a missing param falls back to the
             // result (parsed once, only then).
             None if prior => {
                 let r = result_obj.get_or_insert_with(|| result_object(result));
-                canonical(predicates::lookup(r, name), &mut k);
+                canonical(predicates::lookup(r, name), k);
             }
-            None => canonical(None, &mut k),
+            None => canonical(None, k),
         }
     }
-    k
 }
 
 /// The index key of a prior record (`prior` params, else `result` fields).
@@ -921,6 +938,8 @@ pub struct TraceState {
     /// Regex evaluations the engine gave up on since the replay last took them, as warning
     /// texts naming the guardrail (issue 6 T13); decided conservatively, never as "no match".
     pub undecided: Vec<String>,
+    /// Buffer for equality-index keys (reused across calls).
+    key_buf: String,
 }
 
 impl TraceState {
@@ -940,6 +959,7 @@ impl TraceState {
             members: vec![FxHashMap::default(); set.member_indexes.len()],
             semantic: Default::default(),
             undecided: Vec::new(),
+            key_buf: String::new(),
         }
     }
 
@@ -990,7 +1010,15 @@ impl TraceState {
             if !matches_watch(&set.watches[spec.watch]) {
                 continue;
             }
-            map.insert(index_key(spec, params, result, true), seq);
+            // The key is built in a reused buffer and copied only when new (the same few
+            // values recur).
+            index_key_into(spec, params, result, true, &mut self.key_buf);
+            match map.get_mut(self.key_buf.as_str()) {
+                Some(s) => *s = seq,
+                None => {
+                    map.insert(self.key_buf.clone(), seq);
+                }
+            }
             if map.len() > 4 * self.history.cap {
                 let first = self.history.first_seq();
                 map.retain(|_, s| *s >= first);
