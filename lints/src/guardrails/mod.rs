@@ -462,12 +462,10 @@ pub struct HistEntry {
 pub fn result_object(result: &RawJson) -> Map<String, Value> {
     match result.value() {
         Value::Object(m) => m,
-        Value::String(s) if s.trim_start().starts_with('{') => {
-            match serde_json::from_str::<Value>(&s) {
-                Ok(Value::Object(m)) => m,
-                _ => Map::new(),
-            }
-        }
+        Value::String(s) if s.trim_start().starts_with('{') => match crate::trace::json_value(&s) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        },
         _ => Map::new(),
     }
 }
@@ -614,7 +612,7 @@ fn canonical_raw(v: Option<&str>, out: &mut String) {
             out.push('\u{0}');
         }
         Some(b'n') => canonical(None, out),
-        _ => match serde_json::from_str::<Value>(t) {
+        _ => match crate::trace::json_value(t) {
             Ok(v) => canonical(Some(&v), out),
             Err(_) => canonical(None, out),
         },
