@@ -400,15 +400,44 @@ fn tau_bench_airline_full_file_counts() {
     assert_eq!(
         only_strict,
         vec![
-            (61, 7), (82, 2), (111, 3), (111, 5), (111, 8), (111, 11), (111, 13), (113, 6),
-            (122, 4), (128, 2), (128, 8), (128, 9), (128, 10), (132, 2), (133, 19), (134, 3),
-            (134, 4), (178, 2)
+            (61, 7),
+            (82, 2),
+            (111, 3),
+            (111, 5),
+            (111, 8),
+            (111, 11),
+            (111, 13),
+            (113, 6),
+            (122, 4),
+            (128, 2),
+            (128, 8),
+            (128, 9),
+            (128, 10),
+            (132, 2),
+            (133, 19),
+            (134, 3),
+            (134, 4),
+            (178, 2)
         ]
     );
     // The T11 plain violations are blocked by both: requests and choices containing "proceed"
     // or "go ahead" (13, 15, 73, 109, 110, 163), the borderline 114, and 150 (a confirmation
     // opening with "In that case, please go ahead", which the anchored regex misses).
-    for k in [(13, 9), (13, 11), (15, 2), (73, 10), (109, 7), (110, 4), (114, 3), (163, 3), (163, 6), (150, 12)] {
-        assert!(lb.iter().any(|&(n, c, _)| (n, c) == k), "{k:?} allowed by lenient.toml");
+    for k in [
+        (13, 9),
+        (13, 11),
+        (15, 2),
+        (73, 10),
+        (109, 7),
+        (110, 4),
+        (114, 3),
+        (163, 3),
+        (163, 6),
+        (150, 12),
+    ] {
+        assert!(
+            lb.iter().any(|&(n, c, _)| (n, c) == k),
+            "{k:?} allowed by lenient.toml"
+        );
     }
 }
