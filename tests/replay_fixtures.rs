@@ -226,7 +226,7 @@ fn format_fixtures() {
     run_all_with("fixtures/replay/formats", 3, true);
 }
 
-/// The black-box findings of issue 6 (R1–R14, /work/notes/issue6-findings.md), one case per
+/// The black-box findings of issue 6 (R1–R14 and round 3 T-cases, /work/notes/issue6-findings*.md), one case per
 /// reproduction: exit code, report and warnings are pinned.
 #[test]
 fn issue6_findings_fixtures() {
@@ -251,4 +251,47 @@ fn text_summary_counts_unknown_completions() {
         text.contains("Completions: 2 replayed, 0 would change, 1 unknown (not replayable)."),
         "{text}"
     );
+}
+
+/// Issue 6 T7: control characters from a trace (ANSI colour, an OSC title sequence, CR LF
+/// followed by a forged report line) are escaped in the text and HTML reports.
+#[test]
+fn text_and_html_escape_control_characters() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = "fixtures/replay/issue6/t07-control-chars";
+    for format in ["text", "html"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+            .current_dir(root)
+            .args([
+                "replay",
+                "--color",
+                "never",
+                "--output-format",
+                format,
+                "--config",
+            ])
+            .arg(format!("{dir}/cellguard.toml"))
+            .arg(format!("{dir}/trace.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for bad in ['\u{1b}', '\u{7}', '\r'] {
+            assert!(!text.contains(bad), "{format}: {bad:?} written raw");
+        }
+        // HTML keeps a newline as it is (whitespace there, it cannot start a report line).
+        assert!(
+            text.contains(r"delete_\u{1b}[31mRED\u{1b}]0;pwned\u{7}x\u{d}"),
+            "{format}: {text}"
+        );
+        if format == "text" {
+            assert!(text.contains(r"\u{d}\u{a}fake.jsonl:9: all good"), "{text}");
+        }
+        if format == "text" {
+            assert!(
+                !text.lines().any(|l| l.starts_with("fake.jsonl")),
+                "forged line"
+            );
+        }
+    }
 }

@@ -51,12 +51,21 @@ struct Compiled {
     start: std::sync::OnceLock<Result<fancy_regex::Regex, String>>,
 }
 
+/// Backtracking steps one match attempt may take (backreferences and look-around need the
+/// backtracking engine) before it gives up with a [`MatchError`]: ten times `fancy_regex`'s
+/// default, a few tenths of a second per attempt at worst. Callers decide a match that gave
+/// up conservatively (issue 6 T13), never as "no match".
+pub const BACKTRACK_LIMIT: usize = 10_000_000;
+
 /// Compiles a translated pattern for the engine.
 fn build(p: &str) -> Result<fancy_regex::Regex, PyRegexError> {
-    fancy_regex::Regex::new(p).map_err(|e| PyRegexError {
-        message: format!("pattern cannot be translated to the matching engine: {e}"),
-        position: None,
-    })
+    fancy_regex::RegexBuilder::new(p)
+        .backtrack_limit(BACKTRACK_LIMIT)
+        .build()
+        .map_err(|e| PyRegexError {
+            message: format!("pattern cannot be translated to the matching engine: {e}"),
+            position: None,
+        })
 }
 
 impl Compiled {
@@ -181,6 +190,25 @@ impl PyRegex {
             MatchMode::Match => self.is_match_at_start(text),
             MatchMode::FullMatch => self.fullmatch(text),
         }
+    }
+
+    /// [`PyRegex::find_captures`] that keeps what was found before an engine error: the
+    /// captures so far and the error, if any.
+    pub fn find_captures_partial(&self, text: &str) -> (Vec<Option<String>>, Option<MatchError>) {
+        let mut out = Vec::new();
+        for c in self.0.search.captures_iter(text) {
+            let c = match c {
+                Ok(c) => c,
+                Err(e) => return (out, Some(MatchError(e.to_string()))),
+            };
+            let m = if self.0.search.captures_len() > 1 {
+                c.get(1)
+            } else {
+                c.get(0)
+            };
+            out.push(m.map(|m| m.as_str().to_string()));
+        }
+        (out, None)
     }
 
     /// `re.finditer`: for each non-overlapping match, group 1 when the pattern has groups

@@ -641,7 +641,10 @@ impl<'a> Replayer<'a> {
             }
             Record::Call(_) | Record::Completion(_) => {}
             Record::Approval(a) => run.state.approvals.add(a),
-            Record::Message(m) => run.state.on_message(set, m),
+            Record::Message(m) => {
+                run.state.on_message(set, m);
+                note_undecided(&mut self.report.warnings, &run.file, line, &mut run.state);
+            }
             Record::Override(o) => run
                 .state
                 .semantic
@@ -749,6 +752,7 @@ impl<'a> Replayer<'a> {
             proposed.recorded = Some((c.status, c.error.as_deref()));
             block = set.check(&proposed, &mut run.state);
             drop(proposed);
+            note_undecided(&mut self.report.warnings, &run.file, line, &mut run.state);
             let hist_status = match c.status {
                 CallStatus::Blocked => CallStatus::Unknown,
                 s => s,
@@ -1017,6 +1021,27 @@ pub fn run(
         report.sections.extend(o.finish());
     }
     report
+}
+
+/// Moves the regex evaluations the guardrails gave up on while deciding the record at `line`
+/// into the report's warnings (`FILE:LINE: guardrail ...`), up to [`MAX_KEPT_SKIPS`] (issue 6
+/// T13: an undecidable regex is decided conservatively and always reported).
+fn note_undecided(
+    warnings: &mut Vec<Skip>,
+    file: &str,
+    line: u64,
+    state: &mut crate::guardrails::TraceState,
+) {
+    for message in state.undecided.drain(..) {
+        if warnings.len() < MAX_KEPT_SKIPS {
+            warnings.push(Skip {
+                path: std::path::PathBuf::from(file),
+                line,
+                column: None,
+                message,
+            });
+        }
+    }
 }
 
 #[cfg(test)]

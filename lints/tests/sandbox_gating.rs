@@ -6,7 +6,7 @@
 
 use cellguard_lints::config::{ConfigFile, Overrides, Settings};
 use cellguard_lints::parse;
-use cellguard_lints::rules::sandbox::analyse;
+use cellguard_lints::rules::sandbox::{analyse, analyse_with_table};
 use proptest::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -40,7 +40,11 @@ fn settings(config: &str) -> Settings {
 
 fn findings(src: &str, s: &Settings, gate: bool) -> Vec<String> {
     let tree = parse::parse(src, None);
-    analyse(&tree, src, s, gate)
+    text(analyse(&tree, src, s, gate))
+}
+
+fn text(found: Vec<cellguard_lints::rules::sandbox::check::Finding>) -> Vec<String> {
+    found
         .into_iter()
         .map(|f| {
             format!(
@@ -51,12 +55,31 @@ fn findings(src: &str, s: &Settings, gate: bool) -> Vec<String> {
         .collect()
 }
 
+/// The findings as text; with `table`, the analysis reads the cell's node table (what
+/// `cellguard check` and the server run) instead of walking the tree.
+fn findings_with(src: &str, s: &Settings, gate: bool, table: bool) -> Vec<String> {
+    let tree = parse::parse(src, None);
+    let nodes = table.then(|| cellguard_lints::nodes::NodeTable::new(&tree));
+    text(analyse_with_table(&tree, nodes.as_ref(), src, s, gate))
+}
+
 fn assert_same(src: &str, s: &Settings) -> usize {
     let gated = findings(src, s, true);
     let ungated = findings(src, s, false);
     assert_eq!(
         gated, ungated,
         "gated and ungated analyses differ on:\n{src}"
+    );
+    // Reading the node table instead of the tree changes nothing, gated or not.
+    assert_eq!(
+        findings_with(src, s, true, true),
+        gated,
+        "the table-fed analysis differs on:\n{src}"
+    );
+    assert_eq!(
+        findings_with(src, s, false, true),
+        ungated,
+        "the table-fed ungated analysis differs on:\n{src}"
     );
     gated.len()
 }
@@ -181,8 +204,16 @@ fn pathological_shapes_agree() {
     }
 }
 
+/// 256 cases, or `PROPTEST_CASES` when set (longer local runs).
+fn soup_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(soup_cases()))]
     /// Random cells built from sandbox-relevant tokens: the gate keeps every finding.
     #[test]
     fn random_token_soups_agree(tokens in prop::collection::vec(prop::sample::select(vec![
@@ -197,6 +228,51 @@ proptest! {
         let s = settings("dialect = \"functions\"\n");
         let gated = findings(&src, &s, true);
         let ungated = findings(&src, &s, false);
-        prop_assert_eq!(gated, ungated, "on:\n{}", src);
+        prop_assert_eq!(&gated, &ungated, "gated vs ungated on:\n{}", src);
+        prop_assert_eq!(&findings_with(&src, &s, true, true), &gated, "table vs tree, gated, on:\n{}", src);
+        prop_assert_eq!(&findings_with(&src, &s, false, true), &ungated, "table vs tree, ungated, on:\n{}", src);
+    }
+}
+
+/// Token soups the random test found where the gated analysis differed from the ungated one.
+/// In each, tree-sitter's error recovery makes the root an `ERROR` node instead of a `module`:
+/// the reporting walk still runs each child of the root as a statement, but the relevance
+/// pre-pass only made units of the children of structural nodes, so the names read there were
+/// not demanded, their bindings (`vars = ...`, `__builtins__ := collections`) were skipped and
+/// the gated run reported the unbound builtin. Each input with the name rebound and, as a
+/// control, with another name bound instead, with the findings both runs must give.
+#[test]
+fn error_root_soups_agree() {
+    let s = settings("dialect = \"functions\"\n");
+    let cases: &[(&str, &[&str])] = &[
+        // Found by `random_token_soups_agree` in a clean-clone CI run (seed cc 610201…).
+        ("}vars=([=__builtins__=\"__class__\",)\"__class__\"vars)(:", &[]),
+        (
+            "}y=([=__builtins__=\"__class__\",)\"__class__\"vars)(:",
+            &["SBX003 43..47"],
+        ),
+        // Found with PROPTEST_CASES=20000 (seed cc d521cd…).
+        (
+            "\"__class__\",__builtins__:=collections,__builtins__(\"__class__\",__builtins__\"__class__\":",
+            &[],
+        ),
+        (
+            "\"__class__\",y:=collections,__builtins__(\"__class__\",__builtins__\"__class__\":",
+            &["SBX003 27..39", "SBX003 52..64"],
+        ),
+    ];
+    for (src, expected) in cases {
+        let tree = parse::parse(src, None);
+        assert_eq!(
+            tree.root_node().kind(),
+            "ERROR",
+            "the root is an ERROR node:\n{src}"
+        );
+        assert_same(src, &s);
+        let got: Vec<String> = findings(src, &s, true)
+            .into_iter()
+            .map(|f| f.split(' ').take(2).collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(&got, expected, "findings of:\n{src}");
     }
 }

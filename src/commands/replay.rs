@@ -203,12 +203,30 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         if shown == SHOWN_SKIPS {
             break;
         }
-        eprintln!("cellguard: warning: {s}");
+        // Warnings quote trace text: control characters are escaped (issue 6 T7).
+        eprintln!(
+            "cellguard: warning: {}",
+            crate::render::replay::ctl(&s.to_string())
+        );
         shown += 1;
     }
     let total_notes = report.summary.records_skipped as usize + report.warnings.len();
     if total_notes > shown {
         eprintln!("cellguard: warning: ... and {} more", total_notes - shown);
+    }
+    // A trace of which every record was skipped (a wrong `--format`, every line malformed)
+    // replayed nothing: that is an input error, never a "nothing blocked" pass (issue 6 T3).
+    for (path, reader) in args.traces.iter().zip(&readers) {
+        let st = reader.stats();
+        if st.read > 0 && st.accepted == 0 {
+            anyhow::bail!(
+                "{}: no record of the trace could be read as {} ({} read, {} skipped); check `--format` and the warnings above",
+                path.display(),
+                reader.format().as_str(),
+                st.read,
+                st.skipped
+            );
+        }
     }
     match args.output_format {
         ReplayFormat::Text => render::text(&report, &mut out)?,

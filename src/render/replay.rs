@@ -111,9 +111,28 @@ pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result
 fn trace_tag(trace: &str, file: &str) -> String {
     match trace.strip_prefix(file) {
         Some("") => String::new(),
-        Some(rest) => format!(" [{rest}]"),
-        None => format!(" [{trace}]"),
+        Some(rest) => format!(" [{}]", ctl(rest)),
+        None => format!(" [{}]", ctl(trace)),
     }
+}
+
+/// Escapes the control characters (C0 including CR/LF/TAB, DEL, C1) of trace-supplied text for
+/// human-readable output as `\u{1b}`, so a key or reason from a trace can neither drive the
+/// terminal (ANSI/OSC sequences) nor forge report lines (issue 6 T7). JSON formats escape
+/// through serde instead.
+pub fn ctl(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            o.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            o.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(o)
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
@@ -126,12 +145,18 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         let where_ = trace_tag(&d.trace, &d.file);
         let cell = d.cell.map_or(String::new(), |c| format!("cell {c}, "));
         let key = if d.action_key != d.raw_key {
-            format!("`{}` (resolves to `{}`)", d.raw_key, d.action_key)
+            format!(
+                "`{}` (resolves to `{}`)",
+                ctl(&d.raw_key),
+                ctl(&d.action_key)
+            )
         } else {
-            format!("`{}`", d.raw_key)
+            format!("`{}`", ctl(&d.raw_key))
         };
         let what = match d.decision {
-            Verdict::Blocked => format!("blocked by {}", d.guardrail.as_deref().unwrap_or("?")),
+            Verdict::Blocked => {
+                format!("blocked by {}", ctl(d.guardrail.as_deref().unwrap_or("?")))
+            }
             Verdict::Unreached => "unreached (its cell was aborted by an earlier block)".into(),
             Verdict::Allowed => "allowed".into(),
         };
@@ -139,16 +164,16 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         writeln!(
             out,
             "{}:{}:{where_} {cell}call {}: {key} recorded {}, {what}{change}",
-            d.file,
+            ctl(&d.file),
             d.line,
             d.index,
             d.recorded.as_str()
         )?;
         if let Some(r) = &d.reason {
-            writeln!(out, "    reason: {r}")?;
+            writeln!(out, "    reason: {}", ctl(r))?;
         }
         if let Some(s) = d.suggestion.as_deref().filter(|s| !s.is_empty()) {
-            writeln!(out, "    suggestion: {s}")?;
+            writeln!(out, "    suggestion: {}", ctl(s))?;
         }
     }
     for c in report
@@ -161,14 +186,14 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
             (Some(v), _) => format!(
                 "{}: {}",
                 if v.allowed { "accepted" } else { "rejected" },
-                v.reason
+                ctl(&v.reason)
             ),
             (None, _) => "unknown (the trace does not record the results dict)".into(),
         };
         writeln!(
             out,
             "{}:{}:{} signal_completion recorded {}, simulated {sim}",
-            c.file,
+            ctl(&c.file),
             c.line,
             trace_tag(&c.trace, &c.file),
             match c.recorded {
@@ -182,10 +207,10 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         writeln!(
             out,
             "{}:{}:{} `{}` blocked {} times in a row (block streak)",
-            st.file,
+            ctl(&st.file),
             st.line,
             trace_tag(&st.trace, &st.file),
-            st.action_key,
+            ctl(&st.action_key),
             st.count
         )?;
     }
@@ -254,7 +279,11 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
             writeln!(
                 out,
                 "  {}: {} calls, {} blocked, {} unreached, {} changed",
-                t.trace, t.calls, t.blocked, t.unreached, t.changed
+                ctl(&t.trace),
+                t.calls,
+                t.blocked,
+                t.unreached,
+                t.changed
             )?;
         }
     }
@@ -357,7 +386,8 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     )
 }
 
-/// Escapes text for HTML.
+/// Escapes text for HTML; control characters other than newline and tab are written as
+/// `\u{1b}` (issue 6 T7), as in the text report.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -367,6 +397,9 @@ pub fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => {
+                o.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
             c => o.push(c),
         }
     }

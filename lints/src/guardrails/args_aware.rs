@@ -90,7 +90,17 @@ impl ArgsAware {
             let captures = if rule.applies_when.is_empty() {
                 Vec::new()
             } else {
-                match eval_all(&rule.applies_when, call.params(), st.agent_id.as_deref()) {
+                let n = st.undecided.len();
+                let caps = eval_all(
+                    &rule.applies_when,
+                    call.params(),
+                    st.agent_id.as_deref(),
+                    &mut st.undecided,
+                );
+                for w in &mut st.undecided[n..] {
+                    *w = format!("guardrail `{}`, applies-when: {w} (the rule applies)", g.id);
+                }
+                match caps {
                     Some(c) => c,
                     None => continue,
                 }
@@ -124,9 +134,10 @@ impl ArgsAware {
                         continue;
                     }
                     let what = w.describe();
+                    let unmet = w.unmet(&st.messages[*watch]);
                     return Some(Block {
                         guardrail: g.id.clone(),
-                        reason: format!("'{key}' requires a prior {what}; none found."),
+                        reason: format!("'{key}' requires a prior {what}; {unmet}."),
                         suggestion: if rule.suggestion.is_empty() {
                             format!("Obtain a {what} before '{key}'.")
                         } else {
@@ -159,6 +170,14 @@ impl ArgsAware {
             }
         };
         if let Some(i) = rule.eq_index {
+            // A target without the value (missing or null) names no record: it satisfies no
+            // `same` / `equal` (issue 6 T16).
+            let params = call.params();
+            if set.eq_indexes[i].pairs.iter().any(|(_, tp)| {
+                super::predicates::lookup(params, tp).is_none_or(serde_json::Value::is_null)
+            }) {
+                return false;
+            }
             // The newest record with equal values decides: older ones are further back in the
             // window and in time.
             let key = super::index_key(

@@ -177,13 +177,17 @@ pub fn from_loaded(
     if let Some(m) = force {
         settings.mode = m;
     }
-    let guardrails = match find("guardrails").and_then(|d| Some((d, d.root.get("guardrails")?))) {
-        Some((d, g)) => {
-            d.forced_substring.set(force == Some(MatchMode::Substring));
-            parse_guardrails(d, g, settings.mode, force.is_some())?
-        }
-        None => GuardrailSet::default(),
-    };
+    // `[[guardrails]]` of every file in the `extend` chain, the farthest base first: an
+    // extending file adds guardrails to its base's (issue 6 T12), ids unique across the chain.
+    let sections: Vec<(&Doc, &SVal)> = docs
+        .iter()
+        .rev()
+        .filter_map(|d| Some((d, d.root.get("guardrails")?)))
+        .collect();
+    for (d, _) in &sections {
+        d.forced_substring.set(force == Some(MatchMode::Substring));
+    }
+    let guardrails = parse_guardrail_sections(&sections, settings.mode, force.is_some())?;
     let warnings = docs.iter().flat_map(|d| d.warnings.take()).collect();
     Ok(ReplayConfig {
         settings,
@@ -383,20 +387,32 @@ fn parse_guardrails(
     default: MatchMode,
     force: bool,
 ) -> Result<GuardrailSet, ConfigError> {
-    let SKind::Array(items) = &v.kind else {
-        return Err(d.error(
-            &v.span,
-            format!(
-                "`guardrails` must be an array of tables (`[[guardrails]]`), found {}",
-                v.describe()
-            ),
-        ));
-    };
+    parse_guardrail_sections(&[(d, v)], default, force)
+}
+
+/// The `guardrails` arrays of several files (an `extend` chain, base first) as one set, in
+/// order. A guardrail id may appear only once across all of them.
+fn parse_guardrail_sections(
+    sections: &[(&Doc, &SVal)],
+    default: MatchMode,
+    force: bool,
+) -> Result<GuardrailSet, ConfigError> {
     let mut set = GuardrailSet::default();
     let mut ids = HashSet::new();
-    for item in items {
-        let g = parse_one(d, item, default, force, None, 0, &mut set, &mut ids)?;
-        set.guardrails.push(g);
+    for &(d, v) in sections {
+        let SKind::Array(items) = &v.kind else {
+            return Err(d.error(
+                &v.span,
+                format!(
+                    "`guardrails` must be an array of tables (`[[guardrails]]`), found {}",
+                    v.describe()
+                ),
+            ));
+        };
+        for item in items {
+            let g = parse_one(d, item, default, force, None, 0, &mut set, &mut ids)?;
+            set.guardrails.push(g);
+        }
     }
     Ok(set)
 }
@@ -987,9 +1003,22 @@ fn args_rule(
                 match (get(pt, "call"), get(pt, "message")) {
                     (Some(c), None) => {
                         let s = string(d, c, "`call`")?;
-                        let status = match get(pt, "status") {
-                            Some(st) => statuses(d, st)?,
-                            None => require_status.unwrap_or_default(),
+                        let status = match (get(pt, "status"), get(t, "require-status")) {
+                            (Some(st), Some(rs)) => {
+                                let inline = statuses(d, st)?;
+                                // One condition in two places: differing values would silently
+                                // let one win (issue 6 T14).
+                                if Some(inline) != require_status {
+                                    let later = if st.span.start > rs.span.start { st } else { rs };
+                                    return Err(d.error(
+                                        &later.span,
+                                        "`require-status` and `required-prior.status` disagree; give the prior's status once",
+                                    ));
+                                }
+                                inline
+                            }
+                            (Some(st), None) => statuses(d, st)?,
+                            (None, _) => require_status.unwrap_or_default(),
                         };
                         let pid = set.add_pattern(
                             compile_pattern(d, &s, mode, &c.span)?,
@@ -1038,7 +1067,12 @@ fn args_rule(
         .map(|m| number(d, m, "`max-age-seconds`"))
         .transpose()?;
     if matches!(prior, Prior::Message { .. }) {
-        for k in ["max-age-calls", "max-age-seconds", "prior-params-match"] {
+        for k in [
+            "max-age-calls",
+            "max-age-seconds",
+            "prior-params-match",
+            "require-status",
+        ] {
             if let Some(x) = get(t, k) {
                 return Err(d.error(
                     &x.span,

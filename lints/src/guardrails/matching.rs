@@ -200,6 +200,36 @@ impl Pattern {
         })
     }
 
+    /// Compiles a recorded **action key** (data from a trace, e.g. an approval record's
+    /// `action_type`) as a key-mode pattern in which every character is literal: no `|`
+    /// alternatives, no `*`/`?`/`**` wildcards. It matches by the same key semantics as a
+    /// config pattern of the same shape: the exact key (three or more segments, segment for
+    /// segment), `C.m` for `C.**.m`, `m` for `**.m` (the documented short-key resolution), so
+    /// an approval for `*`, `**`, `X.*` or `a|b` covers only a key holding those characters
+    /// (issue 6 T8: an agent-chosen value must never act as a wildcard).
+    ///
+    /// Errors: an empty key or an empty segment (`a..b`, a leading or trailing `.`).
+    pub fn literal_key(text: &str) -> Result<Pattern, String> {
+        let raw: Vec<&str> = text.split('.').collect();
+        if text.is_empty() || raw.iter().any(|s| s.is_empty()) {
+            return Err(format!("action key `{text}` has an empty segment"));
+        }
+        let mut segs: Vec<Seg> = raw
+            .iter()
+            .map(|s| Seg::One(vec![Tok::Lit((*s).to_string())]))
+            .collect();
+        if segs.len() == 1 {
+            segs.insert(0, Seg::Many);
+        } else if segs.len() == 2 {
+            segs.insert(1, Seg::Many);
+        }
+        Ok(Pattern {
+            text: text.to_string(),
+            mode: MatchMode::Key,
+            alts: vec![Alt::Glob(segs)],
+        })
+    }
+
     /// Substring mode: true when an alternative is a substring of `lower_key` (already
     /// lower-cased). Key mode: true when an alternative matches `key` (with `partial` as
     /// described in the module docs).

@@ -462,12 +462,10 @@ pub struct HistEntry {
 pub fn result_object(result: &RawJson) -> Map<String, Value> {
     match result.value() {
         Value::Object(m) => m,
-        Value::String(s) if s.trim_start().starts_with('{') => {
-            match serde_json::from_str::<Value>(&s) {
-                Ok(Value::Object(m)) => m,
-                _ => Map::new(),
-            }
-        }
+        Value::String(s) if s.trim_start().starts_with('{') => match crate::trace::json_value(&s) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        },
         _ => Map::new(),
     }
 }
@@ -519,6 +517,21 @@ fn canonical(v: Option<&Value>, out: &mut String) {
             }
             out.push('}');
         }
+        // A non-finite number read from `NaN` / `Infinity` (`trace::nonfinite`): `Infinity`
+        // as the float; a `NaN` equals nothing, not even another `NaN` (Python), so each one
+        // gets a text of its own.
+        Some(Value::String(s)) if crate::trace::nonfinite::number_of_str(s).is_some() => {
+            match predicates::PyNumber::of(v.unwrap_or(&Value::Null)) {
+                Some(predicates::PyNumber::Float(f)) if f.is_nan() => {
+                    static NANS: std::sync::atomic::AtomicU64 =
+                        std::sync::atomic::AtomicU64::new(0);
+                    let n = NANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    out.push_str(&format!("NaN#{n}"));
+                }
+                Some(n) => out.push_str(&n.text()),
+                None => {}
+            }
+        }
         Some(other) => out.push_str(&other.to_string()),
     }
     out.push('\u{0}');
@@ -561,7 +574,7 @@ impl<'de> serde::de::Visitor<'de> for TopFields<'_> {
 
 /// The raw texts of the top-level members `names` of the JSON object `json` (`None` per
 /// missing member), or `None` when `json` is not an object. Flat objects are read by hand.
-fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Vec<Option<&'a str>>> {
+fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Fields<'a>> {
     if let Some((members, _)) = crate::trace::flat::object(json) {
         return Some(
             names
@@ -576,6 +589,9 @@ fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Vec<Option<&'a str>>>
     Some(found.into_iter().map(|r| r.map(|r| r.get())).collect())
 }
 
+/// Values of the named members (inline for up to four names: computed on every indexed call).
+type Fields<'a> = smallvec::SmallVec<[Option<&'a str>; 4]>;
+
 /// [`canonical`] of a raw value, without parsing the common cases (plain strings, numbers,
 /// null).
 fn canonical_raw(v: Option<&str>, out: &mut String) {
@@ -585,12 +601,18 @@ fn canonical_raw(v: Option<&str>, out: &mut String) {
     let b = t.as_bytes();
     match b.first() {
         // Without escapes the recorded text is what serde_json would write.
-        Some(b'"') if !b.contains(&b'\\') => {
+        // (A non-finite stand-in takes the general way.)
+        Some(b'"')
+            if !b.contains(&b'\\')
+                && t.get(1..t.len().saturating_sub(1))
+                    .and_then(crate::trace::nonfinite::number_of_str)
+                    .is_none() =>
+        {
             out.push_str(t);
             out.push('\u{0}');
         }
         Some(b'n') => canonical(None, out),
-        _ => match serde_json::from_str::<Value>(t) {
+        _ => match crate::trace::json_value(t) {
             Ok(v) => canonical(Some(&v), out),
             Err(_) => canonical(None, out),
         },
@@ -602,7 +624,22 @@ fn canonical_raw(v: Option<&str>, out: &mut String) {
 /// looked up in the result object), without parsing whole objects when the names are plain
 /// member names. Equal to [`prior_key`] / [`target_key`] over the parsed objects.
 pub fn index_key(spec: &EqIndexSpec, params: &RawJson, result: &RawJson, prior: bool) -> String {
-    let names: Vec<&str> = spec
+    let mut k = String::new();
+    index_key_into(spec, params, result, prior, &mut k);
+    k
+}
+
+/// [`index_key`], written into `k` (cleared first), so that a caller indexing every call reuses
+/// one buffer.
+pub fn index_key_into(
+    spec: &EqIndexSpec,
+    params: &RawJson,
+    result: &RawJson,
+    prior: bool,
+    k: &mut String,
+) {
+    k.clear();
+    let names: smallvec::SmallVec<[&str; 4]> = spec
         .pairs
         .iter()
         .map(|(pp, tp)| if prior { pp.as_str() } else { tp.as_str() })
@@ -611,33 +648,32 @@ pub fn index_key(spec: &EqIndexSpec, params: &RawJson, result: &RawJson, prior: 
         None
     } else {
         match params.json() {
-            None => Some(vec![None; names.len()]),
+            None => Some(smallvec::smallvec![None; names.len()]),
             Some(j) => top_fields(j, &names),
         }
     };
     let Some(found) = fast else {
         let p = params.object();
-        return if prior {
+        k.push_str(&if prior {
             prior_key(spec, &p, &result_object(result))
         } else {
             target_key(spec, &p)
-        };
+        });
+        return;
     };
-    let mut k = String::new();
     let mut result_obj: Option<Map<String, Value>> = None;
     for (name, v) in names.iter().zip(&found) {
         match v {
-            Some(v) => canonical_raw(Some(v), &mut k),
+            Some(v) => canonical_raw(Some(v), k),
             // `lookup(prior).or_else(lookup(result))`: a missing param falls back to the
             // result (parsed once, only then).
             None if prior => {
                 let r = result_obj.get_or_insert_with(|| result_object(result));
-                canonical(predicates::lookup(r, name), &mut k);
+                canonical(predicates::lookup(r, name), k);
             }
-            None => canonical(None, &mut k),
+            None => canonical(None, k),
         }
     }
-    k
 }
 
 /// The index key of a prior record (`prior` params, else `result` fields).
@@ -768,7 +804,8 @@ impl History {
 struct ApprovalEntry {
     record: ApprovalRecord,
     consumed: bool,
-    /// Key-mode pattern of the action type (compiled once).
+    /// Key-mode pattern of the action type, every character literal (compiled once with
+    /// [`Pattern::literal_key`]: a recorded action type is data, never a glob).
     pattern: Option<Pattern>,
 }
 
@@ -791,7 +828,7 @@ impl Approvals {
             .action_type
             .as_deref()
             .filter(|t| !t.is_empty())
-            .and_then(|t| Pattern::compile(t, MatchMode::Key).ok());
+            .and_then(|t| Pattern::literal_key(t).ok());
         let entry = ApprovalEntry {
             record: r.clone(),
             consumed: false,
@@ -896,6 +933,11 @@ pub struct TraceState {
     pub members: Vec<FxHashMap<String, std::collections::VecDeque<u64>>>,
     /// Semantic-constraint streaks, downgrades and operator overrides.
     pub semantic: semantic::SemanticState,
+    /// Regex evaluations the engine gave up on since the replay last took them, as warning
+    /// texts naming the guardrail (issue 6 T13); decided conservatively, never as "no match".
+    pub undecided: Vec<String>,
+    /// Buffer for equality-index keys (reused across calls).
+    key_buf: String,
 }
 
 impl TraceState {
@@ -914,6 +956,8 @@ impl TraceState {
             eq: vec![FxHashMap::default(); set.eq_indexes.len()],
             members: vec![FxHashMap::default(); set.member_indexes.len()],
             semantic: Default::default(),
+            undecided: Vec::new(),
+            key_buf: String::new(),
         }
     }
 
@@ -935,7 +979,7 @@ impl TraceState {
         let seq = self.message_count;
         self.message_count += 1;
         for (w, st) in set.message_watches.iter().zip(self.messages.iter_mut()) {
-            w.observe(st, seq, m);
+            w.observe(st, seq, m, &mut self.undecided);
         }
     }
 
@@ -964,7 +1008,15 @@ impl TraceState {
             if !matches_watch(&set.watches[spec.watch]) {
                 continue;
             }
-            map.insert(index_key(spec, params, result, true), seq);
+            // The key is built in a reused buffer and copied only when new (the same few
+            // values recur).
+            index_key_into(spec, params, result, true, &mut self.key_buf);
+            match map.get_mut(self.key_buf.as_str()) {
+                Some(s) => *s = seq,
+                None => {
+                    map.insert(self.key_buf.clone(), seq);
+                }
+            }
             if map.len() > 4 * self.history.cap {
                 let first = self.history.first_seq();
                 map.retain(|_, s| *s >= first);

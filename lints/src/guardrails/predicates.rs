@@ -22,7 +22,12 @@
 //!   name; when the prior record has no such param, the field of that name in its result (a
 //!   JSON object, or a string holding one, as chat tool outputs are) is compared instead, so a
 //!   `book_reservation` whose result carries `reservation_id` counts like a
-//!   `get_reservation_details(reservation_id=...)`; missing on both sides counts as equal;
+//!   `get_reservation_details(reservation_id=...)`. A value that is missing or `null` on either
+//!   side matches nothing (not even another missing value): an update naming no record has no
+//!   "same record" before it (issue 6 T16). Equality is Python's `==` (`1 == 1.0 == True`),
+//!   the comparison Colony's `ArgsAwareOrderConstraint` predicates make (colony-reference §4.4),
+//!   but the missing-value case is cellguard's own: Colony's predicates are Python callables
+//!   where `p.get("id") == q.get("id")` would hold for `None == None`;
 //! - `equal = { prior_param = "target_param" }`: likewise across names.
 
 use super::toml_view::SVal;
@@ -76,16 +81,22 @@ pub struct ParamCond {
     pub test: Test,
 }
 
+/// A string value as a regex sees it.
+fn py_text(s: &str) -> String {
+    crate::trace::nonfinite::python_str(s).map_or_else(|| s.to_string(), str::to_string)
+}
+
 /// Texts a regex is applied to: a string; each string of a list (other items as JSON); other
 /// values as JSON; a missing param as the empty string.
 fn texts(v: Option<&Value>) -> Vec<String> {
     match v {
         None | Some(Value::Null) => vec![String::new()],
-        Some(Value::String(s)) => vec![s.clone()],
+        // A non-finite stand-in reads as Python's `str()` of the float (`nan`, `inf`).
+        Some(Value::String(s)) => vec![py_text(s)],
         Some(Value::Array(a)) => a
             .iter()
             .map(|x| match x {
-                Value::String(s) => s.clone(),
+                Value::String(s) => py_text(s),
                 o => o.to_string(),
             })
             .collect(),
@@ -110,6 +121,8 @@ impl PyNumber {
     /// The value of a JSON number or boolean; `None` for anything else.
     pub fn of(v: &Value) -> Option<Self> {
         match v {
+            // `NaN` / `Infinity` as a trace reader read them (`trace::nonfinite`).
+            Value::String(s) => crate::trace::nonfinite::number_of_str(s).map(Self::Float),
             Value::Bool(b) => Some(Self::Int(i128::from(*b))),
             Value::Number(n) => Some(if let Some(i) = n.as_i64() {
                 Self::Int(i128::from(i))
@@ -160,9 +173,27 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The capture an undecidable regex adds (see [`ParamCond::eval_noting`]): no list holds it, so
+/// `captures-subset-of` cannot be satisfied by the captures found before the engine gave up.
+pub const UNDECIDED_CAPTURE: &str = "\u{0}<regex not evaluated>";
+
 impl ParamCond {
     /// Evaluates the condition; `Some(captures)` when it holds.
     pub fn eval(&self, params: &Map<String, Value>, agent_id: Option<&str>) -> Option<Vec<String>> {
+        self.eval_noting(params, agent_id, &mut Vec::new())
+    }
+
+    /// [`ParamCond::eval`], noting in `undecided` each regex the engine gave up on (its
+    /// backtracking limit, [`crate::pyregex::BACKTRACK_LIMIT`]). Such a regex is decided
+    /// conservatively for a restricting condition (`applies-when`, `precondition`: the gate
+    /// applies): it counts as matching, with the captures found so far plus
+    /// [`UNDECIDED_CAPTURE`], never as "no match" (issue 6 T13).
+    pub fn eval_noting(
+        &self,
+        params: &Map<String, Value>,
+        agent_id: Option<&str>,
+        undecided: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
         let v = lookup(params, &self.param);
         let holds = |b: bool| if b { Some(Vec::new()) } else { None };
         match &self.test {
@@ -175,8 +206,22 @@ impl ParamCond {
                 let mut caps = Vec::new();
                 let mut matched = false;
                 for t in texts(v) {
-                    // `re.finditer`; a regex the engine gives up on counts as no match.
-                    for m in re.find_captures(&t).unwrap_or_default() {
+                    // `re.finditer`; a regex the engine gives up on counts as a match.
+                    let found = match re.find_captures_partial(&t) {
+                        (found, None) => found,
+                        (found, Some(e)) => {
+                            undecided.push(format!(
+                                "regex `{}` on param `{}` could not be evaluated ({}); treated as matching",
+                                re.as_str(),
+                                self.param,
+                                e.0
+                            ));
+                            matched = true;
+                            caps.push(UNDECIDED_CAPTURE.to_string());
+                            found
+                        }
+                    };
+                    for m in found {
                         matched = true;
                         // A group 1 that took no part captures "" (Python's `re.findall`).
                         let s = m.unwrap_or_default();
@@ -197,14 +242,17 @@ impl ParamCond {
 }
 
 /// All conditions must hold; captures are concatenated in order.
+/// Regexes the engine gave up on are noted in `undecided` and count as matching
+/// ([`ParamCond::eval_noting`]).
 pub fn eval_all(
     conds: &[ParamCond],
     params: &Map<String, Value>,
     agent_id: Option<&str>,
+    undecided: &mut Vec<String>,
 ) -> Option<Vec<String>> {
     let mut caps = Vec::new();
     for c in conds {
-        caps.extend(c.eval(params, agent_id)?);
+        caps.extend(c.eval_noting(params, agent_id, undecided)?);
     }
     Some(caps)
 }
@@ -256,8 +304,9 @@ impl PriorMatch {
                 lookup(prior, pp).or_else(|| lookup(prior_result, pp)),
                 lookup(target, tp),
             ) {
-                (Some(a), Some(b)) => json_eq(a, b),
-                (None, None) => true,
+                // A missing or null value (on either side) equals nothing, not even another
+                // missing value: a call naming no record is not "the same record" (T16).
+                (Some(a), Some(b)) if !a.is_null() && !b.is_null() => json_eq(a, b),
                 _ => false,
             }
         })
@@ -288,6 +337,12 @@ pub struct MessageState {
     matches: VecDeque<u64>,
     /// Whether the most recent message of the watched role/kind matched.
     latest_matched: bool,
+    /// Matching messages observed in the trace (for the reason text, [`MessageWatch::unmet`]).
+    ever: u64,
+    /// Matches consumed by calls (`consume = true`).
+    consumed: u64,
+    /// The most recent message of the role/kind matched and a call consumed it.
+    latest_consumed: bool,
 }
 
 /// Bound on remembered matches when nothing else bounds them.
@@ -299,15 +354,31 @@ impl MessageWatch {
             && self.kind.as_deref().is_none_or(|k| m.kind.as_str() == k)
     }
 
-    /// Observes message number `seq`.
-    pub fn observe(&self, st: &mut MessageState, seq: u64, m: &MessageRecord) {
+    /// Observes message number `seq`. A content regex the engine gives up on counts as not
+    /// matching (a required message grants) and is noted in `undecided` (issue 6 T13).
+    pub fn observe(
+        &self,
+        st: &mut MessageState,
+        seq: u64,
+        m: &MessageRecord,
+        undecided: &mut Vec<String>,
+    ) {
         if self.applies_to(m) {
-            let hit = self
-                .content
-                .search(m.content.as_deref().unwrap_or(""))
-                .unwrap_or(false);
+            let hit = match self.content.search(m.content.as_deref().unwrap_or("")) {
+                Ok(hit) => hit,
+                Err(e) => {
+                    undecided.push(format!(
+                        "message regex `{}` could not be evaluated ({}); the message is treated as not matching",
+                        self.content.as_str(),
+                        e.0
+                    ));
+                    false
+                }
+            };
             st.latest_matched = hit;
+            st.latest_consumed = false;
             if hit {
+                st.ever += 1;
                 if !self.consume {
                     // Only the newest match matters.
                     st.matches.clear();
@@ -336,21 +407,55 @@ impl MessageWatch {
         }
         if self.consume {
             st.matches.pop_back();
+            st.consumed += 1;
             if self.latest {
                 st.latest_matched = false;
+                st.latest_consumed = true;
             }
         }
         true
     }
 
-    /// A short description for messages: `user message matching '(?i)\byes\b'`.
-    pub fn describe(&self) -> String {
-        let who = match (&self.role, &self.kind) {
+    /// Why [`MessageWatch::satisfied`] said no, for the block reason (issue 6 T4): `none found`
+    /// when no message of the role/kind matched in the trace; else the condition that failed:
+    /// `latest = true` (the latest such message does not match, or it already satisfied a
+    /// call), `consume = true` (every match already satisfied a call) or `max-age-messages`
+    /// (no match among the last N messages).
+    pub fn unmet(&self, st: &MessageState) -> String {
+        let who = self.who();
+        if st.ever == 0 {
+            return "none found".into();
+        }
+        if self.latest && !st.latest_matched {
+            return if st.latest_consumed {
+                format!("the latest {who} matched but already satisfied an earlier call (consume = true)")
+            } else {
+                format!("an earlier {who} matched, but the latest {who} does not (latest = true)")
+            };
+        }
+        if self.consume && st.consumed >= st.ever {
+            return format!(
+                "every matching {who} already satisfied an earlier call (consume = true)"
+            );
+        }
+        match self.max_age_messages {
+            Some(n) => format!("none among the last {n} message(s) (max-age-messages = {n})"),
+            None => "none found".into(),
+        }
+    }
+
+    /// `user message`, `` `kind` message `` or `message`.
+    fn who(&self) -> String {
+        match (&self.role, &self.kind) {
             (Some(r), _) => format!("{r} message"),
             (None, Some(k)) => format!("`{k}` message"),
             (None, None) => "message".into(),
-        };
-        format!("{who} matching '{}'", self.content.as_str())
+        }
+    }
+
+    /// A short description for messages: `user message matching '(?i)\byes\b'`.
+    pub fn describe(&self) -> String {
+        format!("{} matching '{}'", self.who(), self.content.as_str())
     }
 }
 
@@ -481,6 +586,14 @@ mod tests {
         let target = obj(json!({"reservation_id": "X1"}));
         assert!(same.eval(&obj(json!({"reservation_id": "X1"})), &none, &target, &[]));
         assert!(!same.eval(&obj(json!({"reservation_id": "X2"})), &none, &target, &[]));
+        // Missing or null on either side matches nothing (issue 6 T16).
+        let empty = obj(json!({}));
+        let null = obj(json!({"reservation_id": null}));
+        assert!(!same.eval(&empty, &none, &empty, &[]));
+        assert!(!same.eval(&null, &none, &null, &[]));
+        assert!(!same.eval(&null, &none, &empty, &[]));
+        assert!(!same.eval(&empty, &none, &null, &[]));
+        assert!(!same.eval(&empty, &none, &target, &[]));
         // A booking whose result names the reservation counts.
         assert!(same.eval(&obj(json!({"user_id": "u"})), &target, &target, &[]));
     }
@@ -498,13 +611,13 @@ mod tests {
         let mut st = MessageState::default();
         let mut user = MessageRecord::new(crate::trace::MessageKind::User);
         user.content = Some("Yes, please.".into());
-        w.observe(&mut st, 0, &user);
+        w.observe(&mut st, 0, &user, &mut Vec::new());
         assert!(w.satisfied(&mut st));
         assert!(!w.satisfied(&mut st), "consumed");
         user.content = Some("yes".into());
-        w.observe(&mut st, 1, &user);
+        w.observe(&mut st, 1, &user, &mut Vec::new());
         user.content = Some("wait, no".into());
-        w.observe(&mut st, 2, &user);
+        w.observe(&mut st, 2, &user, &mut Vec::new());
         assert!(!w.satisfied(&mut st), "latest user message is not a yes");
     }
 }

@@ -151,7 +151,20 @@ impl SemanticConstraints {
             let captures = if c.precondition.is_empty() {
                 Vec::new()
             } else {
-                match eval_all(&c.precondition, call.params(), st.agent_id.as_deref()) {
+                let n = st.undecided.len();
+                let caps = eval_all(
+                    &c.precondition,
+                    call.params(),
+                    st.agent_id.as_deref(),
+                    &mut st.undecided,
+                );
+                for w in &mut st.undecided[n..] {
+                    *w = format!(
+                        "constraint `{}`, precondition: {w} (the constraint applies)",
+                        c.id
+                    );
+                }
+                match caps {
                     Some(caps) => caps,
                     None => continue,
                 }

@@ -349,7 +349,10 @@ fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
         // Lone surrogate escapes in the arguments text read as Python's json reads them
         // (see `surrogates`).
         let fixed = super::surrogates::escape_lone_surrogates_inner(&s);
-        match serde_json::from_str::<Value>(fixed.as_ref().map_or(s.as_str(), |f| f.0.as_str())) {
+        let text = fixed.as_ref().map_or(s.as_str(), |f| f.0.as_str());
+        // `NaN` / `Infinity` as Python's json reads them (see `nonfinite`).
+        let nonfinite = super::nonfinite::rewrite(text);
+        match super::doc::value(nonfinite.as_ref().map_or(text, |f| f.0.as_str())) {
             Ok(v @ Value::Object(_)) => Some(v),
             _ => None,
         }
@@ -881,7 +884,7 @@ pub(crate) fn conversation(ctx: &mut DocCtx, items: &[Item]) {
                 Some(p) => Ok(p),
                 None => match map(r) {
                     Some(m) => parse_message(&m, *line),
-                    None => Err("a message must be a JSON object".into()),
+                    None => Err(super::doc::not_object(r.get(), "a message")),
                 },
             },
             Err(e) => Err(e.clone()),
@@ -959,13 +962,22 @@ pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
                     tm.role = Some("assistant".into());
                     tm.id = c.id.clone();
                     tm.name = Some(c.name.clone());
+                    let tm_args = if c.params.is_none() {
+                        c.arguments.clone()
+                    } else {
+                        String::new()
+                    };
                     tm.arguments = Some(c.arguments);
                     ctx.record(line, Record::Message(Box::new(tm)));
                     if c.params.is_none() {
+                        let why = match super::doc::not_object(&tm_args, "") {
+                            w if w.starts_with(" is nested") => format!("are{}", &w[3..]),
+                            _ => "are not a JSON object".to_string(),
+                        };
                         ctx.warn(
                             line,
                             format!(
-                                "arguments of tool call `{}` are not a JSON object; replayed with no params",
+                                "arguments of tool call `{}` {why}; replayed with no params",
                                 c.name
                             ),
                         );

@@ -264,7 +264,7 @@ fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line
 fn unwrap_code(s: &str) -> String {
     let t = s.trim();
     if t.starts_with('{') {
-        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(t) {
+        if let Ok(Value::Object(o)) = super::doc::value(t) {
             if let Some(c) = o.get("code") {
                 return match c {
                     Value::String(c) => c.clone(),
@@ -279,6 +279,42 @@ fn unwrap_code(s: &str) -> String {
 /// The action-key literals of the `run(...)` calls of a cell, in source order. Fenced code is
 /// taken from its python (or untagged) blocks.
 pub fn run_literals(code: &str) -> Vec<String> {
+    run_sites(code).literals
+}
+
+/// The `run(...)` call sites of a cell.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunSites {
+    /// The action-key literals, in source order.
+    pub literals: Vec<String>,
+    /// Every call site has a literal key (no `run(k)` with a variable key).
+    pub all_literal: bool,
+    /// Every call site runs at most once, in source order: none is inside a branch, loop,
+    /// comprehension, `try`, conditional expression, `and`/`or`, lambda or function definition.
+    pub straight: bool,
+}
+
+/// Nodes under which a call site may run zero times, several times, or out of source order.
+const NOT_STRAIGHT: &[&str] = &[
+    "if_statement",
+    "for_statement",
+    "while_statement",
+    "try_statement",
+    "match_statement",
+    "list_comprehension",
+    "set_comprehension",
+    "dictionary_comprehension",
+    "generator_expression",
+    "conditional_expression",
+    "boolean_operator",
+    "lambda",
+    "function_definition",
+    "class_definition",
+];
+
+/// [`run_literals`] with what is known about the call sites (issue 6 T2: a literal is paired
+/// with a recorded call only when the pairing is certain).
+pub fn run_sites(code: &str) -> RunSites {
     let mut texts = Vec::new();
     if code.contains("```") {
         for f in crate::extract::markdown::fences(code) {
@@ -291,6 +327,7 @@ pub fn run_literals(code: &str) -> Vec<String> {
         texts.push(code.to_string());
     }
     let mut out = Vec::new();
+    let (mut all_literal, mut straight) = (true, true);
     for text in &texts {
         let text = &crate::source::python_newlines(text);
         let tree = crate::parse::parse(text, None);
@@ -321,12 +358,24 @@ pub fn run_literals(code: &str) -> Vec<String> {
                     key = crate::parse::literal_str(a, text);
                 }
             }
-            if let Some(k) = key {
-                out.push(k);
+            let mut up = node.parent();
+            while let Some(n) = up {
+                if NOT_STRAIGHT.contains(&n.kind()) {
+                    straight = false;
+                }
+                up = n.parent();
+            }
+            match key {
+                Some(k) => out.push(k),
+                None => all_literal = false,
             }
         }
     }
-    out
+    RunSites {
+        literals: out,
+        all_literal,
+        straight: straight && all_literal,
+    }
 }
 
 /// True when the dispatcher could resolve the literal `raw` to `resolved` (exact, unique
@@ -349,7 +398,8 @@ fn entries(
     code: Option<&str>,
     spans: &[(f64, Option<f64>)],
 ) {
-    let literals = code.map(run_literals).unwrap_or_default();
+    let sites = code.map(run_sites).unwrap_or_default();
+    let literals = &sites.literals;
     let mut cursor = 0usize;
     let mut dispatched = 0usize;
     for (line, item) in items {
@@ -358,7 +408,7 @@ fn entries(
                 *line,
                 match item {
                     Err(e) => e.clone(),
-                    Ok(_) => "a run-call-trace entry must be a JSON object".into(),
+                    Ok(r) => super::doc::not_object(r.get(), "a run-call-trace entry"),
                 },
             );
             continue;
@@ -401,7 +451,12 @@ fn entries(
             );
             continue;
         }
-        let mut call = match convert::call(&m) {
+        let mut warnings = Vec::new();
+        let call = convert::call(&m, &mut warnings);
+        for w in warnings {
+            ctx.warn(*line, format!("run-call-trace entry: {w}"));
+        }
+        let mut call = match call {
             Ok(c) => c,
             Err(e) => {
                 ctx.skip(*line, format!("malformed run-call-trace entry: {e}"));
@@ -417,14 +472,36 @@ fn entries(
         } else {
             if call.raw_key.is_none() {
                 if let Some(resolved) = call.action_key.as_deref() {
-                    let found = (cursor..literals.len())
-                        .chain(0..cursor.min(literals.len()))
-                        .find(|&i| resolves_to(&literals[i], resolved));
-                    if let Some(i) = found {
-                        call.raw_key = Some(literals[i].as_str().into());
-                        if i >= cursor {
-                            cursor = i + 1;
+                    // The key as written, only where the pairing with a call site is certain
+                    // (issue 6 T2): straight-line code whose every call site has a literal
+                    // (source order pairs), or every call site literal and all that resolve to
+                    // this key equal. Otherwise the resolved key stands, with a note.
+                    let found = if sites.straight {
+                        (cursor..literals.len())
+                            .chain(0..cursor.min(literals.len()))
+                            .find(|&i| resolves_to(&literals[i], resolved))
+                    } else if sites.all_literal {
+                        let mut c =
+                            (0..literals.len()).filter(|&i| resolves_to(&literals[i], resolved));
+                        let first = c.next();
+                        first.filter(|&f| c.all(|i| literals[i] == literals[f]))
+                    } else {
+                        None
+                    };
+                    match found {
+                        Some(i) => {
+                            call.raw_key = Some(literals[i].as_str().into());
+                            if i >= cursor {
+                                cursor = i + 1;
+                            }
                         }
+                        None if code.is_some() && !sites.straight => ctx.warn(
+                            *line,
+                            format!(
+                                "the key as written of the call of `{resolved}` cannot be told from the cell code (a call site in a branch or loop, or a key that is not a literal); the resolved key is checked as the raw key"
+                            ),
+                        ),
+                        None => {}
                     }
                 }
             }
@@ -575,6 +652,15 @@ mod tests {
         assert_eq!(run_literals(code), vec!["get_agent_status", "X.y.z"]);
         let fenced = "Here:\n```python\nawait run('a.b')\n```\n";
         assert_eq!(run_literals(fenced), vec!["a.b"]);
+        // Issue 6 T2: what is known about the call sites.
+        let s = run_sites(code);
+        assert!(!s.all_literal && !s.straight);
+        let s = run_sites("if False:\n    await run('a')\nawait run('X.X.a')\n");
+        assert!(s.all_literal && !s.straight);
+        let s = run_sites("await run('a')\nx = [1 for i in y]\nawait run('X.X.b')\n");
+        assert!(s.all_literal && s.straight);
+        let s = run_sites("await asyncio.gather(*[run('a') for i in y])\n");
+        assert!(s.all_literal && !s.straight);
     }
 
     #[test]

@@ -190,7 +190,7 @@ pub fn record_from_object(
                 Some(v) => text_of(v),
             },
         }),
-        "call" | "action" => Record::from(call(o)?),
+        "call" | "action" => Record::from(call(o, warnings)?),
         "completion" => Record::from(completion(o)?),
         "approval" => Record::from(approval(o)?),
         "message" => Record::Message(Box::new(message_from_record(o, warnings)?)),
@@ -318,25 +318,61 @@ fn header(o: &Obj, warnings: &mut Vec<String>) -> Header {
 
 /// A call from a native `call` record, a pyAgentic `action` record, or a Colony run-call-trace
 /// entry (`call_index`, `parameters`, `success`, `blocked`).
-pub fn call(o: &Obj) -> Result<CallRecord, String> {
+///
+/// Only the key is essential: a call without a usable `raw_key` / `action_key` is an error. Any
+/// other field whose value is of the wrong type or unusable (a `start` that is no time, a
+/// `params` that is not an object, an unknown `status`, ...) costs only that field: it is read
+/// as absent and a warning naming it is pushed to `warnings` (issue 6 T15: dropping the call
+/// would hide it from every guardrail; the engine handles calls without times, params or
+/// status conservatively).
+pub fn call(o: &Obj, warnings: &mut Vec<String>) -> Result<CallRecord, String> {
     let raw_key = opt_str(o, "raw_key")?;
     let action_key = match opt_str(o, "action_key")? {
         Some(k) => Some(k),
         None => opt_str(o, "name")?,
     };
+    let (raw_key, action_key) = match (raw_key, action_key) {
+        (None, None) => return Err("a call needs `raw_key` or `action_key`".into()),
+        (r, a) => (r, a),
+    };
+    if raw_key.as_deref() == Some("") && action_key.as_deref().unwrap_or("").is_empty() {
+        return Err("a call needs a non-empty `raw_key` or `action_key`".into());
+    }
+    fn keep<T>(w: &mut Vec<String>, r: Result<Option<T>, String>) -> Option<T> {
+        r.unwrap_or_else(|m| {
+            w.push(format!("{m}; the value is ignored and the call is kept"));
+            None
+        })
+    }
+    let w = warnings;
     let params = match o.get("params").or(o.get("parameters")).or(o.get("args")) {
         None | Some(Value::Null) => Params::none(),
         Some(v @ Value::Object(_)) => Params::from_value(v),
-        Some(v) => return Err(bad("params", "an object", v)),
+        Some(v) => {
+            keep(
+                w,
+                Err::<Option<()>, _>(format!(
+                    "{} (the call is replayed with no params)",
+                    bad("params", "an object", v)
+                )),
+            );
+            Params::none()
+        }
     };
-    let mut status = match opt_str(o, "status")? {
-        Some(s) => CallStatus::parse(&s).ok_or_else(|| {
-            format!("field `status`: unknown status `{s}` (expected ok, error, blocked or unknown)")
-        })?,
+    let mut status = match keep(w, opt_str(o, "status")) {
+        Some(s) => keep(
+            w,
+            CallStatus::parse(&s).map(Some).ok_or_else(|| {
+                format!(
+                    "field `status`: unknown status `{s}` (expected ok, error, blocked or unknown)"
+                )
+            }),
+        )
+        .unwrap_or(CallStatus::Unknown),
         None => CallStatus::Unknown,
     };
     if o.get("status").is_none() {
-        if let Some(success) = opt_bool(o, "success")? {
+        if let Some(success) = keep(w, opt_bool(o, "success")) {
             status = if success {
                 CallStatus::Ok
             } else {
@@ -344,7 +380,7 @@ pub fn call(o: &Obj) -> Result<CallRecord, String> {
             };
         }
     }
-    if opt_bool(o, "blocked")? == Some(true) {
+    if keep(w, opt_bool(o, "blocked")) == Some(true) {
         status = CallStatus::Blocked;
     }
     let result = match o
@@ -355,16 +391,17 @@ pub fn call(o: &Obj) -> Result<CallRecord, String> {
         None | Some(Value::Null) => RawJson::none(),
         Some(v) => RawJson::from_value(v),
     };
-    let (raw_key, action_key) = match (raw_key, action_key) {
-        (None, None) => return Err("a call needs `raw_key` or `action_key`".into()),
-        (r, a) => (r, a),
+    // The first alias present with a usable time wins; each unusable one is reported.
+    let mut time = |keys: &[&str]| {
+        keys.iter()
+            .map(|k| keep(w, opt_time(o, k)))
+            .fold(None, |found: Option<f64>, t| found.or(t))
     };
-    if raw_key.as_deref() == Some("") && action_key.as_deref().unwrap_or("").is_empty() {
-        return Err("a call needs a non-empty `raw_key` or `action_key`".into());
-    }
+    let start = time(&["start", "started", "start_wall", "ts"]);
+    let end = time(&["end", "ended", "end_wall"]);
     Ok(CallRecord {
-        cell: opt_u64(o, "cell")?,
-        index: opt_u64(o, "index")?.or(opt_u64(o, "call_index")?),
+        cell: keep(w, opt_u64(o, "cell")),
+        index: keep(w, opt_u64(o, "index")).or(keep(w, opt_u64(o, "call_index"))),
         raw_key: raw_key.map(Into::into),
         action_key: action_key.map(Into::into),
         params,
@@ -374,14 +411,9 @@ pub fn call(o: &Obj) -> Result<CallRecord, String> {
             Some(v) => text_of(v),
         },
         result,
-        start: opt_time(o, "start")?
-            .or(opt_time(o, "started")?)
-            .or(opt_time(o, "start_wall")?)
-            .or(opt_time(o, "ts")?),
-        end: opt_time(o, "end")?
-            .or(opt_time(o, "ended")?)
-            .or(opt_time(o, "end_wall")?),
-        call_id: opt_str(o, "call_id")?,
+        start,
+        end,
+        call_id: keep(w, opt_str(o, "call_id")),
     })
 }
 
@@ -605,13 +637,26 @@ mod tests {
 
     #[test]
     fn wrong_types_name_the_key() {
-        let o: Obj = serde_json::from_str(r#"{"raw_key": "a", "index": "x"}"#).unwrap();
+        // A bad optional field costs only that field (issue 6 T15); the key is essential.
+        let o: Obj = serde_json::from_str(
+            r#"{"raw_key": "a", "index": "x", "start": "2026-06-24 10:00:00 UTC", "end": true, "ts": 5}"#,
+        )
+        .unwrap();
+        let mut w = Vec::new();
+        let c = call(&o, &mut w).unwrap();
+        assert_eq!(c.index, None);
+        assert_eq!(c.start, Some(5.0));
+        assert_eq!(c.end, None);
         assert_eq!(
-            call(&o).unwrap_err(),
-            "field `index` must be a non-negative integer, found a string"
+            w,
+            [
+                "field `start`: `2026-06-24 10:00:00 UTC` is not an RFC 3339 time; the value is ignored and the call is kept",
+                "field `end` must be a number of seconds or an RFC 3339 string, found a boolean; the value is ignored and the call is kept",
+                "field `index` must be a non-negative integer, found a string; the value is ignored and the call is kept",
+            ]
         );
         let o: Obj = serde_json::from_str(r#"{"index": 1}"#).unwrap();
-        assert!(call(&o).unwrap_err().contains("raw_key"));
+        assert!(call(&o, &mut w).unwrap_err().contains("raw_key"));
     }
 
     #[test]
@@ -620,7 +665,7 @@ mod tests {
             r#"{"call_index": 2, "action_key": "A.A.x", "parameters": {"q": 1}, "success": false, "error": "Blocked: r", "blocked": true}"#,
         )
         .unwrap();
-        let c = call(&o).unwrap();
+        let c = call(&o, &mut Vec::new()).unwrap();
         assert_eq!(c.index, Some(2));
         assert_eq!(c.status, CallStatus::Blocked);
         assert_eq!(c.params.json(), Some(r#"{"q":1}"#));

@@ -26,9 +26,76 @@ pub(crate) fn obj(r: &RawValue) -> Option<RawObj<'_>> {
     serde_json::from_str::<RawObj>(r.get()).ok()
 }
 
+/// Nesting depth up to which values are read: Python's `json` reads about 990 levels (its
+/// default recursion limit of 1000), serde_json's default limit is 128 (issue 6 T9).
+pub const MAX_DEPTH: usize = 1000;
+
+/// Deepest nesting of arrays and objects in JSON text (brackets inside strings ignored).
+fn depth(text: &str) -> usize {
+    let (mut d, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &c in text.as_bytes() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                d += 1;
+                max = max.max(d);
+            }
+            b']' | b'}' => d = d.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// `text` parsed as a JSON value, reading nesting up to [`MAX_DEPTH`] levels as Python does
+/// (serde_json alone stops at 128).
+///
+/// Errors: serde_json's message (without its position), or, for a value nested deeper than
+/// [`MAX_DEPTH`], a message that says so.
+pub(crate) fn value(text: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => Ok(v),
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            let d = depth(text);
+            if d > MAX_DEPTH {
+                return Err(format!(
+                    "a value is nested {d} levels deep, more than the {MAX_DEPTH} levels this reader (like Python's json) reads"
+                ));
+            }
+            // Without serde_json's limit, on a stack grown as needed (serde_stacker).
+            let mut de = serde_json::Deserializer::from_str(text);
+            de.disable_recursion_limit();
+            let v = serde::Deserialize::deserialize(serde_stacker::Deserializer::new(&mut de));
+            v.and_then(|v| de.end().map(|()| v))
+                .map_err(|e| strip_position(&e.to_string()))
+        }
+        Err(e) => Err(strip_position(&e.to_string())),
+    }
+}
+
+/// The reason JSON `text` that should be an object could not be read as one: nested deeper
+/// than [`MAX_DEPTH`] (an honest message, issue 6 T9), else "`what` must be a JSON object".
+pub(crate) fn not_object(text: &str, what: &str) -> String {
+    let d = depth(text);
+    if d > MAX_DEPTH {
+        format!("{what} is nested {d} levels deep, more than the {MAX_DEPTH} levels this reader (like Python's json) reads")
+    } else {
+        format!("{what} must be a JSON object")
+    }
+}
+
 /// `r` parsed as a JSON object, or `None`.
 pub(crate) fn map(r: &RawValue) -> Option<Map<String, Value>> {
-    match serde_json::from_str::<Value>(r.get()) {
+    match value(r.get()) {
         Ok(Value::Object(m)) => Some(m),
         _ => None,
     }
@@ -352,6 +419,22 @@ pub(crate) fn read_document_with(
         }
         None => (text, Vec::new()),
     };
+    // `NaN` / `Infinity` (Python's json writes them) read as stand-ins (issue 6 T1); after the
+    // surrogate pass, which must not see the stand-ins' markers.
+    let (text, nonfinite_at) = match super::nonfinite::rewrite(&text) {
+        Some((fixed, at)) => (fixed, at),
+        None => (text, Vec::new()),
+    };
+    // One-based column in the input of column `c` (one-based) of one-based line `l`.
+    let input_column = |text: &str, l: usize, c: usize| -> usize {
+        if nonfinite_at.is_empty() {
+            return c;
+        }
+        let start = LineIndex::new(text)
+            .line_start(l.saturating_sub(1))
+            .unwrap_or(0);
+        super::nonfinite::original_column(&nonfinite_at, start, c)
+    };
     // Events about the whole document (emitted first).
     let early = {
         let mut ctx = DocCtx::new(path, &text);
@@ -444,8 +527,12 @@ pub(crate) fn read_document_with(
                 let slice = &text[start..start + l.len()];
                 items.push((
                     ln,
-                    serde_json::from_str::<&RawValue>(slice)
-                        .map_err(|e| format!("invalid JSON at column {}", e.column())),
+                    serde_json::from_str::<&RawValue>(slice).map_err(|e| {
+                        format!(
+                            "invalid JSON at column {}",
+                            super::nonfinite::original_column(&nonfinite_at, start, e.column())
+                        )
+                    }),
                 ));
             }
             let is_object =
@@ -469,7 +556,7 @@ pub(crate) fn read_document_with(
                 return Err(TraceError {
                     path: path.to_path_buf(),
                     line: Some(e.line() as u64),
-                    column: Some(e.column() as u64),
+                    column: Some(input_column(&text, e.line(), e.column()) as u64),
                     message: format!("invalid JSON: {}", strip_position(&e.to_string())),
                 });
             }
@@ -600,5 +687,30 @@ pub(crate) fn root_items<'a>(ctx: &DocCtx, root: &Root<'a>) -> Option<Vec<Item<'
         Root::Lines(items) => Some(items.clone()),
         Root::List(_, items) => Some(items.iter().map(|&r| (ctx.line_of(r), Ok(r))).collect()),
         Root::Value(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_values_read_as_python_does() {
+        // Issue 6 T9: serde_json alone stops at 128 levels; Python reads about 990.
+        let deep = |n: usize| format!("{{\"a\":{}{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(matches!(value(&deep(990)), Ok(Value::Object(_))));
+        // Far deeper: an honest error, never a stack overflow.
+        let e = value(&deep(200_000)).unwrap_err();
+        assert_eq!(
+            e,
+            "a value is nested 200001 levels deep, more than the 1000 levels this reader (like Python's json) reads"
+        );
+        assert!(not_object(&deep(200_000), "a message").starts_with("a message is nested 200001"));
+        assert_eq!(
+            not_object("[1]", "a message"),
+            "a message must be a JSON object"
+        );
+        // Brackets inside strings do not count.
+        assert_eq!(depth(r#"{"a": "[[[[\"]]"}"#), 1);
     }
 }

@@ -5,17 +5,21 @@
 //! the caller parses the text with serde_json instead, so the two always agree on what they
 //! accept.
 
+/// The (key, raw value text) members of a flat object, inline up to eight (no allocation for
+/// the small objects long traces are made of: this runs on every call's params).
+pub type Members<'a> = smallvec::SmallVec<[(&'a str, &'a str); 8]>;
+
 /// The members of the flat object at the start of `s` (after optional whitespace), as (key,
 /// raw value text) pairs in order, and the byte length up to and including the closing brace.
 /// `None` when the text there is not a flat object in the sense above.
-pub fn object(s: &str) -> Option<(Vec<(&str, &str)>, usize)> {
+pub fn object(s: &str) -> Option<(Members<'_>, usize)> {
     let b = s.as_bytes();
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
     }
     i = ws(b, i + 1);
-    let mut members = Vec::new();
+    let mut members = Members::new();
     if b.get(i) == Some(&b'}') {
         return Some((members, i + 1));
     }
@@ -209,6 +213,6 @@ mod tests {
         }
         // The length stops at the closing brace.
         let (m, len) = object(r#"{"a":"b"},"rest":1}"#).unwrap();
-        assert_eq!((m, len), (vec![("a", "\"b\"")], 9));
+        assert_eq!((m.to_vec(), len), (vec![("a", "\"b\"")], 9));
     }
 }

@@ -26,10 +26,15 @@ mod doc;
 pub mod flat;
 pub mod model;
 pub mod native;
+pub mod nonfinite;
 pub mod pyagentic;
 pub mod runstate;
 pub mod surrogates;
 pub mod sweagent;
+
+/// Parses trace-supplied JSON text as Python's `json` does, nesting up to
+/// [`doc::MAX_DEPTH`] levels (serde_json alone stops at 128; issue 6 T9).
+pub(crate) use doc::value as json_value;
 
 pub use detect::{detect, DETECT_BYTES, DETECT_LINES};
 pub use model::*;

@@ -396,7 +396,7 @@ impl RawJson {
             Some(Repr::Text(t)) => Value::String(t.text.to_string()),
             _ => self
                 .json()
-                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                .and_then(|t| crate::trace::json_value(t).ok())
                 .unwrap_or(Value::Null),
         }
     }
@@ -424,10 +424,7 @@ impl RawJson {
             // A string is not an object.
             return Map::new();
         }
-        match self
-            .json()
-            .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        {
+        match self.json().and_then(|t| crate::trace::json_value(t).ok()) {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         }

@@ -640,10 +640,16 @@ fn parse_rewritten(line: &str) -> Result<(Record, Vec<String>), (String, Option<
             return Ok((r, Vec::new()));
         }
     }
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+    // `NaN` / `Infinity` (Python's json writes them) read as stand-ins (issue 6 T1).
+    let nonfinite = super::nonfinite::rewrite(line);
+    let (text, at) = match &nonfinite {
+        Some((t, at)) => (t.as_str(), at.as_slice()),
+        None => (line, &[][..]),
+    };
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         (
             format!("invalid JSON: {}", strip_position(&e.to_string())),
-            Some(e.column() as u64),
+            Some(super::nonfinite::original_column(at, 0, e.column()) as u64),
         )
     })?;
     let serde_json::Value::Object(obj) = value else {
@@ -866,7 +872,7 @@ mod tests {
             panic!("fast path")
         };
         let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(line).unwrap();
-        let general = super::super::convert::call(&obj).unwrap();
+        let general = super::super::convert::call(&obj, &mut Vec::new()).unwrap();
         assert_eq!(*fast, general);
         assert_eq!(fast.error.as_deref(), Some("Error: \"x\""));
         assert_eq!(fast.end, Some(2.0));
@@ -1178,21 +1184,29 @@ mod tests {
             .collect();
         assert_eq!(
             skipped.iter().map(|s| s.0).collect::<Vec<_>>(),
-            vec![4, 5, 6, 7]
+            vec![4, 6, 7]
         );
         assert_eq!(skipped[0].1, "invalid JSON: expected ident");
+        assert_eq!(skipped[1].1, "unknown record kind `turn` skipped");
+        // A bad optional field costs only that field (issue 6 T15): the call is kept.
+        let warned: Vec<(u64, String)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning(s) => Some((s.line, s.message.clone())),
+                _ => None,
+            })
+            .collect();
         assert_eq!(
-            skipped[1].1,
-            "malformed `call` record: field `index` must be a non-negative integer, found a string"
+            warned,
+            [(5, "field `index` must be a non-negative integer, found a string; the value is ignored and the call is kept".to_string())]
         );
-        assert_eq!(skipped[2].1, "unknown record kind `turn` skipped");
         assert_eq!(
             stats,
             ReadStats {
                 read: 7,
-                accepted: 3,
-                skipped: 4,
-                emitted: 3
+                accepted: 4,
+                skipped: 3,
+                emitted: 4
             }
         );
         assert_eq!(stats.read, stats.accepted + stats.skipped);

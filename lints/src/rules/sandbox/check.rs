@@ -1294,9 +1294,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         // The hot nodes in pre-order, with their environment and context.
         let mut order: Vec<(Node<'t>, K, bool, NodeCtx)> = Vec::new();
-        let mut stack: Vec<(Node<'t>, K, bool, NodeCtx)> =
-            vec![(node, kind(node), flow.is_none(), start)];
-        while let Some((n, nk, global, nctx)) = stack.pop() {
+        // Children come from the cell's node table when it holds `node` (plain array reads),
+        // from the tree otherwise; `NO_ID` marks a node read from the tree.
+        const NO_ID: usize = usize::MAX;
+        let table = self.it.table();
+        let root_id = table.and_then(|t| t.id_of(node)).unwrap_or(NO_ID);
+        let mut stack: Vec<(Node<'t>, K, bool, NodeCtx, usize)> =
+            vec![(node, kind(node), flow.is_none(), start, root_id)];
+        while let Some((n, nk, global, nctx, id)) = stack.pop() {
             order.push((n, nk, global, nctx));
             let inner_global = global
                 || matches!(
@@ -1311,13 +1316,30 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 );
             let with_field = needs_field(nk);
             let first = stack.len();
-            let mut kids = Children::new(n);
-            while let Some((c, field)) = kids.next(with_field) {
-                if c.is_named() && self.it.is_hot(c) {
-                    let ck = kind(c);
-                    if ck != K::Comment {
-                        let cctx = child_ctx(nk, &nctx, ck, field);
-                        stack.push((c, ck, inner_global, cctx));
+            match table.filter(|_| id != NO_ID) {
+                Some(t) => {
+                    for cid in t.children(id) {
+                        let c = t.node(cid);
+                        if t.is_named(cid) && self.it.is_hot(c) {
+                            let ck = kind(c);
+                            if ck != K::Comment {
+                                let field = if with_field { t.field(cid) } else { None };
+                                let cctx = child_ctx(nk, &nctx, ck, field);
+                                stack.push((c, ck, inner_global, cctx, cid));
+                            }
+                        }
+                    }
+                }
+                None => {
+                    let mut kids = Children::new(n);
+                    while let Some((c, field)) = kids.next(with_field) {
+                        if c.is_named() && self.it.is_hot(c) {
+                            let ck = kind(c);
+                            if ck != K::Comment {
+                                let cctx = child_ctx(nk, &nctx, ck, field);
+                                stack.push((c, ck, inner_global, cctx, NO_ID));
+                            }
+                        }
                     }
                 }
             }
@@ -1505,7 +1527,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             _ => None,
         });
         if let Some(m) = parent_mod {
-            let parent = node.parent();
+            let parent = self.it.parent(node);
             let benign = parent.is_some_and(|p| match p.kind_name() {
                 "attribute" => p.field(F::Object).is_some_and(|o| o.id() == node.id()),
                 "assignment" => p.field(F::Right).is_some_and(|r| r.id() == node.id()),
@@ -1703,8 +1725,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => "Assigning",
             };
             // The value stored, when it is a plain `target = value` assignment.
-            let stored = node
-                .parent()
+            let stored = self
+                .it
+                .parent(node)
                 .filter(|p| {
                     p.kind_name() == "assignment"
                         && p.field(F::Left).is_some_and(|l| l.id() == node.id())
@@ -1794,7 +1817,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         };
         let name = ident(name, self.it.src).into_owned();
         let (start, end) = (class.start_byte(), class.end_byte());
-        let subs: Vec<Node<'t>> = parse::walk(root)
+        let subs: Vec<Node<'t>> = self
+            .it
+            .walk(root)
             .filter(|n| {
                 n.kind_name() == "subscript"
                     && (n.start_byte() >= end || n.end_byte() <= start)
@@ -1841,7 +1866,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let name = ident(v, self.it.src).into_owned();
         let Some(root) = self.root else { return false };
-        parse::walk(root).any(|n| {
+        self.it.walk(root).any(|n| {
             n.kind_name() == "class_definition"
                 && n.field(F::Name)
                     .is_some_and(|c| ident(c, self.it.src) == name)
@@ -1864,15 +1889,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let src = self.it.src;
         let mut out = VSet::default();
-        for n in parse::walk(root) {
+        for n in self.it.walk(root) {
             if n.kind_name() != "identifier" || ident(n, src) != name {
                 continue;
             }
-            let Some(p) = n.parent() else { continue };
+            let Some(p) = self.it.parent(n) else { continue };
             let pat = match p.kind_name() {
                 "dotted_name"
                     if p.named_child_count() == 1
-                        && p.parent().is_some_and(|g| g.kind_name() == "case_pattern") =>
+                        && self
+                            .it
+                            .parent(p)
+                            .is_some_and(|g| g.kind_name() == "case_pattern") =>
                 {
                     p
                 }
@@ -1899,7 +1927,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let mut steps: Vec<(usize, usize)> = Vec::new();
         let mut cur = pat;
         let clause = loop {
-            let Some(p) = cur.parent() else {
+            let Some(p) = self.it.parent(cur) else {
                 return VSet::unknown();
             };
             match p.kind_name() {
@@ -1931,9 +1959,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             cur = p;
         };
-        let Some(ms) = clause
-            .parent()
-            .and_then(|b| b.parent())
+        let Some(ms) = self
+            .it
+            .parent(clause)
+            .and_then(|b| self.it.parent(b))
             .filter(|m| m.kind_name() == "match_statement")
         else {
             return VSet::unknown();
@@ -2008,7 +2037,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let name = ident(obj, src);
         let mut cur = obj;
         let def = loop {
-            let p = cur.parent()?;
+            let p = self.it.parent(cur)?;
             match p.kind_name() {
                 "function_definition" => break p,
                 "lambda" | "class_definition" => return None,
@@ -2019,10 +2048,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if first.kind_name() != "identifier" || ident(first, src) != name {
             return None;
         }
-        let class = def
-            .parent()
+        let class = self
+            .it
+            .parent(def)
             .filter(|b| b.kind_name() == "block")
-            .and_then(|b| b.parent())
+            .and_then(|b| self.it.parent(b))
             .filter(|c| c.kind_name() == "class_definition")?;
         let id = *self.it.class_ids.get(&class.id())?;
         if !self.it.classes.get(id as usize)?.plain || !self.sealed(class, 0) {
@@ -2051,14 +2081,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return false;
         }
         let cname = ident(cname, src);
-        for n in parse::walk(root) {
+        for n in self.it.walk(root) {
             if n.kind_name() != "identifier" {
                 continue;
             }
             let t = ident(n, src);
             // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class, except
             // to store or read a data attribute (`type(self).count += 1`).
-            let attr_name = n.parent().is_some_and(|p| {
+            let attr_name = self.it.parent(n).is_some_and(|p| {
                 p.kind_name() == "attribute"
                     && p.field(F::Attribute).is_some_and(|a| a.id() == n.id())
             });
@@ -2069,28 +2099,32 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 continue;
             }
             // `Tally.count += 1`, `print(Tally.count)`: a data attribute of the class.
-            if n.parent().is_some_and(|a| {
+            if self.it.parent(n).is_some_and(|a| {
                 a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == n.id())
-            }) && n.parent().is_some_and(|a| self.data_attribute_use(a))
+            }) && self
+                .it
+                .parent(n)
+                .is_some_and(|a| self.data_attribute_use(a))
             {
                 continue;
             }
             // Through parentheses: `(Device)(...)` is a call of the class.
             let mut e = n;
-            while let Some(p) = e
-                .parent()
+            while let Some(p) = self
+                .it
+                .parent(e)
                 .filter(|p| p.kind_name() == "parenthesized_expression")
             {
                 e = p;
             }
-            let Some(p) = e.parent() else { continue };
+            let Some(p) = self.it.parent(e) else { continue };
             let callee =
                 p.kind_name() == "call" && p.field(F::Function).is_some_and(|f| f.id() == e.id());
             if callee {
                 continue;
             }
             let sub = (p.kind_name() == "argument_list")
-                .then(|| p.parent())
+                .then(|| self.it.parent(p))
                 .flatten()
                 .filter(|c| c.kind_name() == "class_definition");
             match sub {
@@ -2107,7 +2141,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// function or lambda of the cell is bound to. Such a use hands no method of the class a
     /// foreign `self` (see [`Self::sealed`]).
     fn type_data_access(&mut self, n: Node<'t>) -> bool {
-        let Some(call) = n.parent().filter(|c| {
+        let Some(call) = self.it.parent(n).filter(|c| {
             c.kind_name() == "call" && c.field(F::Function).is_some_and(|f| f.id() == n.id())
         }) else {
             return false;
@@ -2116,7 +2150,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if !matches!(args.as_slice(), [a] if a.kind_name() == "identifier") {
             return false;
         }
-        let Some(attr) = call.parent().filter(|a| {
+        let Some(attr) = self.it.parent(call).filter(|a| {
             a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == call.id())
         }) else {
             return false;
@@ -2133,7 +2167,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let Some(aname) = attr.field(F::Attribute).map(|a| ident(a, src).into_owned()) else {
             return false;
         };
-        let Some(p) = attr.parent() else {
+        let Some(p) = self.it.parent(attr) else {
             return false;
         };
         let stored = matches!(p.kind_name(), "assignment" | "augmented_assignment")
@@ -2147,7 +2181,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let Some(root) = self.root else {
             return false;
         };
-        !parse::walk(root).any(|d| match d.kind_name() {
+        !self.it.walk(root).any(|d| match d.kind_name() {
             "function_definition" => d.field(F::Name).is_some_and(|x| ident(x, src) == aname),
             "assignment" => {
                 d.field(F::Left)
@@ -2177,7 +2211,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn enclosing_def(&self, n: Node<'t>) -> Option<Node<'t>> {
         let mut cur = n;
         loop {
-            let p = cur.parent()?;
+            let p = self.it.parent(cur)?;
             match p.kind_name() {
                 "function_definition" => return Some(p),
                 "lambda" | "class_definition" => return None,
@@ -2194,12 +2228,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .field(F::Parameters)
             .and_then(first_named)
             .map(|f| f.id());
-        parse::walk(def).any(|n| {
+        self.it.walk(def).any(|n| {
             if n.kind_name() != "identifier" || Some(n.id()) == first || ident(n, src) != name {
                 return false;
             }
             let mut cur = n;
-            while let Some(p) = cur.parent() {
+            while let Some(p) = self.it.parent(cur) {
                 match p.kind_name() {
                     "tuple"
                     | "list"
@@ -2340,11 +2374,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         if let Some(root) = self.root {
-            let raised: Vec<Node<'t>> = parse::walk(root)
+            let raised: Vec<Node<'t>> = self
+                .it
+                .walk(root)
                 .filter(|r| r.kind_name() == "raise_statement")
                 .filter_map(first_named)
                 .collect();
-            for n in parse::walk(root) {
+            for n in self.it.walk(root) {
                 // `results["m"] = X` then `results["m"]`: the data names' items (key `name[]`).
                 if n.kind_name() == "assignment" {
                     if let (Some(l), Some(r)) = (n.field(F::Left).map(unparen), n.field(F::Right)) {
@@ -2393,7 +2429,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 // `except E as e`: what the cell raises (`raise ValueError(X)`, `e.args[0]`).
                 if n.kind_name() == "as_pattern"
-                    && n.parent().is_some_and(|p| {
+                    && self.it.parent(n).is_some_and(|p| {
                         matches!(p.kind_name(), "except_clause" | "except_group_clause")
                     })
                 {
@@ -2425,7 +2461,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         let def = {
                             let mut cur = n;
                             loop {
-                                match cur.parent() {
+                                match self.it.parent(cur) {
                                     Some(p) if p.kind_name() == "function_definition" => {
                                         break Some(p)
                                     }
@@ -2464,7 +2500,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn host_in_value(&mut self, e: Node<'t>, depth: u32) -> Option<String> {
         let src = self.it.src;
         // `type(r).mro()`, `type(bb).mro()`: the bases of a host class.
-        let mros: Vec<Node<'t>> = parse::walk(e)
+        let mros: Vec<Node<'t>> = self
+            .it
+            .walk(e)
             .filter(|c| c.kind_name() == "call")
             .filter_map(|c| c.field(F::Function).map(unparen))
             .filter(|f| {
@@ -2479,11 +2517,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 return Some(h);
             }
         }
-        let ids: Vec<Node<'t>> = parse::walk(e)
+        let ids: Vec<Node<'t>> = self
+            .it
+            .walk(e)
             .filter(|n| n.kind_name() == "identifier")
             .collect();
         for n in ids {
-            let Some(p) = n.parent() else { continue };
+            let Some(p) = self.it.parent(n) else { continue };
             // Attribute names, keyword names and parameters are not values.
             let named_only = match p.kind_name() {
                 "attribute" => p.field(F::Attribute).is_some_and(|a| a.id() == n.id()),
@@ -2503,10 +2543,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             // The top of the attribute chain `n` starts (`json.JSONEncoder`,
             // `((functools).reduce)`), through parentheses.
-            let top = chain_top(n);
+            let top = chain_top(&self.it, n);
             // Through parentheses: `(g)()` calls `g`.
-            let callee = paren_top(top);
-            let called = callee.parent().is_some_and(|c| {
+            let callee = paren_top(&self.it, top);
+            let called = self.it.parent(callee).is_some_and(|c| {
                 c.kind_name() == "call"
                     && c.field(F::Function).is_some_and(|f| f.id() == callee.id())
             });
@@ -2573,8 +2613,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 return Some(h);
             }
             // `results["m"]`: what the cell stored into an item of the name.
-            let held = paren_top(n);
-            let p = held.parent().unwrap_or(p);
+            let held = paren_top(&self.it, n);
+            let p = self.it.parent(held).unwrap_or(p);
             if p.kind_name() == "subscript"
                 && p.field(F::Value).is_some_and(|v| v.id() == held.id())
                 && depth < 4
@@ -2869,10 +2909,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         } else if is(cv, "wraps") {
             let wrapped = pos.first().copied().or_else(|| kw("wrapped"));
-            let def = node
-                .parent()
+            let def = self
+                .it
+                .parent(node)
                 .filter(|p| p.kind_name() == "decorator")
-                .and_then(|d| d.parent())
+                .and_then(|d| self.it.parent(d))
                 .and_then(|d| d.field(F::Definition));
             if let (Some(f), Some(def)) = (wrapped, def) {
                 site = Some((f, def));
@@ -3079,7 +3120,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let Some((rw, f)) = found else { return };
         let mut scope: Vec<Node<'t>> = args.into_iter().filter(|a| a.id() != rw.id()).collect();
-        if let Some(outer) = node.parent().filter(|p| {
+        if let Some(outer) = self.it.parent(node).filter(|p| {
             p.kind_name() == "call" && p.field(F::Function).is_some_and(|c| c.id() == node.id())
         }) {
             scope.extend(outer.field(F::Arguments).map(named).unwrap_or_default());
@@ -3114,7 +3155,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let Some(root) = self.root else { return };
         let src = self.it.src;
         // The plain assignments of the name (not this or other augmented ones).
-        let rhs: Vec<Node<'t>> = parse::walk(root)
+        let rhs: Vec<Node<'t>> = self
+            .it
+            .walk(root)
             .filter(|n| n.kind_name() == "assignment")
             .filter(|n| {
                 n.field(F::Left)
@@ -3452,7 +3495,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if self.class_defs.is_none() {
             let mut defs = rustc_hash::FxHashMap::default();
             if let Some(root) = self.root {
-                for n in parse::walk(root) {
+                for n in self.it.walk(root) {
                     if n.kind_name() == "class_definition" {
                         if let Some(id) = n.field(F::Name) {
                             defs.entry(ident(id, self.it.src).into_owned()).or_insert(n);
@@ -3516,8 +3559,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
-        let decorator: Option<String> = class
-            .parent()
+        let decorator: Option<String> = self
+            .it
+            .parent(class)
             .filter(|p| p.kind_name() == "decorated_definition")
             .and_then(|p| {
                 named(p)
@@ -4524,6 +4568,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// enclosing cell binds. Round 4 G6(b), G26.
     fn free_host_names(&mut self, root: Node, code: &str) -> Vec<(String, TextRange)> {
         let mut out = Vec::new();
+        // A code string's own tree: never in the cell's node table.
         for n in parse::walk(root) {
             if n.kind_name() != "identifier" {
                 continue;
@@ -4753,7 +4798,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // addendum 5): under a key that matches or that cellguard cannot fold.
         let Some(root) = self.root else { return };
         let src = self.it.src;
-        let stores: Vec<(Node<'t>, Node<'t>)> = parse::walk(root)
+        let stores: Vec<(Node<'t>, Node<'t>)> = self
+            .it
+            .walk(root)
             .filter(|a| a.kind_name() == "assignment")
             .filter_map(|a| {
                 let l = unparen(a.field(F::Left)?);
@@ -5363,7 +5410,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `name`, or `None` when there are none.
     fn for_iterables_of(&self, name: &str) -> Option<Vec<Node<'t>>> {
         let root = self.root?;
-        let out: Vec<Node<'t>> = parse::walk(root)
+        let out: Vec<Node<'t>> = self
+            .it
+            .walk(root)
             .filter(|n| matches!(n.kind_name(), "for_statement" | "for_in_clause"))
             .filter(|n| {
                 n.field(F::Left)
@@ -5379,7 +5428,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if self.assigned.is_none() {
             let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
             if let Some(root) = self.root {
-                for n in parse::walk(root) {
+                for n in self.it.walk(root) {
                     let (l, r) = match n.kind_name() {
                         "assignment" | "augmented_assignment" => {
                             (n.field(F::Left), n.field(F::Right))
@@ -5830,7 +5879,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // A name: how the cell fills it after binding it.
         let name = ident(inner, self.it.src);
         let root = self.root?;
-        for n in parse::walk(root) {
+        for n in self.it.walk(root) {
             match n.kind_name() {
                 "subscript" => {
                     let Some(obj) = n.field(F::Value).map(unparen) else {
@@ -5839,7 +5888,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     if obj.kind_name() != "identifier" || ident(obj, self.it.src) != name {
                         continue;
                     }
-                    let stored = n.parent().is_some_and(|p| {
+                    let stored = self.it.parent(n).is_some_and(|p| {
                         matches!(p.kind_name(), "assignment" | "augmented_assignment")
                             && p.field(F::Left).is_some_and(|l| l.id() == n.id())
                     });
@@ -6078,8 +6127,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let Some(body) = def.field(F::Body) else {
             return;
         };
-        if let Some(p) = def
-            .parent()
+        if let Some(p) = self
+            .it
+            .parent(def)
             .filter(|p| p.kind_name() == "decorated_definition")
         {
             // The decorator must be contextlib's: a cell-defined `contextmanager = lambda f:
@@ -6246,10 +6296,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     return false;
                 }
                 let mut root = t;
-                while let Some(p) = root.parent() {
+                while let Some(p) = self.it.parent(root) {
                     root = p;
                 }
-                parse::walk(root)
+                self.it
+                    .walk(root)
                     .filter(|n| kind(*n) == K::Identifier && ident(*n, self.it.src) == name)
                     .any(|n| self.binding_may_be_generator_exit(n, seen))
             }
@@ -6295,7 +6346,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `GeneratorExit`/`BaseException` (see [`Self::may_be_generator_exit`]); false for a
     /// read, a deletion, a class or function definition, and an import of another name.
     fn binding_may_be_generator_exit(&self, n: Node<'t>, seen: &mut HashSet<String>) -> bool {
-        let Some(p) = n.parent() else {
+        let Some(p) = self.it.parent(n) else {
             return false;
         };
         match kind(p) {
@@ -6318,7 +6369,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             K::DottedName | K::AliasedImport => {
                 let mut stmt = p;
                 while !matches!(kind(stmt), K::ImportStatement | K::ImportFromStatement) {
-                    match stmt.parent() {
+                    match self.it.parent(stmt) {
                         Some(x) => stmt = x,
                         None => return true,
                     }
@@ -6355,7 +6406,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 _ => return false,
             }
             cur = parent;
-            match parent.parent() {
+            match self.it.parent(parent) {
                 Some(x) => parent = x,
                 None => return false,
             }
@@ -6945,10 +6996,11 @@ fn has_string_annotation(def: Node, future: bool) -> bool {
     anns.iter().any(|a| future || has_string(*a))
 }
 
-/// `n` with the parentheses around it (`((x))` for `x`): the node its parent sees.
-fn paren_top(mut n: Node) -> Node {
-    while let Some(p) = n
-        .parent()
+/// `n` with the parentheses around it (`((x))` for `x`): the node its parent sees. Parents
+/// come from the interpreter's node table when it has one ([`Interp::parent`]).
+fn paren_top<'t>(it: &Interp<'t, '_>, mut n: Node<'t>) -> Node<'t> {
+    while let Some(p) = it
+        .parent(n)
         .filter(|p| p.kind_name() == "parenthesized_expression")
     {
         n = p;
@@ -6959,11 +7011,11 @@ fn paren_top(mut n: Node) -> Node {
 /// The top of the attribute chain `n` is the object of, through parentheses:
 /// `json.JSONEncoder` for `json`, and `((functools).reduce)`'s `(functools).reduce` for
 /// `functools`. `n` itself when it is not the object of an attribute.
-fn chain_top(n: Node) -> Node {
+fn chain_top<'t>(it: &Interp<'t, '_>, n: Node<'t>) -> Node<'t> {
     let mut top = n;
     loop {
-        let up = paren_top(top);
-        match up.parent().filter(|a| {
+        let up = paren_top(it, top);
+        match it.parent(up).filter(|a| {
             a.kind_name() == "attribute" && a.field(F::Object).is_some_and(|o| o.id() == up.id())
         }) {
             Some(a) => top = a,

@@ -645,6 +645,9 @@ pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize,
 pub struct Interp<'t, 'a> {
     /// The cell text.
     pub src: &'a str,
+    /// The node table of the cell's tree, when the caller has one (parents in O(log n) instead
+    /// of tree-sitter's descent from the root).
+    table: Option<&'a crate::nodes::NodeTable<'t>>,
     /// Configuration.
     pub cfg: Config<'a>,
     /// The identifiers of the cell.
@@ -934,8 +937,26 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// As [`Interp::new`]; with `gate` false every node is treated as hot and every name as
     /// demanded (the reference the gated analysis is tested against).
     pub fn with_gate(root: Node<'t>, src: &'a str, cfg: Config<'a>, gate: bool) -> Self {
+        Self::with_table(root, None, src, cfg, gate)
+    }
+
+    /// As [`Interp::with_gate`], with the node table of the tree `root` is the root of (the
+    /// cell's shared [`NodeTable`](crate::nodes::NodeTable)) when there is one: the relevance
+    /// pre-pass reads the table instead of walking the tree, and parents are looked up in it
+    /// (see [`Interp::parent`]). Same results either way.
+    pub fn with_table(
+        root: Node<'t>,
+        table: Option<&'a crate::nodes::NodeTable<'t>>,
+        src: &'a str,
+        cfg: Config<'a>,
+        gate: bool,
+    ) -> Self {
+        let table = table.filter(|t| !t.is_empty() && t.node(0).id() == root.id());
         let mut names = Names::default();
-        let mut facts = scan::collect(root, src, &mut names);
+        let mut facts = match table {
+            Some(t) => scan::collect_table(t, src, &mut names),
+            None => scan::collect(root, src, &mut names),
+        };
         let n = names.len();
         let mut me = Interp {
             src,
@@ -961,6 +982,7 @@ impl<'t, 'a> Interp<'t, 'a> {
             default_memo: RefCell::new(HashMap::default()),
             member_roots: member_roots(&cfg),
             opaque_members: RefCell::new(HashMap::default()),
+            table,
             containers: RefCell::new(None),
         };
         me.relevance = scan::relevance(&mut facts, &me.names, &me.cfg, gate, &|x, sites, chain| {
@@ -986,6 +1008,35 @@ impl<'t, 'a> Interp<'t, 'a> {
             me.fixpoint(needed);
         }
         me
+    }
+
+    /// The cell's node table, when the interpreter was given one (see [`Interp::with_table`]).
+    pub fn table(&self) -> Option<&'a crate::nodes::NodeTable<'t>> {
+        self.table
+    }
+
+    /// Every node of the subtree of `root` in pre-order, named and anonymous (`parse::walk`),
+    /// read from the cell's node table when it holds `root`. The iterator borrows the table,
+    /// not the interpreter.
+    pub fn walk(&self, root: Node<'t>) -> Box<dyn Iterator<Item = Node<'t>> + 'a> {
+        if let Some(t) = self.table {
+            if let Some(id) = t.id_of(root) {
+                return Box::new(t.nodes()[t.subtree(id)].iter().copied());
+            }
+        }
+        Box::new(parse::walk(root))
+    }
+
+    /// `node.parent()`, read from the cell's node table when there is one and it holds `node`
+    /// (tree-sitter 0.25's `Node::parent` descends again from the root, scanning the children
+    /// of every ancestor: a top-level statement's parent lookup scans the whole module).
+    pub fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        if let Some(t) = self.table {
+            if let Some(id) = t.id_of(node) {
+                return t.parent(id).map(|p| t.node(p));
+            }
+        }
+        node.parent()
     }
 
     /// The value of module member `path`. Members of modules no rule looks at by path

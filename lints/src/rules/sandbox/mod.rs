@@ -227,7 +227,13 @@ pub fn check(checker: &mut Checker) {
     if !RULES.iter().any(|r| checker.enabled(r)) {
         return;
     }
-    for f in analyse(checker.tree, checker.src, checker.settings, true) {
+    for f in analyse_with_table(
+        checker.tree,
+        Some(checker.nodes),
+        checker.src,
+        checker.settings,
+        true,
+    ) {
         let mut d = Diagnostic::new(f.rule, f.range, f.message);
         if let Some(h) = f.help {
             d = d.with_help(h);
@@ -248,6 +254,18 @@ pub fn analyse(
     settings: &crate::config::Settings,
     gate: bool,
 ) -> Vec<check::Finding> {
+    analyse_with_table(tree, None, src, settings, gate)
+}
+
+/// As [`analyse`], reading the cell's node table (`nodes`, the [`NodeTable`](crate::nodes::NodeTable)
+/// of `tree`) instead of walking the tree where it can. Same findings.
+pub fn analyse_with_table<'t>(
+    tree: &'t tree_sitter::Tree,
+    nodes: Option<&crate::nodes::NodeTable<'t>>,
+    src: &str,
+    settings: &crate::config::Settings,
+    gate: bool,
+) -> Vec<check::Finding> {
     let root = tree.root_node();
     let cfg = interp::Config {
         allow: &settings.allowed_imports,
@@ -255,7 +273,7 @@ pub fn analyse(
         table: reach::table(),
         deny: &settings.deny_members,
     };
-    let it = interp::Interp::with_gate(root, src, cfg, gate);
+    let it = interp::Interp::with_table(root, nodes, src, cfg, gate);
     check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root)
 }
 

@@ -880,8 +880,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         let saved = self.cur_range;
         let carries = parent.is_none_or(|p| p.carries && passes(p, field));
         let ranges_before = self.facts.ranges.len();
-        // Units: the non-structural children of structural nodes.
-        if !k.structural() && k != K::Comment && pk.structural() && node.is_named() {
+        // Units: the non-structural children of structural nodes, and of the root whatever its
+        // kind. The reporting walk runs every named child of the root as a statement
+        // (`Sbx::run_block`), and tree-sitter's error recovery can make the root an `ERROR`
+        // node instead of a `module` (`}vars=(...)(:`): its children are units all the same,
+        // or the names they read would not be demanded and the gated analysis would skip
+        // their bindings.
+        let holds_units = pk.structural() || stack.len() == 1;
+        if !k.structural() && k != K::Comment && holds_units && node.is_named() {
             self.push_range(SmallVec::new(), true);
         }
         // Value ranges of the enclosing binding.
@@ -1475,6 +1481,46 @@ pub fn collect<'t, 's>(root: Node<'t>, src: &'s str, names: &mut Names<'s>) -> F
                 }
             }
         }
+    }
+    facts
+}
+
+/// As [`collect`], fed from the cell's node table (built once per cell and shared by every
+/// rule family) instead of a tree walk: the same nodes in the same order, with the same field
+/// names, without tree-sitter's per-child lookups. `table` must be the table of the tree whose
+/// root is `table.node(0)`.
+pub fn collect_table<'t, 's>(
+    table: &crate::nodes::NodeTable<'t>,
+    src: &'s str,
+    names: &mut Names<'s>,
+) -> Facts<'t> {
+    let mut facts = Facts::default();
+    if table.is_empty() {
+        return facts;
+    }
+    let mut w = Walker {
+        src,
+        names,
+        facts: &mut facts,
+        cur_range: NONE,
+    };
+    let mut stack: Vec<Frame> = Vec::new();
+    // One past the subtree of each entered node, innermost last (one per frame of `stack`).
+    let mut open: Vec<usize> = Vec::new();
+    for id in 0..table.len() {
+        while open.last().is_some_and(|&end| id >= end) {
+            open.pop();
+            if let Some(f) = stack.pop() {
+                w.cur_range = f.saved_range;
+            }
+        }
+        // Field names only for the parents that look at them, as in `collect`.
+        let field = match stack.last() {
+            Some(p) if id != 0 && p.k.uses_fields() => table.field(id),
+            _ => None,
+        };
+        w.enter(table.node(id), field, &mut stack);
+        open.push(table.subtree_end(id));
     }
     facts
 }

@@ -1,0 +1,179 @@
+//! The non-finite numbers `NaN`, `Infinity` and `-Infinity` in JSON text.
+//!
+//! Python's `json.dumps` writes them by default (`allow_nan=True`) and `json.loads` reads them,
+//! so traces recorded by Python agents (Colony, tau-bench) can hold them; serde_json rejects
+//! them, and `serde_json::Value` cannot hold a non-finite number. Every reader therefore
+//! rewrites each such token *outside strings* to a *stand-in* JSON string before parsing: the
+//! string of the marker [`MARK`] (`U+10F800`, the reserved marker of
+//! [`super::surrogates`]) followed by the token (`"\u{10F800}NaN"`). Real text can never equal
+//! a stand-in, because the lone-surrogate pass, which runs first, prefixes every real `U+10F800`
+//! with another marker.
+//!
+//! The guardrails read a stand-in as the float it stands for ([`number_of`]), with Python's
+//! semantics: `NaN` equals nothing (not even another `NaN`: `json.loads` makes distinct float
+//! objects), `Infinity` equals `Infinity`. The rewrite inserts no newline (line numbers stay
+//! those of the input) and grows the text by [`GROWTH`] bytes per token; [`original_column`]
+//! maps a column of the rewritten text back to the input, so located messages keep the input's
+//! positions.
+
+use super::surrogates::RESERVED_MARK as MARK;
+
+/// Bytes a rewritten token grows by: two quotes and the 4-byte marker.
+pub const GROWTH: usize = 2 + 4;
+
+/// The stand-in strings (the value of the JSON string, not its text) and the float each means.
+const TOKENS: [(&str, f64); 3] = [
+    ("NaN", f64::NAN),
+    ("Infinity", f64::INFINITY),
+    ("-Infinity", f64::NEG_INFINITY),
+];
+
+/// The float a stand-in string stands for; `None` for any other string.
+pub fn number_of_str(s: &str) -> Option<f64> {
+    let rest = s.strip_prefix(MARK)?;
+    TOKENS.iter().find(|(t, _)| *t == rest).map(|&(_, f)| f)
+}
+
+/// The float a stand-in JSON value stands for; `None` for any other value.
+pub fn number_of(v: &serde_json::Value) -> Option<f64> {
+    match v {
+        serde_json::Value::String(s) => number_of_str(s),
+        _ => None,
+    }
+}
+
+/// Python's `str()` of the float a stand-in stands for (`nan`, `inf`, `-inf`), as a regex
+/// predicate sees the value; `None` for any other string.
+pub fn python_str(s: &str) -> Option<&'static str> {
+    let f = number_of_str(s)?;
+    Some(if f.is_nan() {
+        "nan"
+    } else if f > 0.0 {
+        "inf"
+    } else {
+        "-inf"
+    })
+}
+
+/// A cheap pre-check: true when `text` may hold a bare token.
+pub fn may_have(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memmem::find(b, b"NaN").is_some() || memchr::memmem::find(b, b"Infinity").is_some()
+}
+
+/// `text` with every `NaN`, `Infinity` and `-Infinity` token outside strings rewritten to its
+/// stand-in, and the byte offsets (in the rewritten text) where the stand-ins start; `None`
+/// when there is none. Like Python's scanner, a token is recognised where a value may start
+/// (not inside a word such as `xNaN`); what follows is left to the parser.
+pub fn rewrite(text: &str) -> Option<(String, Vec<usize>)> {
+    if !may_have(text) {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut at = Vec::new();
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 2,
+                b'"' => {
+                    in_string = false;
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        let token = if boundary {
+            TOKENS
+                .iter()
+                .map(|(t, _)| *t)
+                .find(|t| b[i..].starts_with(t.as_bytes()))
+        } else {
+            None
+        };
+        match token {
+            Some(t) => {
+                out.push_str(&text[copied..i]);
+                at.push(out.len());
+                out.push('"');
+                out.push(MARK);
+                out.push_str(t);
+                out.push('"');
+                i += t.len();
+                copied = i;
+            }
+            None => i += 1,
+        }
+    }
+    if at.is_empty() {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some((out, at))
+}
+
+/// The one-based column in the input of one-based column `column` of the rewritten line that
+/// starts at byte `line_start` of the rewritten text, given the stand-in offsets `at` from
+/// [`rewrite`]. A column inside a stand-in maps to the token's first byte.
+pub fn original_column(at: &[usize], line_start: usize, column: usize) -> usize {
+    let offset = line_start + column.saturating_sub(1);
+    let mut col = column;
+    for &a in at.iter().filter(|&&a| a >= line_start && a < offset) {
+        col -= (offset - a).min(GROWTH);
+    }
+    col.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_outside_strings_only() {
+        let (t, at) =
+            rewrite(r#"{"a": NaN, "b": [Infinity,-Infinity], "c": "NaN Infinity"}"#).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+        assert!(number_of(&v["a"]).unwrap().is_nan());
+        assert_eq!(number_of(&v["b"][0]), Some(f64::INFINITY));
+        assert_eq!(number_of(&v["b"][1]), Some(f64::NEG_INFINITY));
+        assert_eq!(v["c"], "NaN Infinity");
+        assert_eq!(number_of(&v["c"]), None);
+        assert_eq!(at.len(), 3);
+        assert_eq!(rewrite(r#"{"a": "x\"NaN"}"#), None);
+        assert_eq!(rewrite(r#"{"a": 1}"#), None);
+        // Not a token inside a word: left for the parser to reject.
+        assert!(rewrite("[xNaN]").is_none());
+    }
+
+    #[test]
+    fn columns_map_back_to_the_input() {
+        let input = r#"{"a": NaN, "b": Infinity, "c": tru}"#;
+        let (t, at) = rewrite(input).unwrap();
+        let e = serde_json::from_str::<serde_json::Value>(&t).unwrap_err();
+        // The same error in the same-length input without tokens.
+        let plain = input.replace("NaN", "1.0").replace("Infinity", "12345678");
+        let want = serde_json::from_str::<serde_json::Value>(&plain)
+            .unwrap_err()
+            .column();
+        assert_eq!(original_column(&at, 0, e.column()), want);
+        assert_eq!(original_column(&at, 0, 3), 3);
+    }
+
+    #[test]
+    fn python_text() {
+        assert_eq!(python_str("\u{10F800}NaN"), Some("nan"));
+        assert_eq!(python_str("\u{10F800}-Infinity"), Some("-inf"));
+        assert_eq!(python_str("NaN"), None);
+    }
+}
