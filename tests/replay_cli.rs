@@ -344,3 +344,100 @@ fn mixed_modes_are_named_and_substring_globs_warned() {
     // `explain_*` is literal under substring matching: only `plan` (key mode) blocks.
     assert!(stdout.contains("1 allowed, 1 blocked"), "{stdout}");
 }
+
+/// The full tau-bench GPT-4o airline file (copied from the corpus, see the fixture README):
+/// block counts of the three shipped configs, with and without `--on-block keep`, and the exact
+/// calls `cellguard.toml` blocks and `lenient.toml` allows (issue 6 T11: hand-checked in
+/// `fixtures/replay/tau-bench-airline/HAND-CHECK.md`).
+#[test]
+fn tau_bench_airline_full_file_counts() {
+    let dir = "fixtures/replay/tau-bench-airline";
+    let file = format!("{dir}/gpt-4o-airline.json");
+    let run = |cfg: &str, keep: bool| -> Value {
+        let cfg = format!("{dir}/{cfg}");
+        let mut args = vec!["--config", &cfg, &file, "--output-format", "json"];
+        if keep {
+            args.extend(["--on-block", "keep"]);
+        }
+        serde_json::from_slice(&replay(&args).stdout).unwrap()
+    };
+    let blocked = |v: &Value| -> Vec<(u64, u64, u64)> {
+        v["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["decision"] == "blocked")
+            .map(|d| {
+                let t = d["trace"].as_str().unwrap();
+                let n = t.rsplit('#').next().unwrap().parse().unwrap();
+                (n, d["cell"].as_u64().unwrap(), d["index"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let strict = run("cellguard.toml", false);
+    let lenient = run("lenient.toml", false);
+    for (v, calls, n) in [
+        (&strict, 1164, 88),
+        (&run("cellguard.toml", true), 1164, 86),
+        (&lenient, 1164, 72),
+        (&run("lenient.toml", true), 1164, 70),
+        (&run("one-yes-per-change.toml", false), 1164, 125),
+        (&run("one-yes-per-change.toml", true), 1164, 123),
+    ] {
+        assert_eq!(v["summary"]["calls"].as_u64(), Some(calls));
+        assert_eq!(v["summary"]["blocked"].as_u64(), Some(n));
+    }
+    let lb = blocked(&lenient);
+    let mut only_strict: Vec<(u64, u64)> = blocked(&strict)
+        .into_iter()
+        .filter(|k| !lb.contains(k))
+        .map(|(n, c, _)| (n, c))
+        .collect();
+    only_strict.sort();
+    // 12 confirmations of listed details, 3 borderline (132, 134 x2), 3 not confirmations that a
+    // content regex cannot tell apart (111 cells 11 and 13: retries with new amounts after "That
+    // sounds good"; 113 cell 6: "Please proceed with booking the HAT102 flight", a choice).
+    assert_eq!(
+        only_strict,
+        vec![
+            (61, 7),
+            (82, 2),
+            (111, 3),
+            (111, 5),
+            (111, 8),
+            (111, 11),
+            (111, 13),
+            (113, 6),
+            (122, 4),
+            (128, 2),
+            (128, 8),
+            (128, 9),
+            (128, 10),
+            (132, 2),
+            (133, 19),
+            (134, 3),
+            (134, 4),
+            (178, 2)
+        ]
+    );
+    // The T11 plain violations are blocked by both: requests and choices containing "proceed"
+    // or "go ahead" (13, 15, 73, 109, 110, 163), the borderline 114, and 150 (a confirmation
+    // opening with "In that case, please go ahead", which the anchored regex misses).
+    for k in [
+        (13, 9),
+        (13, 11),
+        (15, 2),
+        (73, 10),
+        (109, 7),
+        (110, 4),
+        (114, 3),
+        (163, 3),
+        (163, 6),
+        (150, 12),
+    ] {
+        assert!(
+            lb.iter().any(|&(n, c, _)| (n, c) == k),
+            "{k:?} allowed by lenient.toml"
+        );
+    }
+}
