@@ -805,9 +805,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let mut flow = Bindings::new(self.it.names.len());
         for g in self.it.global_decls.clone() {
+            // Bound by a function at a time cellguard does not know: the pre-bound value
+            // (`global json` in a function never called) and the function's values.
+            self.seed_prebound(&mut flow, g);
             if let Some(v) = self.it.globals.get(g) {
                 let v = v.clone();
-                flow.0[g as usize] = v;
+                flow.0[g as usize].join(&v);
             }
         }
         self.run_block(root, &mut flow, true, 0);
@@ -895,6 +898,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// Before a weak (conditional) binding of name `id` at the top level: an unbound slot
+    /// stands for the pre-bound value (a namespace module, a builtin), which still reaches the
+    /// paths where the binding does not run, so the slot starts from it.
+    fn seed_prebound(&self, flow: &mut Bindings, id: NameId) {
+        if let Some(slot) = flow.0.get_mut(id as usize) {
+            if slot.is_empty() {
+                let d = self.it.default_value(self.it.names.text(id));
+                if !d.only_unknown() {
+                    *slot = d;
+                }
+            }
+        }
+    }
+
     /// Binds `v` to the demanded names of `target` in the top-level environment.
     fn bind_flow(&self, flow: &mut Bindings, target: Node, v: &VSet, strong: bool) {
         let relevance = &self.it.relevance;
@@ -968,6 +985,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .filter(|n| self.it.demands(*n))
                     .collect();
                 for n in names {
+                    self.seed_prebound(flow, n);
                     if let Some(g) = self.it.globals.get(n) {
                         let g = g.clone();
                         if let Some(slot) = flow.0.get_mut(n as usize) {
@@ -1230,6 +1248,38 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// True when walrus `w` (under `top`) may not run when `top` runs: it sits in the right
+    /// operand of `and`/`or`, in a conditional expression, a comprehension or a lambda.
+    fn walrus_conditional(&self, w: Node<'t>, top: Node<'t>) -> bool {
+        let mut child = w;
+        let mut depth = 0;
+        while let Some(p) = self.it.parent(child) {
+            if child.id() == top.id() || depth > 200 {
+                break;
+            }
+            match p.kind_name() {
+                "boolean_operator" if p.field(F::Right).is_some_and(|r| r.id() == child.id()) => {
+                    return true
+                }
+                "conditional_expression" => {
+                    // The condition itself always runs (`(a := f()) if ... else ...` does not).
+                    if named(p).get(1).is_none_or(|c| c.id() != child.id()) {
+                        return true;
+                    }
+                }
+                "list_comprehension"
+                | "set_comprehension"
+                | "dictionary_comprehension"
+                | "generator_expression"
+                | "lambda" => return true,
+                _ => {}
+            }
+            child = p;
+            depth += 1;
+        }
+        false
+    }
+
     fn bind_walrus(&mut self, node: Node<'t>, flow: &mut Bindings) {
         if !self.it.has_walrus {
             return;
@@ -1238,6 +1288,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if n.kind_name() == "named_expression" {
                 if let (Some(name), Some(value)) = (n.field(F::Name), n.field(F::Value)) {
                     if self.binds_demanded(name) {
+                        // `x = 0 and (json := {})`: a walrus that may not run leaves the
+                        // pre-bound value (round 5 H27).
+                        if self.walrus_conditional(n, node) {
+                            if let Some(id) = self.it.name_id(name) {
+                                self.seed_prebound(flow, id);
+                            }
+                        }
                         let v = self.it.eval(value, &Env::Flow(flow), 0);
                         self.bind_flow(flow, name, &v, false);
                     }
@@ -1632,7 +1689,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let name = ident(node, self.it.src).into_owned();
         if HOST_STATE_NAMES.contains(&name.as_str())
             && self.namespace_names.contains(&name)
-            && self.assignments_of(&name).is_empty()
+            && self.prebound_kept(&name)
             && (!is_len_argument(node, self.it.src) || self.len_rebound())
         {
             self.report(
@@ -2312,6 +2369,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if rhs.is_empty() {
                     return self.namespace_names.contains(&n).then_some(n);
                 }
+                // Bound on some paths only: the pre-bound object reaches the others (H27).
+                if self.namespace_names.contains(&n) && self.prebound_kept(&n) {
+                    return Some(n);
+                }
                 let mut found = None;
                 for r in rhs {
                     found = Some(self.host_shared(r, depth + 1)?);
@@ -2669,7 +2730,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if v.iter().any(|x| is_host_receiver_value(x, &name)) {
             return Some(format!("`{name}`"));
         }
-        if self.assignments_of(&name).is_empty()
+        if self.prebound_kept(&name)
             && self.namespace_names.contains(&name)
             && (class_like(&name) || HOST_STATE_NAMES.contains(&name.as_str()) || name == "bb")
         {
@@ -2713,9 +2774,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             "identifier" => {
                 let n = ident(e, self.it.src).into_owned();
                 let rhs = self.assignments_of(&n);
-                if rhs.is_empty() {
-                    let class = n.starts_with(|c: char| c.is_ascii_uppercase())
-                        && n.chars().any(|c| c.is_ascii_lowercase());
+                // Never bound by the cell, or bound on some paths only (the pre-bound value
+                // reaches the others, round 5 H27).
+                if rhs.is_empty() || self.prebound_kept(&n) {
                     // The host's own objects (the blackboard, the agent, the REPL): replacing
                     // one of their attributes changes what the host and other agents see
                     // (round 5 H10: `bb.data = {...}`).
@@ -2723,10 +2784,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     if object && self.namespace_names.contains(&n) {
                         return Some(format!("`{n}`, an object the host put in the namespace"));
                     }
-                    return (class
+                    if class_like(&n)
                         && self.namespace_names.contains(&n)
-                        && !HOST_DATA_NAMES.contains(&n.as_str()))
-                    .then(|| format!("`{n}`, a class the host put in the namespace"));
+                        && !HOST_DATA_NAMES.contains(&n.as_str())
+                    {
+                        return Some(format!("`{n}`, a class the host put in the namespace"));
+                    }
+                    if rhs.is_empty() {
+                        return None;
+                    }
                 }
                 let mut found = None;
                 for r in rhs {
@@ -2859,6 +2925,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let opaque = objv
             .iter()
             .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
+        // A pre-bound name the cell rebinds on some paths only still holds the host's object
+        // on the others, whatever the cell's bindings are (round 5 H27).
+        let kept_prebound = {
+            let o = unparen(obj);
+            o.kind_name() == "identifier" && {
+                let n = ident(o, self.it.src).into_owned();
+                self.namespace_names.contains(&n)
+                    && !HOST_DATA_NAMES.contains(&n.as_str())
+                    && self.prebound_kept(&n)
+            }
+        };
+        let opaque = opaque || kept_prebound;
         if behaviour && opaque {
             if let Some(n) = self.host_shared(obj, 0) {
                 return Some(format!("`{n}`, an object the host put in the namespace"));
@@ -2995,7 +3073,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 let n = ident(c, this.it.src).into_owned();
                 (names.contains(&n.as_str())
                     && this.namespace_names.contains(&n)
-                    && this.assignments_of(&n).is_empty())
+                    && this.prebound_kept(&n))
                 .then_some(n)
             })
         };
@@ -5423,6 +5501,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// The right-hand sides of the plain assignments of `name` in the cell.
+    /// True when the value the namespace pre-binds to `name` may still be what `name` holds
+    /// somewhere in the cell: the cell never binds it, or binds it only on some paths (round 5
+    /// H27: `if False: ActionResult = ...`; see [`Interp::prebound_may_reach`]).
+    fn prebound_kept(&mut self, name: &str) -> bool {
+        self.assignments_of(name).is_empty()
+            || self
+                .it
+                .names
+                .get(name)
+                .is_some_and(|id| self.it.prebound_may_reach(id))
+    }
+
     fn assignments_of(&mut self, name: &str) -> Vec<Node<'t>> {
         if self.assigned.is_none() {
             let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
