@@ -1765,6 +1765,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Some("`BuiltinImporter().load_module(\"os\")` is reached from the class hierarchy (smolagents PR #861)".into()),
             );
         }
+        // A mutating method of host state taken as a value (H23).
+        if ctx == Ctx::Load && !nctx.callee {
+            self.check_host_mutator_call(node, env, true);
+        }
         if FRAME_ATTRS.contains(&name) {
             self.report(
                 &FRAME_WALK,
@@ -3333,7 +3337,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `collections.abc.Mapping.register(str)`), and pydantic's `model_rebuild` of a pre-bound
     /// model (it rebuilds the host's validator and schema from fields the cell may have
     /// changed). Round 4 G2, G21, G24, G27.
-    fn check_host_mutator_call(&mut self, callee: Node<'t>, env: &Env) {
+    ///
+    /// With `as_value`, `callee` is the method taken as a value without being called on the
+    /// spot (`map(ActionResult.model_config.update, [...])`, `sorted(xs, key=bb.data.update)`,
+    /// `partial(X.setdefault, k)`, `u = X.update`): whoever calls it later changes the same
+    /// host object (round 5 H23, the CVE-2025-5120 shape for writes).
+    fn check_host_mutator_call(&mut self, callee: Node<'t>, env: &Env, as_value: bool) {
         let c = unparen(callee);
         if c.kind_name() != "attribute" {
             return;
@@ -3352,7 +3361,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         };
         let shown = short(self.text(recv));
-        let msg = if rebuild {
+        let msg = if as_value {
+            format!("`{shown}.{method}` taken as a value is a bound method of host state ({what}): whatever calls it (`map`, a `key=`, `partial`, a later call) changes the host's object in place")
+        } else if rebuild {
             format!("`{shown}.{method}()` rebuilds {what}: the host's own model, whose validators and schema the host uses for every instance it makes")
         } else {
             format!("`{shown}.{method}(...)` changes host state in place ({what}): it is shared with the host, which then runs with what the cell put there")
@@ -4175,7 +4186,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.check_in_place_mutator(node, callee, &cv, env);
-        self.check_host_mutator_call(callee, env);
+        self.check_host_mutator_call(callee, env, false);
         for (k, v) in &kws {
             self.check_computed_alias(k, *v, env);
         }
