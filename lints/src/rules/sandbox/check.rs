@@ -5714,6 +5714,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             return;
         }
+        // A wrapper object (`functools.partial(f)`, `lru_cache(f)`, `wraps(g)(f)`) or a host
+        // function (`partial(json.dumps, ...)`, `log`): cellguard cannot check what it runs,
+        // and the host calls it (round 5 H20).
+        let opaque = if v.kind_name() == "call" {
+            Some(format!("is `{}`, a call result", short(self.text(v))))
+        } else {
+            self.it
+                .eval(v, env, 0)
+                .iter()
+                .any(|x| matches!(x, Val::Member(_) | Val::Module(_)))
+                .then(|| format!("is `{}`, a host callable", short(self.text(v))))
+        };
+        if let Some(w) = opaque {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(at),
+                format!("`{name}` {w} whose code cellguard cannot check: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value), after the cell and outside its checks"),
+                Some("Let `__repr__`/`__str__` be a lambda or `def` that only builds and returns a string from the object's fields".into()),
+            );
+            return;
+        }
         let bodies: Vec<Node<'t>> = self
             .it
             .eval(v, env, 0)
@@ -6561,8 +6582,35 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .unwrap_or_default(),
                         _ => String::new(),
                     };
-                    (!STRING_BUILDING_CALLS.contains(&callee.as_str()))
-                        .then(|| format!("calls `{}`", short(self.text(f))))
+                    if !STRING_BUILDING_CALLS.contains(&callee.as_str()) {
+                        return Some(format!("calls `{}`", short(self.text(f))));
+                    }
+                    // `map(bomb, xs)`, `sorted(xs, key=bomb)`: a higher-order string builder
+                    // runs its callable argument; a cell function there runs cell code
+                    // (round 5 H20 addendum; lambdas are walked below).
+                    let (pos, kws, _) = call_args(n.field(F::Arguments), src);
+                    let callables: Vec<Node<'t>> = match callee.as_str() {
+                        "map" | "filter" | "reduce" => pos.first().copied().into_iter().collect(),
+                        _ => kws
+                            .iter()
+                            .filter(|(k, _)| k == "key")
+                            .map(|(_, v)| *v)
+                            .collect(),
+                    };
+                    callables.into_iter().find_map(|c| {
+                        let cell_fn = self
+                            .it
+                            .eval(c, &Env::Global, 0)
+                            .iter()
+                            .any(|x| matches!(x, Val::Func(_)));
+                        (cell_fn && unparen(c).kind_name() != "lambda").then(|| {
+                            format!(
+                                "runs `{}` through `{}`",
+                                short(self.text(c)),
+                                short(self.text(f))
+                            )
+                        })
+                    })
                 }),
                 "assignment" | "augmented_assignment" => n.field(F::Left).and_then(|l| {
                     let l = unparen(l);
