@@ -5848,6 +5848,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for n in nodes {
             let t = self.text(unparen(*n)).trim_end();
             let last = t.rsplit('.').next().unwrap_or(t).trim();
+            let last = self.type_of_builtin_value(unparen(*n)).unwrap_or(last);
             if let Some(b) = builtin_base_name(last) {
                 if !out.contains(&b) {
                     out.push(b);
@@ -5872,6 +5873,66 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         out
+    }
+
+    /// For a base written `type(<value>)` (round 5 H3, H15): the builtin type of the value when
+    /// it is a literal (`type({})` is `dict`, `type("")` is `str`), one of Colony's data
+    /// containers (`type(results)` is `dict`, `type(goals)` is `list`) or a value that folds
+    /// to a string, dict or sequence.
+    fn type_of_builtin_value(&self, n: Node<'t>) -> Option<&'static str> {
+        if n.kind_name() != "call" {
+            return None;
+        }
+        let f = unparen(n.field(F::Function)?);
+        if f.kind_name() != "identifier" || ident(f, self.it.src) != "type" {
+            return None;
+        }
+        let (pos, kws, splat) = call_args(n.field(F::Arguments), self.it.src);
+        let [a] = pos.as_slice() else { return None };
+        if !kws.is_empty() || splat {
+            return None;
+        }
+        let a = unparen(*a);
+        let by_kind = match a.kind_name() {
+            "dictionary" | "dictionary_comprehension" => Some("dict"),
+            "list" | "list_comprehension" => Some("list"),
+            "set" | "set_comprehension" => Some("set"),
+            "tuple" => Some("tuple"),
+            "string" | "concatenated_string" => {
+                let prefix: String = self
+                    .text(a)
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .collect();
+                Some(if prefix.to_ascii_lowercase().contains('b') {
+                    "bytes"
+                } else {
+                    "str"
+                })
+            }
+            "integer" => Some("int"),
+            "float" => Some("float"),
+            "identifier" => match &*ident(a, self.it.src) {
+                "results" | "params" => Some("dict"),
+                "goals" | "pages" => Some("list"),
+                _ => None,
+            },
+            _ => None,
+        };
+        if by_kind.is_some() {
+            return by_kind;
+        }
+        let v = self.it.eval(a, &Env::Global, 0);
+        if v.is_empty() || v.has_unknown() {
+            return None;
+        }
+        let mut kinds = v.iter().map(|x| match x {
+            Val::Str(_) => Some("str"),
+            Val::Dict(_) => Some("dict"),
+            _ => None,
+        });
+        let first = kinds.next()??;
+        kinds.all(|k| k == Some(first)).then_some(first)
     }
 
     fn report_base_overrides(&mut self, bases: &[&'static str], names: Vec<(String, TextRange)>) {
