@@ -1261,11 +1261,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 "boolean_operator" if p.field(F::Right).is_some_and(|r| r.id() == child.id()) => {
                     return true
                 }
-                "conditional_expression" => {
-                    // The condition itself always runs (`(a := f()) if ... else ...` does not).
-                    if named(p).get(1).is_none_or(|c| c.id() != child.id()) {
-                        return true;
-                    }
+                // A branch (not the condition, which always runs: `a if (x := f()) else b`).
+                "conditional_expression"
+                    if named(p).get(1).is_none_or(|c| c.id() != child.id()) =>
+                {
+                    return true;
                 }
                 "list_comprehension"
                 | "set_comprehension"
