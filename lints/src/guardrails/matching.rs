@@ -445,8 +445,27 @@ fn seg_match(toks: &[Tok], s: &str) -> bool {
     }
 }
 
+/// Python 3's `str.isprintable()` for one character: false for the Unicode general categories
+/// "Other" (Cc, Cf, Cs, Co, Cn: controls, format characters, surrogates, private use,
+/// unassigned) and "Separator" (Zs, Zl, Zp) except the ASCII space. The categories come from
+/// the `regex` crate's Unicode tables (Python's own `unicodedata` may be a Unicode version
+/// older or newer, which only matters for characters assigned in between).
+pub fn py_is_printable(c: char) -> bool {
+    static NOT_PRINTABLE: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^[\p{C}\p{Z}]$").ok());
+    if c.is_ascii() {
+        return c == ' ' || c.is_ascii_graphic();
+    }
+    let mut buf = [0u8; 4];
+    !NOT_PRINTABLE
+        .as_ref()
+        .is_some_and(|re| re.is_match(c.encode_utf8(&mut buf)))
+}
+
 /// Python's `repr()` of a string (single quotes unless the string contains a single quote and
-/// no double quote), as Colony's messages interpolate lists with `{list}`.
+/// no double quote), as Colony's messages interpolate lists with `{list}`: `\\`, `\n`, `\r`,
+/// `\t` and the quote escaped, every other character that is not printable
+/// ([`py_is_printable`]) written `\xhh`, `\uhhhh` or `\Uhhhhhhhh` (issue 6 T4-1), the rest as is.
 pub fn py_repr_str(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
@@ -465,10 +484,17 @@ pub fn py_repr_str(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
+            c if py_is_printable(c) => out.push(c),
+            c => {
+                let cp = c as u32;
+                out.push_str(&if cp < 0x100 {
+                    format!("\\x{cp:02x}")
+                } else if cp < 0x10000 {
+                    format!("\\u{cp:04x}")
+                } else {
+                    format!("\\U{cp:08x}")
+                })
             }
-            c => out.push(c),
         }
     }
     out.push(quote);
@@ -656,5 +682,27 @@ mod tests {
             "[\"it's\", 'a\\\\b']"
         );
         assert_eq!(py_repr_list(&[]), "[]");
+        // Issue 6 T4-1: every character that Python 3's `str.isprintable()` rejects is escaped,
+        // as `repr(["nb\u00a0sp", ...])` prints it (checked against CPython 3).
+        let items: Vec<String> = [
+            "nb\u{a0}sp", "ls\u{2028}x", "pu\u{e000}x", "un\u{378}x", "sm\u{1F600}x",
+            "soft\u{ad}hy", "bom\u{feff}x", "cr\rx", "nel\u{85}", "zw\u{200b}sp", "nul\0\u{7f}",
+            "tag\u{e0041}", "pv\u{f0000}", "é中", "sp\u{3000}", "ps\u{2029}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            py_repr_list(&items),
+            "['nb\\xa0sp', 'ls\\u2028x', 'pu\\ue000x', 'un\\u0378x', 'sm\u{1F600}x', 'soft\\xadhy', \
+             'bom\\ufeffx', 'cr\\rx', 'nel\\x85', 'zw\\u200bsp', 'nul\\x00\\x7f', 'tag\\U000e0041', \
+             'pv\\U000f0000', 'é中', 'sp\\u3000', 'ps\\u2029']"
+        );
+        for c in [' ', 'a', '~', 'é', '中', '\u{1F600}', '\u{2010}'] {
+            assert!(py_is_printable(c), "{c:?}");
+        }
+        for c in ['\t', '\u{7f}', '\u{a0}', '\u{378}', '\u{e000}', '\u{2028}', '\u{200e}'] {
+            assert!(!py_is_printable(c), "{c:?}");
+        }
     }
 }
