@@ -956,10 +956,8 @@ mod tests {
                     text(&r, &mut buffered).unwrap();
                     let stream = streamed(&r, ReplayFormat::Text);
                     assert_eq!(stream, String::from_utf8(buffered).unwrap(), "{what}");
-                    let heads: Vec<&str> = stream
-                        .lines()
-                        .filter(|l| l.starts_with("dir/t "))
-                        .collect();
+                    let heads: Vec<&str> =
+                        stream.lines().filter(|l| l.starts_with("dir/t ")).collect();
                     assert_eq!(heads.len(), traces * calls, "{what}");
                     for (l, d) in heads.iter().zip(&r.decisions) {
                         assert!(
@@ -968,7 +966,9 @@ mod tests {
                         );
                     }
                     assert_eq!(
-                        stream.matches("    reason: line 1\\u{a}line \"2\"\n").count(),
+                        stream
+                            .matches("    reason: line 1\\u{a}line \"2\"\n")
+                            .count(),
                         traces * calls.div_ceil(4),
                         "{what}"
                     );

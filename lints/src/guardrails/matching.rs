@@ -685,9 +685,22 @@ mod tests {
         // Issue 6 T4-1: every character that Python 3's `str.isprintable()` rejects is escaped,
         // as `repr(["nb\u00a0sp", ...])` prints it (checked against CPython 3).
         let items: Vec<String> = [
-            "nb\u{a0}sp", "ls\u{2028}x", "pu\u{e000}x", "un\u{378}x", "sm\u{1F600}x",
-            "soft\u{ad}hy", "bom\u{feff}x", "cr\rx", "nel\u{85}", "zw\u{200b}sp", "nul\0\u{7f}",
-            "tag\u{e0041}", "pv\u{f0000}", "é中", "sp\u{3000}", "ps\u{2029}",
+            "nb\u{a0}sp",
+            "ls\u{2028}x",
+            "pu\u{e000}x",
+            "un\u{378}x",
+            "sm\u{1F600}x",
+            "soft\u{ad}hy",
+            "bom\u{feff}x",
+            "cr\rx",
+            "nel\u{85}",
+            "zw\u{200b}sp",
+            "nul\0\u{7f}",
+            "tag\u{e0041}",
+            "pv\u{f0000}",
+            "é中",
+            "sp\u{3000}",
+            "ps\u{2029}",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -701,7 +714,9 @@ mod tests {
         for c in [' ', 'a', '~', 'é', '中', '\u{1F600}', '\u{2010}'] {
             assert!(py_is_printable(c), "{c:?}");
         }
-        for c in ['\t', '\u{7f}', '\u{a0}', '\u{378}', '\u{e000}', '\u{2028}', '\u{200e}'] {
+        for c in [
+            '\t', '\u{7f}', '\u{a0}', '\u{378}', '\u{e000}', '\u{2028}', '\u{200e}',
+        ] {
             assert!(!py_is_printable(c), "{c:?}");
         }
     }

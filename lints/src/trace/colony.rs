@@ -386,10 +386,7 @@ fn cell_constants(root: Node, text: &str) -> FxHashMap<String, (String, usize)> 
                 .child_by_field_name("right")
                 .and_then(|r| crate::parse::literal_str(r, text));
             match value {
-                Some(v) if top => defs
-                    .entry(name)
-                    .or_default()
-                    .push((v, parent.end_byte())),
+                Some(v) if top => defs.entry(name).or_default().push((v, parent.end_byte())),
                 _ => {
                     spoiled.insert(name);
                 }
@@ -481,8 +478,8 @@ pub fn run_sites(code: &str) -> RunSites {
                 if a.kind() == "keyword_argument" {
                     let name = a.child_by_field_name("name");
                     if name.map(|n| crate::parse::text(n, text)) == Some("action_key") {
-                        let consts = constants
-                            .get_or_insert_with(|| cell_constants(tree.root_node(), text));
+                        let consts =
+                            constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
                         key = a
                             .child_by_field_name("value")
                             .and_then(|v| key_text(v, text, consts));
@@ -810,7 +807,10 @@ mod tests {
         // The tester's var.json cell: Colony saw `create_decomposition` for call 0.
         let full = "DesignProcessCapability.DesignProcessCapability.create_decomposition";
         let code = format!("k = \"create_decomposition\"\nawait run(k, dry_run=False)\nawait run(\"{full}\", dry_run=True)");
-        assert_eq!(known(&code), (v(&["create_decomposition", full]), true, true));
+        assert_eq!(
+            known(&code),
+            (v(&["create_decomposition", full]), true, true)
+        );
         // Reads of the name elsewhere, `action_key=`, an annotation, a use in a branch.
         assert_eq!(
             known("k: str = 'a.b'\nprint(k, f'{k}', k.upper(), k in d)\nif x:\n    await run(action_key=k)\n"),
