@@ -112,6 +112,10 @@ pub struct Pattern {
     /// Its mode.
     pub mode: MatchMode,
     alts: Vec<Alt>,
+    /// Key mode: literals compare case-insensitively (the literals are stored lower-cased and
+    /// keys are lower-cased before matching). Only for recorded action keys
+    /// ([`Pattern::literal_key`]); config patterns are case-sensitive.
+    fold: bool,
 }
 
 impl fmt::Display for Pattern {
@@ -197,6 +201,7 @@ impl Pattern {
             text: text.to_string(),
             mode,
             alts,
+            fold: false,
         })
     }
 
@@ -206,7 +211,9 @@ impl Pattern {
     /// config pattern of the same shape: the exact key (three or more segments, segment for
     /// segment), `C.m` for `C.**.m`, `m` for `**.m` (the documented short-key resolution), so
     /// an approval for `*`, `**`, `X.*` or `a|b` covers only a key holding those characters
-    /// (issue 6 T8: an agent-chosen value must never act as a wildcard).
+    /// (issue 6 T8: an agent-chosen value must never act as a wildcard). Letter case is
+    /// ignored, as Colony compares an approval's `action_type` with the key case-insensitively
+    /// (colony-reference §4.5 step 3; issue 6 T4-15).
     ///
     /// Errors: an empty key or an empty segment (`a..b`, a leading or trailing `.`).
     pub fn literal_key(text: &str) -> Result<Pattern, String> {
@@ -216,7 +223,7 @@ impl Pattern {
         }
         let mut segs: Vec<Seg> = raw
             .iter()
-            .map(|s| Seg::One(vec![Tok::Lit((*s).to_string())]))
+            .map(|s| Seg::One(vec![Tok::Lit(s.to_lowercase())]))
             .collect();
         if segs.len() == 1 {
             segs.insert(0, Seg::Many);
@@ -227,6 +234,7 @@ impl Pattern {
             text: text.to_string(),
             mode: MatchMode::Key,
             alts: vec![Alt::Glob(segs)],
+            fold: true,
         })
     }
 
@@ -239,6 +247,13 @@ impl Pattern {
 
     /// The index of the first matching alternative.
     pub fn matching_alt(&self, key: &str, lower_key: &str, partial: bool) -> Option<usize> {
+        let folded;
+        let key = if self.fold {
+            folded = key.to_lowercase();
+            folded.as_str()
+        } else {
+            key
+        };
         let segs: Vec<&str> = if self.mode == MatchMode::Key {
             key.split('.').collect()
         } else {
@@ -255,20 +270,35 @@ impl Pattern {
         })
     }
 
+    /// Calls `f` with `segs`, lower-cased when this pattern ignores case.
+    fn with_folded<R>(&self, segs: &[&str], f: impl FnOnce(&[&str]) -> R) -> R {
+        if self.fold {
+            let lower: Vec<String> = segs.iter().map(|s| s.to_lowercase()).collect();
+            let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+            f(&lower)
+        } else {
+            f(segs)
+        }
+    }
+
     /// Key mode: true when an alternative matches the segments `segs` exactly.
     fn glob_segs(&self, segs: &[&str]) -> bool {
-        self.alts.iter().any(|a| match a {
-            Alt::Glob(p) => glob(p, segs),
-            Alt::Sub(_) => false,
+        self.with_folded(segs, |segs| {
+            self.alts.iter().any(|a| match a {
+                Alt::Glob(p) => glob(p, segs),
+                Alt::Sub(_) => false,
+            })
         })
     }
 
     /// Key mode: true when some key `W.K` (`W` one or more segments, `K` = `segs`) matches, as
     /// the suffix match of a short key may reach (step 2, "some" reading).
     fn some_suffixed(&self, segs: &[&str]) -> bool {
-        self.alts.iter().any(|a| match a {
-            Alt::Glob(p) => (1..=p.len()).any(|j| glob(&p[j..], segs)),
-            Alt::Sub(_) => false,
+        self.with_folded(segs, |segs| {
+            self.alts.iter().any(|a| match a {
+                Alt::Glob(p) => (1..=p.len()).any(|j| glob(&p[j..], segs)),
+                Alt::Sub(_) => false,
+            })
         })
     }
 
@@ -278,6 +308,11 @@ impl Pattern {
     /// `K` exactly. A sufficient test (an exotic glob that covers every such key in another
     /// way is not recognised), so it errs towards "not covered".
     fn every_suffixed(&self, segs: &[&str]) -> bool {
+        self.with_folded(segs, |segs| self.every_suffixed_exact(segs))
+    }
+
+    /// [`Pattern::every_suffixed`] without case folding.
+    fn every_suffixed_exact(&self, segs: &[&str]) -> bool {
         self.alts.iter().any(|a| {
             let Alt::Glob(p) = a else { return false };
             let mut stars = 0;
@@ -308,7 +343,12 @@ impl Pattern {
         self.every_suffixed(segs)
             || gate.alts.iter().all(|a| match a {
                 Alt::Glob(p) => {
-                    !(1..=p.len()).any(|j| glob(&p[j..], segs)) || self.alts.contains(a)
+                    !(1..=p.len()).any(|j| glob(&p[j..], segs))
+                        || if self.fold {
+                            self.alts.contains(&lower_alt(a))
+                        } else {
+                            self.alts.contains(a)
+                        }
                 }
                 Alt::Sub(_) => true,
             })
@@ -404,6 +444,28 @@ pub fn first_uncovered(
         return Some(exact.join("."));
     }
     (n < 3 && within(&segs, true) && !cover(&segs, true)).then(|| format!("**.{key}"))
+}
+
+/// `a` with its literals lower-cased (to compare a config alternative with a case-folded one).
+fn lower_alt(a: &Alt) -> Alt {
+    match a {
+        Alt::Sub(n) => Alt::Sub(n.clone()),
+        Alt::Glob(segs) => Alt::Glob(
+            segs.iter()
+                .map(|s| match s {
+                    Seg::Many => Seg::Many,
+                    Seg::One(toks) => Seg::One(
+                        toks.iter()
+                            .map(|t| match t {
+                                Tok::Lit(l) => Tok::Lit(l.to_lowercase()),
+                                t => t.clone(),
+                            })
+                            .collect(),
+                    ),
+                })
+                .collect(),
+        ),
+    }
 }
 
 fn glob(p: &[Seg], k: &[&str]) -> bool {
