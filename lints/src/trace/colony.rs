@@ -143,9 +143,18 @@ fn header(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>, first_wall: Op
 
 /// Cell objects (colony-replay `cells` or codegen iterations), in order.
 fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line: u64) {
+    // The date of the first cell: its `start_wall` (codegen iterations) or, for cells without
+    // one (`colony-replay/1`), the earliest `start_wall` of its child action spans, so the same
+    // recording gets the same epoch in either shape (issue 6 T4-5).
     let first_wall = items.iter().find_map(|(_, r)| {
         let m = map(r.as_ref().ok()?)?;
-        m.get("start_wall").and_then(Value::as_f64)
+        m.get("start_wall").and_then(Value::as_f64).or_else(|| {
+            m.get("child_action_spans")?
+                .as_array()?
+                .iter()
+                .filter_map(|s| s.get("start_wall")?.as_f64())
+                .min_by(f64::total_cmp)
+        })
     });
     let mut root = root.clone();
     if !root.contains_key("agent_id") {
@@ -510,6 +519,138 @@ pub fn run_sites(code: &str) -> RunSites {
     }
 }
 
+/// Exception names whose handler catches Colony's `GuardrailBlockedError` (an `Exception`).
+const CATCHES_BLOCK: &[&str] = &["Exception", "BaseException", "GuardrailBlockedError"];
+
+/// True when `clause` (an `except_clause`) catches `GuardrailBlockedError` and does not raise
+/// again: a bare `except:`, or `except` of `Exception`, `BaseException` or
+/// `GuardrailBlockedError` (also `x.GuardrailBlockedError`, in a tuple, or `as e`), whose body
+/// holds no `raise`.
+fn handler_swallows(clause: Node, text: &str) -> bool {
+    let mut cursor = clause.walk();
+    let parts: Vec<Node> = clause.named_children(&mut cursor).collect();
+    let Some(body) = parts.iter().rev().find(|n| n.kind() == "block") else {
+        return false;
+    };
+    if crate::parse::walk(*body).any(|n| n.kind() == "raise_statement") {
+        return false;
+    }
+    let types: Vec<Node> = parts
+        .iter()
+        .filter(|n| n.kind() != "block" && !n.is_extra())
+        .copied()
+        .collect();
+    let Some(&first) = types.first() else {
+        return true; // bare `except:`
+    };
+    let ty = if first.kind() == "as_pattern" {
+        match first.named_child(0) {
+            Some(t) => t,
+            None => return false,
+        }
+    } else {
+        first
+    };
+    let names: Vec<Node> = match ty.kind() {
+        "tuple" | "parenthesized_expression" => {
+            let mut c = ty.walk();
+            ty.named_children(&mut c).collect()
+        }
+        _ => vec![ty],
+    };
+    names.iter().any(|n| {
+        let t = crate::parse::text(*n, text);
+        let last = t.rsplit('.').next().unwrap_or(t);
+        matches!(n.kind(), "identifier" | "attribute") && CATCHES_BLOCK.contains(&last)
+    })
+}
+
+/// True when a block of the call with key as written `raw` (resolving to `resolved`) is
+/// certainly swallowed by the cell code (issue 6 T4-11; colony-reference §4.0.1: Colony's cell
+/// then goes on): at least one `run(...)` call site could have made the call, and every one
+/// that could sits in the body of a `try` with a handler that catches `GuardrailBlockedError`
+/// without raising again, with no function, lambda or class body in between. A site could have
+/// made the call when its key (a literal, or a variable holding one, as in [`run_sites`])
+/// is `raw` or resolves to `resolved`, or when its key is unknown. Taken from the cell's python
+/// (or untagged) blocks, like [`run_sites`].
+pub fn block_swallowed(code: &str, raw: &str, resolved: &str) -> bool {
+    let mut texts = Vec::new();
+    if code.contains("```") {
+        for f in crate::extract::markdown::fences(code) {
+            if f.lang.is_empty() || crate::extract::markdown::is_python_lang(&f.lang) {
+                texts.push(code.get(f.body.as_range()).unwrap_or("").to_string());
+            }
+        }
+    }
+    if texts.is_empty() {
+        texts.push(code.to_string());
+    }
+    let mut any = false;
+    for text in &texts {
+        let text = &crate::source::python_newlines(text);
+        let tree = crate::parse::parse(text, None);
+        let mut constants = None;
+        for node in crate::parse::walk(tree.root_node()) {
+            if node.kind() != "call" {
+                continue;
+            }
+            let is_run = node
+                .child_by_field_name("function")
+                .is_some_and(|f| f.kind() == "identifier" && crate::parse::text(f, text) == "run");
+            if !is_run {
+                continue;
+            }
+            let Some(args) = node.child_by_field_name("arguments") else {
+                continue;
+            };
+            let consts = constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
+            let mut key = None;
+            let mut c = args.walk();
+            for (i, a) in args.named_children(&mut c).enumerate() {
+                if a.kind() == "keyword_argument" {
+                    if a.child_by_field_name("name").map(|n| crate::parse::text(n, text))
+                        == Some("action_key")
+                    {
+                        key = a.child_by_field_name("value").and_then(|v| key_text(v, text, consts));
+                    }
+                } else if i == 0 {
+                    key = key_text(a, text, consts);
+                }
+            }
+            if key.is_some_and(|k| k != raw && !resolves_to(&k, resolved)) {
+                continue;
+            }
+            any = true;
+            let mut prev = node;
+            let mut swallowed = false;
+            let mut up = node.parent();
+            while let Some(n) = up {
+                match n.kind() {
+                    "function_definition" | "lambda" | "class_definition" => break,
+                    "try_statement"
+                        if n.child_by_field_name("body").map(|b| b.id()) == Some(prev.id()) =>
+                    {
+                        let mut c = n.walk();
+                        if n.named_children(&mut c)
+                            .any(|h| h.kind() == "except_clause" && handler_swallows(h, text))
+                        {
+                            swallowed = true;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                prev = n;
+                up = n.parent();
+            }
+            if !swallowed {
+                return false;
+            }
+        }
+    }
+    any
+}
+
 /// True when the dispatcher could resolve the literal `raw` to `resolved` (exact, unique
 /// suffix, or prefix strip; colony-reference §2.3).
 fn resolves_to(raw: &str, resolved: &str) -> bool {
@@ -793,6 +934,54 @@ mod tests {
         assert!(s.all_literal && s.straight);
         let s = run_sites("await asyncio.gather(*[run('a') for i in y])\n");
         assert!(s.all_literal && !s.straight);
+    }
+
+    /// Issue 6 T4-11: a block is swallowed when every `run()` that could have made the call
+    /// sits in a `try` body whose handler catches `GuardrailBlockedError` and does not raise.
+    #[test]
+    fn swallowing_try_blocks() {
+        let blocks_swallowed = |code: &str| block_swallowed(code, "a", "A.A.a");
+        // The tester's cell: the blocked delete is guarded, the other call is not.
+        let cell = "try:\n    await run(\"A.A.delete_x\")\nexcept Exception:\n    pass\nawait run(\"A.A.check_plan_conflicts\")\n";
+        assert!(block_swallowed(cell, "A.A.delete_x", "A.A.delete_x"));
+        assert!(!block_swallowed(cell, "A.A.check_plan_conflicts", "A.A.check_plan_conflicts"));
+        // A short literal resolving to the key counts; a variable key could be any call.
+        assert!(block_swallowed(
+            "try:\n    await run('delete_x')\nexcept Exception:\n    pass\nawait run('A.A.b')\n",
+            "delete_x",
+            "A.A.delete_x"
+        ));
+        assert!(!block_swallowed(
+            "try:\n    await run('A.A.delete_x')\nexcept Exception:\n    pass\nawait run(k)\n",
+            "A.A.delete_x",
+            "A.A.delete_x"
+        ));
+        assert!(!block_swallowed(cell, "A.A.other", "A.A.other"));
+        for code in [
+            "try:\n    await run('A.A.a')\nexcept Exception:\n    pass\n",
+            "try:\n    await run('a')\nexcept:\n    pass\n",
+            "try:\n    await run('a')\nexcept (ValueError, BaseException) as e:\n    print(e)\n",
+            "try:\n    await run('a')\nexcept errors.GuardrailBlockedError:\n    pass\n",
+            "try:\n    await run('a')\nexcept ValueError:\n    pass\nexcept Exception:\n    x = 1\n",
+            "for k in ks:\n    try:\n        await run(k)\n    except Exception:\n        continue\nawait run('b')\n",
+            "async def f():\n    try:\n        await run('a')\n    except Exception:\n        pass\nawait f()\n",
+            "try:\n    if x:\n        await run('a')\nexcept Exception:\n    pass\n",
+        ] {
+            assert!(blocks_swallowed(code), "{code:?}");
+        }
+        for code in [
+            "x = 1\n",
+            "await run('a')\n",
+            "try:\n    await run('a')\nexcept Exception:\n    pass\nawait run('A.A.a')\n",
+            "try:\n    await run('a')\nexcept ValueError:\n    pass\n",
+            "try:\n    await run('a')\nexcept Exception:\n    raise\n",
+            "try:\n    await run('a')\nexcept Exception as e:\n    if x:\n        raise RuntimeError() from e\n",
+            "try:\n    await run('a')\nfinally:\n    pass\n",
+            "try:\n    pass\nexcept Exception:\n    await run('a')\n",
+            "try:\n    async def f():\n        await run('a')\nexcept Exception:\n    pass\nawait f()\n",
+        ] {
+            assert!(!blocks_swallowed(code), "{code:?}");
+        }
     }
 
     /// Issue 6 T2: a variable key counts as a literal only where the variable holds one known
