@@ -733,7 +733,10 @@ impl<'a> Replayer<'a> {
         let Some(i) = self.kb_index(raw) else { return };
         let kb_key = self.kb.actions[i].key.as_str();
         let Some(run) = self.run.as_mut() else { return };
-        if kb_key == recorded || run.kb_warned.len() >= MAX_KEPT_SKIPS || !run.kb_warned.insert(raw.into()) {
+        if kb_key == recorded
+            || run.kb_warned.len() >= MAX_KEPT_SKIPS
+            || !run.kb_warned.insert(raw.into())
+        {
             return;
         }
         if self.report.warnings.len() < MAX_KEPT_SKIPS {
@@ -1247,7 +1250,13 @@ mod tests {
             format!("{{\"rec\":\"call\",\"raw_key\":\"create_decomposition\"{ak},\"params\":{{\"dry_run\":false}},\"status\":\"ok\"}}\n")
         };
         let design = Some("DesignProcessCapability.DesignProcessCapability.create_decomposition");
-        let trace = [call(design), call(design), call(Some("Other.Other.create_decomposition")), call(None)].concat();
+        let trace = [
+            call(design),
+            call(design),
+            call(Some("Other.Other.create_decomposition")),
+            call(None),
+        ]
+        .concat();
         let r = replay(config, &trace, &kb, all());
         let got: Vec<(&str, &str)> = r
             .decisions
@@ -1264,7 +1273,9 @@ mod tests {
             ]
         );
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
-        assert!(r.warnings[0].message.contains("the recorded key is checked"));
+        assert!(r.warnings[0]
+            .message
+            .contains("the recorded key is checked"));
         assert_eq!(r.warnings[0].line, 1);
     }
 
@@ -1280,9 +1291,19 @@ mod tests {
             cell.set(cell.get() + 1);
             format!("{{\"rec\":\"call\",\"cell\":{},\"raw_key\":\"A.A.{k}\",\"params\":{{}},\"status\":\"ok\"{t}}}\n", cell.get())
         };
-        let trace = [call("search", ""), call("search", ""), call("book", ""), call("book", "")].concat();
+        let trace = [
+            call("search", ""),
+            call("search", ""),
+            call("book", ""),
+            call("book", ""),
+        ]
+        .concat();
         let r = replay(config, &trace, &KnowledgeBase::new(), all());
-        let reasons: Vec<&str> = r.decisions.iter().filter_map(|d| d.reason.as_deref()).collect();
+        let reasons: Vec<&str> = r
+            .decisions
+            .iter()
+            .filter_map(|d| d.reason.as_deref())
+            .collect();
         assert_eq!(
             reasons,
             vec![

@@ -1253,7 +1253,10 @@ mod tests {
             ("DESIGNPROCESSCAPABILITY.CREATE_DECOMPOSITION", true),
             ("CREATE_DECOMPOSITION", true),
             ("create_decomposition", true),
-            ("designprocesscapability.designprocesscapability.create_decomposition", true),
+            (
+                "designprocesscapability.designprocesscapability.create_decomposition",
+                true,
+            ),
             ("Other.create_decomposition", false),
             ("CREATE_DECOMPOSITION_preview", false),
             ("*", false),

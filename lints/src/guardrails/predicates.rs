@@ -228,7 +228,8 @@ impl ParamCond {
                         let s = m.unwrap_or_default();
                         // The agent's own id, as the capture or as the whole match (a group
                         // that captures only part of an id, issue 6 T4-19).
-                        if *exclude_self && (agent_id == Some(s.as_str()) || agent_id == Some(&whole))
+                        if *exclude_self
+                            && (agent_id == Some(s.as_str()) || agent_id == Some(&whole))
                         {
                             continue;
                         }
@@ -540,7 +541,10 @@ mod tests {
             },
         };
         assert_eq!(
-            g.eval(&obj(json!({"content": "agent-abc123 is up"})), Some("agent-abc123")),
+            g.eval(
+                &obj(json!({"content": "agent-abc123 is up"})),
+                Some("agent-abc123")
+            ),
             None
         );
         assert_eq!(

@@ -608,10 +608,13 @@ pub fn block_swallowed(code: &str, raw: &str, resolved: &str) -> bool {
             let mut c = args.walk();
             for (i, a) in args.named_children(&mut c).enumerate() {
                 if a.kind() == "keyword_argument" {
-                    if a.child_by_field_name("name").map(|n| crate::parse::text(n, text))
+                    if a.child_by_field_name("name")
+                        .map(|n| crate::parse::text(n, text))
                         == Some("action_key")
                     {
-                        key = a.child_by_field_name("value").and_then(|v| key_text(v, text, consts));
+                        key = a
+                            .child_by_field_name("value")
+                            .and_then(|v| key_text(v, text, consts));
                     }
                 } else if i == 0 {
                     key = key_text(a, text, consts);
@@ -944,7 +947,11 @@ mod tests {
         // The tester's cell: the blocked delete is guarded, the other call is not.
         let cell = "try:\n    await run(\"A.A.delete_x\")\nexcept Exception:\n    pass\nawait run(\"A.A.check_plan_conflicts\")\n";
         assert!(block_swallowed(cell, "A.A.delete_x", "A.A.delete_x"));
-        assert!(!block_swallowed(cell, "A.A.check_plan_conflicts", "A.A.check_plan_conflicts"));
+        assert!(!block_swallowed(
+            cell,
+            "A.A.check_plan_conflicts",
+            "A.A.check_plan_conflicts"
+        ));
         // A short literal resolving to the key counts; a variable key could be any call.
         assert!(block_swallowed(
             "try:\n    await run('delete_x')\nexcept Exception:\n    pass\nawait run('A.A.b')\n",
