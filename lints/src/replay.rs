@@ -1249,10 +1249,10 @@ mod tests {
             let ak = k.map_or(String::new(), |k| format!(",\"action_key\":\"{k}\""));
             format!("{{\"rec\":\"call\",\"raw_key\":\"create_decomposition\"{ak},\"params\":{{\"dry_run\":false}},\"status\":\"ok\"}}\n")
         };
-        let design = Some("DesignProcessCapability.DesignProcessCapability.create_decomposition");
+        let design = "DesignProcessCapability.DesignProcessCapability.create_decomposition";
         let trace = [
-            call(design),
-            call(design),
+            call(Some(design)),
+            call(Some(design)),
             call(Some("Other.Other.create_decomposition")),
             call(None),
         ]
@@ -1266,8 +1266,8 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (design.unwrap(), "blocked"),
-                (design.unwrap(), "blocked"),
+                (design, "blocked"),
+                (design, "blocked"),
                 ("Other.Other.create_decomposition", "allowed"),
                 ("Other.Other.create_decomposition", "allowed"),
             ]
