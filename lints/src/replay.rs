@@ -697,7 +697,26 @@ impl<'a> Replayer<'a> {
         if let Some(&k) = self.canon.get(raw) {
             return k;
         }
-        let k = self.kb.resolve(raw).action();
+        let mut k = self.kb.resolve(raw).action();
+        // A full key of a class the KB names as dynamic (`dynamic_segments`, e.g.
+        // `CodeGenerationActionPolicy.*`: a per-process middle segment) is a key of the live
+        // registry, where Colony's dispatcher finds it by exact match; a static KB that lists the
+        // action under another class (a base class) must not move it there (issue 6 T4-27).
+        if let Some(i) = k {
+            let mut segs = raw.split('.');
+            let class = segs.next().unwrap_or("");
+            let full = segs.count() == 2;
+            if full
+                && self.kb.actions[i].key.split('.').next() != Some(class)
+                && self
+                    .kb
+                    .dynamic_segments
+                    .iter()
+                    .any(|d| d.strip_suffix(".*") == Some(class))
+            {
+                k = None;
+            }
+        }
         if self.canon.len() > 100_000 {
             self.canon.clear();
         }
@@ -1331,6 +1350,45 @@ mod tests {
                 ("A.A.search".to_string(), "allowed"),
                 ("A.A.search".to_string(), "allowed"),
                 ("A.A.book".to_string(), "allowed"),
+            ]
+        );
+    }
+
+    /// Issue 6 T4-27: a full key of a class the KB names as dynamic keeps its class (the live
+    /// registry has it exactly); the KB's base-class entry is not used for it.
+    #[test]
+    fn dynamic_class_full_keys_keep_their_class() {
+        let mut kb = KnowledgeBase::new();
+        kb.insert(crate::kb::Action {
+            key: "EventDrivenActionPolicy.*.wait_for_next_event".into(),
+            short_key: "wait_for_next_event".into(),
+            dynamic_segment: true,
+            ..Default::default()
+        });
+        kb.dynamic_segments = vec!["CodeGenerationActionPolicy.*".into()];
+        let config = "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"CodeGenerationActionPolicy.*.wait_for_next_event\"]\n";
+        let call = |k: &str| {
+            format!("{{\"rec\":\"call\",\"raw_key\":\"{k}\",\"params\":{{}},\"status\":\"ok\"}}\n")
+        };
+        let trace = [
+            call("CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event"),
+            call("EventDrivenActionPolicy.0a1b2c3d.wait_for_next_event"),
+        ]
+        .concat();
+        let r = replay(config, &trace, &kb, all());
+        let got: Vec<(&str, &str)> = r
+            .decisions
+            .iter()
+            .map(|d| (d.action_key.as_str(), d.decision.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event",
+                    "blocked"
+                ),
+                ("EventDrivenActionPolicy.*.wait_for_next_event", "allowed"),
             ]
         );
     }
