@@ -1765,6 +1765,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Some("`BuiltinImporter().load_module(\"os\")` is reached from the class hierarchy (smolagents PR #861)".into()),
             );
         }
+        // `R = type("R", (dict,), {}); R.items = spy`: the same override as putting it in the
+        // namespace (round 5 H3(b)).
+        if ctx == Ctx::Store && unparen(obj).kind_name() == "identifier" {
+            let holder = ident(unparen(obj), self.it.src).into_owned();
+            let bases = self.builtin_bases_of_name(&holder, env);
+            if !bases.is_empty() {
+                self.report_base_overrides(&bases, vec![(name.to_string(), arange)]);
+            }
+        }
         // A mutating method of host state taken as a value (H23).
         if ctx == Ctx::Load && !nctx.callee {
             self.check_host_mutator_call(node, env, true);
@@ -5933,6 +5942,48 @@ impl<'t, 'a> Sbx<'t, 'a> {
         });
         let first = kinds.next()??;
         kinds.all(|k| k == Some(first)).then_some(first)
+    }
+
+    /// The builtin bases of the class the cell binds to `name`, when it builds one: a
+    /// `type(name, bases, ns)` call assigned to it or a `class name(dict):` statement.
+    fn builtin_bases_of_name(&mut self, name: &str, env: &Env) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for r in self.assignments_of(name) {
+            let r = unparen(r);
+            if r.kind_name() != "call" {
+                continue;
+            }
+            let (pos, _, _) = call_args(r.field(F::Arguments), self.it.src);
+            if pos.len() != 3 {
+                continue;
+            }
+            let callee = self.it.eval(r.field(F::Function).unwrap_or(r), env, 0);
+            if !callee
+                .iter()
+                .any(|v| matches!(v, Val::Builtin(b) if *b == "type" || *b == METACLASS))
+            {
+                continue;
+            }
+            let bv = self.it.eval(pos[1], env, 0);
+            let items: Vec<VSet> = bv
+                .iter()
+                .filter_map(|v| match v {
+                    Val::Seq(items) => Some(items.iter().cloned().collect::<Vec<_>>()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            let display: Vec<Node<'t>> = match unparen(pos[1]).kind_name() {
+                "tuple" | "list" => named(unparen(pos[1])),
+                _ => Vec::new(),
+            };
+            for b in self.builtin_bases(&display, &items) {
+                if !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+        out
     }
 
     fn report_base_overrides(&mut self, bases: &[&'static str], names: Vec<(String, TextRange)>) {
