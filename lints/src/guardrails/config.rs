@@ -668,9 +668,19 @@ fn parse_one(
                 Some(s) => statuses(d, s)?,
                 None => StatusSet::any(),
             };
+            let watch = set.add_watch(pid, status, false);
+            let counter = set.add_rate_counter(super::RateCounterSpec {
+                watch,
+                max,
+                per_calls: match window {
+                    rate_limit::Window::Calls(n) => Some(n),
+                    rate_limit::Window::Seconds(_) => None,
+                },
+            });
             Kind::RateLimit(rate_limit::RateLimit {
                 pattern: pid,
-                watch: set.add_watch(pid, status, false),
+                watch,
+                counter,
                 max,
                 window,
                 suggestion: opt_string(d, t, "suggestion")?.unwrap_or_default(),
