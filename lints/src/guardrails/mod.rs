@@ -738,8 +738,11 @@ pub struct History {
     hits: Vec<VecDeque<u64>>,
     /// Rate-limit counters (see [`RateCounterSpec`]): their specs and, per counter, the
     /// `(sequence number, time)` of the matches held, oldest first.
-    rates: Vec<(RateCounterSpec, VecDeque<(u64, Option<f64>)>)>,
+    rates: Vec<(RateCounterSpec, RateHits)>,
 }
+
+/// The matches a rate-limit counter holds: `(sequence number, time)`, oldest first.
+pub type RateHits = VecDeque<(u64, Option<f64>)>;
 
 impl History {
     /// An empty history with a FIFO cap and `watches` watch indexes.
@@ -763,7 +766,7 @@ impl History {
     /// `(sequence number, time)` of the matches rate-limit counter `r` holds, oldest first:
     /// every match still in the history, the newest `max`, and (with `per-calls`) every match
     /// in that window (see [`RateCounterSpec`]). Times are the records' (`HistEntry::wall`).
-    pub fn rate_hits(&self, r: usize) -> &VecDeque<(u64, Option<f64>)> {
+    pub fn rate_hits(&self, r: usize) -> &RateHits {
         &self.rates[r].1
     }
 
