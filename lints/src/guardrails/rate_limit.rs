@@ -3,7 +3,9 @@
 //! the last `per-seconds` seconds before the proposed call. A call that would exceed it is
 //! blocked: `'{key}' exceeds the rate limit of {max} call(s) matching '{pattern}' per {window};
 //! {count} already made.` Blocked attempts are not history records, so they do not count.
-//! With `per-seconds`, a record without a time counts (fail closed).
+//! With `per-seconds`, a record without a time (or a proposed call without one) counts (fail
+//! closed): the reason then says how many of the counted calls have no known age, and the
+//! trace gets one warning (issue 6 T4-10).
 //!
 //! The count does not stop at the history's FIFO cap (`history-cap`, Colony's 10 000; issue 6
 //! T4-29): each rate limit has its own counter ([`super::RateCounterSpec`]), so a `max` or a
@@ -46,13 +48,14 @@ impl RateLimit {
         g: &Guardrail,
         set: &GuardrailSet,
         call: &Proposed,
-        st: &TraceState,
+        st: &mut TraceState,
     ) -> Option<Block> {
         if !call.matches(set, self.pattern) {
             return None;
         }
         let h = &st.history;
         let hits = h.rate_hits(self.counter);
+        let mut unknown = 0u64;
         let (count, window) = match self.window {
             Window::Calls(n) => {
                 let start = h.next_seq().saturating_sub(n);
@@ -65,7 +68,10 @@ impl RateLimit {
                     .rev()
                     .take_while(|&&(_, wall)| match (call.now, wall) {
                         (Some(now), Some(wall)) => now - wall <= s,
-                        _ => true,
+                        _ => {
+                            unknown += 1;
+                            true
+                        }
                     })
                     .count() as u64;
                 (count, format!("{s} second(s)"))
@@ -74,12 +80,25 @@ impl RateLimit {
         if count < self.max {
             return None;
         }
+        let unknown_note = if unknown > 0 {
+            st.note_unknown_time(&g.id, "per-seconds");
+            format!(
+                " ({unknown} of them with no known age: {}, counted as inside the window)",
+                if call.now.is_none() {
+                    "this call has no recorded time"
+                } else {
+                    "no recorded time"
+                }
+            )
+        } else {
+            String::new()
+        };
         let key = call.key(g.mode);
         let pattern = &set.patterns[self.pattern].text;
         Some(Block {
             guardrail: g.id.clone(),
             reason: format!(
-                "'{key}' exceeds the rate limit of {} call(s) matching '{pattern}' per {window}; {count} already made.",
+                "'{key}' exceeds the rate limit of {} call(s) matching '{pattern}' per {window}; {count} already made{unknown_note}.",
                 self.max
             ),
             suggestion: if self.suggestion.is_empty() {
