@@ -1420,27 +1420,6 @@ mod tests {
         );
     }
 
-    /// Issue 6 T4-29: a rate limit the history cannot hold is warned about at load.
-    #[test]
-    fn rate_limits_beyond_the_history_cap_are_warned() {
-        let config = "[replay]\nhistory-cap = 5\n[[guardrails]]\nid = \"r\"\nkind = \"rate-limit\"\npattern = \"*.x\"\nmax = 6\nper-seconds = 60\n\
-                      [[guardrails]]\nid = \"c\"\nkind = \"composite\"\nguardrails = [{ id = \"w\", kind = \"rate-limit\", pattern = \"*.x\", max = 5, per-calls = 8 }]\n";
-        let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
-        assert_eq!(cfg.warnings.len(), 2, "{:?}", cfg.warnings);
-        assert!(
-            cfg.warnings[0].starts_with("c.toml: guardrail `r`: `max = 6` can never be reached")
-        );
-        assert!(
-            cfg.warnings[1]
-                .contains("`per-calls = 8` is longer than the replayed history (5 records"),
-            "{}",
-            cfg.warnings[1]
-        );
-        let fine = config.replace("history-cap = 5", "history-cap = 8");
-        let cfg = parse_str(Path::new("c.toml"), &fine, Profile::Strict, None).unwrap();
-        assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
-    }
-
     #[test]
     fn kb_resolves_short_keys_in_key_mode() {
         let mut kb = KnowledgeBase::new();

@@ -208,9 +208,35 @@ pub struct GuardrailSet {
     pub eq_indexes: Vec<EqIndexSpec>,
     /// Membership indexes, by id.
     pub member_indexes: Vec<MemberIndexSpec>,
+    /// Rate-limit counters, by id (one per `rate-limit` guardrail; see [`RateCounterSpec`]).
+    pub rate_counters: Vec<RateCounterSpec>,
+}
+
+/// What a `rate-limit` guardrail counts, kept apart from the history's FIFO cap (issue 6
+/// T4-29): the cap models what Colony's own guardrails can see (10 000 records), but a rate
+/// limit is cellguard's own, and a `max` or a `per-calls` window beyond the cap must still be
+/// reachable. Each counter holds the sequence numbers and times of the dispatched calls
+/// matching its watch: those still in the history, plus the newest `max` (enough to decide
+/// whether `max` is reached), plus, for a `per-calls` window, every one inside that window.
+/// Memory is bounded by the configuration (`history-cap + max`, or `history-cap + per-calls`),
+/// never by the trace's length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateCounterSpec {
+    /// The watch whose matching records are counted.
+    pub watch: usize,
+    /// The limit's `max`: the newest `max` matches are always held.
+    pub max: u64,
+    /// A `per-calls` window: every match among the last N records is held.
+    pub per_calls: Option<u64>,
 }
 
 impl GuardrailSet {
+    /// Adds a rate-limit counter; returns its id (each `rate-limit` guardrail has its own).
+    pub fn add_rate_counter(&mut self, spec: RateCounterSpec) -> usize {
+        self.rate_counters.push(spec);
+        self.rate_counters.len() - 1
+    }
+
     /// Adds a pattern; returns its id. Identical patterns share an id.
     pub fn add_pattern(&mut self, p: Pattern) -> usize {
         if let Some(i) = self.patterns.iter().position(|q| *q == p) {
@@ -710,18 +736,38 @@ pub struct History {
     boundary: usize,
     cap: usize,
     hits: Vec<VecDeque<u64>>,
+    /// Rate-limit counters (see [`RateCounterSpec`]): their specs and, per counter, the
+    /// `(sequence number, time)` of the matches held, oldest first.
+    rates: Vec<(RateCounterSpec, RateHits)>,
 }
+
+/// The matches a rate-limit counter holds: `(sequence number, time)`, oldest first.
+pub type RateHits = VecDeque<(u64, Option<f64>)>;
 
 impl History {
     /// An empty history with a FIFO cap and `watches` watch indexes.
     pub fn new(cap: usize, watches: usize) -> Self {
+        Self::with_rate_counters(cap, watches, &[])
+    }
+
+    /// An empty history with a FIFO cap, `watches` watch indexes and the given rate-limit
+    /// counters.
+    pub fn with_rate_counters(cap: usize, watches: usize, rates: &[RateCounterSpec]) -> Self {
         Self {
             entries: VecDeque::new(),
             next_seq: 0,
             boundary: 0,
             cap: cap.max(1),
             hits: vec![VecDeque::new(); watches],
+            rates: rates.iter().map(|r| (r.clone(), VecDeque::new())).collect(),
         }
+    }
+
+    /// `(sequence number, time)` of the matches rate-limit counter `r` holds, oldest first:
+    /// every match still in the history, the newest `max`, and (with `per-calls`) every match
+    /// in that window (see [`RateCounterSpec`]). Times are the records' (`HistEntry::wall`).
+    pub fn rate_hits(&self, r: usize) -> &RateHits {
+        &self.rates[r].1
     }
 
     /// Number of records (Colony `len(call_history)`).
@@ -773,6 +819,9 @@ impl History {
             for h in &mut self.hits {
                 h.clear();
             }
+            for (_, h) in &mut self.rates {
+                h.clear();
+            }
             self.boundary = 0;
         }
     }
@@ -784,6 +833,11 @@ impl History {
         self.next_seq += 1;
         for w in matching {
             self.hits[w].push_back(entry.seq);
+            for (spec, h) in &mut self.rates {
+                if spec.watch == w {
+                    h.push_back((entry.seq, entry.wall));
+                }
+            }
         }
         self.entries.push_back(entry);
         while self.entries.len() > self.cap {
@@ -795,6 +849,23 @@ impl History {
                 }
             }
             self.boundary = self.boundary.saturating_sub(1);
+        }
+        // Rate-limit counters drop a match once it has left the history, is not among the
+        // newest `max`, and is outside the `per-calls` window.
+        let first = self.first_seq();
+        let next = self.next_seq;
+        for (spec, h) in &mut self.rates {
+            while let Some(&(seq, _)) = h.front() {
+                let held = seq >= first
+                    || h.len() as u64 <= spec.max
+                    || spec
+                        .per_calls
+                        .is_some_and(|n| seq >= next.saturating_sub(n));
+                if held {
+                    break;
+                }
+                h.pop_front();
+            }
         }
     }
 }
@@ -966,7 +1037,11 @@ impl TraceState {
     /// Fresh state for a trace.
     pub fn new(set: &GuardrailSet, history_cap: usize, agent_id: Option<String>) -> Self {
         Self {
-            history: History::new(history_cap, set.watches.len()),
+            history: History::with_rate_counters(
+                history_cap,
+                set.watches.len(),
+                &set.rate_counters,
+            ),
             approvals: Approvals::default(),
             messages: set
                 .message_watches
@@ -1195,6 +1270,47 @@ mod tests {
         // Per-cell epochs clear everything.
         h.new_cell(false);
         assert!(h.is_empty() && h.hits(0).is_empty());
+    }
+
+    /// Issue 6 T4-29: rate-limit counters outlive the history's FIFO cap as far as their
+    /// `max` and `per-calls` window need, and no further; per-cell epochs clear them.
+    #[test]
+    fn rate_counters_are_not_cut_by_the_history_cap() {
+        let specs = [
+            RateCounterSpec {
+                watch: 0,
+                max: 12,
+                per_calls: None,
+            },
+            RateCounterSpec {
+                watch: 0,
+                max: 3,
+                per_calls: Some(20),
+            },
+            RateCounterSpec {
+                watch: 0,
+                max: 2,
+                per_calls: None,
+            },
+        ];
+        let mut h = History::with_rate_counters(10, 1, &specs);
+        push(&mut h, 15);
+        assert_eq!((h.len(), h.hits(0).len(), h.first_seq()), (10, 10, 5));
+        let seqs = |h: &History, r: usize| -> Vec<u64> {
+            h.rate_hits(r).iter().map(|&(s, _)| s).collect()
+        };
+        // The newest `max` = 12 matches.
+        assert_eq!(seqs(&h, 0), (3..15).collect::<Vec<_>>());
+        // Every match among the last 20 records (all 15 so far).
+        assert_eq!(seqs(&h, 1), (0..15).collect::<Vec<_>>());
+        // `max` below the cap: what the history holds.
+        assert_eq!(seqs(&h, 2), (5..15).collect::<Vec<_>>());
+        push(&mut h, 15);
+        assert_eq!(seqs(&h, 0), (18..30).collect::<Vec<_>>());
+        assert_eq!(seqs(&h, 1), (10..30).collect::<Vec<_>>());
+        assert_eq!(seqs(&h, 2), (20..30).collect::<Vec<_>>());
+        h.new_cell(false);
+        assert!((0..3).all(|r| h.rate_hits(r).is_empty()));
     }
 
     #[test]

@@ -6,6 +6,12 @@
 //! With `per-seconds`, a record without a time (or a proposed call without one) counts (fail
 //! closed): the reason then says how many of the counted calls have no known age, and the
 //! trace gets one warning (issue 6 T4-10).
+//!
+//! The count does not stop at the history's FIFO cap (`history-cap`, Colony's 10 000; issue 6
+//! T4-29): each rate limit has its own counter ([`super::RateCounterSpec`]), so a `max` or a
+//! `per-calls` window larger than the cap is still reached. The count is exact, except that
+//! under `per-seconds` a count above `max` (only reachable with `--on-block keep`) reaches back
+//! no further than the held history and the newest `max` matches.
 
 use super::{Block, Guardrail, GuardrailSet, Proposed, TraceState};
 
@@ -25,6 +31,8 @@ pub struct RateLimit {
     pub pattern: usize,
     /// Watch id.
     pub watch: usize,
+    /// Counter id ([`super::GuardrailSet::rate_counters`]).
+    pub counter: usize,
     /// Maximum count in the window.
     pub max: u64,
     /// The window.
@@ -46,19 +54,19 @@ impl RateLimit {
             return None;
         }
         let h = &st.history;
-        let hits = h.hits(self.watch);
+        let hits = h.rate_hits(self.counter);
         let mut unknown = 0u64;
         let (count, window) = match self.window {
             Window::Calls(n) => {
                 let start = h.next_seq().saturating_sub(n);
-                let count = hits.iter().rev().take_while(|&&s| s >= start).count() as u64;
+                let count = hits.iter().rev().take_while(|&&(s, _)| s >= start).count() as u64;
                 (count, format!("{n} call(s)"))
             }
             Window::Seconds(s) => {
                 let count = hits
                     .iter()
                     .rev()
-                    .take_while(|&&seq| match (call.now, h.get(seq).and_then(|r| r.wall)) {
+                    .take_while(|&&(_, wall)| match (call.now, wall) {
                         (Some(now), Some(wall)) => now - wall <= s,
                         _ => {
                             unknown += 1;
