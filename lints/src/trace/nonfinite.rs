@@ -61,6 +61,49 @@ pub fn may_have(text: &str) -> bool {
     memchr::memmem::find(b, b"NaN").is_some() || memchr::memmem::find(b, b"Infinity").is_some()
 }
 
+/// What a whole document may need before parsing, from one scan: `(surrogates, nonfinite)`,
+/// true when it may hold a surrogate escape or reserved character (the lone-surrogate pass of
+/// [`super::surrogates`] must run) and when it may hold a `NaN` / `Infinity` token (the
+/// [`rewrite`] pass must run). The same answers as [`super::surrogates::may_have_surrogate_escape`]
+/// and [`may_have`], but both from one multi-pattern search (a SIMD search for the rare
+/// substrings rather than a stop at every backslash: JSON text is full of `\n` and `\"`), so a
+/// document that needs neither pass, the common case, costs one fast scan and no copy.
+pub fn document_needs(text: &str) -> (bool, bool) {
+    static SEARCH: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::OnceLock::new();
+    let search = SEARCH.get_or_init(|| {
+        let mut pats: Vec<Vec<u8>> = Vec::new();
+        for d in [b'd', b'D'] {
+            for h in b"89abcdefABCDEF" {
+                pats.push(vec![b'\\', b'u', d, *h]);
+            }
+        }
+        pats.push(b"\xF4\x8F".to_vec());
+        pats.push(b"NaN".to_vec());
+        pats.push(b"Infinity".to_vec());
+        aho_corasick::AhoCorasick::new(&pats).ok()
+    });
+    let Some(search) = search else {
+        return (
+            super::surrogates::may_have_surrogate_escape(text),
+            may_have(text),
+        );
+    };
+    // Pattern ids: 0..28 surrogate escapes, 28 the reserved lead bytes, 29.. the tokens.
+    let (mut sur, mut nf) = (false, false);
+    for m in search.find_iter(text.as_bytes()) {
+        if m.pattern().as_usize() < 29 {
+            sur = true;
+        } else {
+            nf = true;
+        }
+        if sur && nf {
+            break;
+        }
+    }
+    (sur, nf)
+}
+
 /// `text` with every `NaN`, `Infinity` and `-Infinity` token outside strings rewritten to its
 /// stand-in, and the byte offsets (in the rewritten text) where the stand-ins start; `None`
 /// when there is none. Like Python's scanner, a token is recognised where a value may start
@@ -74,43 +117,56 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<usize>)> {
     let mut at = Vec::new();
     let mut copied = 0;
     let mut i = 0;
-    let mut in_string = false;
+    // Jumps from one byte that matters to the next: outside strings a quote or a token's first
+    // letter, inside a string its closing quote or a backslash.
     while i < b.len() {
-        let c = b[i];
-        if in_string {
-            match c {
-                b'\\' => i += 2,
-                b'"' => {
-                    in_string = false;
-                    i += 1;
+        let Some(j) = memchr::memchr3(b'"', b'N', b'I', &b[i..]) else {
+            break;
+        };
+        i += j;
+        if b[i] == b'"' {
+            // Skip the string.
+            i += 1;
+            loop {
+                match memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
+                    None => {
+                        i = b.len();
+                        break;
+                    }
+                    Some(k) if b[i + k] == b'\\' => i += k + 2,
+                    Some(k) => {
+                        i += k + 1;
+                        break;
+                    }
                 }
-                _ => i += 1,
             }
             continue;
         }
-        if c == b'"' {
-            in_string = true;
-            i += 1;
-            continue;
-        }
-        let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-        let token = if boundary {
+        // A token where a value may start (not inside a word); `-Infinity` with its sign
+        // (and, as a plain scan would, `Infinity` after a `-` that starts no token).
+        let at_start = |start: usize| {
+            let boundary =
+                start == 0 || !(b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
+            if !boundary {
+                return None;
+            }
             TOKENS
                 .iter()
                 .map(|(t, _)| *t)
-                .find(|t| b[i..].starts_with(t.as_bytes()))
-        } else {
-            None
+                .find(|t| b[start..].starts_with(t.as_bytes()))
         };
-        match token {
-            Some(t) => {
-                out.push_str(&text[copied..i]);
+        let signed = (b[i] == b'I' && i > 0 && b[i - 1] == b'-')
+            .then(|| at_start(i - 1).map(|t| (i - 1, t)))
+            .flatten();
+        match signed.or_else(|| at_start(i).map(|t| (i, t))) {
+            Some((start, t)) => {
+                out.push_str(&text[copied..start]);
                 at.push(out.len());
                 out.push('"');
                 out.push(MARK);
                 out.push_str(t);
                 out.push('"');
-                i += t.len();
+                i = start + t.len();
                 copied = i;
             }
             None => i += 1,
@@ -154,6 +210,109 @@ mod tests {
         assert_eq!(rewrite(r#"{"a": 1}"#), None);
         // Not a token inside a word: left for the parser to reject.
         assert!(rewrite("[xNaN]").is_none());
+    }
+
+    /// The plain byte-by-byte scan the jumping one replaced.
+    fn reference(text: &str) -> Option<(String, Vec<usize>)> {
+        let b = text.as_bytes();
+        let (mut out, mut at, mut copied, mut i, mut in_string) =
+            (String::new(), Vec::new(), 0, 0, false);
+        while i < b.len() {
+            let c = b[i];
+            if in_string {
+                match c {
+                    b'\\' => i += 2,
+                    b'"' => {
+                        in_string = false;
+                        i += 1;
+                    }
+                    _ => i += 1,
+                }
+                continue;
+            }
+            if c == b'"' {
+                in_string = true;
+                i += 1;
+                continue;
+            }
+            let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+            let token = boundary
+                .then(|| {
+                    TOKENS
+                        .iter()
+                        .map(|(t, _)| *t)
+                        .find(|t| b[i..].starts_with(t.as_bytes()))
+                })
+                .flatten();
+            match token {
+                Some(t) => {
+                    out.push_str(&text[copied..i]);
+                    at.push(out.len());
+                    out.push('"');
+                    out.push(MARK);
+                    out.push_str(t);
+                    out.push('"');
+                    i += t.len();
+                    copied = i;
+                }
+                None => i += 1,
+            }
+        }
+        if at.is_empty() {
+            return None;
+        }
+        out.push_str(&text[copied..]);
+        Some((out, at))
+    }
+
+    /// The jumping scan rewrites exactly what the plain scan did, on every text up to 4 atoms
+    /// over the alphabet that matters (quotes, backslashes, signs, word characters, tokens).
+    #[test]
+    fn jumping_scan_equals_the_plain_scan() {
+        let atoms = [
+            "\"", "\\", "-", "x", "N", "I", "NaN", "Infinity", ":", " ", "aN", "nfinity",
+        ];
+        let mut texts = vec![String::new()];
+        let mut checked = 0;
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for t in &texts {
+                for a in atoms {
+                    let s = format!("{t}{a}");
+                    if may_have(&s) {
+                        assert_eq!(rewrite(&s), reference(&s), "{s:?}");
+                        checked += 1;
+                    }
+                    next.push(s);
+                }
+            }
+            texts = next;
+        }
+        assert!(checked > 5_000, "{checked}");
+    }
+
+    #[test]
+    fn document_needs_agrees_with_the_two_pre_checks() {
+        for t in [
+            "",
+            "{\"a\": 1}",
+            "{\"a\": NaN}",
+            "[\"x\\ud800\"]",
+            "[\"x\\uDBFF\", Infinity]",
+            "[\"\\u00e9\\n\\\"\"]",
+            "[\"\u{10F000}\"]",
+            "[\"\u{100000}\"]",
+            "[\"NaN inside\"]",
+        ] {
+            assert_eq!(
+                document_needs(t),
+                (
+                    crate::trace::surrogates::may_have_surrogate_escape(t),
+                    may_have(t)
+                ),
+                "{t:?}"
+            );
+        }
     }
 
     #[test]
