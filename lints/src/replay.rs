@@ -388,6 +388,10 @@ impl Default for Options {
 pub trait DecisionSink {
     /// One listed decision.
     fn decision(&mut self, d: &Decision);
+    /// The current trace ended: its totals and the block streaks it produced (in order), the
+    /// same values the report's `traces` and `streaks` get. Called once per trace, after its
+    /// last decision; a streaming report writes them and flushes here (issue 6 T10).
+    fn trace_end(&mut self, _totals: &TraceTotals, _streaks: &[BlockStreak]) {}
 }
 
 impl<F: FnMut(&Decision)> DecisionSink for F {
@@ -445,6 +449,8 @@ pub struct Replayer<'a> {
     modes: (bool, bool),
     /// The empty pattern set.
     no_bits: Bits,
+    /// Index in `report.streaks` of the current trace's first block streak.
+    streaks_from: usize,
 }
 
 impl<'a> Replayer<'a> {
@@ -483,6 +489,7 @@ impl<'a> Replayer<'a> {
                     .any(|p| p.mode == MatchMode::Key),
             ),
             no_bits: vec![0u64; cfg.guardrails.patterns.len().div_ceil(64).max(1)].into(),
+            streaks_from: 0,
         }
     }
 
@@ -494,7 +501,7 @@ impl<'a> Replayer<'a> {
     pub fn event(&mut self, e: &Event, sink: &mut dyn DecisionSink) {
         match e {
             Event::TraceStart(info) => {
-                self.end_trace();
+                self.end_trace(sink);
                 self.start_trace(info);
             }
             Event::Record { line, record } => {
@@ -532,7 +539,7 @@ impl<'a> Replayer<'a> {
         for e in &mut *reader {
             self.event(&e, sink);
         }
-        self.end_trace();
+        self.end_trace(sink);
         let stats = reader.stats();
         self.add_stats(&stats);
     }
@@ -543,6 +550,7 @@ impl<'a> Replayer<'a> {
     }
 
     fn start_trace(&mut self, info: &TraceInfo) {
+        self.streaks_from = self.report.streaks.len();
         let s = &self.cfg.settings;
         let epoch = self.opts.epoch.or(s.epoch);
         let on_block = self.opts.on_block.or(s.on_block);
@@ -582,9 +590,13 @@ impl<'a> Replayer<'a> {
         });
     }
 
-    fn end_trace(&mut self) {
+    /// Closes the current trace: its totals join the summary and the report, and `sink` gets
+    /// them with the trace's block streaks.
+    fn end_trace(&mut self, sink: &mut dyn DecisionSink) {
         if let Some(mut run) = self.run.take() {
             run.finish_cell();
+            let from = self.streaks_from.min(self.report.streaks.len());
+            sink.trace_end(&run.totals, &self.report.streaks[from..]);
             let t = &run.totals;
             let s = &mut self.report.summary;
             s.traces += 1;
@@ -599,7 +611,9 @@ impl<'a> Replayer<'a> {
 
     /// Finishes the run and returns the report.
     pub fn finish(mut self) -> Report {
-        self.end_trace();
+        // A trace still open (a caller feeding [`Replayer::event`] without
+        // [`Replayer::replay_reader`]) is closed without a sink.
+        self.end_trace(&mut |_: &Decision| {});
         self.report.summary.per_guardrail = self
             .ids
             .iter()
@@ -1013,7 +1027,7 @@ pub fn run(
                 o.trace_end(&prev);
             }
         }
-        rp.end_trace();
+        rp.end_trace(sink);
         rp.add_stats(&reader.stats());
     }
     let mut report = rp.finish();

@@ -88,6 +88,47 @@ fn parse_profile(s: &str) -> Result<Profile, String> {
     }
 }
 
+/// Where the engine's decisions and per-trace ends go while the replay runs: `json-lines`
+/// writes each decision as it is made and, at the end of each trace, its block streaks and
+/// totals, then flushes (issue 6 T10); `json`/`sarif` spool the decisions; `html` keeps a
+/// bounded share. The first write error stops the writing and is returned after the run.
+struct CliSink<'a> {
+    out: &'a mut Box<dyn Write>,
+    streaming: bool,
+    html: bool,
+    err: &'a mut Option<std::io::Error>,
+    spool: &'a mut Option<render::DecisionSpool>,
+    kept: &'a mut render::HtmlDecisions,
+}
+
+impl replay::DecisionSink for CliSink<'_> {
+    fn decision(&mut self, d: &Decision) {
+        if self.streaming && self.err.is_none() {
+            if let Err(e) = d.write_json(&mut *self.out) {
+                *self.err = Some(e);
+            }
+        }
+        if let Some(sp) = self.spool.as_mut().filter(|_| self.err.is_none()) {
+            if let Err(e) = sp.add(d) {
+                *self.err = Some(e);
+            }
+        }
+        if self.html {
+            self.kept.add(d);
+        }
+    }
+
+    fn trace_end(&mut self, totals: &replay::TraceTotals, streaks: &[replay::BlockStreak]) {
+        if self.streaming && self.err.is_none() {
+            let written = render::json_lines_trace_end(totals, streaks, &mut *self.out)
+                .and_then(|()| self.out.flush());
+            if let Err(e) = written {
+                *self.err = Some(e);
+            }
+        }
+    }
+}
+
 /// Skips and warnings shown on standard error.
 const SHOWN_SKIPS: usize = 50;
 
@@ -176,24 +217,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
     let mut report = {
-        let out_ref = &mut out;
-        let err_ref = &mut io_error;
-        let kept = &mut html_kept;
-        let spool_ref = &mut spool;
-        let mut sink = |d: &Decision| {
-            if streaming && err_ref.is_none() {
-                if let Err(e) = d.write_json(out_ref) {
-                    *err_ref = Some(e);
-                }
-            }
-            if let Some(sp) = spool_ref.as_mut().filter(|_| err_ref.is_none()) {
-                if let Err(e) = sp.add(d) {
-                    *err_ref = Some(e);
-                }
-            }
-            if html {
-                kept.add(d);
-            }
+        let mut sink = CliSink {
+            out: &mut out,
+            streaming,
+            html,
+            err: &mut io_error,
+            spool: &mut spool,
+            kept: &mut html_kept,
         };
         let mut observers: Vec<Box<dyn replay::Observer>> = Vec::new();
         if !policy_cfg.is_empty() {
