@@ -583,3 +583,56 @@ fn json_lines_flushes_at_the_end_of_each_trace() {
     assert_eq!(rest.len(), 2, "{rest:?}");
     assert!(rest[1].starts_with("{\"summary\""), "{rest:?}");
 }
+
+/// Reports show `NaN`, `Infinity` and `-Infinity` read from a trace as those tokens, never as
+/// the readers' internal stand-in (a reserved private-use marker), in every output format and
+/// on standard error; a real reserved character shows as itself.
+#[test]
+fn reports_show_non_finite_numbers_as_python_writes_them() {
+    let dir = "fixtures/replay/issue6/t01-nan-report-text";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let marker = "\u{10F800}";
+    for format in ["text", "json", "json-lines", "sarif", "html"] {
+        let out = replay(&[
+            "--config",
+            &cfg,
+            &trace,
+            "--output-format",
+            format,
+            "--all-decisions",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let stdout = String::from_utf8_lossy(&out.stdout).replace("&#39;", "'");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // The one real U+10F800 of the trace (line 6) shows once, never doubled.
+        // Every marker character left is the real one of line 6 (its key is that character
+        // followed by the text `NaN`), shown once.
+        let real = stdout.matches(&format!("'{marker}NaN'")).count();
+        assert!(real >= 1, "{format}: {stdout}");
+        assert_eq!(
+            stdout.matches(marker).count(),
+            stdout.matches(&format!("{marker}NaN")).count(),
+            "{format}"
+        );
+        assert!(
+            !stdout.contains(&format!("{marker}{marker}")),
+            "{format}: {stdout}"
+        );
+        assert!(
+            !stdout.contains(&format!("{marker}Infinity")),
+            "{format}: {stdout}"
+        );
+        assert!(
+            !stdout.contains(&format!("{marker}-Infinity")),
+            "{format}: {stdout}"
+        );
+        assert!(!stderr.contains(marker), "{format}: {stderr}");
+        for key in ["NaN", "Infinity", "-Infinity"] {
+            assert!(
+                stdout.contains(&format!("'{key}'")),
+                "{format}: no '{key}' in {stdout}"
+            );
+        }
+    }
+}

@@ -801,10 +801,10 @@ impl<'a> Replayer<'a> {
                             trace: run.name.clone(),
                             file: run.file.clone(),
                             line,
-                            action_key: keys.raw.to_string(),
+                            action_key: shown(keys.raw),
                             count,
-                            reason: b.reason.clone(),
-                            suggestion: b.suggestion.clone(),
+                            reason: shown(&b.reason),
+                            suggestion: shown(&b.suggestion),
                         });
                     }
                     verdict = Verdict::Blocked;
@@ -844,7 +844,11 @@ impl<'a> Replayer<'a> {
             return;
         }
         let (guardrail, reason, suggestion) = match block {
-            Some(b) => (Some(b.guardrail), Some(b.reason), Some(b.suggestion)),
+            Some(b) => (
+                Some(b.guardrail),
+                Some(shown(&b.reason)),
+                Some(shown(&b.suggestion)),
+            ),
             None => (None, None, None),
         };
         let d = Decision {
@@ -853,8 +857,8 @@ impl<'a> Replayer<'a> {
             line,
             cell: run.cell,
             index,
-            action_key: keys.canonical.to_string(),
-            raw_key: keys.raw.to_string(),
+            action_key: shown(&keys.canonical),
+            raw_key: shown(keys.raw),
             recorded: c.status,
             decision: verdict,
             guardrail,
@@ -1035,6 +1039,13 @@ pub fn run(
         report.sections.extend(o.finish());
     }
     report
+}
+
+/// Text from a trace (or composed from it) as a report shows it: the stand-ins of `NaN`,
+/// `Infinity` and `-Infinity` (`trace::nonfinite`) written as Python's `json` writes them,
+/// never the internal marker.
+fn shown(s: &str) -> String {
+    crate::trace::nonfinite::display(s).into_owned()
 }
 
 /// Moves the regex evaluations the guardrails gave up on while deciding the record at `line`

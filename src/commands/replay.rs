@@ -242,9 +242,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             break;
         }
         // Warnings quote trace text: control characters are escaped (issue 6 T7).
+        // ... and the stand-ins of `NaN` / `Infinity` are shown as the tokens.
         eprintln!(
             "cellguard: warning: {}",
-            crate::render::replay::ctl(&s.to_string())
+            crate::render::replay::ctl(&cellguard_lints::trace::nonfinite::display(&s.to_string()))
         );
         shown += 1;
     }

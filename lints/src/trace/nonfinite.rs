@@ -55,6 +55,63 @@ pub fn python_str(s: &str) -> Option<&'static str> {
     })
 }
 
+/// `s` (text read from a trace, or a message composed from such text) with every stand-in
+/// written back as the token Python's `json` writes for it (`NaN`, `Infinity`, `-Infinity`),
+/// so a report never shows the internal marker; a real character of the reserved range, which
+/// the readers prefix with the marker ([`super::surrogates`]), is shown as itself, once.
+/// Borrowed (no copy) when `s` holds no marker.
+pub fn display(s: &str) -> std::borrow::Cow<'_, str> {
+    let mark = MARK.len_utf8();
+    let mut buf = [0u8; 4];
+    let mark_bytes: &[u8] = MARK.encode_utf8(&mut buf).as_bytes();
+    let b = s.as_bytes();
+    if memchr::memmem::find(b, mark_bytes).is_none() {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(j) = memchr::memmem::find(&b[i..], mark_bytes) {
+        let at = i + j;
+        let rest = &s[at + mark..];
+        if let Some(c) = rest
+            .chars()
+            .next()
+            .filter(|&c| (super::surrogates::STAND_IN_BASE..=MARK as u32).contains(&(c as u32)))
+        {
+            // A real character of the reserved range, marked: shown as itself, once.
+            out.push_str(&s[copied..at]);
+            out.push(c);
+            i = at + mark + c.len_utf8();
+            copied = i;
+            continue;
+        }
+        // The longest token first: `-Infinity` before `Infinity` cannot clash (different first
+        // byte), and `NaN` is no prefix of another.
+        match TOKENS.iter().map(|(t, _)| *t).find(|t| rest.starts_with(t)) {
+            Some(t) => {
+                out.push_str(&s[copied..at]);
+                out.push_str(t);
+                i = at + mark + t.len();
+                copied = i;
+            }
+            None => i = at + mark,
+        }
+    }
+    if copied == 0 && out.is_empty() {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    out.push_str(&s[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// [`display`] in place: `s` is replaced only when it holds a stand-in.
+pub fn display_in_place(s: &mut String) {
+    if let std::borrow::Cow::Owned(o) = display(s) {
+        *s = o;
+    }
+}
+
 /// A cheap pre-check: true when `text` may hold a bare token.
 pub fn may_have(text: &str) -> bool {
     let b = text.as_bytes();
@@ -327,6 +384,28 @@ mod tests {
             .column();
         assert_eq!(original_column(&at, 0, e.column()), want);
         assert_eq!(original_column(&at, 0, 3), 3);
+    }
+
+    #[test]
+    fn display_writes_the_tokens_back() {
+        let m = MARK;
+        assert_eq!(display(&format!("{m}NaN")), "NaN");
+        assert_eq!(
+            display(&format!("'a.{m}Infinity' and {m}-Infinity, {m}x")),
+            format!("'a.Infinity' and -Infinity, {m}x")
+        );
+        // A real marker character (marked) followed by the text `NaN` is that text.
+        assert_eq!(display(&format!("{m}{m}NaN")), format!("{m}NaN"));
+        assert_eq!(display(&format!("{m}\u{10F000}")), "\u{10F000}");
+        // A lone-surrogate stand-in (not marked) is left alone.
+        assert_eq!(display("a\u{10F000}"), "a\u{10F000}");
+        assert!(matches!(
+            display("plain NaN"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let mut s = format!("x{m}NaN");
+        display_in_place(&mut s);
+        assert_eq!(s, "xNaN");
     }
 
     #[test]
