@@ -857,7 +857,7 @@ impl<'a> Replayer<'a> {
             line,
             cell: run.cell,
             index,
-            action_key: shown(&keys.canonical),
+            action_key: shown(keys.canonical),
             raw_key: shown(keys.raw),
             recorded: c.status,
             decision: verdict,
