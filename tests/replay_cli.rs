@@ -636,3 +636,64 @@ fn reports_show_non_finite_numbers_as_python_writes_them() {
         }
     }
 }
+
+/// Issue 6 T4-6: `-o` naming one of the input traces (the same path, `./` and `..` spellings,
+/// a symlink, a hard link) is refused with exit 2 before anything is written, and the trace is
+/// left as it was; another output file next to it is fine.
+#[test]
+fn report_file_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = support::root().join("fixtures/replay/issue6/t4-06-output-is-input");
+    let cfg = src.join("cellguard.toml");
+    let trace = dir.path().join("same.jsonl");
+    let original = std::fs::read(src.join("template.jsonl")).unwrap();
+    std::fs::write(&trace, &original).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let mut aliases = vec![
+        trace.clone(),
+        dir.path().join(".").join("same.jsonl"),
+        dir.path().join("sub").join("..").join("same.jsonl"),
+    ];
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&trace, &link).unwrap();
+        aliases.push(link);
+        let hard = dir.path().join("hard.jsonl");
+        std::fs::hard_link(&trace, &hard).unwrap();
+        aliases.push(hard);
+    }
+    for out in &aliases {
+        for format in ["text", "json-lines"] {
+            let o = replay(&[
+                "--config",
+                cfg.to_str().unwrap(),
+                trace.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--output-format",
+                format,
+            ]);
+            assert_eq!(o.status.code(), Some(2), "{}", out.display());
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("the report file is also an input trace"),
+                "{err}"
+            );
+            assert_eq!(std::fs::read(&trace).unwrap(), original, "{}", out.display());
+        }
+    }
+    let other = dir.path().join("report.txt");
+    let o = replay(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        trace.to_str().unwrap(),
+        "-o",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(std::fs::read_to_string(&other)
+        .unwrap()
+        .contains("A.A.delete_x"));
+    assert_eq!(std::fs::read(&trace).unwrap(), original);
+}

@@ -129,6 +129,31 @@ impl replay::DecisionSink for CliSink<'_> {
     }
 }
 
+/// True when `a` and `b` name the same existing file (the same device and inode on Unix, so a
+/// symlink, a hard link or `./x` are caught; the same canonical path elsewhere). `-` (standard
+/// input) and files that do not exist are never the same.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    if a.as_os_str() == "-" || b.as_os_str() == "-" {
+        return false;
+    }
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+    }
+}
+
 /// Skips and warnings shown on standard error.
 const SHOWN_SKIPS: usize = 50;
 
@@ -189,6 +214,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
                 .map(|l| format!(" in {}", l.path.display()))
                 .unwrap_or_else(|| " (no config found; pass --config)".into())
         );
+    }
+    // Writing the report over one of the inputs would destroy it while it is read (issue 6
+    // T4-6): refused before anything is opened for writing.
+    if let Some(o) = &args.output {
+        if let Some(t) = args.traces.iter().find(|t| same_file(o, t)) {
+            anyhow::bail!(
+                "{}: the report file is also an input trace ({}); choose another `-o`",
+                o.display(),
+                t.display()
+            );
+        }
     }
     let mut readers = Vec::new();
     for t in &args.traces {
