@@ -680,7 +680,12 @@ fn report_file_that_is_an_input_is_refused() {
                 err.contains("the report file is also an input trace"),
                 "{err}"
             );
-            assert_eq!(std::fs::read(&trace).unwrap(), original, "{}", out.display());
+            assert_eq!(
+                std::fs::read(&trace).unwrap(),
+                original,
+                "{}",
+                out.display()
+            );
         }
     }
     let other = dir.path().join("report.txt");
