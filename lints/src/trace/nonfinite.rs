@@ -126,7 +126,9 @@ pub fn may_have(text: &str) -> bool {
 /// substrings rather than a stop at every backslash: JSON text is full of `\n` and `\"`), so a
 /// document that needs neither pass, the common case, costs one fast scan and no copy.
 pub fn document_needs(text: &str) -> (bool, bool) {
-    static SEARCH: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
+    // The packed (SIMD, Teddy) searcher: the general automaton's search was measured 3x
+    // slower than the two pre-checks it replaces on the tau-bench document.
+    static SEARCH: std::sync::OnceLock<Option<aho_corasick::packed::Searcher>> =
         std::sync::OnceLock::new();
     let search = SEARCH.get_or_init(|| {
         let mut pats: Vec<Vec<u8>> = Vec::new();
@@ -138,7 +140,7 @@ pub fn document_needs(text: &str) -> (bool, bool) {
         pats.push(b"\xF4\x8F".to_vec());
         pats.push(b"NaN".to_vec());
         pats.push(b"Infinity".to_vec());
-        aho_corasick::AhoCorasick::new(&pats).ok()
+        aho_corasick::packed::Searcher::new(pats.iter())
     });
     let Some(search) = search else {
         return (
