@@ -177,9 +177,11 @@ fn json_lines_puts_the_summary_last() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 5);
+    // Four decisions, the trace's totals line (issue 6 T10), then the summary.
+    assert_eq!(lines.len(), 6);
     assert!(lines[..4].iter().all(|l| l.get("decision").is_some()));
-    assert_eq!(lines[4]["summary"]["calls"].as_u64(), Some(4));
+    assert_eq!(lines[4]["totals"]["calls"].as_u64(), Some(4));
+    assert_eq!(lines[5]["summary"]["calls"].as_u64(), Some(4));
 }
 
 #[test]
@@ -440,4 +442,263 @@ fn tau_bench_airline_full_file_counts() {
             "{k:?} allowed by lenient.toml"
         );
     }
+}
+
+/// Issue 6 T10: `json-lines` closes each trace with its block streaks and a totals line (the
+/// values of the `json` report's `block_streaks` and `traces`), so per-trace totals survive in
+/// the one format whose memory stays flat. Input: three native traces in one file (a block
+/// streak in the first, an errored call in the second, the third empty).
+#[test]
+fn json_lines_closes_each_trace_with_its_totals() {
+    let dir = "fixtures/replay/issue6/t10-json-lines-trace-totals";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "json-lines"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let expected_path = support::root().join(dir).join("expected.jsonl");
+    if std::env::var_os("CELLGUARD_BLESS").is_some() {
+        std::fs::write(&expected_path, &text).unwrap();
+    }
+    let expected = std::fs::read_to_string(&expected_path).unwrap();
+    assert_eq!(text, expected);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Every line's kind, in order: decisions, then per trace its streaks and totals.
+    let kinds: Vec<&str> = lines
+        .iter()
+        .map(|l| {
+            let o = l.as_object().unwrap();
+            if o.contains_key("decision") {
+                "decision"
+            } else if o.contains_key("totals") {
+                "totals"
+            } else if o.contains_key("block_streak") {
+                "streak"
+            } else {
+                o.keys().next().unwrap().as_str()
+            }
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["decision", "decision", "decision", "streak", "totals", "totals", "totals", "summary"]
+    );
+    // The same totals and streaks as the json report.
+    let (_, json, _) = support::replay_json(&["--config", &cfg, &trace]);
+    let totals: Vec<Value> = lines
+        .iter()
+        .filter(|l| l.get("totals").is_some())
+        .map(|l| {
+            let mut t = l["totals"].clone();
+            t["trace"] = l["trace"].clone();
+            t
+        })
+        .collect();
+    let traces = json["traces"].as_array().unwrap();
+    assert_eq!(totals.len(), 3);
+    for (t, j) in totals.iter().zip(traces) {
+        for k in [
+            "trace",
+            "format",
+            "epoch",
+            "on_block",
+            "calls",
+            "allowed",
+            "blocked",
+            "unreached",
+            "changed",
+        ] {
+            assert_eq!(t[k], j[k], "{k}");
+        }
+    }
+    assert_eq!(totals[0]["blocked"], 3);
+    assert_eq!(totals[1]["calls"], 2);
+    assert_eq!(totals[2]["calls"], 0);
+    let streaks: Vec<&Value> = lines.iter().filter_map(|l| l.get("block_streak")).collect();
+    let json_streaks = json["block_streaks"].as_array().unwrap();
+    assert_eq!(streaks.len(), json_streaks.len());
+    assert_eq!(streaks[0]["count"], json_streaks[0]["count"]);
+    assert_eq!(streaks[0]["action_key"], "Files.Files.delete_file");
+    assert_eq!(streaks[0]["line"], 5);
+}
+
+/// Issue 6 T10 addendum: a trace's lines are flushed when it ends, so a reader of a live
+/// (growing) input sees the first trace's decisions and totals before the input closes.
+#[test]
+fn json_lines_flushes_at_the_end_of_each_trace() {
+    use std::io::{BufRead, Write};
+    let root = support::root();
+    let cfg = "fixtures/replay/issue6/t10-json-lines-trace-totals/cellguard.toml";
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(root)
+        .args(["replay", "--config", cfg, "-", "--format", "native"])
+        .args(["--output-format", "json-lines"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // The first trace, and the header that starts the second one (which ends the first).
+    writeln!(
+        stdin,
+        "{{\"rec\":\"call\",\"raw_key\":\"Files.Files.delete_file\",\"status\":\"ok\"}}"
+    )
+    .unwrap();
+    writeln!(
+        stdin,
+        "{{\"rec\":\"header\",\"format\":\"cellguard-trace\",\"version\":1}}"
+    )
+    .unwrap();
+    stdin.flush().unwrap();
+    let wait = std::time::Duration::from_secs(60);
+    let first: Value = serde_json::from_str(
+        &rx.recv_timeout(wait)
+            .expect("no decision before the input ends"),
+    )
+    .unwrap();
+    assert_eq!(first["decision"], "blocked");
+    let totals: Value = serde_json::from_str(
+        &rx.recv_timeout(wait)
+            .expect("no totals before the input ends"),
+    )
+    .unwrap();
+    assert_eq!(totals["totals"]["blocked"], 1);
+    drop(stdin);
+    let rest: Vec<String> = rx.iter().collect();
+    reader.join().unwrap();
+    assert!(child.wait().unwrap().code() == Some(1));
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert!(rest[1].starts_with("{\"summary\""), "{rest:?}");
+}
+
+/// Reports show `NaN`, `Infinity` and `-Infinity` read from a trace as those tokens, never as
+/// the readers' internal stand-in (a reserved private-use marker), in every output format and
+/// on standard error; a real reserved character shows as itself.
+#[test]
+fn reports_show_non_finite_numbers_as_python_writes_them() {
+    let dir = "fixtures/replay/issue6/t01-nan-report-text";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let marker = "\u{10F800}";
+    for format in ["text", "json", "json-lines", "sarif", "html"] {
+        let out = replay(&[
+            "--config",
+            &cfg,
+            &trace,
+            "--output-format",
+            format,
+            "--all-decisions",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let stdout = String::from_utf8_lossy(&out.stdout).replace("&#39;", "'");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // The one real U+10F800 of the trace (line 6) shows once, never doubled.
+        // Every marker character left is the real one of line 6 (its key is that character
+        // followed by the text `NaN`), shown once.
+        let real = stdout.matches(&format!("'{marker}NaN'")).count();
+        assert!(real >= 1, "{format}: {stdout}");
+        assert_eq!(
+            stdout.matches(marker).count(),
+            stdout.matches(&format!("{marker}NaN")).count(),
+            "{format}"
+        );
+        assert!(
+            !stdout.contains(&format!("{marker}{marker}")),
+            "{format}: {stdout}"
+        );
+        assert!(
+            !stdout.contains(&format!("{marker}Infinity")),
+            "{format}: {stdout}"
+        );
+        assert!(
+            !stdout.contains(&format!("{marker}-Infinity")),
+            "{format}: {stdout}"
+        );
+        assert!(!stderr.contains(marker), "{format}: {stderr}");
+        for key in ["NaN", "Infinity", "-Infinity"] {
+            assert!(
+                stdout.contains(&format!("'{key}'")),
+                "{format}: no '{key}' in {stdout}"
+            );
+        }
+    }
+}
+
+/// Issue 6 T4-6: `-o` naming one of the input traces (the same path, `./` and `..` spellings,
+/// a symlink, a hard link) is refused with exit 2 before anything is written, and the trace is
+/// left as it was; another output file next to it is fine.
+#[test]
+fn report_file_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = support::root().join("fixtures/replay/issue6/t4-06-output-is-input");
+    let cfg = src.join("cellguard.toml");
+    let trace = dir.path().join("same.jsonl");
+    let original = std::fs::read(src.join("template.jsonl")).unwrap();
+    std::fs::write(&trace, &original).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let mut aliases = vec![
+        trace.clone(),
+        dir.path().join(".").join("same.jsonl"),
+        dir.path().join("sub").join("..").join("same.jsonl"),
+    ];
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&trace, &link).unwrap();
+        aliases.push(link);
+        let hard = dir.path().join("hard.jsonl");
+        std::fs::hard_link(&trace, &hard).unwrap();
+        aliases.push(hard);
+    }
+    for out in &aliases {
+        for format in ["text", "json-lines"] {
+            let o = replay(&[
+                "--config",
+                cfg.to_str().unwrap(),
+                trace.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+                "--output-format",
+                format,
+            ]);
+            assert_eq!(o.status.code(), Some(2), "{}", out.display());
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains("the report file is also an input trace"),
+                "{err}"
+            );
+            assert_eq!(
+                std::fs::read(&trace).unwrap(),
+                original,
+                "{}",
+                out.display()
+            );
+        }
+    }
+    let other = dir.path().join("report.txt");
+    let o = replay(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        trace.to_str().unwrap(),
+        "-o",
+        other.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(std::fs::read_to_string(&other)
+        .unwrap()
+        .contains("A.A.delete_x"));
+    assert_eq!(std::fs::read(&trace).unwrap(), original);
 }

@@ -388,6 +388,10 @@ impl Default for Options {
 pub trait DecisionSink {
     /// One listed decision.
     fn decision(&mut self, d: &Decision);
+    /// The current trace ended: its totals and the block streaks it produced (in order), the
+    /// same values the report's `traces` and `streaks` get. Called once per trace, after its
+    /// last decision; a streaming report writes them and flushes here (issue 6 T10).
+    fn trace_end(&mut self, _totals: &TraceTotals, _streaks: &[BlockStreak]) {}
 }
 
 impl<F: FnMut(&Decision)> DecisionSink for F {
@@ -474,6 +478,8 @@ pub struct Replayer<'a> {
     modes: (bool, bool),
     /// The empty pattern set.
     no_bits: Bits,
+    /// Index in `report.streaks` of the current trace's first block streak.
+    streaks_from: usize,
 }
 
 impl<'a> Replayer<'a> {
@@ -514,6 +520,7 @@ impl<'a> Replayer<'a> {
                     .any(|p| p.mode == MatchMode::Key),
             ),
             no_bits: vec![0u64; cfg.guardrails.patterns.len().div_ceil(64).max(1)].into(),
+            streaks_from: 0,
         }
     }
 
@@ -525,7 +532,7 @@ impl<'a> Replayer<'a> {
     pub fn event(&mut self, e: &Event, sink: &mut dyn DecisionSink) {
         match e {
             Event::TraceStart(info) => {
-                self.end_trace();
+                self.end_trace(sink);
                 self.start_trace(info);
             }
             Event::Record { line, record } => {
@@ -563,7 +570,7 @@ impl<'a> Replayer<'a> {
         for e in &mut *reader {
             self.event(&e, sink);
         }
-        self.end_trace();
+        self.end_trace(sink);
         let stats = reader.stats();
         self.add_stats(&stats);
     }
@@ -574,6 +581,7 @@ impl<'a> Replayer<'a> {
     }
 
     fn start_trace(&mut self, info: &TraceInfo) {
+        self.streaks_from = self.report.streaks.len();
         let s = &self.cfg.settings;
         let epoch = self.opts.epoch.or(s.epoch);
         let on_block = self.opts.on_block.or(s.on_block);
@@ -616,9 +624,13 @@ impl<'a> Replayer<'a> {
         });
     }
 
-    fn end_trace(&mut self) {
+    /// Closes the current trace: its totals join the summary and the report, and `sink` gets
+    /// them with the trace's block streaks.
+    fn end_trace(&mut self, sink: &mut dyn DecisionSink) {
         if let Some(mut run) = self.run.take() {
             run.finish_cell();
+            let from = self.streaks_from.min(self.report.streaks.len());
+            sink.trace_end(&run.totals, &self.report.streaks[from..]);
             let t = &run.totals;
             let s = &mut self.report.summary;
             s.traces += 1;
@@ -633,7 +645,9 @@ impl<'a> Replayer<'a> {
 
     /// Finishes the run and returns the report.
     pub fn finish(mut self) -> Report {
-        self.end_trace();
+        // A trace still open (a caller feeding [`Replayer::event`] without
+        // [`Replayer::replay_reader`]) is closed without a sink.
+        self.end_trace(&mut |_: &Decision| {});
         self.report.summary.per_guardrail = self
             .ids
             .iter()
@@ -905,10 +919,10 @@ impl<'a> Replayer<'a> {
                             trace: run.name.clone(),
                             file: run.file.clone(),
                             line,
-                            action_key: keys.raw.to_string(),
+                            action_key: shown(keys.raw),
                             count,
-                            reason: b.reason.clone(),
-                            suggestion: b.suggestion.clone(),
+                            reason: shown(&b.reason),
+                            suggestion: shown(&b.suggestion),
                         });
                     }
                     verdict = Verdict::Blocked;
@@ -954,7 +968,11 @@ impl<'a> Replayer<'a> {
             return;
         }
         let (guardrail, reason, suggestion) = match block {
-            Some(b) => (Some(b.guardrail), Some(b.reason), Some(b.suggestion)),
+            Some(b) => (
+                Some(b.guardrail),
+                Some(shown(&b.reason)),
+                Some(shown(&b.suggestion)),
+            ),
             None => (None, None, None),
         };
         let d = Decision {
@@ -963,8 +981,8 @@ impl<'a> Replayer<'a> {
             line,
             cell: run.cell,
             index,
-            action_key: keys.canonical.to_string(),
-            raw_key: keys.raw.to_string(),
+            action_key: shown(keys.canonical),
+            raw_key: shown(keys.raw),
             recorded: c.status,
             decision: verdict,
             guardrail,
@@ -1138,7 +1156,7 @@ pub fn run(
                 o.trace_end(&prev);
             }
         }
-        rp.end_trace();
+        rp.end_trace(sink);
         rp.add_stats(&reader.stats());
     }
     let mut report = rp.finish();
@@ -1146,6 +1164,13 @@ pub fn run(
         report.sections.extend(o.finish());
     }
     report
+}
+
+/// Text from a trace (or composed from it) as a report shows it: the stand-ins of `NaN`,
+/// `Infinity` and `-Infinity` (`trace::nonfinite`) written as Python's `json` writes them,
+/// never the internal marker.
+fn shown(s: &str) -> String {
+    crate::trace::nonfinite::display(s).into_owned()
 }
 
 /// Moves the regex evaluations the guardrails gave up on while deciding the record at `line`

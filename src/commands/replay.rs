@@ -88,6 +88,72 @@ fn parse_profile(s: &str) -> Result<Profile, String> {
     }
 }
 
+/// Where the engine's decisions and per-trace ends go while the replay runs: `json-lines`
+/// writes each decision as it is made and, at the end of each trace, its block streaks and
+/// totals, then flushes (issue 6 T10); `json`/`sarif` spool the decisions; `html` keeps a
+/// bounded share. The first write error stops the writing and is returned after the run.
+struct CliSink<'a> {
+    out: &'a mut Box<dyn Write>,
+    streaming: bool,
+    html: bool,
+    err: &'a mut Option<std::io::Error>,
+    spool: &'a mut Option<render::DecisionSpool>,
+    kept: &'a mut render::HtmlDecisions,
+}
+
+impl replay::DecisionSink for CliSink<'_> {
+    fn decision(&mut self, d: &Decision) {
+        if self.streaming && self.err.is_none() {
+            if let Err(e) = d.write_json(&mut *self.out) {
+                *self.err = Some(e);
+            }
+        }
+        if let Some(sp) = self.spool.as_mut().filter(|_| self.err.is_none()) {
+            if let Err(e) = sp.add(d) {
+                *self.err = Some(e);
+            }
+        }
+        if self.html {
+            self.kept.add(d);
+        }
+    }
+
+    fn trace_end(&mut self, totals: &replay::TraceTotals, streaks: &[replay::BlockStreak]) {
+        if self.streaming && self.err.is_none() {
+            let written = render::json_lines_trace_end(totals, streaks, &mut *self.out)
+                .and_then(|()| self.out.flush());
+            if let Err(e) = written {
+                *self.err = Some(e);
+            }
+        }
+    }
+}
+
+/// True when `a` and `b` name the same existing file (the same device and inode on Unix, so a
+/// symlink, a hard link or `./x` are caught; the same canonical path elsewhere). `-` (standard
+/// input) and files that do not exist are never the same.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    if a.as_os_str() == "-" || b.as_os_str() == "-" {
+        return false;
+    }
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+    }
+}
+
 /// Skips and warnings shown on standard error.
 const SHOWN_SKIPS: usize = 50;
 
@@ -149,6 +215,17 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
                 .unwrap_or_else(|| " (no config found; pass --config)".into())
         );
     }
+    // Writing the report over one of the inputs would destroy it while it is read (issue 6
+    // T4-6): refused before anything is opened for writing.
+    if let Some(o) = &args.output {
+        if let Some(t) = args.traces.iter().find(|t| same_file(o, t)) {
+            anyhow::bail!(
+                "{}: the report file is also an input trace ({}); choose another `-o`",
+                o.display(),
+                t.display()
+            );
+        }
+    }
     let mut readers = Vec::new();
     for t in &args.traces {
         readers.push(trace::open(t, args.format)?);
@@ -176,24 +253,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
     let mut report = {
-        let out_ref = &mut out;
-        let err_ref = &mut io_error;
-        let kept = &mut html_kept;
-        let spool_ref = &mut spool;
-        let mut sink = |d: &Decision| {
-            if streaming && err_ref.is_none() {
-                if let Err(e) = d.write_json(out_ref) {
-                    *err_ref = Some(e);
-                }
-            }
-            if let Some(sp) = spool_ref.as_mut().filter(|_| err_ref.is_none()) {
-                if let Err(e) = sp.add(d) {
-                    *err_ref = Some(e);
-                }
-            }
-            if html {
-                kept.add(d);
-            }
+        let mut sink = CliSink {
+            out: &mut out,
+            streaming,
+            html,
+            err: &mut io_error,
+            spool: &mut spool,
+            kept: &mut html_kept,
         };
         let mut observers: Vec<Box<dyn replay::Observer>> = Vec::new();
         if !policy_cfg.is_empty() {
@@ -212,9 +278,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             break;
         }
         // Warnings quote trace text: control characters are escaped (issue 6 T7).
+        // ... and the stand-ins of `NaN` / `Infinity` are shown as the tokens.
         eprintln!(
             "cellguard: warning: {}",
-            crate::render::replay::ctl(&s.to_string())
+            crate::render::replay::ctl(&cellguard_lints::trace::nonfinite::display(&s.to_string()))
         );
         shown += 1;
     }

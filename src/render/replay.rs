@@ -2,7 +2,9 @@
 //! per line, summary last), SARIF 2.1.0, and a self-contained HTML report with a per-trace
 //! timeline.
 
-use cellguard_lints::replay::{CompletionDecision, Decision, Report, Verdict};
+use cellguard_lints::replay::{
+    BlockStreak, CompletionDecision, Decision, Report, TraceTotals, Verdict,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{Seek, Write};
@@ -113,6 +115,36 @@ pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result
         writeln!(out, "{}", json!({"completion": completion_json(c)}))?;
     }
     writeln!(out, "{}", json!({"summary": report.summary.to_json()}))
+}
+
+/// The `json-lines` lines that close one trace (issue 6 T10), written when the trace ends:
+/// one `{"trace": NAME, "block_streak": {line, action_key, count, reason, suggestion}}` per
+/// block streak the trace produced, then `{"trace": NAME, "totals": {format, epoch, on_block,
+/// calls, allowed, blocked, unreached, changed}}` (the values of the `json` report's `traces`
+/// and `block_streaks` entries).
+///
+/// Errors: those of `out`.
+pub fn json_lines_trace_end(
+    totals: &TraceTotals,
+    streaks: &[BlockStreak],
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    for s in streaks {
+        writeln!(
+            out,
+            "{}",
+            json!({"trace": &*s.trace, "block_streak": {"line": s.line, "action_key": s.action_key,
+                   "count": s.count, "reason": s.reason, "suggestion": s.suggestion}})
+        )?;
+    }
+    let t = totals;
+    writeln!(
+        out,
+        "{}",
+        json!({"trace": &*t.trace, "totals": {"format": t.format, "epoch": t.epoch,
+               "on_block": t.on_block, "calls": t.calls, "allowed": t.allowed,
+               "blocked": t.blocked, "unreached": t.unreached, "changed": t.changed}})
+    )
 }
 
 /// ` [#N]` when the trace is one of several in its file (` [NAME]` for other names).

@@ -117,6 +117,14 @@ pub struct ReplayConfig {
     pub warnings: Vec<String>,
 }
 
+/// Guardrail ids the reports use for their own rules (SARIF `ruleId`s of the synthetic results
+/// for unreached and changed calls): a guardrail may not take them, or its blocks would share
+/// a rule id with those notes (issue 6 T4-12).
+pub const RESERVED_IDS: [(&str, &str); 2] = [
+    ("unreached", "calls never reached"),
+    ("outcome-changed", "calls whose recorded outcome changes"),
+];
+
 /// Compiles a guardrail pattern located at `span`. A `substring` pattern holding glob
 /// characters (`*`, `?`) is compiled as the literal substring Colony would use, with a warning:
 /// no action key contains them, so the pattern almost certainly disarms its guardrail
@@ -449,6 +457,12 @@ fn parse_one(
                 Some(p) => format!("{p}/{own}"),
                 None => own,
             };
+            if let Some((_, what)) = RESERVED_IDS.iter().find(|(r, _)| *r == full) {
+                return Err(d.error(
+                    &i.span,
+                    format!("guardrail id `{full}` is reserved (the SARIF report's rule for {what}); choose another id"),
+                ));
+            }
             if !ids.insert(full.clone()) {
                 return Err(d.error(&i.span, format!("duplicate guardrail id `{full}`")));
             }

@@ -265,17 +265,29 @@ pub fn detect(head: &[u8]) -> Result<Option<Format>, String> {
 }
 
 /// Reads the start of `input` into `buf` (from its current end) until the format is decided:
-/// whole lines, at most [`DETECT_BYTES`] in all. The caller reads the rest after `buf`.
+/// whole lines, at most `cap` bytes in all. The caller reads the rest after `buf`.
 ///
 /// Errors: reading fails (outer), or the format cannot be told (inner, as [`detect`]).
-pub(crate) fn sniff<R: Read>(input: &mut R, buf: &mut Vec<u8>) -> std::io::Result<Verdict> {
+/// `cap` is the most bytes read: [`DETECT_BYTES`], or the native reader's line limit when a
+/// caller lowers it (tests).
+pub(crate) fn sniff_capped<R: Read>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Verdict> {
     let mut detector = Detector::default();
     let mut chunk = 64 * 1024;
     loop {
-        let want = chunk.min(DETECT_BYTES.saturating_sub(buf.len()));
+        let want = chunk.min(cap.saturating_sub(buf.len()));
+        if buf.len() + want > buf.capacity() && buf.len() + want > (1 << 20) {
+            // A long first line: room for the whole budget at once (capacity only; untouched
+            // pages take no memory) rather than doubling, each copy leaving the old block
+            // with the allocator (issue 6 T6: the 256 MiB budget cost about twice that).
+            buf.reserve_exact(cap.saturating_sub(buf.len()));
+        }
         let got = Read::by_ref(input).take(want as u64).read_to_end(buf)?;
         let eof = got == 0 && want > 0;
-        let capped = buf.len() >= DETECT_BYTES;
+        let capped = buf.len() >= cap;
         if let Some(v) = detector.feed(buf, eof, capped) {
             return Ok(v);
         }
@@ -384,7 +396,7 @@ mod tests {
         let text = format!("{{\"system_prompt\":\"{big}\",\"rec\":\"header\"}}\n{CALL}");
         let mut input = std::io::Cursor::new(text.as_bytes());
         let mut buf = Vec::new();
-        let v = sniff(&mut input, &mut buf).unwrap();
+        let v = sniff_capped(&mut input, &mut buf, DETECT_BYTES).unwrap();
         assert_eq!(v, Ok(Some(Format::Native)));
         let mut rest = Vec::new();
         input.read_to_end(&mut rest).unwrap();

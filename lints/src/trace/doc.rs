@@ -404,7 +404,15 @@ pub(crate) fn read_document_with(
     let bad_utf8_line = bad_utf8.map(|at| (LineIndex::new(&text).line_of(at) + 1) as u64);
     // Lone surrogate escapes (valid to Python's json, not to serde_json): rewritten before
     // parsing, with a warning per line (issue 6 R8).
-    let (text, surrogate_warnings) = match super::surrogates::escape_lone_surrogates(&text) {
+    // One scan tells which of the two rewrites below can apply; a document that needs neither
+    // (the common case) is not scanned again nor copied.
+    let (may_surrogate, may_nonfinite) = super::nonfinite::document_needs(&text);
+    let surrogates = if may_surrogate {
+        super::surrogates::escape_lone_surrogates(&text)
+    } else {
+        None
+    };
+    let (text, surrogate_warnings) = match surrogates {
         Some((fixed, at)) => {
             let index = LineIndex::new(&text);
             let mut per_line: Vec<(u64, String, usize)> = Vec::new();
@@ -421,7 +429,12 @@ pub(crate) fn read_document_with(
     };
     // `NaN` / `Infinity` (Python's json writes them) read as stand-ins (issue 6 T1); after the
     // surrogate pass, which must not see the stand-ins' markers.
-    let (text, nonfinite_at) = match super::nonfinite::rewrite(&text) {
+    let nonfinite = if may_nonfinite {
+        super::nonfinite::rewrite(&text)
+    } else {
+        None
+    };
+    let (text, nonfinite_at) = match nonfinite {
         Some((fixed, at)) => (fixed, at),
         None => (text, Vec::new()),
     };

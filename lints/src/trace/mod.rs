@@ -93,9 +93,21 @@ pub fn open(path: &Path, format: Option<Format>) -> Result<BoxedReader, TraceErr
 /// [`open`] on any input; `size` (bytes, 0 when unknown) sizes the buffer of a document.
 fn open_reader<R: Read + Send + 'static>(
     path: &Path,
+    input: R,
+    format: Option<Format>,
+    size: usize,
+) -> Result<BoxedReader, TraceError> {
+    open_reader_with(path, input, format, size, native::MAX_LINE_BYTES)
+}
+
+/// [`open_reader`] with another native line limit (`max_line` bytes, also the detection
+/// budget; tests use small ones).
+fn open_reader_with<R: Read + Send + 'static>(
+    path: &Path,
     mut input: R,
     format: Option<Format>,
     size: usize,
+    max_line: usize,
 ) -> Result<BoxedReader, TraceError> {
     let read_err = |e: std::io::Error| TraceError::plain(path, format!("cannot read trace: {e}"));
     // The first lines are read into the buffer that will hold a whole document, so a document
@@ -104,18 +116,19 @@ fn open_reader<R: Read + Send + 'static>(
     let native = match format {
         Some(f) => f == Format::Native,
         None => {
-            detect::sniff(&mut input, &mut bytes)
+            detect::sniff_capped(&mut input, &mut bytes, max_line)
                 .map_err(read_err)?
                 .map_err(|m| TraceError::plain(path, m))?
                 == Some(Format::Native)
         }
     };
     if native {
-        let input = std::io::Cursor::new(bytes).chain(input);
-        return Ok(Box::new(native::NativeReader::new(
-            BufReader::with_capacity(256 * 1024, input),
-            path,
-        )));
+        // The detected bytes are read first, from their own buffer (never copied again).
+        return Ok(Box::new(
+            native::NativeReader::new(BufReader::with_capacity(256 * 1024, input), path)
+                .with_max_line(max_line)
+                .with_prefix(bytes),
+        ));
     }
     bytes.reserve(
         size.saturating_add(1)

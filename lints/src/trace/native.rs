@@ -1,7 +1,10 @@
 //! Reader of native `cellguard-trace` v1 JSON Lines (spec §7, `docs/trace-format.md`).
 //!
 //! Streams line by line from any `BufRead`, keeping one line in memory (at most
-//! [`MAX_LINE_BYTES`]; a longer line is skipped without being held whole). Blank lines are
+//! [`MAX_LINE_BYTES`]; a longer line is skipped: its first [`MAX_LINE_BYTES`] bytes are held
+//! once, in a buffer that never grows past the limit, and the rest is read and discarded; a
+//! line that format detection already found longer than the limit is discarded without being
+//! held at all). Blank lines are
 //! ignored. A line that is not a JSON object, has no string `rec`, has a known key of the wrong
 //! type, or has an unknown `rec` is reported as [`Event::Skipped`] with its line (and column,
 //! when known) and skipped; reading goes on. Invalid UTF-8 is replaced by U+FFFD and reported as
@@ -37,7 +40,19 @@ pub struct NativeReader<R: BufRead> {
     traces: u64,
     records_in_trace: u64,
     done: bool,
+    /// Bytes read ahead of `input` (by format detection), read first; released once consumed.
+    prefix: Vec<u8>,
+    /// Offset of the first unread byte of `prefix`.
+    prefix_pos: usize,
+    /// Most line bytes held at once, line buffer and prefix together (tests check the bound).
+    #[cfg(test)]
+    held_max: usize,
 }
+
+/// Line length past which the line buffer is given the whole limit at once (capacity only:
+/// untouched pages take no memory), so a long line is not copied by repeated doubling, each
+/// copy leaving the old block with the allocator.
+const GROW_AT_ONCE: usize = 1 << 20;
 
 impl<R: BufRead> NativeReader<R> {
     /// A reader of `input`; `path` names the file in traces and skip messages.
@@ -56,7 +71,21 @@ impl<R: BufRead> NativeReader<R> {
             traces: 0,
             records_in_trace: 0,
             done: false,
+            prefix: Vec::new(),
+            prefix_pos: 0,
+            #[cfg(test)]
+            held_max: 0,
         }
+    }
+
+    /// The same reader reading `prefix` (the first bytes of the input, already read by format
+    /// detection) before `input`. Lines complete in the prefix are parsed in place; a line the
+    /// prefix ends inside continues in the prefix's own buffer (moved, not copied), so the
+    /// bytes detection read are never held twice.
+    pub fn with_prefix(mut self, prefix: Vec<u8>) -> Self {
+        self.prefix = prefix;
+        self.prefix_pos = 0;
+        self
     }
 
     /// The same reader with another line-length limit (bytes; tests use small ones).
@@ -75,16 +104,27 @@ impl<R: BufRead> NativeReader<R> {
         })
     }
 
+    /// Records the line bytes held now: the line buffer and the detection prefix still kept.
+    #[cfg(test)]
+    fn note_held(&mut self) {
+        self.held_max = self.held_max.max(self.buf.len() + self.prefix.len());
+    }
+
     /// Reads the next line into `buf` (newline included). Returns `Ok(None)` at the end of the
     /// input, `Ok(Some(len))` with the line's full length in bytes; a line longer than
-    /// `max_line` leaves `buf` empty and is consumed without being buffered.
+    /// `max_line` leaves `buf` empty and is consumed without being buffered past the limit.
     fn read_line(&mut self) -> std::io::Result<Option<usize>> {
-        if self.buf.capacity() > (1 << 20) {
+        if self.buf.capacity() > GROW_AT_ONCE {
             // Release the memory of an earlier very long line.
             self.buf = Vec::with_capacity(512);
         }
         self.buf.clear();
-        let mut len = 0usize;
+        self.continue_line(0)
+    }
+
+    /// Reads the rest of a line of which `len` bytes were already taken (held in `buf`, or
+    /// dropped when over the limit), as [`Self::read_line`].
+    fn continue_line(&mut self, mut len: usize) -> std::io::Result<Option<usize>> {
         loop {
             let avail = match self.input.fill_buf() {
                 Ok(b) => b,
@@ -99,8 +139,21 @@ impl<R: BufRead> NativeReader<R> {
                 None => (avail.len(), false),
             };
             if len + n <= self.max_line {
+                let need = self.buf.len() + n;
+                if need > self.buf.capacity() {
+                    // Doubling, but never past the limit, and past `GROW_AT_ONCE` the whole
+                    // limit at once.
+                    let target = if need > GROW_AT_ONCE {
+                        self.max_line
+                    } else {
+                        need.max(self.buf.capacity() * 2).min(self.max_line)
+                    };
+                    self.buf.reserve_exact(target - self.buf.len());
+                }
                 self.buf.extend_from_slice(&avail[..n]);
-            } else if !self.buf.is_empty() {
+                #[cfg(test)]
+                self.note_held();
+            } else if self.buf.capacity() > 0 {
                 self.buf = Vec::new();
             }
             len += n;
@@ -109,6 +162,69 @@ impl<R: BufRead> NativeReader<R> {
                 return Ok(Some(len));
             }
         }
+    }
+
+    /// The next line from the detection prefix, when one starts there: a complete line is
+    /// parsed in place; a line the prefix ends inside is moved (not copied) into `buf` and
+    /// finished from the input. `None` when the prefix is used up.
+    fn prefix_line(&mut self) -> Option<Result<Option<Processed>, Event>> {
+        if self.prefix_pos >= self.prefix.len() {
+            if self.prefix.capacity() > 0 {
+                self.prefix = Vec::new();
+            }
+            return None;
+        }
+        let first = self.line == 0 && self.prefix_pos == 0;
+        let avail = &self.prefix[self.prefix_pos..];
+        let (len, held) = match memchr::memchr(b'\n', avail) {
+            Some(i) if i < self.max_line => {
+                let p = process_line(&avail[..=i], first);
+                self.prefix_pos += i + 1;
+                return Some(Ok(p));
+            }
+            Some(i) => {
+                self.prefix_pos += i + 1;
+                (Ok(Some(i + 1)), false)
+            }
+            None => {
+                // The prefix ends inside this line: finish it from the input.
+                let tail = avail.len();
+                let mut prefix = std::mem::take(&mut self.prefix);
+                let overlong = tail > self.max_line;
+                if overlong {
+                    drop(prefix);
+                    self.buf = Vec::new();
+                } else {
+                    prefix.drain(..self.prefix_pos);
+                    self.buf = prefix;
+                    #[cfg(test)]
+                    self.note_held();
+                }
+                self.prefix_pos = 0;
+                (self.continue_line(tail), !overlong)
+            }
+        };
+        let len = match len {
+            Ok(Some(len)) => len,
+            // `continue_line` got no more bytes than the prefix held: `len` is positive.
+            Ok(None) => 0,
+            Err(e) => {
+                self.done = true;
+                self.line += 1;
+                self.stats.read += 1;
+                return Some(Err(self.skip(None, format!("read error: {e}"))));
+            }
+        };
+        if held && !self.buf.is_empty() {
+            return Some(Ok(process_line(&self.buf, first)));
+        }
+        self.line += 1;
+        self.stats.read += 1;
+        let max = self.max_line;
+        Some(Err(self.skip(
+            None,
+            format!("record of {len} bytes is longer than the limit of {max} bytes"),
+        )))
     }
 
     fn trace_start(&mut self) -> Event {
@@ -702,22 +818,33 @@ impl<R: BufRead> Iterator for NativeReader<R> {
             return None;
         }
         loop {
-            // Fast path: the whole line is already in the reader's buffer; parse it there.
-            let in_buffer = match self.input.fill_buf() {
-                Ok(avail) => match memchr::memchr(b'\n', avail) {
-                    Some(i) if i < self.max_line => {
-                        Some((process_line(&avail[..=i], self.line == 0), i + 1))
-                    }
-                    _ => None,
-                },
-                Err(_) => None,
+            // Lines read ahead by format detection come first.
+            let from_prefix = match self.prefix_line() {
+                Some(Ok(p)) => Some(p),
+                Some(Err(skip)) => return Some(skip),
+                None => None,
             };
-            let processed = match in_buffer {
-                Some((p, n)) => {
+            // Fast path: the whole line is already in the reader's buffer; parse it there.
+            let in_buffer = if from_prefix.is_some() {
+                None
+            } else {
+                match self.input.fill_buf() {
+                    Ok(avail) => match memchr::memchr(b'\n', avail) {
+                        Some(i) if i < self.max_line => {
+                            Some((process_line(&avail[..=i], self.line == 0), i + 1))
+                        }
+                        _ => None,
+                    },
+                    Err(_) => None,
+                }
+            };
+            let processed = match (from_prefix, in_buffer) {
+                (Some(p), _) => p,
+                (None, Some((p, n))) => {
                     self.input.consume(n);
                     p
                 }
-                None => {
+                (None, None) => {
                     let len = match self.read_line() {
                         Ok(None) => {
                             self.done = true;
@@ -1273,6 +1400,104 @@ mod tests {
         assert!(matches!(&events[2], Event::Record { line: 2, .. }));
         assert_eq!((r.stats().read, r.stats().skipped), (3, 2));
         assert!(r.buf.capacity() <= 1024, "{}", r.buf.capacity());
+    }
+
+    /// Expands the `<<C*N>>` markers of a fixture template (the character `C` written `N`
+    /// times), as `tests/replay_fixtures.rs` does.
+    fn expand(template: &str) -> String {
+        let mut out = String::new();
+        let mut rest = template;
+        while let Some(i) = rest.find("<<") {
+            out.push_str(&rest[..i]);
+            let end = rest[i..].find(">>").expect("closed marker") + i;
+            let (c, n) = rest[i + 2..end].split_once('*').expect("<<C*N>>");
+            out.push_str(&c.repeat(n.parse().expect("count")));
+            rest = &rest[end + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Issue 6 T6: a line over the limit is skipped holding at most the limit (not about twice
+    /// it), whether detection read into it (its budget ends inside the line, or the line ends
+    /// in its buffer) or the reader meets it later. Input: the generated
+    /// `fixtures/replay/issue6/t06-long-lines` trace (lines of 120 KB and 300 KB between short
+    /// ones) at small limits instead of 256 MiB.
+    #[test]
+    fn over_long_lines_are_skipped_holding_at_most_the_limit() {
+        let template =
+            include_str!("../../../fixtures/replay/issue6/t06-long-lines/template.jsonl");
+        let text = expand(template);
+        let lens: Vec<usize> = text.split_inclusive('\n').map(str::len).collect();
+        assert_eq!(lens.len(), 4);
+        assert!(lens[0] > 120_000 && lens[2] > 300_000, "{lens:?}");
+        for (max, skipped) in [
+            (50_000, vec![1, 3]),
+            (150_000, vec![3]),
+            (lens[0], vec![3]),
+            (lens[0] - 1, vec![1, 3]),
+            (1 << 20, vec![]),
+        ] {
+            for reader_buf in [64, 4096, 256 * 1024] {
+                let mut input = std::io::Cursor::new(text.clone().into_bytes());
+                let mut prefix = Vec::new();
+                let verdict =
+                    crate::trace::detect::sniff_capped(&mut input, &mut prefix, max).unwrap();
+                assert_eq!(verdict, Ok(Some(Format::Native)), "max {max}");
+                let mut r = NativeReader::new(
+                    std::io::BufReader::with_capacity(reader_buf, input),
+                    "t.jsonl",
+                )
+                .with_max_line(max)
+                .with_prefix(prefix);
+                let events: Vec<Event> = r.by_ref().collect();
+                let skips: Vec<String> = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::Skipped(s) => Some(s.to_string()),
+                        _ => None,
+                    })
+                    .collect();
+                let want: Vec<String> = skipped
+                    .iter()
+                    .map(|&l: &usize| {
+                        format!(
+                            "t.jsonl:{l}: record of {} bytes is longer than the limit of {max} bytes",
+                            lens[l - 1]
+                        )
+                    })
+                    .collect();
+                assert_eq!(skips, want, "max {max}, buffer {reader_buf}");
+                let read: Vec<(u64, String)> = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        Event::Record {
+                            line,
+                            record: Record::Call(c),
+                        } => Some((*line, c.raw_key.as_deref().unwrap_or("").to_string())),
+                        _ => None,
+                    })
+                    .collect();
+                let want_read: Vec<(u64, String)> = [
+                    (1, "Files.Files.delete_file"),
+                    (2, "Files.Files.delete_file"),
+                    (3, "Files.Files.read_file"),
+                    (4, "Files.Files.read_file"),
+                ]
+                .into_iter()
+                .filter(|(l, _)| !skipped.contains(&(*l as usize)))
+                .map(|(l, k)| (l, k.to_string()))
+                .collect();
+                assert_eq!(read, want_read, "max {max}, buffer {reader_buf}");
+                assert_eq!(
+                    (r.stats().read, r.stats().skipped),
+                    (4, skipped.len() as u64)
+                );
+                // Never more than the limit held at once, and nothing kept after the input.
+                assert!(r.held_max <= max, "held {} > {max}", r.held_max);
+                assert_eq!(r.prefix.capacity(), 0);
+            }
+        }
     }
 
     #[test]
