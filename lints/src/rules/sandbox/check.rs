@@ -554,12 +554,22 @@ impl<'t> CellIndex<'t> {
     /// The nodes of the given kinds (each one of [`INDEXED_KINDS`]), in pre-order.
     fn of_kinds(&self, kinds: &[&str]) -> Vec<Node<'t>> {
         debug_assert!(kinds.iter().all(|k| INDEXED_KINDS.contains(k)));
-        Self::merged(kinds.iter().filter_map(|k| self.kinds.get(k)).map(Vec::as_slice))
+        Self::merged(
+            kinds
+                .iter()
+                .filter_map(|k| self.kinds.get(k))
+                .map(Vec::as_slice),
+        )
     }
 
     /// The identifiers spelling one of `names`, in pre-order.
     fn identifiers(&self, names: &[&str]) -> Vec<Node<'t>> {
-        Self::merged(names.iter().filter_map(|k| self.idents.get(*k)).map(Vec::as_slice))
+        Self::merged(
+            names
+                .iter()
+                .filter_map(|k| self.idents.get(*k))
+                .map(Vec::as_slice),
+        )
     }
 }
 
@@ -598,6 +608,8 @@ pub struct Sbx<'t, 'a> {
     /// The cell's nodes by kind and identifiers by name (filled on first use; see
     /// [`Sbx::index`]).
     index: std::cell::OnceCell<CellIndex<'t>>,
+    /// [`Sbx::denied_last_segment`] results by attribute name.
+    denied_last: rustc_hash::FxHashMap<String, bool>,
     /// Class definitions of the cell by name (filled on first use).
     class_defs: Option<rustc_hash::FxHashMap<String, Node<'t>>>,
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
@@ -838,6 +850,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             star_modules: Vec::new(),
             pos_subjects: Default::default(),
             index: std::cell::OnceCell::new(),
+            denied_last: Default::default(),
             class_defs: None,
             assigned: None,
             flows: None,
@@ -1669,8 +1682,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// True when the cell defines `len` itself (round 5 H30: `len = lambda t: t.clear()`).
     fn len_rebound(&self) -> bool {
-        self.root
-            .is_some_and(|r| super::containers::cell_binds(r, self.it.src, "len", true))
+        self.root.is_some_and(|r| {
+            super::containers::cell_binds(self.it.nav(), r, self.it.src, "len", true)
+        })
     }
 
     /// SBX005 for a use of a name the host pre-binds for its own bookkeeping
@@ -1841,12 +1855,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // the module's (round 5 H2, H12).
         if ctx == Ctx::Load
             && objv.only_unknown()
-            && (is_private(name)
-                || self.deny_entries.iter().any(|d| {
-                    d.rsplit('.')
-                        .next()
-                        .is_some_and(|l| l != "*" && glob_match(l, name))
-                }))
+            && (is_private(name) || self.denied_last_segment(name))
         {
             self.laundered_at = None;
             if self.host_laundered(obj, 0).is_some() {
@@ -1946,7 +1955,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         };
         index.of_kinds(&["class_definition"]).into_iter().any(|n| {
             n.field(F::Name)
-                    .is_some_and(|c| ident(c, self.it.src) == name)
+                .is_some_and(|c| ident(c, self.it.src) == name)
                 && n.child_by_field_name("superclasses").is_some_and(|b| {
                     let t = self.text(b);
                     t.contains("Generic") || t.contains("RootModel")
@@ -2257,29 +2266,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .of_kinds(&["function_definition", "assignment"])
             .into_iter()
             .any(|d| match d.kind_name() {
-            "function_definition" => d.field(F::Name).is_some_and(|x| ident(x, src) == aname),
-            "assignment" => {
-                d.field(F::Left)
-                    .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == aname)
-                    && d.field(F::Right).is_some_and(|r| {
-                        !matches!(
-                            r.kind_name(),
-                            "string"
-                                | "concatenated_string"
-                                | "integer"
-                                | "float"
-                                | "true"
-                                | "false"
-                                | "none"
-                                | "list"
-                                | "dictionary"
-                                | "set"
-                                | "tuple"
-                        )
-                    })
-            }
-            _ => false,
-        })
+                "function_definition" => d.field(F::Name).is_some_and(|x| ident(x, src) == aname),
+                "assignment" => {
+                    d.field(F::Left)
+                        .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == aname)
+                        && d.field(F::Right).is_some_and(|r| {
+                            !matches!(
+                                r.kind_name(),
+                                "string"
+                                    | "concatenated_string"
+                                    | "integer"
+                                    | "float"
+                                    | "true"
+                                    | "false"
+                                    | "none"
+                                    | "list"
+                                    | "dictionary"
+                                    | "set"
+                                    | "tuple"
+                            )
+                        })
+                }
+                _ => false,
+            })
     }
 
     /// The nearest `def` enclosing `n` (not crossing a lambda or class body).
@@ -5495,6 +5504,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
         (!out.is_empty()).then_some(out)
     }
 
+    /// True when `name` matches the last segment of some deny-members entry (not `*`),
+    /// memoised by name: the test runs for every attribute read on an unknown receiver.
+    fn denied_last_segment(&mut self, name: &str) -> bool {
+        if let Some(v) = self.denied_last.get(name) {
+            return *v;
+        }
+        let v = self.deny_entries.iter().any(|d| {
+            d.rsplit('.')
+                .next()
+                .is_some_and(|l| l != "*" && glob_match(l, name))
+        });
+        self.denied_last.insert(name.to_string(), v);
+        v
+    }
+
     /// The index of the cell's nodes ([`CellIndex`]), built on first use; `None` before
     /// [`Sbx::run`] set the root.
     fn index(&self) -> Option<&CellIndex<'t>> {
@@ -6232,7 +6256,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     _ => return false,
                 };
                 !base.is_empty()
-                    && !root.is_some_and(|r| super::containers::cell_binds(r, src, base, false))
+                    && !root.is_some_and(|r| {
+                        super::containers::cell_binds(self.it.nav(), r, src, base, false)
+                    })
             };
             if named(p).iter().any(|d| {
                 d.kind_name() == "decorator"
