@@ -626,6 +626,32 @@ pub struct Sbx<'t, 'a> {
     sealed_memo: rustc_hash::FxHashMap<usize, bool>,
 }
 
+/// Whether `t` reads like a class name (`JSONEncoder`, `ActionResult`): an upper-case first
+/// letter and at least one lower-case letter (so not a constant like `MAXSIZE`).
+fn class_like(t: &str) -> bool {
+    t.starts_with(|c: char| c.is_ascii_uppercase()) && t.chars().any(|c| c.is_ascii_lowercase())
+}
+
+/// Whether the value `x` is a host object that can receive a host write: a module, or a class
+/// of a module (not a function passed as a value, `map(json.loads, lines)`, nor a coroutine
+/// function). A member of an untracked module is one opaque value per root module
+/// (`collections`), so `last` (the last name of the chain or the name that holds it) tells a
+/// class there.
+fn is_host_receiver_value(x: &Val, last: &str) -> bool {
+    match x {
+        Val::Module(_) => true,
+        Val::Member(p) => {
+            !is_coroutine(x)
+                && if p.contains('.') {
+                    p.rsplit('.').next().is_some_and(class_like)
+                } else {
+                    class_like(last)
+                }
+        }
+        _ => false,
+    }
+}
+
 fn short(s: &str) -> String {
     let one_line: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() > 60 {
@@ -2657,25 +2683,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 // (`json.JSONEncoder`) or a part of a pre-bound object is a host object; a
                 // module function (`map(json.loads, lines)`) is not a receiver.
                 let v = self.it.eval(top, &Env::Global, 0);
-                let class_like = |t: &str| {
-                    t.starts_with(|c: char| c.is_ascii_uppercase())
-                        && t.chars().any(|c| c.is_ascii_lowercase())
-                };
-                if v.iter().any(|x| match x {
-                    Val::Module(_) => true,
-                    // Members of untracked modules are one opaque value per root module
-                    // (`collections`): the chain's last name tells a class.
-                    Val::Member(p) => {
-                        !is_coroutine(x)
-                            && if p.contains('.') {
-                                p.rsplit('.').next().is_some_and(class_like)
-                            } else {
-                                top.field(F::Attribute)
-                                    .is_some_and(|a| class_like(&ident(a, src)))
-                            }
-                    }
-                    _ => false,
-                }) {
+                // Members of untracked modules are one opaque value per root module
+                // (`collections`): the chain's last name tells a class.
+                let last = top
+                    .field(F::Attribute)
+                    .map(|a| ident(a, src).into_owned())
+                    .unwrap_or_default();
+                if v.iter().any(|x| is_host_receiver_value(x, &last)) {
                     self.laundered_at = Some(top);
                     return Some(format!("`{}`", short(self.text(top))));
                 }
@@ -2735,23 +2749,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // Modules, classes of modules (`json.JSONEncoder`), pre-bound classes and objects:
         // functions passed as values (`map(json.loads, lines)`, `map(log, msgs)`) are not
         // receivers of host writes.
-        let class_like = |t: &str| {
-            t.starts_with(|c: char| c.is_ascii_uppercase())
-                && t.chars().any(|c| c.is_ascii_lowercase())
-        };
         let v = self.it.eval(n, &Env::Global, 0);
-        if v.iter().any(|x| match x {
-            Val::Module(_) => true,
-            Val::Member(p) => {
-                !is_coroutine(x)
-                    && if p.contains('.') {
-                        p.rsplit('.').next().is_some_and(class_like)
-                    } else {
-                        class_like(&name)
-                    }
-            }
-            _ => false,
-        }) {
+        if v.iter().any(|x| is_host_receiver_value(x, &name)) {
             return Some(format!("`{name}`"));
         }
         if self.assignments_of(&name).is_empty()
