@@ -192,21 +192,25 @@ impl PyRegex {
         }
     }
 
-    /// [`PyRegex::find_captures`] that keeps what was found before an engine error: the
-    /// captures so far and the error, if any.
-    pub fn find_captures_partial(&self, text: &str) -> (Vec<Option<String>>, Option<MatchError>) {
+    /// [`PyRegex::find_captures`] that keeps what was found before an engine error: per match,
+    /// the capture (as there) and the whole match text, so far, and the error, if any.
+    pub fn find_captures_partial(
+        &self,
+        text: &str,
+    ) -> (Vec<(Option<String>, String)>, Option<MatchError>) {
         let mut out = Vec::new();
         for c in self.0.search.captures_iter(text) {
             let c = match c {
                 Ok(c) => c,
                 Err(e) => return (out, Some(MatchError(e.to_string()))),
             };
+            let whole = c.get(0).map_or(String::new(), |m| m.as_str().to_string());
             let m = if self.0.search.captures_len() > 1 {
-                c.get(1)
+                c.get(1).map(|m| m.as_str().to_string())
             } else {
-                c.get(0)
+                Some(whole.clone())
             };
-            out.push(m.map(|m| m.as_str().to_string()));
+            out.push((m, whole));
         }
         (out, None)
     }

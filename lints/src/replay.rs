@@ -425,8 +425,34 @@ struct Run<'a> {
     streak: Option<(String, u64)>,
     cell_stats: CellStats,
     has_domain_work: bool,
+    /// The epoch came from the CLI, the config or the trace (not the default).
+    epoch_known: bool,
+    /// The current cell's code, to tell whether a block is swallowed
+    /// ([`crate::trace::colony::block_swallowed`]).
+    cell_code: Option<String>,
+    /// Raw keys whose knowledge-base resolution disagreed with the recorded key (warned once).
+    kb_warned: rustc_hash::FxHashSet<Box<str>>,
     cfg: &'a ReplayConfig,
 }
+
+/// The day Colony's code-generation policy and its runtime guardrails became the default
+/// (colony-reference §0, 2026-04-08): a call dated earlier is no Colony guardrail recording.
+const COLONY_CODEGEN_FROM: &str = "2026-04-08T00:00:00Z";
+
+/// Colony's default planning capabilities (colony-reference §2.3: cache analysis, plan
+/// learning, plan coordination, plan evaluation, replanning; class names as in Colony's
+/// knowledge base): their actions are planning actions, not domain work, for the rule-based
+/// completion validator (§5.4 `planning_actions`, §6) when the config sets no
+/// `planning-patterns` and the knowledge base flags no planning action (issue 6 T4-25).
+/// A key counts when its first segment (the capability class) is one of these and it has more
+/// segments.
+pub const DEFAULT_PLANNING: [&str; 5] = [
+    "CacheAnalysisCapability",
+    "PlanLearningCapability",
+    "PlanCoordinationCapability",
+    "PlanEvaluationCapability",
+    "ReplanningCapability",
+];
 
 /// The guardrail replayer. Feed it reader events; collect the report at the end.
 pub struct Replayer<'a> {
@@ -437,6 +463,9 @@ pub struct Replayer<'a> {
     canon: rustc_hash::FxHashMap<Box<str>, Option<usize>>,
     kb_has_planning: bool,
     planning: Vec<Pattern>,
+    /// Whether Colony's default planning capabilities ([`DEFAULT_PLANNING`]) apply: neither the
+    /// config (`planning-patterns`) nor the knowledge base says which actions are planning.
+    default_planning: bool,
     run: Option<Run<'a>>,
     report: Report,
     per_guardrail: HashMap<Arc<str>, u64>,
@@ -464,6 +493,8 @@ impl<'a> Replayer<'a> {
                 .iter()
                 .filter_map(|p| Pattern::compile(p, MatchMode::Key).ok())
                 .collect(),
+            default_planning: cfg.settings.planning.is_empty()
+                && !kb.actions.iter().any(|a| a.planning),
             run: None,
             report: Report {
                 mode: single_mode(&cfg.guardrails.guardrails).unwrap_or(cfg.settings.mode),
@@ -578,6 +609,9 @@ impl<'a> Replayer<'a> {
                 failed: false,
             },
             has_domain_work: false,
+            kb_warned: Default::default(),
+            epoch_known: epoch.is_some(),
+            cell_code: None,
             cfg: self.cfg,
         });
     }
@@ -618,6 +652,7 @@ impl<'a> Replayer<'a> {
         let Some(run) = self.run.as_mut() else { return };
         match record {
             Record::Header(h) => {
+                run.epoch_known |= h.epoch.is_some();
                 if !run.epoch_fixed {
                     if let Some(e) = h.epoch {
                         run.epoch = e;
@@ -638,6 +673,7 @@ impl<'a> Replayer<'a> {
             Record::Cell(c) => {
                 run.new_cell(c.index);
                 run.cells_seen = true;
+                run.cell_code.clone_from(&c.code);
             }
             Record::Call(_) | Record::Completion(_) => {}
             Record::Approval(a) => run.state.approvals.add(a),
@@ -661,7 +697,26 @@ impl<'a> Replayer<'a> {
         if let Some(&k) = self.canon.get(raw) {
             return k;
         }
-        let k = self.kb.resolve(raw).action();
+        let mut k = self.kb.resolve(raw).action();
+        // A full key of a class the KB names as dynamic (`dynamic_segments`, e.g.
+        // `CodeGenerationActionPolicy.*`: a per-process middle segment) is a key of the live
+        // registry, where Colony's dispatcher finds it by exact match; a static KB that lists the
+        // action under another class (a base class) must not move it there (issue 6 T4-27).
+        if let Some(i) = k {
+            let mut segs = raw.split('.');
+            let class = segs.next().unwrap_or("");
+            let full = segs.count() == 2;
+            if full
+                && self.kb.actions[i].key.split('.').next() != Some(class)
+                && self
+                    .kb
+                    .dynamic_segments
+                    .iter()
+                    .any(|d| d.strip_suffix(".*") == Some(class))
+            {
+                k = None;
+            }
+        }
         if self.canon.len() > 100_000 {
             self.canon.clear();
         }
@@ -677,6 +732,8 @@ impl<'a> Replayer<'a> {
         let kb: &'a KnowledgeBase = self.kb;
         let kb_key = self.kb_index(raw).map(|i| kb.actions[i].key.as_str());
         let recorded = c.action_key.as_deref().filter(|k| !k.is_empty());
+        // The recorded resolved key is what the runtime dispatched (colony-reference §5.1,
+        // §5.9 step 3): it wins over the knowledge base's guess (issue 6 T4-22).
         let resolved = recorded.or(kb_key).unwrap_or(raw);
         // Unresolved: matched against every key Colony's dispatcher could resolve it to
         // (suffix match for short keys, prefix strip for long ones; see `matching`).
@@ -684,12 +741,49 @@ impl<'a> Replayer<'a> {
         CallKeys {
             raw,
             resolved,
-            canonical: kb_key.unwrap_or(resolved),
+            canonical: resolved,
             partial,
         }
     }
 
+    /// Warns (once per trace and raw key) when the knowledge base resolves `raw` to another key
+    /// than the one the trace records: the recorded key is used (issue 6 T4-22).
+    fn note_kb_disagreement(&mut self, line: u64, raw: &str, recorded: &str) {
+        let Some(i) = self.kb_index(raw) else { return };
+        let kb_key = self.kb.actions[i].key.as_str();
+        let Some(run) = self.run.as_mut() else { return };
+        if kb_key == recorded
+            || run.kb_warned.len() >= MAX_KEPT_SKIPS
+            || !run.kb_warned.insert(raw.into())
+        {
+            return;
+        }
+        if self.report.warnings.len() < MAX_KEPT_SKIPS {
+            self.report.warnings.push(Skip {
+                path: std::path::PathBuf::from(&*run.file),
+                line,
+                column: None,
+                message: format!(
+                    "the knowledge base resolves `{raw}` to `{kb_key}`, but the trace records the call as dispatched to `{recorded}`; the recorded key is checked"
+                ),
+            });
+        }
+    }
+
     fn is_planning(&self, keys: &CallKeys) -> bool {
+        // The defaults name the capability class: the first segment of a resolved key; of an
+        // unresolved one, the first of the last three segments it resolves to (a key with
+        // fewer segments could be any class's action and does not count).
+        if self.default_planning {
+            let class = if keys.partial {
+                keys.canonical.rsplit('.').nth(2)
+            } else {
+                keys.canonical.split_once('.').map(|(c, _)| c)
+            };
+            if class.is_some_and(|c| DEFAULT_PLANNING.contains(&c)) {
+                return true;
+            }
+        }
         if self.planning.is_empty() && !self.kb_has_planning {
             return false;
         }
@@ -705,6 +799,9 @@ impl<'a> Replayer<'a> {
 
     fn call(&mut self, line: u64, c: &CallRecord, sink: &mut dyn DecisionSink) {
         let keys = self.keys(c);
+        if let Some(rec) = c.action_key.as_deref().filter(|k| !k.is_empty()) {
+            self.note_kb_disagreement(line, keys.raw, rec);
+        }
         let planning = self.is_planning(&keys);
         let set = self.set();
         let all = self.opts.all_decisions;
@@ -737,6 +834,27 @@ impl<'a> Replayer<'a> {
             _ => {}
         }
         run.resume_if_swallowed();
+        if !run.epoch_known {
+            // Only the first call is looked at: the epoch cannot change mid-trace.
+            run.epoch_known = true;
+            if let Some(t) = c.start.or(c.end) {
+                let era = crate::trace::convert::parse_rfc3339(COLONY_CODEGEN_FROM).unwrap_or(0.0);
+                let e = crate::trace::colony::epoch_of_time(t);
+                if t >= era && e != run.epoch && self.report.warnings.len() < MAX_KEPT_SKIPS {
+                    self.report.warnings.push(Skip {
+                        path: std::path::PathBuf::from(&*run.file),
+                        line,
+                        column: None,
+                        message: format!(
+                            "the trace names no semantics epoch (header `epoch` or `recorded_at`) and is replayed as `{}`, but its first call is dated in the `{}` epoch; if it is a Colony recording of that time, pass `--epoch {}` or set the header's `recorded_at` (call times do not pick the epoch: native traces come from any runtime)",
+                            run.epoch.as_str(),
+                            e.as_str(),
+                            e.as_str()
+                        ),
+                    });
+                }
+            }
+        }
         let index = c.index.unwrap_or(run.pos);
         run.pos += 1;
         let now = c.start.or(c.end).or(run.last_time);
@@ -805,6 +923,12 @@ impl<'a> Replayer<'a> {
                                 .record_call(set, &hist_sub, &key_bits, hist_status, c)
                         }
                         OnBlock::Keep | OnBlock::Drop => {}
+                        // The cell's code catches the `GuardrailBlockedError` around every
+                        // `run()`: Colony's cell goes on without the call (issue 6 T4-11).
+                        OnBlock::StopCell
+                            if run.cell_code.as_deref().is_some_and(|code| {
+                                crate::trace::colony::block_swallowed(code, keys.raw, keys.resolved)
+                            }) => {}
                         OnBlock::StopCell => {
                             run.aborted = true;
                             if !c.status.dispatched() {
@@ -921,6 +1045,7 @@ impl Run<'_> {
         self.cell = index;
         self.aborted = false;
         self.swallow_evidence = None;
+        self.cell_code = None;
         self.pos = 0;
         self.state.new_cell(self.epoch.cumulative_history());
     }
@@ -1077,6 +1202,243 @@ mod tests {
             all_decisions: true,
             ..Default::default()
         }
+    }
+
+    /// Issue 6 T4-25: without `planning-patterns` (and no KB planning flags), the actions of
+    /// Colony's default planning capabilities are planning, not domain work; a short key
+    /// (any class's action) is not; configured patterns replace the defaults.
+    #[test]
+    fn default_planning_capabilities_are_not_domain_work() {
+        let completion = |config: &str, key: &str| {
+            let trace = format!(
+                "{{\"rec\":\"cell\",\"index\":0,\"success\":true}}\n\
+                 {{\"rec\":\"call\",\"cell\":0,\"index\":0,\"raw_key\":\"{key}\",\"params\":{{}},\"status\":\"ok\"}}\n\
+                 {{\"rec\":\"cell\",\"index\":1,\"success\":true}}\n\
+                 {{\"rec\":\"completion\",\"cell\":1,\"goals\":[\"g\"],\"results\":{{\"a\":1}}}}\n"
+            );
+            let r = replay(config, &trace, &KnowledgeBase::new(), all());
+            let v = r.completions[0].simulated.as_ref().unwrap();
+            (v.allowed, v.reason.clone())
+        };
+        let rule = "[replay]\ncompletion = \"rule-based\"\n";
+        let no_domain = (
+            false,
+            "No successful domain actions have been executed yet.".to_string(),
+        );
+        let domain = (true, "Domain work completed with 1 result(s).".to_string());
+        for key in [
+            "PlanCoordinationCapability.PlanCoordinationCapability.propose_plan",
+            "ReplanningCapability.replanning.should_replan",
+            "X.CacheAnalysisCapability.CacheAnalysisCapability.analyze_cache",
+        ] {
+            assert_eq!(completion(rule, key), no_domain, "{key}");
+        }
+        for key in [
+            "propose_plan",
+            "PlanCoordinationCapability.propose_plan",
+            "Store.store.update_record",
+            "MyPlanCoordinationCapability.x.y",
+        ] {
+            assert_eq!(completion(rule, key), domain, "{key}");
+        }
+        let own = format!("{rule}planning-patterns = [\"Store.**\"]\n");
+        assert_eq!(completion(&own, "Store.store.update_record"), no_domain);
+        assert_eq!(
+            completion(
+                &own,
+                "PlanCoordinationCapability.PlanCoordinationCapability.propose_plan"
+            ),
+            domain
+        );
+    }
+
+    /// Issue 6 T4-22: the recorded resolved key wins over the knowledge base's resolution of
+    /// the raw key (with one warning per raw key and trace when they disagree); the KB still
+    /// resolves calls that record no resolved key.
+    #[test]
+    fn recorded_key_wins_over_the_kb() {
+        let mut kb = KnowledgeBase::new();
+        kb.insert(crate::kb::Action {
+            key: "Other.Other.create_decomposition".into(),
+            short_key: "create_decomposition".into(),
+            ..Default::default()
+        });
+        let config = "[[guardrails]]\nid = \"a\"\nkind = \"approval-required\"\npatterns = [\"DesignProcessCapability.*.create_decomposition\"]\n";
+        let call = |k: Option<&str>| {
+            let ak = k.map_or(String::new(), |k| format!(",\"action_key\":\"{k}\""));
+            format!("{{\"rec\":\"call\",\"raw_key\":\"create_decomposition\"{ak},\"params\":{{\"dry_run\":false}},\"status\":\"ok\"}}\n")
+        };
+        let design = "DesignProcessCapability.DesignProcessCapability.create_decomposition";
+        let trace = [
+            call(Some(design)),
+            call(Some(design)),
+            call(Some("Other.Other.create_decomposition")),
+            call(None),
+        ]
+        .concat();
+        let r = replay(config, &trace, &kb, all());
+        let got: Vec<(&str, &str)> = r
+            .decisions
+            .iter()
+            .map(|d| (d.action_key.as_str(), d.decision.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (design, "blocked"),
+                (design, "blocked"),
+                ("Other.Other.create_decomposition", "allowed"),
+                ("Other.Other.create_decomposition", "allowed"),
+            ]
+        );
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(r.warnings[0]
+            .message
+            .contains("the recorded key is checked"));
+        assert_eq!(r.warnings[0].line, 1);
+    }
+
+    /// Issue 6 T4-10: time windows on a trace without times fail closed, as documented, but
+    /// the reasons say the ages are unknown and the trace gets one warning per guardrail.
+    #[test]
+    fn time_windows_without_times_say_so() {
+        let config = "[[guardrails]]\nid = \"r\"\nkind = \"rate-limit\"\npattern = \"*.search\"\nmax = 1\nper-seconds = 1\n\
+                      [[guardrails]]\nid = \"fresh\"\nkind = \"args-aware-order\"\ntarget = \"*.book\"\nrequired-prior = \"*.search\"\nmax-age-seconds = 3600\n";
+        // One call per cell: a block ends its cell.
+        let cell = std::cell::Cell::new(0);
+        let call = |k: &str, t: &str| {
+            cell.set(cell.get() + 1);
+            format!("{{\"rec\":\"call\",\"cell\":{},\"raw_key\":\"A.A.{k}\",\"params\":{{}},\"status\":\"ok\"{t}}}\n", cell.get())
+        };
+        let trace = [
+            call("search", ""),
+            call("search", ""),
+            call("book", ""),
+            call("book", ""),
+        ]
+        .concat();
+        let r = replay(config, &trace, &KnowledgeBase::new(), all());
+        let reasons: Vec<&str> = r
+            .decisions
+            .iter()
+            .filter_map(|d| d.reason.as_deref())
+            .collect();
+        assert_eq!(
+            reasons,
+            vec![
+                "'A.A.search' exceeds the rate limit of 1 call(s) matching '*.search' per 1 second(s); 1 already made (1 of them with no known age: this call has no recorded time, counted as inside the window).",
+                "'A.A.book' requires a recent '*.search' call matching its args; none in the last 1 call(s) (1 '*.search' call(s) there have no known age: this call has no recorded time, and max-age-seconds = 3600 does not count them as recent).",
+                "'A.A.book' requires a recent '*.search' call matching its args; none in the last 1 call(s) (1 '*.search' call(s) there have no known age: this call has no recorded time, and max-age-seconds = 3600 does not count them as recent).",
+            ]
+        );
+        let warned: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(warned.len(), 2, "{warned:?}");
+        assert!(warned[0].starts_with("guardrail `r`: `per-seconds` needs call times"));
+        assert!(warned[1].starts_with("guardrail `fresh`: `max-age-seconds` needs call times"));
+        // With times, nothing is said and the windows decide.
+        let timed = [
+            call("search", ",\"start\":1786500000"),
+            call("search", ",\"start\":1786500005"),
+            call("book", ",\"start\":1786500010"),
+        ]
+        .concat();
+        let r = replay(config, &timed, &KnowledgeBase::new(), all());
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert_eq!(
+            verdicts(&r),
+            vec![
+                ("A.A.search".to_string(), "allowed"),
+                ("A.A.search".to_string(), "allowed"),
+                ("A.A.book".to_string(), "allowed"),
+            ]
+        );
+    }
+
+    /// Issue 6 T4-27: a full key of a class the KB names as dynamic keeps its class (the live
+    /// registry has it exactly); the KB's base-class entry is not used for it.
+    #[test]
+    fn dynamic_class_full_keys_keep_their_class() {
+        let mut kb = KnowledgeBase::new();
+        kb.insert(crate::kb::Action {
+            key: "EventDrivenActionPolicy.*.wait_for_next_event".into(),
+            short_key: "wait_for_next_event".into(),
+            dynamic_segment: true,
+            ..Default::default()
+        });
+        kb.dynamic_segments = vec!["CodeGenerationActionPolicy.*".into()];
+        let config = "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"CodeGenerationActionPolicy.*.wait_for_next_event\"]\n";
+        let call = |k: &str| {
+            format!("{{\"rec\":\"call\",\"raw_key\":\"{k}\",\"params\":{{}},\"status\":\"ok\"}}\n")
+        };
+        let trace = [
+            call("CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event"),
+            call("EventDrivenActionPolicy.0a1b2c3d.wait_for_next_event"),
+        ]
+        .concat();
+        let r = replay(config, &trace, &kb, all());
+        let got: Vec<(&str, &str)> = r
+            .decisions
+            .iter()
+            .map(|d| (d.action_key.as_str(), d.decision.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "CodeGenerationActionPolicy.3f9a01c2.wait_for_next_event",
+                    "blocked"
+                ),
+                ("EventDrivenActionPolicy.*.wait_for_next_event", "allowed"),
+            ]
+        );
+    }
+
+    /// Issue 6 T4-30: in `substring` mode an `a|b` capability pattern is Colony's prefix list:
+    /// the reason names the alternative that matched, the suggestion lists the alternatives.
+    #[test]
+    fn substring_alternatives_read_as_colony_prefix_lists() {
+        let trace =
+            "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"A.A.propose_plan\",\"status\":\"ok\"}\n";
+        let block = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"delete | Propose\"]\n";
+        let r = replay(block, trace, &KnowledgeBase::new(), all());
+        assert_eq!(
+            r.decisions[0].reason.as_deref(),
+            Some("Action 'A.A.propose_plan' is blocked by guardrail (prefix 'Propose').")
+        );
+        let allow = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nallow = [\"check|Other\", \"x\"]\n";
+        let r = replay(allow, trace, &KnowledgeBase::new(), all());
+        assert_eq!(
+            r.decisions[0].suggestion.as_deref(),
+            Some("Allowed prefixes: ['check', 'Other', 'x']")
+        );
+        // Key mode keeps the patterns as written.
+        let key = allow.replace("match = \"substring\"", "match = \"key\"");
+        let r = replay(&key, trace, &KnowledgeBase::new(), all());
+        assert_eq!(
+            r.decisions[0].suggestion.as_deref(),
+            Some("Allowed patterns: ['check|Other', 'x']")
+        );
+    }
+
+    /// Issue 6 T4-29: a rate limit the history cannot hold is warned about at load.
+    #[test]
+    fn rate_limits_beyond_the_history_cap_are_warned() {
+        let config = "[replay]\nhistory-cap = 5\n[[guardrails]]\nid = \"r\"\nkind = \"rate-limit\"\npattern = \"*.x\"\nmax = 6\nper-seconds = 60\n\
+                      [[guardrails]]\nid = \"c\"\nkind = \"composite\"\nguardrails = [{ id = \"w\", kind = \"rate-limit\", pattern = \"*.x\", max = 5, per-calls = 8 }]\n";
+        let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
+        assert_eq!(cfg.warnings.len(), 2, "{:?}", cfg.warnings);
+        assert!(
+            cfg.warnings[0].starts_with("c.toml: guardrail `r`: `max = 6` can never be reached")
+        );
+        assert!(
+            cfg.warnings[1]
+                .contains("`per-calls = 8` is longer than the replayed history (5 records"),
+            "{}",
+            cfg.warnings[1]
+        );
+        let fine = config.replace("history-cap = 5", "history-cap = 8");
+        let cfg = parse_str(Path::new("c.toml"), &fine, Profile::Strict, None).unwrap();
+        assert!(cfg.warnings.is_empty(), "{:?}", cfg.warnings);
     }
 
     #[test]

@@ -167,9 +167,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         on_block: args.on_block,
         epoch: args.epoch,
         // The HTML timelines need every call (kept here, bounded, by the sink); json-lines
-        // streams and json/sarif spool instead of keeping.
+        // streams and text/json/sarif spool instead of keeping.
         all_decisions: args.all_decisions || html,
-        keep_decisions: args.output_format == ReplayFormat::Text,
+        keep_decisions: false,
     };
     let mut spool = render::DecisionSpool::new(args.output_format)
         .context("cannot create a temporary file for the report's decisions")?;
@@ -237,12 +237,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         }
     }
     match args.output_format {
-        ReplayFormat::Text => render::text(&report, &mut out)?,
-        ReplayFormat::Json | ReplayFormat::Sarif => match spool {
-            Some(sp) if args.output_format == ReplayFormat::Json => {
-                sp.write_json(&report, &mut out)?
-            }
-            Some(sp) => sp.write_sarif(&report, &mut out)?,
+        ReplayFormat::Text | ReplayFormat::Json | ReplayFormat::Sarif => match spool {
+            Some(sp) => match args.output_format {
+                ReplayFormat::Text => sp.write_text(&report, &mut out)?,
+                ReplayFormat::Json => sp.write_json(&report, &mut out)?,
+                _ => sp.write_sarif(&report, &mut out)?,
+            },
             None => anyhow::bail!("internal: no decision spool for the report"),
         },
         ReplayFormat::JsonLines => render::json_lines_tail(&report, &mut out)?,

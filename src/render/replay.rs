@@ -147,43 +147,60 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The text report.
+/// The text report from `report.decisions` (buffered; the tests' reference for the streamed
+/// form, [`DecisionSpool::write_text`]).
+#[cfg(test)]
 pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     for d in &report.decisions {
-        let where_ = trace_tag(&d.trace, &d.file);
-        let cell = d.cell.map_or(String::new(), |c| format!("cell {c}, "));
-        let key = if d.action_key != d.raw_key {
-            format!(
-                "`{}` (resolves to `{}`)",
-                ctl(&d.raw_key),
-                ctl(&d.action_key)
-            )
-        } else {
-            format!("`{}`", ctl(&d.raw_key))
-        };
-        let what = match d.decision {
-            Verdict::Blocked => {
-                format!("blocked by {}", ctl(d.guardrail.as_deref().unwrap_or("?")))
-            }
-            Verdict::Unreached => "unreached (its cell was aborted by an earlier block)".into(),
-            Verdict::Allowed => "allowed".into(),
-        };
-        let change = if d.changed() { ", outcome changes" } else { "" };
-        writeln!(
-            out,
-            "{}:{}:{where_} {cell}call {}: {key} recorded {}, {what}{change}",
-            ctl(&d.file),
-            d.line,
-            d.index,
-            d.recorded.as_str()
-        )?;
-        if let Some(r) = &d.reason {
-            writeln!(out, "    reason: {}", ctl(r))?;
-        }
-        if let Some(s) = d.suggestion.as_deref().filter(|s| !s.is_empty()) {
-            writeln!(out, "    suggestion: {}", ctl(s))?;
-        }
+        text_decision(d, out)?;
     }
+    text_tail(report, !report.decisions.is_empty(), out)
+}
+
+/// The text report's lines of one listed decision: `FILE:LINE:[ #N] cell C, call I: `KEY`
+/// recorded R, DECISION[, outcome changes]`, then the indented `reason:` and `suggestion:`
+/// lines when present. Trace-supplied text has its control characters escaped ([`ctl`]).
+fn text_decision(d: &Decision, out: &mut impl Write) -> std::io::Result<()> {
+    let where_ = trace_tag(&d.trace, &d.file);
+    let cell = d.cell.map_or(String::new(), |c| format!("cell {c}, "));
+    let key = if d.action_key != d.raw_key {
+        format!(
+            "`{}` (resolves to `{}`)",
+            ctl(&d.raw_key),
+            ctl(&d.action_key)
+        )
+    } else {
+        format!("`{}`", ctl(&d.raw_key))
+    };
+    let what = match d.decision {
+        Verdict::Blocked => {
+            format!("blocked by {}", ctl(d.guardrail.as_deref().unwrap_or("?")))
+        }
+        Verdict::Unreached => "unreached (its cell was aborted by an earlier block)".into(),
+        Verdict::Allowed => "allowed".into(),
+    };
+    let change = if d.changed() { ", outcome changes" } else { "" };
+    writeln!(
+        out,
+        "{}:{}:{where_} {cell}call {}: {key} recorded {}, {what}{change}",
+        ctl(&d.file),
+        d.line,
+        d.index,
+        d.recorded.as_str()
+    )?;
+    if let Some(r) = &d.reason {
+        writeln!(out, "    reason: {}", ctl(r))?;
+    }
+    if let Some(s) = d.suggestion.as_deref().filter(|s| !s.is_empty()) {
+        writeln!(out, "    suggestion: {}", ctl(s))?;
+    }
+    Ok(())
+}
+
+/// What the text report prints after the listed decisions: changed or rejected completions,
+/// block streaks, a blank line when any decision was listed (`listed`), the summary, blocks
+/// per guardrail, traces with blocks or changes, and report sections.
+fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Result<()> {
     for c in report
         .completions
         .iter()
@@ -223,7 +240,7 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         )?;
     }
     let s = &report.summary;
-    if !report.decisions.is_empty() {
+    if listed {
         writeln!(out)?;
     }
     writeln!(
@@ -418,13 +435,17 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     )
 }
 
-/// The listed decisions of a `json` or `sarif` report, written as they are made (each one
-/// serialised, pretty-printed at its final indentation, into an anonymous temporary file)
-/// and copied into the document when the totals are known, so that the report's memory does
-/// not grow with the number of listed decisions (the disk holds them instead: about the size
-/// of the report). Both documents put totals before the decisions (`json`: `summary` first;
-/// `sarif`: the rules, one per guardrail that blocked, before `results`), so the decisions
-/// cannot go straight to the output; the bytes equal those of the buffered writers.
+/// The listed decisions of a `text`, `json` or `sarif` report, written as they are made (each
+/// one formatted into an anonymous temporary file: text lines, or JSON pretty-printed at its
+/// final indentation) and copied into the report when the totals are known, so that the
+/// report's memory does not grow with the number of listed decisions (the disk holds them
+/// instead: about the size of the report). `json` and `sarif` put totals before the decisions
+/// (`json`: `summary` first; `sarif`: the rules, one per guardrail that blocked, before
+/// `results`), so their decisions cannot go straight to the output. `text` lists decisions
+/// first, but the report is written only once the replay has ended well (a trace none of whose
+/// records could be read ends the run with exit 2 and no report, issue 6 T3), and warnings go
+/// to standard error before it; spooling keeps both. The bytes equal those of the buffered
+/// writers.
 pub struct DecisionSpool {
     format: ReplayFormat,
     file: std::io::BufWriter<std::fs::File>,
@@ -435,12 +456,15 @@ pub struct DecisionSpool {
 const SPLICE: &str = "cellguard-replay-spool";
 
 impl DecisionSpool {
-    /// A spool for `format` (`Json` or `Sarif`; `None` for the others, which stream or keep
-    /// their decisions themselves).
+    /// A spool for `format` (`Text`, `Json` or `Sarif`; `None` for the others: `json-lines`
+    /// streams, `html` keeps a bounded sample, [`HtmlDecisions`]).
     ///
     /// Errors: the temporary file cannot be created.
     pub fn new(format: ReplayFormat) -> std::io::Result<Option<Self>> {
-        if !matches!(format, ReplayFormat::Json | ReplayFormat::Sarif) {
+        if !matches!(
+            format,
+            ReplayFormat::Text | ReplayFormat::Json | ReplayFormat::Sarif
+        ) {
             return Ok(None);
         }
         Ok(Some(DecisionSpool {
@@ -482,10 +506,31 @@ impl DecisionSpool {
     /// Errors: writing the temporary file.
     pub fn add(&mut self, d: &Decision) -> std::io::Result<()> {
         match self.format {
+            ReplayFormat::Text => {
+                self.entries += 1;
+                text_decision(d, &mut self.file)
+            }
             ReplayFormat::Sarif if d.notable() => self.push(&sarif_result(d)),
             ReplayFormat::Sarif => Ok(()),
             _ => self.push(&d.to_json()),
         }
+    }
+
+    /// Copies the spooled bytes to `out`.
+    fn copy_to(self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        std::io::copy(&mut file, out)?;
+        Ok(())
+    }
+
+    /// Writes the text report: the spooled decisions' lines, then the rest ([`text_tail`]).
+    ///
+    /// Errors: those of `out` and of reading back the temporary file.
+    pub fn write_text(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+        let listed = self.entries > 0;
+        self.copy_to(out)?;
+        text_tail(report, listed, out)
     }
 
     /// Writes the whole document: `doc` (with [`SPLICE`] as the value of `key`) with the
@@ -514,9 +559,7 @@ impl DecisionSpool {
             out.write_all(b"[]")?;
         } else {
             out.write_all(b"[\n")?;
-            let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
-            file.seek(std::io::SeekFrom::Start(0))?;
-            std::io::copy(&mut file, out)?;
+            self.copy_to(out)?;
             write!(out, "\n{close_indent}]")?;
         }
         out.write_all(&text.as_bytes()[at + marker.len()..])?;
@@ -809,6 +852,7 @@ mod tests {
         }
         let mut out = Vec::new();
         match format {
+            ReplayFormat::Text => sp.write_text(r, &mut out).unwrap(),
             ReplayFormat::Json => sp.write_json(r, &mut out).unwrap(),
             _ => sp.write_sarif(r, &mut out).unwrap(),
         }
@@ -889,14 +933,54 @@ mod tests {
     }
 
     #[test]
-    fn spool_is_only_for_json_and_sarif() {
-        for f in [
-            ReplayFormat::Text,
-            ReplayFormat::JsonLines,
-            ReplayFormat::Html,
-        ] {
+    fn spool_is_only_for_text_json_and_sarif() {
+        for f in [ReplayFormat::JsonLines, ReplayFormat::Html] {
             assert!(DecisionSpool::new(f).unwrap().is_none());
         }
-        assert!(DecisionSpool::new(ReplayFormat::Json).unwrap().is_some());
+        for f in [ReplayFormat::Text, ReplayFormat::Json, ReplayFormat::Sarif] {
+            assert!(DecisionSpool::new(f).unwrap().is_some());
+        }
+    }
+
+    /// The streamed text report equals the buffered one, with 0, 1 or more listed decisions
+    /// (the blank line before the summary only when any was listed), and lists each decision
+    /// in order with its escaped key, reason and suggestion.
+    #[test]
+    fn streamed_text_equals_the_buffered_report() {
+        for traces in [0, 1, 3] {
+            for calls in [0, 1, 2, 3, 4, 9] {
+                for extra in [None, Some(2)] {
+                    let r = report(traces, calls, extra);
+                    let what = format!("{traces} traces x {calls} calls, section {extra:?}");
+                    let mut buffered = Vec::new();
+                    text(&r, &mut buffered).unwrap();
+                    let stream = streamed(&r, ReplayFormat::Text);
+                    assert_eq!(stream, String::from_utf8(buffered).unwrap(), "{what}");
+                    let heads: Vec<&str> =
+                        stream.lines().filter(|l| l.starts_with("dir/t ")).collect();
+                    assert_eq!(heads.len(), traces * calls, "{what}");
+                    for (l, d) in heads.iter().zip(&r.decisions) {
+                        assert!(
+                            l.contains(&format!("call {}: `k.m{}\\u{{1b}}`", d.index, d.index)),
+                            "{what}: {l}"
+                        );
+                    }
+                    assert_eq!(
+                        stream
+                            .matches("    reason: line 1\\u{a}line \"2\"\n")
+                            .count(),
+                        traces * calls.div_ceil(4),
+                        "{what}"
+                    );
+                    assert!(!stream.contains('\u{1b}'), "{what}");
+                    let summary = stream.find("Replayed ").unwrap();
+                    assert_eq!(
+                        &stream[summary.saturating_sub(2)..summary] == "\n\n",
+                        traces * calls > 0,
+                        "{what}"
+                    );
+                }
+            }
+        }
     }
 }

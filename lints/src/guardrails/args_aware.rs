@@ -116,10 +116,36 @@ impl ArgsAware {
                         Some(n) if n > 0 => n,
                         _ => st.history.len() as u64,
                     };
+                    // Calls of the prior's pattern whose age cannot be known (no time on them or
+                    // on this call) never count as recent (issue 6 T4-10): say so.
+                    let mut unknown_note = String::new();
+                    if let Some(max) = rule.max_age_seconds {
+                        let h = &st.history;
+                        let start = h.next_seq().saturating_sub(n).max(h.first_seq());
+                        let unknown = h
+                            .hits(*watch)
+                            .iter()
+                            .filter(|&&seq| seq >= start)
+                            .filter(|&&seq| {
+                                call.now.is_none() || h.get(seq).is_some_and(|r| r.wall.is_none())
+                            })
+                            .count();
+                        if unknown > 0 {
+                            st.note_unknown_time(&g.id, "max-age-seconds");
+                            unknown_note = format!(
+                                " ({unknown} '{text}' call(s) there have no known age: {}, and max-age-seconds = {max} does not count them as recent)",
+                                if call.now.is_none() {
+                                    "this call has no recorded time"
+                                } else {
+                                    "no recorded time"
+                                }
+                            );
+                        }
+                    }
                     return Some(Block {
                         guardrail: g.id.clone(),
                         reason: format!(
-                            "'{key}' requires a recent '{text}' call matching its args; none in the last {n} call(s)."
+                            "'{key}' requires a recent '{text}' call matching its args; none in the last {n} call(s){unknown_note}."
                         ),
                         suggestion: if rule.suggestion.is_empty() {
                             format!("Call an action matching '{text}' before '{key}'.")

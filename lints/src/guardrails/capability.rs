@@ -6,6 +6,8 @@
 //! Colony's, character for character:
 //! `Action '{key}' is blocked by guardrail (prefix '{p}').` / `Use a different action or switch
 //! mode.` and `Action '{key}' is not in the allowed set.` / `Allowed prefixes: {python list}`.
+//! A `substring` pattern `a|b` is Colony's prefix list `["a", "b"]`: the reason names the
+//! alternative that matched and the suggestion lists the alternatives (issue 6 T4-30).
 //! In `key` mode "prefix" reads "pattern". An allow list grants, so in `key` mode a key that
 //! could not be resolved passes only when every key the dispatcher could resolve it to is
 //! allowed (see [`super::matching`]); the reason then names a reachable key outside the list.
@@ -34,12 +36,20 @@ impl CapabilityBoundary {
         };
         for &p in &self.block {
             if call.matches(set, p) {
+                let pat = &set.patterns[p];
+                // In `substring` mode an `a|b` pattern stands for Colony's prefix list
+                // `["a", "b"]`: the reason names the first alternative that matched, as Colony
+                // names the first matching prefix (issue 6 T4-30).
+                let shown = match g.mode {
+                    MatchMode::Substring if pat.text.contains('|') => pat
+                        .matching_alt(key, &key.to_lowercase(), false)
+                        .and_then(|i| pat.text.split('|').nth(i))
+                        .map_or(pat.text.as_str(), str::trim),
+                    _ => pat.text.as_str(),
+                };
                 return Some(Block {
                     guardrail: g.id.clone(),
-                    reason: format!(
-                        "Action '{key}' is blocked by guardrail ({word} '{}').",
-                        set.patterns[p].text
-                    ),
+                    reason: format!("Action '{key}' is blocked by guardrail ({word} '{shown}')."),
                     suggestion: "Use a different action or switch mode.".into(),
                 });
             }
@@ -49,7 +59,22 @@ impl CapabilityBoundary {
             MatchMode::Substring => "prefixes",
             MatchMode::Key => "patterns",
         };
-        let suggestion = format!("Allowed {words}: {}", py_repr_list(&self.allow_text));
+        // `substring` mode: Colony's prefix list, an `a|b` pattern being the prefixes `a`, `b`.
+        let listed: Vec<String> = match g.mode {
+            MatchMode::Substring => self
+                .allow_text
+                .iter()
+                .flat_map(|t| {
+                    if t.contains('|') {
+                        t.split('|').map(|a| a.trim().to_string()).collect()
+                    } else {
+                        vec![t.clone()]
+                    }
+                })
+                .collect(),
+            MatchMode::Key => self.allow_text.clone(),
+        };
+        let suggestion = format!("Allowed {words}: {}", py_repr_list(&listed));
         // An allow list grants: an unresolved key passes only when every key the dispatcher
         // could resolve it to is allowed (issue 6 R3), by one pattern or several together.
         if allow.iter().any(|&p| call.matches_every(set, p)) {

@@ -188,7 +188,13 @@ pub fn from_loaded(
         d.forced_substring.set(force == Some(MatchMode::Substring));
     }
     let guardrails = parse_guardrail_sections(&sections, settings.mode, force.is_some())?;
-    let warnings = docs.iter().flat_map(|d| d.warnings.take()).collect();
+    let mut warnings: Vec<String> = docs.iter().flat_map(|d| d.warnings.take()).collect();
+    rate_limits_within_history(
+        &loaded.path,
+        &settings,
+        &guardrails.guardrails,
+        &mut warnings,
+    );
     Ok(ReplayConfig {
         settings,
         guardrails,
@@ -220,11 +226,48 @@ pub fn parse_str(
         Some(g) => parse_guardrails(&doc, g, settings.mode, force.is_some())?,
         None => GuardrailSet::default(),
     };
+    let mut warnings = doc.warnings.take();
+    rate_limits_within_history(path, &settings, &guardrails.guardrails, &mut warnings);
     Ok(ReplayConfig {
         settings,
         guardrails,
-        warnings: doc.warnings.take(),
+        warnings,
     })
+}
+
+/// Warns about `rate-limit` windows the history cannot hold (issue 6 T4-29): the limit counts
+/// history records, of which at most `history-cap` are kept, so a `max` above the cap can
+/// never be reached and a `per-calls` window above it counts only the last `history-cap`
+/// records.
+fn rate_limits_within_history(
+    path: &Path,
+    settings: &ReplaySettings,
+    guardrails: &[crate::guardrails::Guardrail],
+    warnings: &mut Vec<String>,
+) {
+    let cap = settings.history_cap as u64;
+    for g in guardrails {
+        match &g.kind {
+            Kind::Composite(c) => rate_limits_within_history(path, settings, &c.inner, warnings),
+            Kind::RateLimit(r) => {
+                if r.max > cap {
+                    warnings.push(format!(
+                        "{}: guardrail `{}`: `max = {}` can never be reached: the replayed history holds at most {cap} records (`[replay] history-cap`); raise `history-cap` to at least {}",
+                        path.display(), g.id, r.max, r.max
+                    ));
+                }
+                if let rate_limit::Window::Calls(n) = r.window {
+                    if n > cap {
+                        warnings.push(format!(
+                            "{}: guardrail `{}`: `per-calls = {n}` is longer than the replayed history ({cap} records, `[replay] history-cap`): only the last {cap} records are counted",
+                            path.display(), g.id
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn default_mode(profile: Profile) -> MatchMode {

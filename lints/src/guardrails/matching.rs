@@ -112,6 +112,10 @@ pub struct Pattern {
     /// Its mode.
     pub mode: MatchMode,
     alts: Vec<Alt>,
+    /// Key mode: literals compare case-insensitively (the literals are stored lower-cased and
+    /// keys are lower-cased before matching). Only for recorded action keys
+    /// ([`Pattern::literal_key`]); config patterns are case-sensitive.
+    fold: bool,
 }
 
 impl fmt::Display for Pattern {
@@ -197,6 +201,7 @@ impl Pattern {
             text: text.to_string(),
             mode,
             alts,
+            fold: false,
         })
     }
 
@@ -206,7 +211,9 @@ impl Pattern {
     /// config pattern of the same shape: the exact key (three or more segments, segment for
     /// segment), `C.m` for `C.**.m`, `m` for `**.m` (the documented short-key resolution), so
     /// an approval for `*`, `**`, `X.*` or `a|b` covers only a key holding those characters
-    /// (issue 6 T8: an agent-chosen value must never act as a wildcard).
+    /// (issue 6 T8: an agent-chosen value must never act as a wildcard). Letter case is
+    /// ignored, as Colony compares an approval's `action_type` with the key case-insensitively
+    /// (colony-reference §4.5 step 3; issue 6 T4-15).
     ///
     /// Errors: an empty key or an empty segment (`a..b`, a leading or trailing `.`).
     pub fn literal_key(text: &str) -> Result<Pattern, String> {
@@ -216,7 +223,7 @@ impl Pattern {
         }
         let mut segs: Vec<Seg> = raw
             .iter()
-            .map(|s| Seg::One(vec![Tok::Lit((*s).to_string())]))
+            .map(|s| Seg::One(vec![Tok::Lit(s.to_lowercase())]))
             .collect();
         if segs.len() == 1 {
             segs.insert(0, Seg::Many);
@@ -227,6 +234,7 @@ impl Pattern {
             text: text.to_string(),
             mode: MatchMode::Key,
             alts: vec![Alt::Glob(segs)],
+            fold: true,
         })
     }
 
@@ -239,6 +247,13 @@ impl Pattern {
 
     /// The index of the first matching alternative.
     pub fn matching_alt(&self, key: &str, lower_key: &str, partial: bool) -> Option<usize> {
+        let folded;
+        let key = if self.fold {
+            folded = key.to_lowercase();
+            folded.as_str()
+        } else {
+            key
+        };
         let segs: Vec<&str> = if self.mode == MatchMode::Key {
             key.split('.').collect()
         } else {
@@ -255,20 +270,35 @@ impl Pattern {
         })
     }
 
+    /// Calls `f` with `segs`, lower-cased when this pattern ignores case.
+    fn with_folded<R>(&self, segs: &[&str], f: impl FnOnce(&[&str]) -> R) -> R {
+        if self.fold {
+            let lower: Vec<String> = segs.iter().map(|s| s.to_lowercase()).collect();
+            let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+            f(&lower)
+        } else {
+            f(segs)
+        }
+    }
+
     /// Key mode: true when an alternative matches the segments `segs` exactly.
     fn glob_segs(&self, segs: &[&str]) -> bool {
-        self.alts.iter().any(|a| match a {
-            Alt::Glob(p) => glob(p, segs),
-            Alt::Sub(_) => false,
+        self.with_folded(segs, |segs| {
+            self.alts.iter().any(|a| match a {
+                Alt::Glob(p) => glob(p, segs),
+                Alt::Sub(_) => false,
+            })
         })
     }
 
     /// Key mode: true when some key `W.K` (`W` one or more segments, `K` = `segs`) matches, as
     /// the suffix match of a short key may reach (step 2, "some" reading).
     fn some_suffixed(&self, segs: &[&str]) -> bool {
-        self.alts.iter().any(|a| match a {
-            Alt::Glob(p) => (1..=p.len()).any(|j| glob(&p[j..], segs)),
-            Alt::Sub(_) => false,
+        self.with_folded(segs, |segs| {
+            self.alts.iter().any(|a| match a {
+                Alt::Glob(p) => (1..=p.len()).any(|j| glob(&p[j..], segs)),
+                Alt::Sub(_) => false,
+            })
         })
     }
 
@@ -278,6 +308,11 @@ impl Pattern {
     /// `K` exactly. A sufficient test (an exotic glob that covers every such key in another
     /// way is not recognised), so it errs towards "not covered".
     fn every_suffixed(&self, segs: &[&str]) -> bool {
+        self.with_folded(segs, |segs| self.every_suffixed_exact(segs))
+    }
+
+    /// [`Pattern::every_suffixed`] without case folding.
+    fn every_suffixed_exact(&self, segs: &[&str]) -> bool {
         self.alts.iter().any(|a| {
             let Alt::Glob(p) = a else { return false };
             let mut stars = 0;
@@ -308,7 +343,12 @@ impl Pattern {
         self.every_suffixed(segs)
             || gate.alts.iter().all(|a| match a {
                 Alt::Glob(p) => {
-                    !(1..=p.len()).any(|j| glob(&p[j..], segs)) || self.alts.contains(a)
+                    !(1..=p.len()).any(|j| glob(&p[j..], segs))
+                        || if self.fold {
+                            self.alts.contains(&lower_alt(a))
+                        } else {
+                            self.alts.contains(a)
+                        }
                 }
                 Alt::Sub(_) => true,
             })
@@ -406,6 +446,28 @@ pub fn first_uncovered(
     (n < 3 && within(&segs, true) && !cover(&segs, true)).then(|| format!("**.{key}"))
 }
 
+/// `a` with its literals lower-cased (to compare a config alternative with a case-folded one).
+fn lower_alt(a: &Alt) -> Alt {
+    match a {
+        Alt::Sub(n) => Alt::Sub(n.clone()),
+        Alt::Glob(segs) => Alt::Glob(
+            segs.iter()
+                .map(|s| match s {
+                    Seg::Many => Seg::Many,
+                    Seg::One(toks) => Seg::One(
+                        toks.iter()
+                            .map(|t| match t {
+                                Tok::Lit(l) => Tok::Lit(l.to_lowercase()),
+                                t => t.clone(),
+                            })
+                            .collect(),
+                    ),
+                })
+                .collect(),
+        ),
+    }
+}
+
 fn glob(p: &[Seg], k: &[&str]) -> bool {
     match p.split_first() {
         None => k.is_empty(),
@@ -445,8 +507,27 @@ fn seg_match(toks: &[Tok], s: &str) -> bool {
     }
 }
 
+/// Python 3's `str.isprintable()` for one character: false for the Unicode general categories
+/// "Other" (Cc, Cf, Cs, Co, Cn: controls, format characters, surrogates, private use,
+/// unassigned) and "Separator" (Zs, Zl, Zp) except the ASCII space. The categories come from
+/// the `regex` crate's Unicode tables (Python's own `unicodedata` may be a Unicode version
+/// older or newer, which only matters for characters assigned in between).
+pub fn py_is_printable(c: char) -> bool {
+    static NOT_PRINTABLE: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"^[\p{C}\p{Z}]$").ok());
+    if c.is_ascii() {
+        return c == ' ' || c.is_ascii_graphic();
+    }
+    let mut buf = [0u8; 4];
+    !NOT_PRINTABLE
+        .as_ref()
+        .is_some_and(|re| re.is_match(c.encode_utf8(&mut buf)))
+}
+
 /// Python's `repr()` of a string (single quotes unless the string contains a single quote and
-/// no double quote), as Colony's messages interpolate lists with `{list}`.
+/// no double quote), as Colony's messages interpolate lists with `{list}`: `\\`, `\n`, `\r`,
+/// `\t` and the quote escaped, every other character that is not printable
+/// ([`py_is_printable`]) written `\xhh`, `\uhhhh` or `\Uhhhhhhhh` (issue 6 T4-1), the rest as is.
 pub fn py_repr_str(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
@@ -465,10 +546,17 @@ pub fn py_repr_str(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
+            c if py_is_printable(c) => out.push(c),
+            c => {
+                let cp = c as u32;
+                out.push_str(&if cp < 0x100 {
+                    format!("\\x{cp:02x}")
+                } else if cp < 0x10000 {
+                    format!("\\u{cp:04x}")
+                } else {
+                    format!("\\U{cp:08x}")
+                })
             }
-            c => out.push(c),
         }
     }
     out.push(quote);
@@ -656,5 +744,42 @@ mod tests {
             "[\"it's\", 'a\\\\b']"
         );
         assert_eq!(py_repr_list(&[]), "[]");
+        // Issue 6 T4-1: every character that Python 3's `str.isprintable()` rejects is escaped,
+        // as `repr(["nb\u00a0sp", ...])` prints it (checked against CPython 3).
+        let items: Vec<String> = [
+            "nb\u{a0}sp",
+            "ls\u{2028}x",
+            "pu\u{e000}x",
+            "un\u{378}x",
+            "sm\u{1F600}x",
+            "soft\u{ad}hy",
+            "bom\u{feff}x",
+            "cr\rx",
+            "nel\u{85}",
+            "zw\u{200b}sp",
+            "nul\0\u{7f}",
+            "tag\u{e0041}",
+            "pv\u{f0000}",
+            "é中",
+            "sp\u{3000}",
+            "ps\u{2029}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            py_repr_list(&items),
+            "['nb\\xa0sp', 'ls\\u2028x', 'pu\\ue000x', 'un\\u0378x', 'sm\u{1F600}x', 'soft\\xadhy', \
+             'bom\\ufeffx', 'cr\\rx', 'nel\\x85', 'zw\\u200bsp', 'nul\\x00\\x7f', 'tag\\U000e0041', \
+             'pv\\U000f0000', 'é中', 'sp\\u3000', 'ps\\u2029']"
+        );
+        for c in [' ', 'a', '~', 'é', '中', '\u{1F600}', '\u{2010}'] {
+            assert!(py_is_printable(c), "{c:?}");
+        }
+        for c in [
+            '\t', '\u{7f}', '\u{a0}', '\u{378}', '\u{e000}', '\u{2028}', '\u{200e}',
+        ] {
+            assert!(!py_is_printable(c), "{c:?}");
+        }
     }
 }

@@ -936,11 +936,33 @@ pub struct TraceState {
     /// Regex evaluations the engine gave up on since the replay last took them, as warning
     /// texts naming the guardrail (issue 6 T13); decided conservatively, never as "no match".
     pub undecided: Vec<String>,
+    /// Guardrails already warned (in `undecided`) that a time window met a call or record
+    /// without a time in this trace (issue 6 T4-10).
+    time_warned: Vec<Arc<str>>,
     /// Buffer for equality-index keys (reused across calls).
     key_buf: String,
 }
 
 impl TraceState {
+    /// Notes once per trace and guardrail (as a warning through `undecided`) that its time
+    /// window (`window`: `per-seconds` or `max-age-seconds`) met a call or record with no
+    /// recorded time, which counts as inside a `rate-limit` window and as too old for
+    /// `max-age-seconds`: unknown ages never let a call through (issue 6 T4-10).
+    pub fn note_unknown_time(&mut self, guardrail: &Arc<str>, window: &str) {
+        if self.time_warned.contains(guardrail) {
+            return;
+        }
+        self.time_warned.push(guardrail.clone());
+        let effect = if window == "per-seconds" {
+            "counts toward the limit"
+        } else {
+            "does not count as recent"
+        };
+        self.undecided.push(format!(
+            "guardrail `{guardrail}`: `{window}` needs call times, but this trace has a call or record without one; a record of unknown age {effect} (fail closed; warned once per trace)"
+        ));
+    }
+
     /// Fresh state for a trace.
     pub fn new(set: &GuardrailSet, history_cap: usize, agent_id: Option<String>) -> Self {
         Self {
@@ -957,6 +979,7 @@ impl TraceState {
             members: vec![FxHashMap::default(); set.member_indexes.len()],
             semantic: Default::default(),
             undecided: Vec::new(),
+            time_warned: Vec::new(),
             key_buf: String::new(),
         }
     }
@@ -1211,5 +1234,53 @@ mod tests {
                 .as_deref(),
             Some("r4")
         );
+    }
+
+    /// Issue 6 T4-15: in key mode too, an approval's action type covers a key whatever the
+    /// letter case (Colony compares case-insensitively), while its characters stay literal
+    /// and its segments still count.
+    #[test]
+    fn key_mode_approvals_ignore_letter_case() {
+        let gate = Pattern::compile(
+            "DesignProcessCapability.create_decomposition",
+            MatchMode::Key,
+        )
+        .unwrap();
+        let key = "DesignProcessCapability.DesignProcessCapability.create_decomposition";
+        for (t, covered) in [
+            ("DesignProcessCapability.create_decomposition", true),
+            ("designprocesscapability.create_decomposition", true),
+            ("DESIGNPROCESSCAPABILITY.CREATE_DECOMPOSITION", true),
+            ("CREATE_DECOMPOSITION", true),
+            ("create_decomposition", true),
+            (
+                "designprocesscapability.designprocesscapability.create_decomposition",
+                true,
+            ),
+            ("Other.create_decomposition", false),
+            ("CREATE_DECOMPOSITION_preview", false),
+            ("*", false),
+            ("DESIGNPROCESSCAPABILITY.*", false),
+        ] {
+            let mut a = Approvals::default();
+            a.add(&ApprovalRecord {
+                request_id: Some("r".into()),
+                action_type: Some(t.into()),
+                choice: "approve_all".into(),
+                explanation: None,
+            });
+            assert_eq!(
+                a.check(MatchMode::Key, key, None).is_some(),
+                covered,
+                "{t} on {key}"
+            );
+            // An unresolved short key: the approval must cover every key the gate reaches.
+            assert_eq!(
+                a.check(MatchMode::Key, "create_decomposition", Some(&[&gate]))
+                    .is_some(),
+                covered && !t.contains('.') || t.eq_ignore_ascii_case(&gate.text),
+                "{t} on the short key"
+            );
+        }
     }
 }

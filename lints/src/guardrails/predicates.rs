@@ -10,9 +10,10 @@
 //! - `regex = "..."` (a Python `re` pattern, [`crate::pyregex`]): the param's text (a string; each string of a list; other values as JSON;
 //!   a missing param as `""`, like Colony's `p.get("content", "")`) has at least one match.
 //!   Every match yields a *capture*: group 1 when the regex has groups, else the whole match.
-//!   `exclude-self = true` drops captures equal to the recording agent's own id (the
-//!   speaker-aware status-claim rule, colony-reference §4.4); the condition then holds only when
-//!   some capture remains.
+//!   `exclude-self = true` drops the matches whose capture *or* whole match equals the
+//!   recording agent's own id (the speaker-aware status-claim rule, colony-reference §4.4; the
+//!   whole match counts too so that `agent-([0-9a-f]+)` excludes `agent-abc123` for the agent
+//!   `agent-abc123`, issue 6 T4-19); the condition then holds only when some capture remains.
 //!
 //! `prior-params-match` (a table; all given keys must hold for a prior record to count):
 //! - `captures-subset-of = "p"`: every capture is in the prior record's param `p` (a list, or a
@@ -221,11 +222,15 @@ impl ParamCond {
                             found
                         }
                     };
-                    for m in found {
+                    for (m, whole) in found {
                         matched = true;
                         // A group 1 that took no part captures "" (Python's `re.findall`).
                         let s = m.unwrap_or_default();
-                        if *exclude_self && agent_id == Some(s.as_str()) {
+                        // The agent's own id, as the capture or as the whole match (a group
+                        // that captures only part of an id, issue 6 T4-19).
+                        if *exclude_self
+                            && (agent_id == Some(s.as_str()) || agent_id == Some(&whole))
+                        {
                             continue;
                         }
                         caps.push(s);
@@ -526,6 +531,28 @@ mod tests {
         assert_eq!(c.eval(&only_self, Some("agent-0f")), None);
         assert_eq!(c.eval(&obj(json!({"content": "Hi there!"})), None), None);
         assert_eq!(c.eval(&obj(json!({})), None), None);
+        // Issue 6 T4-19: with a group, the own id is recognised by the whole match too; the
+        // others' captures stay the group.
+        let g = ParamCond {
+            param: "content".into(),
+            test: Test::Regex {
+                re: Regex::new("agent-([0-9a-f]+)").unwrap(),
+                exclude_self: true,
+            },
+        };
+        assert_eq!(
+            g.eval(
+                &obj(json!({"content": "agent-abc123 is up"})),
+                Some("agent-abc123")
+            ),
+            None
+        );
+        assert_eq!(
+            g.eval(&p, Some("agent-0f")),
+            Some(vec!["abc123".to_string()])
+        );
+        // An id stored without its prefix is still recognised by the capture.
+        assert_eq!(g.eval(&p, Some("0f")), Some(vec!["abc123".to_string()]));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! the last `per-seconds` seconds before the proposed call. A call that would exceed it is
 //! blocked: `'{key}' exceeds the rate limit of {max} call(s) matching '{pattern}' per {window};
 //! {count} already made.` Blocked attempts are not history records, so they do not count.
-//! With `per-seconds`, a record without a time counts (fail closed).
+//! With `per-seconds`, a record without a time (or a proposed call without one) counts (fail
+//! closed): the reason then says how many of the counted calls have no known age, and the
+//! trace gets one warning (issue 6 T4-10).
 
 use super::{Block, Guardrail, GuardrailSet, Proposed, TraceState};
 
@@ -38,13 +40,14 @@ impl RateLimit {
         g: &Guardrail,
         set: &GuardrailSet,
         call: &Proposed,
-        st: &TraceState,
+        st: &mut TraceState,
     ) -> Option<Block> {
         if !call.matches(set, self.pattern) {
             return None;
         }
         let h = &st.history;
         let hits = h.hits(self.watch);
+        let mut unknown = 0u64;
         let (count, window) = match self.window {
             Window::Calls(n) => {
                 let start = h.next_seq().saturating_sub(n);
@@ -57,7 +60,10 @@ impl RateLimit {
                     .rev()
                     .take_while(|&&seq| match (call.now, h.get(seq).and_then(|r| r.wall)) {
                         (Some(now), Some(wall)) => now - wall <= s,
-                        _ => true,
+                        _ => {
+                            unknown += 1;
+                            true
+                        }
                     })
                     .count() as u64;
                 (count, format!("{s} second(s)"))
@@ -66,12 +72,25 @@ impl RateLimit {
         if count < self.max {
             return None;
         }
+        let unknown_note = if unknown > 0 {
+            st.note_unknown_time(&g.id, "per-seconds");
+            format!(
+                " ({unknown} of them with no known age: {}, counted as inside the window)",
+                if call.now.is_none() {
+                    "this call has no recorded time"
+                } else {
+                    "no recorded time"
+                }
+            )
+        } else {
+            String::new()
+        };
         let key = call.key(g.mode);
         let pattern = &set.patterns[self.pattern].text;
         Some(Block {
             guardrail: g.id.clone(),
             reason: format!(
-                "'{key}' exceeds the rate limit of {} call(s) matching '{pattern}' per {window}; {count} already made.",
+                "'{key}' exceeds the rate limit of {} call(s) matching '{pattern}' per {window}; {count} already made{unknown_note}.",
                 self.max
             ),
             suggestion: if self.suggestion.is_empty() {

@@ -6,7 +6,9 @@
 //! `messages` or `conversation` (traces named `FILE#N`, N from 0); an object holding one
 //! conversation; JSON Lines of messages.
 //!
-//! Per message (the source record; a malformed message is skipped whole):
+//! Per message (the source record; a malformed message is skipped whole, but a malformed entry
+//! of `tool_calls` is skipped alone, as its own source record, and the message's other calls are
+//! replayed):
 //! - `system`/`user`: a `message` record;
 //! - `assistant`: an inferred `inference` record (each assistant turn is one inference), an
 //!   `assistant` message when it has text, and, when it has tool calls, a `cell` record (the
@@ -232,6 +234,28 @@ pub(crate) struct ToolCall {
     pub arguments: String,
     /// Parsed arguments (an object), or `None` when they are not a JSON object.
     pub params: Option<Value>,
+    /// Why the entry is malformed (`tool call 1: ...`), or `None` for a well-formed call. A
+    /// malformed entry is kept in its message's list, so that a result without an id still
+    /// links to the entry it answers, but yields no records: it is reported and counted as a
+    /// skipped record, and its sibling calls are replayed.
+    pub malformed: Option<String>,
+}
+
+impl ToolCall {
+    /// A placeholder for a malformed tool-call entry (see [`ToolCall::malformed`]); keeps the
+    /// entry's `id` when it has a string one, so its result still links to it.
+    fn malformed(tc: &Value, why: String) -> ToolCall {
+        ToolCall {
+            id: match tc.get("id") {
+                Some(Value::String(s)) => Some(s.clone()),
+                _ => None,
+            },
+            name: String::new(),
+            arguments: String::new(),
+            params: None,
+            malformed: Some(why),
+        }
+    }
 }
 
 /// A parsed message with its calls, before records are emitted.
@@ -258,8 +282,12 @@ pub(crate) fn parse_message(m: &Map<String, Value>, line: u64) -> Result<Parsed,
     match m.get("tool_calls") {
         None | Some(Value::Null) => {}
         Some(Value::Array(list)) => {
+            // One malformed entry does not hide its siblings (see `ToolCall::malformed`).
             for (i, tc) in list.iter().enumerate() {
-                calls.push(tool_call(tc).map_err(|e| format!("tool call {i}: {e}"))?);
+                calls
+                    .push(tool_call(tc).unwrap_or_else(|e| {
+                        ToolCall::malformed(tc, format!("tool call {i}: {e}"))
+                    }));
             }
         }
         Some(_) => return Err("field `tool_calls` must be a list".into()),
@@ -267,7 +295,11 @@ pub(crate) fn parse_message(m: &Map<String, Value>, line: u64) -> Result<Parsed,
     if let Some(fc) = m.get("function_call").filter(|v| !v.is_null()) {
         let mut wrapped = Map::new();
         wrapped.insert("function".into(), fc.clone());
-        calls.push(tool_call(&Value::Object(wrapped)).map_err(|e| format!("function_call: {e}"))?);
+        let wrapped = Value::Object(wrapped);
+        calls.push(
+            tool_call(&wrapped)
+                .unwrap_or_else(|e| ToolCall::malformed(&wrapped, format!("function_call: {e}"))),
+        );
     }
     let tool_call_ids = match m.get("tool_call_ids") {
         Some(Value::Array(ids)) => ids
@@ -334,6 +366,7 @@ fn tool_call(tc: &Value) -> Result<ToolCall, String> {
         name,
         arguments,
         params,
+        malformed: None,
     })
 }
 
@@ -539,6 +572,7 @@ fn convert_fast(m: FastMessage, line: u64) -> Parsed {
             name,
             arguments,
             params,
+            malformed: None,
         });
     }
     Parsed {
@@ -943,11 +977,18 @@ pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
                         ..Default::default()
                     }),
                 );
-                if has_text || calls.is_empty() {
+                // Malformed entries are reported and skipped; the message's other calls stay.
+                let well_formed = calls.iter().filter(|c| c.malformed.is_none()).count();
+                if has_text || well_formed == 0 {
                     let r = msg(MessageKind::Assistant, role, content);
                     ctx.record(line, Record::Message(Box::new(r)));
                 }
-                if calls.is_empty() {
+                if well_formed == 0 {
+                    for c in &calls {
+                        if let Some(why) = &c.malformed {
+                            ctx.skip(line, format!("malformed tool call: {why}"));
+                        }
+                    }
                     continue;
                 }
                 ctx.record(
@@ -958,6 +999,12 @@ pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
                     }),
                 );
                 for (ci, c) in calls.into_iter().enumerate() {
+                    // A skipped entry keeps its position: the calls after it are numbered by
+                    // their index in `tool_calls`.
+                    if let Some(why) = c.malformed {
+                        ctx.skip(line, format!("malformed tool call: {why}"));
+                        continue;
+                    }
                     let mut tm = MessageRecord::new(MessageKind::ToolCall);
                     tm.role = Some("assistant".into());
                     tm.id = c.id.clone();
@@ -1323,10 +1370,97 @@ mod tests {
             skipped,
             vec![
                 "malformed message: a message needs a `role`",
-                "malformed message: tool call 0: `function.name` must be a non-empty string"
+                "malformed tool call: tool call 0: `function.name` must be a non-empty string"
             ]
         );
+        // The assistant message is read (it has no well-formed call) and its bad entry is a
+        // skipped record of its own.
         let s = r.stats();
-        assert_eq!((s.read, s.accepted, s.skipped), (3, 1, 2));
+        assert_eq!((s.read, s.accepted, s.skipped), (4, 2, 2));
+    }
+
+    /// Issue 6 T4-24: a malformed entry of `tool_calls` is skipped alone; its siblings are
+    /// replayed with their positions as indices, and results still link to the right calls
+    /// (by id, and without ids by position, the malformed entry taking its own result).
+    #[test]
+    fn malformed_tool_call_keeps_its_siblings() {
+        let text = r#"[
+{"role": "user", "content": "no"},
+{"role": "assistant", "content": null, "tool_calls": [
+  {"id": "c1", "function": {"name": "book_flight", "arguments": "{}"}},
+  {"id": "c2", "function": {"arguments": "{}"}},
+  {"id": "c3", "function": {"name": "cancel_flight", "arguments": "{\"r\": 1}"}},
+  7]},
+{"role": "tool", "tool_call_id": "c1", "content": "Error: no"},
+{"role": "tool", "tool_call_id": "c2", "content": "Error: bad call"},
+{"role": "tool", "tool_call_id": "c3", "content": "done"},
+{"role": "assistant", "content": null, "tool_calls": [
+  {"function": {"name": "a", "arguments": "{}"}},
+  {"function": {"name": ""}}]},
+{"role": "tool", "content": "Error: answers the malformed entry"},
+{"role": "tool", "content": "answers a"},
+{"role": "assistant", "function_call": {"name": 3}}
+]"#;
+        let mut r = read_str("c.json", text, None).unwrap();
+        let mut calls = Vec::new();
+        let mut skipped = Vec::new();
+        for e in r.by_ref() {
+            match e {
+                Event::Record {
+                    line,
+                    record: Record::Call(c),
+                } => calls.push((
+                    line,
+                    c.cell,
+                    c.index,
+                    c.raw().to_string(),
+                    c.status.as_str(),
+                    c.params.value(),
+                )),
+                Event::Skipped(s) => skipped.push((s.line, s.message)),
+                _ => {}
+            }
+        }
+        assert_eq!(
+            calls,
+            vec![
+                (
+                    3,
+                    Some(0),
+                    Some(0),
+                    "book_flight".into(),
+                    "error",
+                    serde_json::json!({})
+                ),
+                (
+                    3,
+                    Some(0),
+                    Some(2),
+                    "cancel_flight".into(),
+                    "ok",
+                    serde_json::json!({"r": 1})
+                ),
+                (
+                    11,
+                    Some(1),
+                    Some(0),
+                    "a".into(),
+                    "ok",
+                    serde_json::json!({})
+                ),
+            ]
+        );
+        assert_eq!(
+            skipped,
+            vec![
+                (3, "malformed tool call: tool call 1: `function.name` must be a non-empty string".to_string()),
+                (3, "malformed tool call: tool call 3: must be an object".to_string()),
+                (11, "malformed tool call: tool call 1: `function.name` must be a non-empty string".to_string()),
+                (16, "malformed tool call: function_call: `function.name` must be a non-empty string".to_string()),
+            ]
+        );
+        // 9 messages read and accepted, plus 4 malformed entries read and skipped.
+        let s = r.stats();
+        assert_eq!((s.read, s.accepted, s.skipped), (13, 9, 4));
     }
 }

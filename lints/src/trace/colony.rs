@@ -22,8 +22,10 @@ use super::convert::{self, opt_str};
 use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
 use super::model::*;
 use super::TraceError;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use tree_sitter::Node;
 
 /// Converts a Colony document.
 ///
@@ -141,9 +143,18 @@ fn header(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>, first_wall: Op
 
 /// Cell objects (colony-replay `cells` or codegen iterations), in order.
 fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line: u64) {
+    // The date of the first cell: its `start_wall` (codegen iterations) or, for cells without
+    // one (`colony-replay/1`), the earliest `start_wall` of its child action spans, so the same
+    // recording gets the same epoch in either shape (issue 6 T4-5).
     let first_wall = items.iter().find_map(|(_, r)| {
         let m = map(r.as_ref().ok()?)?;
-        m.get("start_wall").and_then(Value::as_f64)
+        m.get("start_wall").and_then(Value::as_f64).or_else(|| {
+            m.get("child_action_spans")?
+                .as_array()?
+                .iter()
+                .filter_map(|s| s.get("start_wall")?.as_f64())
+                .min_by(f64::total_cmp)
+        })
     });
     let mut root = root.clone();
     if !root.contains_key("agent_id") {
@@ -312,8 +323,133 @@ const NOT_STRAIGHT: &[&str] = &[
     "class_definition",
 ];
 
+/// Parents under which an identifier is only read (with the field it must be in, if any).
+const READ_PARENTS: &[(&str, Option<&str>)] = &[
+    ("argument_list", None),
+    ("keyword_argument", Some("value")),
+    ("binary_operator", None),
+    ("comparison_operator", None),
+    ("boolean_operator", None),
+    ("not_operator", None),
+    ("unary_operator", None),
+    ("conditional_expression", None),
+    ("parenthesized_expression", None),
+    ("interpolation", None),
+    ("return_statement", None),
+    ("expression_statement", None),
+    ("expression_list", None),
+    ("list", None),
+    ("set", None),
+    ("tuple", None),
+    ("pair", None),
+    ("await", None),
+    ("subscript", None),
+    ("attribute", Some("object")),
+    ("call", Some("function")),
+    ("assignment", Some("right")),
+    ("augmented_assignment", Some("right")),
+];
+
+/// Names through which code can rebind a variable without naming it as a target.
+const DYNAMIC_NAMESPACE: &[&str] = &[
+    "globals",
+    "locals",
+    "vars",
+    "exec",
+    "eval",
+    "__import__",
+    "__builtins__",
+    "setattr",
+    "delattr",
+];
+
+/// The names of a cell that hold one known string at every point after their binding (issue 6
+/// T2, the variable key `k = "x"; await run(k)`): bound exactly once in the cell, by a
+/// top-level `NAME = "literal"` statement (a plain or annotated assignment of a string literal,
+/// not inside any block), and otherwise only read (an argument, operand, f-string part, the
+/// object of an attribute, ...; any other use, such as a `for`, `with ... as`, walrus, import,
+/// `del`, `global`, parameter or pattern target, counts as a second binding). A cell that names
+/// `globals`, `locals`, `vars`, `exec`, `eval`, `setattr`, `delattr`, `__import__` or
+/// `__builtins__` has none. Value: the string and the end byte of the binding statement.
+fn cell_constants(root: Node, text: &str) -> FxHashMap<String, (String, usize)> {
+    let mut defs: FxHashMap<&str, Vec<(String, usize)>> = FxHashMap::default();
+    let mut spoiled: FxHashSet<&str> = FxHashSet::default();
+    for node in crate::parse::walk(root) {
+        if node.kind() != "identifier" {
+            continue;
+        }
+        let name = crate::parse::text(node, text);
+        if DYNAMIC_NAMESPACE.contains(&name) {
+            return FxHashMap::default();
+        }
+        let Some(parent) = node.parent() else {
+            continue;
+        };
+        let field_is = |f: &str| parent.child_by_field_name(f).map(|c| c.id()) == Some(node.id());
+        if parent.kind() == "assignment" && field_is("left") {
+            let top = parent
+                .parent()
+                .filter(|p| p.kind() == "expression_statement")
+                .is_some_and(|p| p.parent().is_some_and(|m| m.kind() == "module"));
+            let value = parent
+                .child_by_field_name("right")
+                .and_then(|r| crate::parse::literal_str(r, text));
+            match value {
+                Some(v) if top => defs.entry(name).or_default().push((v, parent.end_byte())),
+                _ => {
+                    spoiled.insert(name);
+                }
+            }
+            continue;
+        }
+        let read = READ_PARENTS
+            .iter()
+            .any(|&(k, f)| parent.kind() == k && f.is_none_or(field_is))
+            // `del k, j`, `with x as (k, j)`: a tuple or list there is a target.
+            && !std::iter::successors(Some(parent), |n| n.parent())
+                .take_while(|n| !matches!(n.kind(), "block" | "module"))
+                .any(|n| matches!(n.kind(), "delete_statement" | "as_pattern_target"));
+        if !read {
+            spoiled.insert(name);
+        }
+    }
+    defs.into_iter()
+        .filter(|(n, d)| d.len() == 1 && !spoiled.contains(n))
+        .filter_map(|(n, mut d)| d.pop().map(|v| (n.to_string(), v)))
+        .collect()
+}
+
+/// The key of a `run(...)` key argument: a string literal, or a name that holds a known string
+/// there ([`cell_constants`]: the use is after the binding and not inside a function, lambda
+/// or class body, which could run at another time).
+fn key_text(
+    node: Node,
+    text: &str,
+    constants: &FxHashMap<String, (String, usize)>,
+) -> Option<String> {
+    if let Some(k) = crate::parse::literal_str(node, text) {
+        return Some(k);
+    }
+    if node.kind() != "identifier" {
+        return None;
+    }
+    let (value, bound_at) = constants.get(crate::parse::text(node, text))?;
+    let mut up = node.parent();
+    while let Some(n) = up {
+        if matches!(
+            n.kind(),
+            "function_definition" | "lambda" | "class_definition"
+        ) {
+            return None;
+        }
+        up = n.parent();
+    }
+    (node.start_byte() >= *bound_at).then(|| value.clone())
+}
+
 /// [`run_literals`] with what is known about the call sites (issue 6 T2: a literal is paired
-/// with a recorded call only when the pairing is certain).
+/// with a recorded call only when the pairing is certain). A key held in a variable counts as a
+/// literal when the variable holds one known string there ([`cell_constants`]).
 pub fn run_sites(code: &str) -> RunSites {
     let mut texts = Vec::new();
     if code.contains("```") {
@@ -331,6 +467,7 @@ pub fn run_sites(code: &str) -> RunSites {
     for text in &texts {
         let text = &crate::source::python_newlines(text);
         let tree = crate::parse::parse(text, None);
+        let mut constants = None;
         for node in crate::parse::walk(tree.root_node()) {
             if node.kind() != "call" {
                 continue;
@@ -350,12 +487,16 @@ pub fn run_sites(code: &str) -> RunSites {
                 if a.kind() == "keyword_argument" {
                     let name = a.child_by_field_name("name");
                     if name.map(|n| crate::parse::text(n, text)) == Some("action_key") {
+                        let consts =
+                            constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
                         key = a
                             .child_by_field_name("value")
-                            .and_then(|v| crate::parse::literal_str(v, text));
+                            .and_then(|v| key_text(v, text, consts));
                     }
                 } else if i == 0 {
-                    key = crate::parse::literal_str(a, text);
+                    let consts =
+                        constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
+                    key = key_text(a, text, consts);
                 }
             }
             let mut up = node.parent();
@@ -376,6 +517,141 @@ pub fn run_sites(code: &str) -> RunSites {
         all_literal,
         straight: straight && all_literal,
     }
+}
+
+/// Exception names whose handler catches Colony's `GuardrailBlockedError` (an `Exception`).
+const CATCHES_BLOCK: &[&str] = &["Exception", "BaseException", "GuardrailBlockedError"];
+
+/// True when `clause` (an `except_clause`) catches `GuardrailBlockedError` and does not raise
+/// again: a bare `except:`, or `except` of `Exception`, `BaseException` or
+/// `GuardrailBlockedError` (also `x.GuardrailBlockedError`, in a tuple, or `as e`), whose body
+/// holds no `raise`.
+fn handler_swallows(clause: Node, text: &str) -> bool {
+    let mut cursor = clause.walk();
+    let parts: Vec<Node> = clause.named_children(&mut cursor).collect();
+    let Some(body) = parts.iter().rev().find(|n| n.kind() == "block") else {
+        return false;
+    };
+    if crate::parse::walk(*body).any(|n| n.kind() == "raise_statement") {
+        return false;
+    }
+    let types: Vec<Node> = parts
+        .iter()
+        .filter(|n| n.kind() != "block" && !n.is_extra())
+        .copied()
+        .collect();
+    let Some(&first) = types.first() else {
+        return true; // bare `except:`
+    };
+    let ty = if first.kind() == "as_pattern" {
+        match first.named_child(0) {
+            Some(t) => t,
+            None => return false,
+        }
+    } else {
+        first
+    };
+    let names: Vec<Node> = match ty.kind() {
+        "tuple" | "parenthesized_expression" => {
+            let mut c = ty.walk();
+            ty.named_children(&mut c).collect()
+        }
+        _ => vec![ty],
+    };
+    names.iter().any(|n| {
+        let t = crate::parse::text(*n, text);
+        let last = t.rsplit('.').next().unwrap_or(t);
+        matches!(n.kind(), "identifier" | "attribute") && CATCHES_BLOCK.contains(&last)
+    })
+}
+
+/// True when a block of the call with key as written `raw` (resolving to `resolved`) is
+/// certainly swallowed by the cell code (issue 6 T4-11; colony-reference §4.0.1: Colony's cell
+/// then goes on): at least one `run(...)` call site could have made the call, and every one
+/// that could sits in the body of a `try` with a handler that catches `GuardrailBlockedError`
+/// without raising again, with no function, lambda or class body in between. A site could have
+/// made the call when its key (a literal, or a variable holding one, as in [`run_sites`])
+/// is `raw` or resolves to `resolved`, or when its key is unknown. Taken from the cell's python
+/// (or untagged) blocks, like [`run_sites`].
+pub fn block_swallowed(code: &str, raw: &str, resolved: &str) -> bool {
+    let mut texts = Vec::new();
+    if code.contains("```") {
+        for f in crate::extract::markdown::fences(code) {
+            if f.lang.is_empty() || crate::extract::markdown::is_python_lang(&f.lang) {
+                texts.push(code.get(f.body.as_range()).unwrap_or("").to_string());
+            }
+        }
+    }
+    if texts.is_empty() {
+        texts.push(code.to_string());
+    }
+    let mut any = false;
+    for text in &texts {
+        let text = &crate::source::python_newlines(text);
+        let tree = crate::parse::parse(text, None);
+        let mut constants = None;
+        for node in crate::parse::walk(tree.root_node()) {
+            if node.kind() != "call" {
+                continue;
+            }
+            let is_run = node
+                .child_by_field_name("function")
+                .is_some_and(|f| f.kind() == "identifier" && crate::parse::text(f, text) == "run");
+            if !is_run {
+                continue;
+            }
+            let Some(args) = node.child_by_field_name("arguments") else {
+                continue;
+            };
+            let consts = constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
+            let mut key = None;
+            let mut c = args.walk();
+            for (i, a) in args.named_children(&mut c).enumerate() {
+                if a.kind() == "keyword_argument" {
+                    if a.child_by_field_name("name")
+                        .map(|n| crate::parse::text(n, text))
+                        == Some("action_key")
+                    {
+                        key = a
+                            .child_by_field_name("value")
+                            .and_then(|v| key_text(v, text, consts));
+                    }
+                } else if i == 0 {
+                    key = key_text(a, text, consts);
+                }
+            }
+            if key.is_some_and(|k| k != raw && !resolves_to(&k, resolved)) {
+                continue;
+            }
+            any = true;
+            let mut prev = node;
+            let mut swallowed = false;
+            let mut up = node.parent();
+            while let Some(n) = up {
+                match n.kind() {
+                    "function_definition" | "lambda" | "class_definition" => break,
+                    "try_statement"
+                        if n.child_by_field_name("body").map(|b| b.id()) == Some(prev.id()) =>
+                    {
+                        let mut c = n.walk();
+                        if n.named_children(&mut c)
+                            .any(|h| h.kind() == "except_clause" && handler_swallows(h, text))
+                        {
+                            swallowed = true;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                prev = n;
+                up = n.parent();
+            }
+            if !swallowed {
+                return false;
+            }
+        }
+    }
+    any
 }
 
 /// True when the dispatcher could resolve the literal `raw` to `resolved` (exact, unique
@@ -648,7 +924,7 @@ mod tests {
 
     #[test]
     fn literals_in_source_order() {
-        let code = "r = await run(\"get_agent_status\", agent_ids=[\"a\"])\nawait run(action_key='X.y.z')\nawait x.run('no')\nk = 'v'\nawait run(k)\n";
+        let code = "r = await run(\"get_agent_status\", agent_ids=[\"a\"])\nawait run(action_key='X.y.z')\nawait x.run('no')\nk = 'v'\nk = 'w'\nawait run(k)\n";
         assert_eq!(run_literals(code), vec!["get_agent_status", "X.y.z"]);
         let fenced = "Here:\n```python\nawait run('a.b')\n```\n";
         assert_eq!(run_literals(fenced), vec!["a.b"]);
@@ -661,6 +937,109 @@ mod tests {
         assert!(s.all_literal && s.straight);
         let s = run_sites("await asyncio.gather(*[run('a') for i in y])\n");
         assert!(s.all_literal && !s.straight);
+    }
+
+    /// Issue 6 T4-11: a block is swallowed when every `run()` that could have made the call
+    /// sits in a `try` body whose handler catches `GuardrailBlockedError` and does not raise.
+    #[test]
+    fn swallowing_try_blocks() {
+        let blocks_swallowed = |code: &str| block_swallowed(code, "a", "A.A.a");
+        // The tester's cell: the blocked delete is guarded, the other call is not.
+        let cell = "try:\n    await run(\"A.A.delete_x\")\nexcept Exception:\n    pass\nawait run(\"A.A.check_plan_conflicts\")\n";
+        assert!(block_swallowed(cell, "A.A.delete_x", "A.A.delete_x"));
+        assert!(!block_swallowed(
+            cell,
+            "A.A.check_plan_conflicts",
+            "A.A.check_plan_conflicts"
+        ));
+        // A short literal resolving to the key counts; a variable key could be any call.
+        assert!(block_swallowed(
+            "try:\n    await run('delete_x')\nexcept Exception:\n    pass\nawait run('A.A.b')\n",
+            "delete_x",
+            "A.A.delete_x"
+        ));
+        assert!(!block_swallowed(
+            "try:\n    await run('A.A.delete_x')\nexcept Exception:\n    pass\nawait run(k)\n",
+            "A.A.delete_x",
+            "A.A.delete_x"
+        ));
+        assert!(!block_swallowed(cell, "A.A.other", "A.A.other"));
+        for code in [
+            "try:\n    await run('A.A.a')\nexcept Exception:\n    pass\n",
+            "try:\n    await run('a')\nexcept:\n    pass\n",
+            "try:\n    await run('a')\nexcept (ValueError, BaseException) as e:\n    print(e)\n",
+            "try:\n    await run('a')\nexcept errors.GuardrailBlockedError:\n    pass\n",
+            "try:\n    await run('a')\nexcept ValueError:\n    pass\nexcept Exception:\n    x = 1\n",
+            "for k in ks:\n    try:\n        await run(k)\n    except Exception:\n        continue\nawait run('b')\n",
+            "async def f():\n    try:\n        await run('a')\n    except Exception:\n        pass\nawait f()\n",
+            "try:\n    if x:\n        await run('a')\nexcept Exception:\n    pass\n",
+        ] {
+            assert!(blocks_swallowed(code), "{code:?}");
+        }
+        for code in [
+            "x = 1\n",
+            "await run('a')\n",
+            "try:\n    await run('a')\nexcept Exception:\n    pass\nawait run('A.A.a')\n",
+            "try:\n    await run('a')\nexcept ValueError:\n    pass\n",
+            "try:\n    await run('a')\nexcept Exception:\n    raise\n",
+            "try:\n    await run('a')\nexcept Exception as e:\n    if x:\n        raise RuntimeError() from e\n",
+            "try:\n    await run('a')\nfinally:\n    pass\n",
+            "try:\n    pass\nexcept Exception:\n    await run('a')\n",
+            "try:\n    async def f():\n        await run('a')\nexcept Exception:\n    pass\nawait f()\n",
+        ] {
+            assert!(!blocks_swallowed(code), "{code:?}");
+        }
+    }
+
+    /// Issue 6 T2: a variable key counts as a literal only where the variable holds one known
+    /// string (bound once, at top level, to a literal, before the use, never rebound).
+    #[test]
+    fn variable_keys_with_one_known_value() {
+        let known = |code: &str| {
+            let s = run_sites(code);
+            (s.literals, s.all_literal, s.straight)
+        };
+        let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // The tester's var.json cell: Colony saw `create_decomposition` for call 0.
+        let full = "DesignProcessCapability.DesignProcessCapability.create_decomposition";
+        let code = format!("k = \"create_decomposition\"\nawait run(k, dry_run=False)\nawait run(\"{full}\", dry_run=True)");
+        assert_eq!(
+            known(&code),
+            (v(&["create_decomposition", full]), true, true)
+        );
+        // Reads of the name elsewhere, `action_key=`, an annotation, a use in a branch.
+        assert_eq!(
+            known("k: str = 'a.b'\nprint(k, f'{k}', k.upper(), k in d)\nif x:\n    await run(action_key=k)\n"),
+            (v(&["a.b"]), true, false)
+        );
+        // Not known: each of these rebinds the name, binds it in a block, or uses it before
+        // its binding, inside a function, or where the namespace can change under it.
+        for code in [
+            "k = 'a'\nk = 'b'\nawait run(k)\n",
+            "await run(k)\nk = 'a'\n",
+            "k = 'a'\nk += 'b'\nawait run(k)\n",
+            "k = 'a'\nfor k in ks:\n    pass\nawait run(k)\n",
+            "k = 'a'\nx = [k for k in ks]\nawait run(k)\n",
+            "k = 'a'\nif (k := f()):\n    pass\nawait run(k)\n",
+            "k = 'a'\nwith f() as k:\n    pass\nawait run(k)\n",
+            "k = 'a'\nwith f() as (k, j):\n    pass\nawait run(k)\n",
+            "k = 'a'\ndel k, j\nawait run(k)\n",
+            "k = 'a'\nimport k\nawait run(k)\n",
+            "k = 'a'\ndef g():\n    global k\n    k = 'b'\ng()\nawait run(k)\n",
+            "k = 'a'\nasync def g():\n    await run(k)\nawait g()\n",
+            "k = 'a'\nglobals()['k'] = 'b'\nawait run(k)\n",
+            "k = 'a'\nexec('k = 1')\nawait run(k)\n",
+            "if x:\n    k = 'a'\nawait run(k)\n",
+            "try:\n    k = 'a'\nexcept E as k:\n    pass\nawait run(k)\n",
+            "k = f'a{b}'\nawait run(k)\n",
+            "k = j = 'a'\nawait run(k)\n",
+            "k, j = 'a', 'b'\nawait run(k)\n",
+            "k = 'a'\nmatch x:\n    case k:\n        pass\nawait run(k)\n",
+            "def f(k='b'):\n    pass\nk = 'a'\nawait run(k)\n",
+        ] {
+            let (lits, all, _) = known(code);
+            assert!(lits.is_empty() && !all, "{code:?}: {lits:?}");
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ fn action_call(action: &str) -> Option<ToolCall> {
         arguments: params.to_string(),
         name,
         params: Some(params),
+        malformed: None,
     })
 }
 
