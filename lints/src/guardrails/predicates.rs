@@ -394,7 +394,15 @@ impl MessageWatch {
                 }
             }
         }
-        if let Some(n) = self.max_age_messages {
+        // A `tool_call` (or `agent_call`) message is the request of the call that follows it:
+        // it is not a message *before* that call, so it does not age the window yet; it counts
+        // from the next message on (issue 6 T4-28: chat traces carry one before each call,
+        // native traces usually none).
+        let issues_call = matches!(
+            m.kind,
+            crate::trace::MessageKind::ToolCall | crate::trace::MessageKind::AgentCall
+        );
+        if let Some(n) = self.max_age_messages.filter(|_| !issues_call) {
             let oldest = (seq + 1).saturating_sub(n);
             while st.matches.front().is_some_and(|&s| s < oldest) {
                 st.matches.pop_front();
@@ -646,5 +654,41 @@ mod tests {
         user.content = Some("wait, no".into());
         w.observe(&mut st, 2, &user, &mut Vec::new());
         assert!(!w.satisfied(&mut st), "latest user message is not a yes");
+    }
+
+    /// Issue 6 T4-28: the `tool_call` message that issues a call does not age the
+    /// `max-age-messages` window for that call; it counts from the next message on.
+    #[test]
+    fn tool_call_messages_do_not_age_the_window_of_their_call() {
+        use crate::trace::MessageKind;
+        let w = MessageWatch {
+            role: Some("user".into()),
+            kind: None,
+            content: Regex::new(r"(?i)\byes\b").unwrap(),
+            latest: false,
+            consume: false,
+            max_age_messages: Some(2),
+        };
+        let mut st = MessageState::default();
+        let mut user = MessageRecord::new(MessageKind::User);
+        user.content = Some("yes".into());
+        let mut asst = MessageRecord::new(MessageKind::Assistant);
+        asst.role = Some("assistant".into());
+        let mut call = MessageRecord::new(MessageKind::ToolCall);
+        call.role = Some("assistant".into());
+        let mut result = MessageRecord::new(MessageKind::ToolResult);
+        result.role = Some("tool".into());
+        w.observe(&mut st, 0, &user, &mut Vec::new());
+        w.observe(&mut st, 1, &asst, &mut Vec::new());
+        w.observe(&mut st, 2, &call, &mut Vec::new());
+        assert!(
+            w.satisfied(&mut st),
+            "the yes is 2 messages before the call"
+        );
+        w.observe(&mut st, 3, &result, &mut Vec::new());
+        assert!(
+            !w.satisfied(&mut st),
+            "3 messages later (the tool call counts now)"
+        );
     }
 }
