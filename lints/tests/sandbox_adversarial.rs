@@ -279,10 +279,15 @@ fn rename_variables(src: &str, rng: &mut Rng) -> String {
             }
         }
     }
+    // A name Colony's namespace pre-binds (`json`, `ActionResult`, `bb`) is not a variable
+    // of the cell even where the cell rebinds it on some paths only: renaming it would change
+    // which object the other paths use (`if False: json = {}` then `json.dumps = f`, H27).
+    let prebound = cellguard_lints::config::Namespace::colony().names;
     let mut renames: HashMap<String, String> = HashMap::new();
     for (i, name) in bound.into_iter().enumerate() {
         if name.starts_with("__")
             || RESERVED.contains(&name.as_str())
+            || prebound.contains(&name)
             || keyword_names.contains(&name)
             || imported.contains(&name)
         {

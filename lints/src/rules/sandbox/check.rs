@@ -894,9 +894,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let mut flow = Bindings::new(self.it.names.len());
         for g in self.it.global_decls.clone() {
+            // Bound by a function at a time cellguard does not know: the pre-bound value
+            // (`global json` in a function never called) and the function's values.
+            self.seed_prebound(&mut flow, g);
             if let Some(v) = self.it.globals.get(g) {
                 let v = v.clone();
-                flow.0[g as usize] = v;
+                flow.0[g as usize].join(&v);
             }
         }
         self.run_block(root, &mut flow, true, 0);
@@ -984,6 +987,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// Before a weak (conditional) binding of name `id` at the top level: an unbound slot
+    /// stands for the pre-bound value (a namespace module, a builtin), which still reaches the
+    /// paths where the binding does not run, so the slot starts from it.
+    fn seed_prebound(&self, flow: &mut Bindings, id: NameId) {
+        if let Some(slot) = flow.0.get_mut(id as usize) {
+            if slot.is_empty() {
+                let d = self.it.default_value(self.it.names.text(id));
+                if !d.only_unknown() {
+                    *slot = d;
+                }
+            }
+        }
+    }
+
     /// Binds `v` to the demanded names of `target` in the top-level environment.
     fn bind_flow(&self, flow: &mut Bindings, target: Node, v: &VSet, strong: bool) {
         let relevance = &self.it.relevance;
@@ -1057,6 +1074,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .filter(|n| self.it.demands(*n))
                     .collect();
                 for n in names {
+                    self.seed_prebound(flow, n);
                     if let Some(g) = self.it.globals.get(n) {
                         let g = g.clone();
                         if let Some(slot) = flow.0.get_mut(n as usize) {
@@ -1319,6 +1337,38 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// True when walrus `w` (under `top`) may not run when `top` runs: it sits in the right
+    /// operand of `and`/`or`, in a conditional expression, a comprehension or a lambda.
+    fn walrus_conditional(&self, w: Node<'t>, top: Node<'t>) -> bool {
+        let mut child = w;
+        let mut depth = 0;
+        while let Some(p) = self.it.parent(child) {
+            if child.id() == top.id() || depth > 200 {
+                break;
+            }
+            match p.kind_name() {
+                "boolean_operator" if p.field(F::Right).is_some_and(|r| r.id() == child.id()) => {
+                    return true
+                }
+                // A branch (not the condition, which always runs: `a if (x := f()) else b`).
+                "conditional_expression"
+                    if named(p).get(1).is_none_or(|c| c.id() != child.id()) =>
+                {
+                    return true;
+                }
+                "list_comprehension"
+                | "set_comprehension"
+                | "dictionary_comprehension"
+                | "generator_expression"
+                | "lambda" => return true,
+                _ => {}
+            }
+            child = p;
+            depth += 1;
+        }
+        false
+    }
+
     fn bind_walrus(&mut self, node: Node<'t>, flow: &mut Bindings) {
         if !self.it.has_walrus {
             return;
@@ -1327,6 +1377,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if n.kind_name() == "named_expression" {
                 if let (Some(name), Some(value)) = (n.field(F::Name), n.field(F::Value)) {
                     if self.binds_demanded(name) {
+                        // `x = 0 and (json := {})`: a walrus that may not run leaves the
+                        // pre-bound value (round 5 H27).
+                        if self.walrus_conditional(n, node) {
+                            if let Some(id) = self.it.name_id(name) {
+                                self.seed_prebound(flow, id);
+                            }
+                        }
                         let v = self.it.eval(value, &Env::Flow(flow), 0);
                         self.bind_flow(flow, name, &v, false);
                     }
@@ -1722,7 +1779,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let name = ident(node, self.it.src).into_owned();
         if HOST_STATE_NAMES.contains(&name.as_str())
             && self.namespace_names.contains(&name)
-            && self.assignments_of(&name).is_empty()
+            && self.prebound_kept(&name)
             && (!is_len_argument(node, self.it.src) || self.len_rebound())
         {
             self.report(
@@ -1797,6 +1854,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 format!("`{name}` is import machinery: it loads modules by name, bypassing the import allowlist"),
                 Some("`BuiltinImporter().load_module(\"os\")` is reached from the class hierarchy (smolagents PR #861)".into()),
             );
+        }
+        // A mutating method of host state taken as a value (H23).
+        if ctx == Ctx::Load && !nctx.callee {
+            self.check_host_mutator_call(node, env, true);
         }
         if FRAME_ATTRS.contains(&name) {
             self.report(
@@ -2396,6 +2457,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if rhs.is_empty() {
                     return self.namespace_names.contains(&n).then_some(n);
                 }
+                // Bound on some paths only: the pre-bound object reaches the others (H27).
+                if self.namespace_names.contains(&n) && self.prebound_kept(&n) {
+                    return Some(n);
+                }
                 let mut found = None;
                 for r in rhs {
                     found = Some(self.host_shared(r, depth + 1)?);
@@ -2753,7 +2818,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if v.iter().any(|x| is_host_receiver_value(x, &name)) {
             return Some(format!("`{name}`"));
         }
-        if self.assignments_of(&name).is_empty()
+        if self.prebound_kept(&name)
             && self.namespace_names.contains(&name)
             && (class_like(&name) || HOST_STATE_NAMES.contains(&name.as_str()) || name == "bb")
         {
@@ -2797,9 +2862,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             "identifier" => {
                 let n = ident(e, self.it.src).into_owned();
                 let rhs = self.assignments_of(&n);
-                if rhs.is_empty() {
-                    let class = n.starts_with(|c: char| c.is_ascii_uppercase())
-                        && n.chars().any(|c| c.is_ascii_lowercase());
+                // Never bound by the cell, or bound on some paths only (the pre-bound value
+                // reaches the others, round 5 H27).
+                if rhs.is_empty() || self.prebound_kept(&n) {
                     // The host's own objects (the blackboard, the agent, the REPL): replacing
                     // one of their attributes changes what the host and other agents see
                     // (round 5 H10: `bb.data = {...}`).
@@ -2807,10 +2872,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     if object && self.namespace_names.contains(&n) {
                         return Some(format!("`{n}`, an object the host put in the namespace"));
                     }
-                    return (class
+                    if class_like(&n)
                         && self.namespace_names.contains(&n)
-                        && !HOST_DATA_NAMES.contains(&n.as_str()))
-                    .then(|| format!("`{n}`, a class the host put in the namespace"));
+                        && !HOST_DATA_NAMES.contains(&n.as_str())
+                    {
+                        return Some(format!("`{n}`, a class the host put in the namespace"));
+                    }
+                    if rhs.is_empty() {
+                        return None;
+                    }
                 }
                 let mut found = None;
                 for r in rhs {
@@ -2943,6 +3013,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let opaque = objv
             .iter()
             .all(|v| matches!(v, Val::Unknown) || matches!(v, Val::Builtin(b) if *b == METACLASS));
+        // A pre-bound name the cell rebinds on some paths only still holds the host's object
+        // on the others, whatever the cell's bindings are (round 5 H27).
+        let kept_prebound = {
+            let o = unparen(obj);
+            o.kind_name() == "identifier" && {
+                let n = ident(o, self.it.src).into_owned();
+                self.namespace_names.contains(&n)
+                    && !HOST_DATA_NAMES.contains(&n.as_str())
+                    && self.prebound_kept(&n)
+            }
+        };
+        let opaque = opaque || kept_prebound;
         if behaviour && opaque {
             if let Some(n) = self.host_shared(obj, 0) {
                 return Some(format!("`{n}`, an object the host put in the namespace"));
@@ -3079,7 +3161,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 let n = ident(c, this.it.src).into_owned();
                 (names.contains(&n.as_str())
                     && this.namespace_names.contains(&n)
-                    && this.assignments_of(&n).is_empty())
+                    && this.prebound_kept(&n))
                 .then_some(n)
             })
         };
@@ -3339,7 +3421,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `collections.abc.Mapping.register(str)`), and pydantic's `model_rebuild` of a pre-bound
     /// model (it rebuilds the host's validator and schema from fields the cell may have
     /// changed). Round 4 G2, G21, G24, G27.
-    fn check_host_mutator_call(&mut self, callee: Node<'t>, env: &Env) {
+    ///
+    /// With `as_value`, `callee` is the method taken as a value without being called on the
+    /// spot (`map(ActionResult.model_config.update, [...])`, `sorted(xs, key=bb.data.update)`,
+    /// `partial(X.setdefault, k)`, `u = X.update`): whoever calls it later changes the same
+    /// host object (round 5 H23, the CVE-2025-5120 shape for writes).
+    fn check_host_mutator_call(&mut self, callee: Node<'t>, env: &Env, as_value: bool) {
         let c = unparen(callee);
         if c.kind_name() != "attribute" {
             return;
@@ -3358,7 +3445,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         };
         let shown = short(self.text(recv));
-        let msg = if rebuild {
+        let msg = if as_value {
+            format!("`{shown}.{method}` taken as a value is a bound method of host state ({what}): whatever calls it (`map`, a `key=`, `partial`, a later call) changes the host's object in place")
+        } else if rebuild {
             format!("`{shown}.{method}()` rebuilds {what}: the host's own model, whose validators and schema the host uses for every instance it makes")
         } else {
             format!("`{shown}.{method}(...)` changes host state in place ({what}): it is shared with the host, which then runs with what the cell put there")
@@ -4179,7 +4268,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.check_in_place_mutator(node, callee, &cv, env);
-        self.check_host_mutator_call(callee, env);
+        self.check_host_mutator_call(callee, env, false);
         for (k, v) in &kws {
             self.check_computed_alias(k, *v, env);
         }
@@ -5529,6 +5618,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// The right-hand sides of the plain assignments of `name` in the cell.
+    /// True when the value the namespace pre-binds to `name` may still be what `name` holds
+    /// somewhere in the cell: the cell never binds it, or binds it only on some paths (round 5
+    /// H27: `if False: ActionResult = ...`; see [`Interp::prebound_may_reach`]).
+    fn prebound_kept(&mut self, name: &str) -> bool {
+        self.assignments_of(name).is_empty()
+            || self
+                .it
+                .names
+                .get(name)
+                .is_some_and(|id| self.it.prebound_may_reach(id))
+    }
+
     fn assignments_of(&mut self, name: &str) -> Vec<Node<'t>> {
         if self.assigned.is_none() {
             let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
@@ -5720,6 +5821,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
             return;
         }
+        // A wrapper object (`functools.partial(f)`, `lru_cache(f)`, `wraps(g)(f)`) or a host
+        // function (`partial(json.dumps, ...)`, `log`): cellguard cannot check what it runs,
+        // and the host calls it (round 5 H20).
+        let opaque = if v.kind_name() == "call" {
+            Some(format!("is `{}`, a call result", short(self.text(v))))
+        } else {
+            self.it
+                .eval(v, env, 0)
+                .iter()
+                .any(|x| matches!(x, Val::Member(_) | Val::Module(_)))
+                .then(|| format!("is `{}`, a host callable", short(self.text(v))))
+        };
+        if let Some(w) = opaque {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(at),
+                format!("`{name}` {w} whose code cellguard cannot check: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value), after the cell and outside its checks"),
+                Some("Let `__repr__`/`__str__` be a lambda or `def` that only builds and returns a string from the object's fields".into()),
+            );
+            return;
+        }
         let bodies: Vec<Node<'t>> = self
             .it
             .eval(v, env, 0)
@@ -5833,6 +5955,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for n in nodes {
             let t = self.text(unparen(*n)).trim_end();
             let last = t.rsplit('.').next().unwrap_or(t).trim();
+            let last = self.type_of_builtin_value(unparen(*n)).unwrap_or(last);
             if let Some(b) = builtin_base_name(last) {
                 if !out.contains(&b) {
                     out.push(b);
@@ -5857,6 +5980,66 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         out
+    }
+
+    /// For a base written `type(<value>)` (round 5 H3, H15): the builtin type of the value when
+    /// it is a literal (`type({})` is `dict`, `type("")` is `str`), one of Colony's data
+    /// containers (`type(results)` is `dict`, `type(goals)` is `list`) or a value that folds
+    /// to a string, dict or sequence.
+    fn type_of_builtin_value(&self, n: Node<'t>) -> Option<&'static str> {
+        if n.kind_name() != "call" {
+            return None;
+        }
+        let f = unparen(n.field(F::Function)?);
+        if f.kind_name() != "identifier" || ident(f, self.it.src) != "type" {
+            return None;
+        }
+        let (pos, kws, splat) = call_args(n.field(F::Arguments), self.it.src);
+        let [a] = pos.as_slice() else { return None };
+        if !kws.is_empty() || splat {
+            return None;
+        }
+        let a = unparen(*a);
+        let by_kind = match a.kind_name() {
+            "dictionary" | "dictionary_comprehension" => Some("dict"),
+            "list" | "list_comprehension" => Some("list"),
+            "set" | "set_comprehension" => Some("set"),
+            "tuple" => Some("tuple"),
+            "string" | "concatenated_string" => {
+                let prefix: String = self
+                    .text(a)
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .collect();
+                Some(if prefix.to_ascii_lowercase().contains('b') {
+                    "bytes"
+                } else {
+                    "str"
+                })
+            }
+            "integer" => Some("int"),
+            "float" => Some("float"),
+            "identifier" => match &*ident(a, self.it.src) {
+                "results" | "params" => Some("dict"),
+                "goals" | "pages" => Some("list"),
+                _ => None,
+            },
+            _ => None,
+        };
+        if by_kind.is_some() {
+            return by_kind;
+        }
+        let v = self.it.eval(a, &Env::Global, 0);
+        if v.is_empty() || v.has_unknown() {
+            return None;
+        }
+        let mut kinds = v.iter().map(|x| match x {
+            Val::Str(_) => Some("str"),
+            Val::Dict(_) => Some("dict"),
+            _ => None,
+        });
+        let first = kinds.next()??;
+        kinds.all(|k| k == Some(first)).then_some(first)
     }
 
     fn report_base_overrides(&mut self, bases: &[&'static str], names: Vec<(String, TextRange)>) {
@@ -6577,8 +6760,35 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .unwrap_or_default(),
                         _ => String::new(),
                     };
-                    (!STRING_BUILDING_CALLS.contains(&callee.as_str()))
-                        .then(|| format!("calls `{}`", short(self.text(f))))
+                    if !STRING_BUILDING_CALLS.contains(&callee.as_str()) {
+                        return Some(format!("calls `{}`", short(self.text(f))));
+                    }
+                    // `map(bomb, xs)`, `sorted(xs, key=bomb)`: a higher-order string builder
+                    // runs its callable argument; a cell function there runs cell code
+                    // (round 5 H20 addendum; lambdas are walked below).
+                    let (pos, kws, _) = call_args(n.field(F::Arguments), src);
+                    let callables: Vec<Node<'t>> = match callee.as_str() {
+                        "map" | "filter" | "reduce" => pos.first().copied().into_iter().collect(),
+                        _ => kws
+                            .iter()
+                            .filter(|(k, _)| k == "key")
+                            .map(|(_, v)| *v)
+                            .collect(),
+                    };
+                    callables.into_iter().find_map(|c| {
+                        let cell_fn = self
+                            .it
+                            .eval(c, &Env::Global, 0)
+                            .iter()
+                            .any(|x| matches!(x, Val::Func(_)));
+                        (cell_fn && unparen(c).kind_name() != "lambda").then(|| {
+                            format!(
+                                "runs `{}` through `{}`",
+                                short(self.text(c)),
+                                short(self.text(f))
+                            )
+                        })
+                    })
                 }),
                 "assignment" | "augmented_assignment" => n.field(F::Left).and_then(|l| {
                     let l = unparen(l);

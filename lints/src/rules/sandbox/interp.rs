@@ -700,6 +700,12 @@ pub struct Interp<'t, 'a> {
     /// How the cell uses each name that may hold a container (see
     /// [`containers`](super::containers)), collected on first use.
     containers: RefCell<Option<Rc<containers::Uses<'t>>>>,
+    /// The cell's root node.
+    root: Node<'t>,
+    /// Names whose pre-bound value (namespace module, builtin, pre-bound object) may still
+    /// reach a use although the cell binds them (see [`Interp::prebound_may_reach`]), computed
+    /// on first use.
+    prebound_reach: RefCell<Option<Rc<HashSet<NameId>>>>,
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
@@ -984,6 +990,8 @@ impl<'t, 'a> Interp<'t, 'a> {
             opaque_members: RefCell::new(HashMap::default()),
             table,
             containers: RefCell::new(None),
+            root,
+            prebound_reach: RefCell::new(None),
         };
         me.relevance = scan::relevance(&mut facts, &me.names, &me.cfg, gate, &|x, sites, chain| {
             me.chain_is_opaque(x, sites, chain)
@@ -1700,12 +1708,167 @@ impl<'t, 'a> Interp<'t, 'a> {
                 if let Some(id) = id {
                     self.note_read(id);
                 }
-                match id.and_then(|id| self.globals.get(id)) {
-                    Some(v) if !v.is_empty() => v.clone(),
+                match id.and_then(|id| self.globals.get(id).map(|v| (id, v))) {
+                    Some((id, v)) if !v.is_empty() => {
+                        // A conditional binding (`if c: json = {}`, `try`/`except`, a walrus
+                        // in `and`, a `global` in a function never called) leaves the
+                        // pre-bound value on the other paths: the union holds both.
+                        let d = self.default_value(name);
+                        if !d.only_unknown() && self.prebound_may_reach(id) {
+                            let mut v = v.clone();
+                            v.join(&d);
+                            v
+                        } else {
+                            v.clone()
+                        }
+                    }
                     _ => self.default_value(name),
                 }
             }
         }
+    }
+
+    /// True when the value a name had before the cell (a namespace module, a builtin, a
+    /// pre-bound host object) may still be what the name holds at some use, although the cell
+    /// binds the name: a may-alias over control flow, made conservative. The pre-bound value
+    /// is shadowed for good only when
+    /// - every binding of the name is in a function, lambda, class body or comprehension scope
+    ///   (a local: Python never reads the pre-bound value there), with no `global` declaration
+    ///   of it; or
+    /// - an unconditional top-level statement (`json = {}`, `def json():`, `import x as json`,
+    ///   not inside `if`/`for`/`while`/`try`/`with`/`match`, not a walrus) rebinds it before
+    ///   any other occurrence of the name in the cell (`json = json or {}` reads it first).
+    ///
+    /// Otherwise every binding is a possible definition and the pre-bound value another one
+    /// (`if False: json = {}` leaves the host's `json` on the path that runs).
+    pub fn prebound_may_reach(&self, id: NameId) -> bool {
+        if self.prebound_reach.borrow().is_none() {
+            let set = self.compute_prebound_reach();
+            *self.prebound_reach.borrow_mut() = Some(Rc::new(set));
+        }
+        self.prebound_reach
+            .borrow()
+            .as_ref()
+            .is_some_and(|s| s.contains(&id))
+    }
+
+    fn compute_prebound_reach(&self) -> HashSet<NameId> {
+        // Scopes other than the module's: bindings strictly inside them are local.
+        let mut scopes: Vec<(usize, usize)> = Vec::new();
+        // Occurrences that are not reads of a variable: attribute names, keyword names,
+        // the names of import statements.
+        let mut not_ref: HashSet<usize> = HashSet::default();
+        let mut skip_until = 0usize;
+        let mut first_ref: HashMap<NameId, usize> = HashMap::default();
+        // The end of the first unconditional top-level rebinding of each name, and the start
+        // bytes of the identifiers it binds.
+        let mut rebind: HashMap<NameId, usize> = HashMap::default();
+        let mut target_starts: HashSet<usize> = HashSet::default();
+        for stmt in named_children(self.root) {
+            let mut targets: Vec<Node<'t>> = Vec::new();
+            let def = if stmt.kind_name() == "decorated_definition" {
+                stmt.field(F::Definition)
+            } else {
+                Some(stmt)
+            };
+            match def.map(|d| (d, d.kind_name())) {
+                Some((d, "function_definition" | "class_definition")) => {
+                    targets.extend(d.field(F::Name));
+                }
+                Some((_, "import_statement" | "import_from_statement")) => {
+                    for (name, _, _) in self.import_bindings(stmt) {
+                        if let Some(id) = self.names.get(&name) {
+                            rebind.entry(id).or_insert(stmt.end_byte());
+                        }
+                    }
+                }
+                Some((_, "expression_statement")) => {
+                    for e in named_children(stmt) {
+                        let mut cur = e;
+                        while cur.kind_name() == "assignment" && cur.field(F::Right).is_some() {
+                            if let Some(l) = cur.field(F::Left) {
+                                let mut stack = vec![l];
+                                while let Some(t) = stack.pop() {
+                                    match t.kind_name() {
+                                        "identifier" => targets.push(t),
+                                        "pattern_list"
+                                        | "tuple_pattern"
+                                        | "list_pattern"
+                                        | "parenthesized_expression"
+                                        | "list_splat_pattern" => stack.extend(named_children(t)),
+                                        _ => {}
+                                    }
+                                }
+                            }
+                            match cur.field(F::Right) {
+                                Some(r) => cur = r,
+                                None => break,
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for t in targets {
+                if let Some(id) = self.name_id(t) {
+                    target_starts.insert(t.start_byte());
+                    rebind.entry(id).or_insert(stmt.end_byte());
+                }
+            }
+        }
+        let mut ids: Vec<(usize, NameId)> = Vec::new();
+        for n in self.walk(self.root) {
+            let k = n.kind_name();
+            match k {
+                "function_definition"
+                | "lambda"
+                | "class_definition"
+                | "list_comprehension"
+                | "set_comprehension"
+                | "dictionary_comprehension"
+                | "generator_expression" => {
+                    scopes.push((n.start_byte(), n.end_byte()));
+                }
+                "attribute" => {
+                    if let Some(a) = n.field(F::Attribute) {
+                        not_ref.insert(a.start_byte());
+                    }
+                }
+                "keyword_argument" => {
+                    if let Some(a) = n.field(F::Name) {
+                        not_ref.insert(a.start_byte());
+                    }
+                }
+                "import_statement" | "import_from_statement" | "future_import_statement" => {
+                    skip_until = skip_until.max(n.end_byte());
+                }
+                "identifier" => {
+                    let b = n.start_byte();
+                    if let Some(id) = self.name_id(n) {
+                        ids.push((b, id));
+                        if b >= skip_until && !not_ref.contains(&b) && !target_starts.contains(&b) {
+                            first_ref.entry(id).or_insert(b);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let inside = |b: usize| scopes.iter().any(|(s, e)| *s < b && b < *e);
+        let mut top_bound: HashSet<NameId> = self.global_decls.iter().copied().collect();
+        for (b, id) in &self.bound {
+            if !top_bound.contains(id) && !inside(*b) {
+                top_bound.insert(*id);
+            }
+        }
+        let _ = ids;
+        top_bound
+            .into_iter()
+            .filter(|id| match rebind.get(id) {
+                Some(end) => first_ref.get(id).is_some_and(|r| r < end),
+                None => true,
+            })
+            .collect()
     }
 
     /// One attribute step from module `m`: the value of `m.name`, and the escape it is, if any.
