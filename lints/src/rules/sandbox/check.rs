@@ -491,6 +491,88 @@ pub struct Finding {
 /// Syntax nodes by a name (see [`Sbx::binding_sources`]).
 type NodesByName<'t> = rustc_hash::FxHashMap<String, Vec<Node<'t>>>;
 
+/// The node kinds [`CellIndex`] lists: the kinds the whole-cell scans of [`Sbx`] look for.
+const INDEXED_KINDS: &[&str] = &[
+    "assignment",
+    "augmented_assignment",
+    "named_expression",
+    "class_definition",
+    "function_definition",
+    "for_statement",
+    "for_in_clause",
+    "subscript",
+    "call",
+];
+
+/// The nodes of one cell (the tree [`Sbx::run`] walks) the whole-cell scans look for, built
+/// with one walk on first use: the nodes of each of [`INDEXED_KINDS`] and the identifiers by
+/// name ([`ident`]), each with its position in pre-order, so that a scan for one name or kind
+/// reads a short list instead of testing every node of the cell. Lists are in pre-order.
+#[derive(Default)]
+struct CellIndex<'t> {
+    /// Nodes of the indexed kinds, by kind.
+    kinds: rustc_hash::FxHashMap<&'static str, Vec<(u32, Node<'t>)>>,
+    /// Identifiers, by the name they spell.
+    idents: rustc_hash::FxHashMap<String, Vec<(u32, Node<'t>)>>,
+}
+
+impl<'t> CellIndex<'t> {
+    fn new(nodes: impl Iterator<Item = Node<'t>>, src: &str) -> Self {
+        let mut me = CellIndex::default();
+        for (i, n) in nodes.enumerate() {
+            let k = n.kind_name();
+            if k == "identifier" {
+                me.idents
+                    .entry(ident(n, src).into_owned())
+                    .or_default()
+                    .push((i as u32, n));
+            } else if INDEXED_KINDS.contains(&k) {
+                me.kinds.entry(k).or_default().push((i as u32, n));
+            }
+        }
+        me
+    }
+
+    /// The union of some lists, in pre-order, each node once.
+    fn merged<'s>(lists: impl Iterator<Item = &'s [(u32, Node<'t>)]>) -> Vec<Node<'t>>
+    where
+        't: 's,
+    {
+        let mut all: Vec<(u32, Node<'t>)> = Vec::new();
+        let mut parts = 0;
+        for l in lists {
+            all.extend_from_slice(l);
+            parts += 1;
+        }
+        if parts > 1 {
+            all.sort_unstable_by_key(|(i, _)| *i);
+            all.dedup_by_key(|(i, _)| *i);
+        }
+        all.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// The nodes of the given kinds (each one of [`INDEXED_KINDS`]), in pre-order.
+    fn of_kinds(&self, kinds: &[&str]) -> Vec<Node<'t>> {
+        debug_assert!(kinds.iter().all(|k| INDEXED_KINDS.contains(k)));
+        Self::merged(
+            kinds
+                .iter()
+                .filter_map(|k| self.kinds.get(k))
+                .map(Vec::as_slice),
+        )
+    }
+
+    /// The identifiers spelling one of `names`, in pre-order.
+    fn identifiers(&self, names: &[&str]) -> Vec<Node<'t>> {
+        Self::merged(
+            names
+                .iter()
+                .filter_map(|k| self.idents.get(*k))
+                .map(Vec::as_slice),
+        )
+    }
+}
+
 /// How [`Sbx::check_in_place_mutator`] tells which rewriter a callee is (`update_wrapper`,
 /// `dataclass`, ...): the callee node, its values and the names to look for.
 type RewriterOf<'t, 'a, 'b> =
@@ -523,6 +605,11 @@ pub struct Sbx<'t, 'a> {
     /// knows (by node id) -> the `match` subject, the attributes read above them, and the
     /// attribute they read.
     pos_subjects: rustc_hash::FxHashMap<usize, (Option<Node<'t>>, Vec<String>, String)>,
+    /// The cell's nodes by kind and identifiers by name (filled on first use; see
+    /// [`Sbx::index`]).
+    index: std::cell::OnceCell<CellIndex<'t>>,
+    /// [`Sbx::denied_last_segment`] results by attribute name.
+    denied_last: rustc_hash::FxHashMap<String, bool>,
     /// Class definitions of the cell by name (filled on first use).
     class_defs: Option<rustc_hash::FxHashMap<String, Node<'t>>>,
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
@@ -788,6 +875,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             root: None,
             star_modules: Vec::new(),
             pos_subjects: Default::default(),
+            index: std::cell::OnceCell::new(),
+            denied_last: Default::default(),
             class_defs: None,
             assigned: None,
             flows: None,
@@ -1676,8 +1765,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// True when the cell defines `len` itself (round 5 H30: `len = lambda t: t.clear()`).
     fn len_rebound(&self) -> bool {
-        self.root
-            .is_some_and(|r| super::containers::cell_binds(r, self.it.src, "len", true))
+        self.root.is_some_and(|r| {
+            super::containers::cell_binds(self.it.nav(), r, self.it.src, "len", true)
+        })
     }
 
     /// SBX005 for a use of a name the host pre-binds for its own bookkeeping
@@ -1861,12 +1951,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // the module's (round 5 H2, H12).
         if ctx == Ctx::Load
             && objv.only_unknown()
-            && (is_private(name)
-                || self.deny_entries.iter().any(|d| {
-                    d.rsplit('.')
-                        .next()
-                        .is_some_and(|l| l != "*" && glob_match(l, name))
-                }))
+            && (is_private(name) || self.denied_last_segment(name))
         {
             self.laundered_at = None;
             if self.host_laundered(obj, 0).is_some() {
@@ -1908,17 +1993,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let t = self.text(b);
             t.contains("Generic") || t.contains("RootModel")
         });
-        let (true, Some(name), Some(root)) = (generic, class.field(F::Name), self.root) else {
+        let (true, Some(name)) = (generic, class.field(F::Name)) else {
             return;
         };
         let name = ident(name, self.it.src).into_owned();
         let (start, end) = (class.start_byte(), class.end_byte());
-        let subs: Vec<Node<'t>> = self
-            .it
-            .walk(root)
+        let Some(index) = self.index() else { return };
+        let subs: Vec<Node<'t>> = index
+            .of_kinds(&["subscript"])
+            .into_iter()
             .filter(|n| {
-                n.kind_name() == "subscript"
-                    && (n.start_byte() >= end || n.end_byte() <= start)
+                (n.start_byte() >= end || n.end_byte() <= start)
                     && n.field(F::Value).map(unparen).is_some_and(|v| {
                         v.kind_name() == "identifier" && ident(v, self.it.src) == name
                     })
@@ -1961,11 +2046,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return false;
         }
         let name = ident(v, self.it.src).into_owned();
-        let Some(root) = self.root else { return false };
-        self.it.walk(root).any(|n| {
-            n.kind_name() == "class_definition"
-                && n.field(F::Name)
-                    .is_some_and(|c| ident(c, self.it.src) == name)
+        let Some(index) = self.index() else {
+            return false;
+        };
+        index.of_kinds(&["class_definition"]).into_iter().any(|n| {
+            n.field(F::Name)
+                .is_some_and(|c| ident(c, self.it.src) == name)
                 && n.child_by_field_name("superclasses").is_some_and(|b| {
                     let t = self.text(b);
                     t.contains("Generic") || t.contains("RootModel")
@@ -1979,16 +2065,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// (assignments) or no capture; unknown for positions inside class, mapping or starred
     /// patterns. (Round 4 G33: a host module laundered through a capture.)
     fn capture_value(&mut self, name: &str, env: &Env) -> Option<VSet> {
-        let root = self.root?;
+        self.root?;
         if !self.assignments_of(name).is_empty() || !self.it.src.contains("case") {
             return None;
         }
-        let src = self.it.src;
         let mut out = VSet::default();
-        for n in self.it.walk(root) {
-            if n.kind_name() != "identifier" || ident(n, src) != name {
-                continue;
-            }
+        for n in self.index()?.identifiers(&[name]) {
             let Some(p) = self.it.parent(n) else { continue };
             let pat = match p.kind_name() {
                 "dotted_name"
@@ -2170,17 +2252,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     fn sealed_uncached(&mut self, class: Node<'t>, depth: u32) -> bool {
         let src = self.it.src;
-        let (Some(root), Some(cname)) = (self.root, class.field(F::Name)) else {
+        let (Some(index), Some(cname)) = (self.index(), class.field(F::Name)) else {
             return false;
         };
         if depth > 8 {
             return false;
         }
         let cname = ident(cname, src);
-        for n in self.it.walk(root) {
-            if n.kind_name() != "identifier" {
-                continue;
-            }
+        // The only identifiers the loop looks at: reads of `type` and of the class name.
+        let ids = index.identifiers(&["type", &cname]);
+        for n in ids {
             let t = ident(n, src);
             // `type` read anywhere (`(type)(d)`, `t = type`) may hand out the class, except
             // to store or read a data attribute (`type(self).count += 1`).
@@ -2274,33 +2355,36 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if p.kind_name() == "call" && p.field(F::Function).is_some_and(|f| f.id() == attr.id()) {
             return false;
         }
-        let Some(root) = self.root else {
+        let Some(index) = self.index() else {
             return false;
         };
-        !self.it.walk(root).any(|d| match d.kind_name() {
-            "function_definition" => d.field(F::Name).is_some_and(|x| ident(x, src) == aname),
-            "assignment" => {
-                d.field(F::Left)
-                    .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == aname)
-                    && d.field(F::Right).is_some_and(|r| {
-                        !matches!(
-                            r.kind_name(),
-                            "string"
-                                | "concatenated_string"
-                                | "integer"
-                                | "float"
-                                | "true"
-                                | "false"
-                                | "none"
-                                | "list"
-                                | "dictionary"
-                                | "set"
-                                | "tuple"
-                        )
-                    })
-            }
-            _ => false,
-        })
+        !index
+            .of_kinds(&["function_definition", "assignment"])
+            .into_iter()
+            .any(|d| match d.kind_name() {
+                "function_definition" => d.field(F::Name).is_some_and(|x| ident(x, src) == aname),
+                "assignment" => {
+                    d.field(F::Left)
+                        .is_some_and(|l| l.kind_name() == "identifier" && ident(l, src) == aname)
+                        && d.field(F::Right).is_some_and(|r| {
+                            !matches!(
+                                r.kind_name(),
+                                "string"
+                                    | "concatenated_string"
+                                    | "integer"
+                                    | "float"
+                                    | "true"
+                                    | "false"
+                                    | "none"
+                                    | "list"
+                                    | "dictionary"
+                                    | "set"
+                                    | "tuple"
+                            )
+                        })
+                }
+                _ => false,
+            })
     }
 
     /// The nearest `def` enclosing `n` (not crossing a lambda or class body).
@@ -3591,12 +3675,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         if self.class_defs.is_none() {
             let mut defs = rustc_hash::FxHashMap::default();
-            if let Some(root) = self.root {
-                for n in self.it.walk(root) {
-                    if n.kind_name() == "class_definition" {
-                        if let Some(id) = n.field(F::Name) {
-                            defs.entry(ident(id, self.it.src).into_owned()).or_insert(n);
-                        }
+            if let Some(index) = self.index() {
+                for n in index.of_kinds(&["class_definition"]) {
+                    if let Some(id) = n.field(F::Name) {
+                        defs.entry(ident(id, self.it.src).into_owned()).or_insert(n);
                     }
                 }
             }
@@ -5506,11 +5588,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// The iterables of the `for` loops and comprehension clauses whose target is exactly
     /// `name`, or `None` when there are none.
     fn for_iterables_of(&self, name: &str) -> Option<Vec<Node<'t>>> {
-        let root = self.root?;
         let out: Vec<Node<'t>> = self
-            .it
-            .walk(root)
-            .filter(|n| matches!(n.kind_name(), "for_statement" | "for_in_clause"))
+            .index()?
+            .of_kinds(&["for_statement", "for_in_clause"])
+            .into_iter()
             .filter(|n| {
                 n.field(F::Left)
                     .is_some_and(|l| l.kind_name() == "identifier" && ident(l, self.it.src) == name)
@@ -5518,6 +5599,31 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .filter_map(|n| n.field(F::Right))
             .collect();
         (!out.is_empty()).then_some(out)
+    }
+
+    /// True when `name` matches the last segment of some deny-members entry (not `*`),
+    /// memoised by name: the test runs for every attribute read on an unknown receiver.
+    fn denied_last_segment(&mut self, name: &str) -> bool {
+        if let Some(v) = self.denied_last.get(name) {
+            return *v;
+        }
+        let v = self.deny_entries.iter().any(|d| {
+            d.rsplit('.')
+                .next()
+                .is_some_and(|l| l != "*" && glob_match(l, name))
+        });
+        self.denied_last.insert(name.to_string(), v);
+        v
+    }
+
+    /// The index of the cell's nodes ([`CellIndex`]), built on first use; `None` before
+    /// [`Sbx::run`] set the root.
+    fn index(&self) -> Option<&CellIndex<'t>> {
+        let root = self.root?;
+        Some(
+            self.index
+                .get_or_init(|| CellIndex::new(self.it.walk(root), self.it.src)),
+        )
     }
 
     /// The right-hand sides of the plain assignments of `name` in the cell.
@@ -5536,8 +5642,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn assignments_of(&mut self, name: &str) -> Vec<Node<'t>> {
         if self.assigned.is_none() {
             let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
-            if let Some(root) = self.root {
-                for n in self.it.walk(root) {
+            if let Some(index) = self.index() {
+                let kinds = ["assignment", "augmented_assignment", "named_expression"];
+                for n in index.of_kinds(&kinds) {
                     let (l, r) = match n.kind_name() {
                         "assignment" | "augmented_assignment" => {
                             (n.field(F::Left), n.field(F::Right))
@@ -6111,8 +6218,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         // A name: how the cell fills it after binding it.
         let name = ident(inner, self.it.src);
-        let root = self.root?;
-        for n in self.it.walk(root) {
+        for n in self.index()?.of_kinds(&["subscript", "call"]) {
             match n.kind_name() {
                 "subscript" => {
                     let Some(obj) = n.field(F::Value).map(unparen) else {
@@ -6383,7 +6489,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     _ => return false,
                 };
                 !base.is_empty()
-                    && !root.is_some_and(|r| super::containers::cell_binds(r, src, base, false))
+                    && !root.is_some_and(|r| {
+                        super::containers::cell_binds(self.it.nav(), r, src, base, false)
+                    })
             };
             if named(p).iter().any(|d| {
                 d.kind_name() == "decorator"
@@ -6532,9 +6640,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 while let Some(p) = self.it.parent(root) {
                     root = p;
                 }
-                self.it
-                    .walk(root)
-                    .filter(|n| kind(*n) == K::Identifier && ident(*n, self.it.src) == name)
+                // The cell's identifiers from its index; a code string's by a walk.
+                let ids: Vec<Node<'t>> = match self.index() {
+                    Some(index) if self.root.is_some_and(|r| r.id() == root.id()) => {
+                        index.identifiers(&[&name])
+                    }
+                    _ => self
+                        .it
+                        .walk(root)
+                        .filter(|n| kind(*n) == K::Identifier && ident(*n, self.it.src) == name)
+                        .collect(),
+                };
+                ids.into_iter()
                     .any(|n| self.binding_may_be_generator_exit(n, seen))
             }
             K::Attribute => {

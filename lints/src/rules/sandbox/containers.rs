@@ -28,6 +28,47 @@ use crate::parse;
 use rustc_hash::FxHashMap as HashMap;
 use tree_sitter::Node;
 
+/// How the functions of this module move around the cell's tree: parents and subtree walks
+/// read from the cell's node table when there is one and it holds the node (tree-sitter 0.25's
+/// `Node::parent` descends again from the root, scanning every ancestor's children, so a
+/// parent lookup under a 1,000-statement module scans the module), else from the tree.
+/// Same answers either way; `Nav::new(None)` is the tree alone.
+#[derive(Clone, Copy)]
+pub struct Nav<'a, 't> {
+    table: Option<&'a crate::nodes::NodeTable<'t>>,
+}
+
+impl<'a, 't> Nav<'a, 't> {
+    /// Navigation by `table` (the node table of the tree the nodes belong to) where it holds
+    /// the node.
+    pub fn new(table: Option<&'a crate::nodes::NodeTable<'t>>) -> Self {
+        Nav { table }
+    }
+
+    /// `node.parent()`.
+    pub fn parent(self, node: Node<'t>) -> Option<Node<'t>> {
+        if let Some(t) = self.table {
+            if let Some(id) = t.id_of(node) {
+                return t.parent(id).map(|p| t.node(p));
+            }
+        }
+        node.parent()
+    }
+
+    /// Every node of the subtree of `root` in pre-order, named and anonymous (`parse::walk`).
+    pub fn walk(self, root: Node<'t>) -> Box<dyn Iterator<Item = Node<'t>> + 'a>
+    where
+        't: 'a,
+    {
+        if let Some(t) = self.table {
+            if let Some(id) = t.id_of(root) {
+                return Box::new(t.nodes()[t.subtree(id)].iter().copied());
+            }
+        }
+        Box::new(parse::walk(root))
+    }
+}
+
 /// Something a visible mutation adds to a container.
 #[derive(Debug, Clone, Copy)]
 pub enum Added<'t> {
@@ -153,9 +194,9 @@ enum Use<'t> {
     Escape,
 }
 
-fn paren_top(mut n: Node) -> Node {
-    while let Some(p) = n
-        .parent()
+fn paren_top<'t>(nav: Nav<'_, 't>, mut n: Node<'t>) -> Node<'t> {
+    while let Some(p) = nav
+        .parent(n)
         .filter(|p| p.kind_name() == "parenthesized_expression")
     {
         n = p;
@@ -184,8 +225,8 @@ fn named(n: Node) -> Vec<Node> {
 
 /// True when `n` is inside a function, lambda or class body: names there are not the
 /// module-level bindings the values of a display are evaluated against.
-fn in_nested_scope(n: Node) -> bool {
-    let mut cur = n.parent();
+fn in_nested_scope<'t>(nav: Nav<'_, 't>, n: Node<'t>) -> bool {
+    let mut cur = nav.parent(n);
     while let Some(p) = cur {
         if matches!(
             p.kind_name(),
@@ -193,17 +234,17 @@ fn in_nested_scope(n: Node) -> bool {
         ) {
             return true;
         }
-        cur = p.parent();
+        cur = nav.parent(p);
     }
     false
 }
 
 /// True when `e` is a literal expression: no name is read in it (attribute and keyword names
 /// aside), so its value does not depend on what the analysis tracks.
-pub fn is_literal(e: Node) -> bool {
-    parse::walk(e).all(|n| {
+pub fn is_literal<'t>(nav: Nav<'_, 't>, e: Node<'t>) -> bool {
+    nav.walk(e).all(|n| {
         n.kind_name() != "identifier"
-            || n.parent().is_some_and(|p| {
+            || nav.parent(n).is_some_and(|p| {
                 (p.kind_name() == "attribute" && is(p, F::Attribute, n))
                     || (p.kind_name() == "keyword_argument" && is(p, F::Name, n))
             })
@@ -212,13 +253,13 @@ pub fn is_literal(e: Node) -> bool {
 
 impl<'t> Uses<'t> {
     /// Collects the uses of every identifier of the cell under `root`.
-    pub fn collect(root: Node<'t>, src: &str) -> Self {
+    pub fn collect(nav: Nav<'_, 't>, root: Node<'t>, src: &str) -> Self {
         let mut out = Uses::default();
         // Names the cell binds to something of its own: a read-only builtin it redefines is
         // no longer read-only (`len = lambda xs: xs.append(...)`).
         let mut rebound: Vec<String> = Vec::new();
         let mut cell_bound: Vec<String> = Vec::new();
-        for n in parse::walk(root) {
+        for n in nav.walk(root) {
             if n.kind_name() != "identifier" {
                 continue;
             }
@@ -226,7 +267,7 @@ impl<'t> Uses<'t> {
             if NAMESPACE_NAMES.contains(&t) {
                 out.namespace_reached = true;
             }
-            if let Some(p) = n.parent() {
+            if let Some(p) = nav.parent(n) {
                 let binds = match p.kind_name() {
                     "function_definition" | "class_definition" => is(p, F::Name, n),
                     "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
@@ -234,7 +275,7 @@ impl<'t> Uses<'t> {
                     }
                     "named_expression" => is(p, F::Name, n),
                     "aliased_import" => is(p, F::Alias, n),
-                    "dotted_name" => p.parent().is_some_and(|g| {
+                    "dotted_name" => nav.parent(p).is_some_and(|g| {
                         g.kind_name() == "import_from_statement" && !is(g, F::ModuleName, p)
                     }),
                     "pattern_list" | "tuple_pattern" | "list_pattern" | "as_pattern_target" => true,
@@ -255,11 +296,11 @@ impl<'t> Uses<'t> {
                 READ_ONLY_CALLS.contains(&name) && !rebound.iter().any(|r| r == name)
             }
         };
-        for n in parse::walk(root) {
+        for n in nav.walk(root) {
             if n.kind_name() != "identifier" {
                 continue;
             }
-            let Some(p) = n.parent() else { continue };
+            let Some(p) = nav.parent(n) else { continue };
             // The expression the name stands for: `obj.names` for an attribute name.
             let e = match p.kind_name() {
                 "attribute" if is(p, F::Attribute, n) => p,
@@ -284,16 +325,16 @@ impl<'t> Uses<'t> {
                 | "import_from_statement" => continue,
                 _ => n,
             };
-            let u = classify(e, src, &read_only, 0);
+            let u = classify(nav, e, src, &read_only, 0);
             let name = parse::text(n, src).to_string();
             let entry = out.names.entry(name).or_default();
             match u {
                 (Use::Read | Use::Binding, elem) => entry.element_escaped |= elem,
                 (Use::Add(a), elem) => {
                     entry.element_escaped |= elem;
-                    if a.iter().any(|x| in_nested_scope(added_node(x))) {
+                    if a.iter().any(|x| in_nested_scope(nav, added_node(x))) {
                         entry.escaped = true;
-                    } else if a.iter().all(|x| added_literal(x)) {
+                    } else if a.iter().all(|x| added_literal(nav, x)) {
                         entry.added.extend(a);
                     } else {
                         entry.escaped = true;
@@ -312,7 +353,7 @@ impl<'t> Uses<'t> {
 
     /// How the contents of `display` (a list, set, dict or tuple display) may change after it
     /// is built.
-    pub fn state(&self, display: Node<'t>, src: &str) -> State<'t> {
+    pub fn state(&self, nav: Nav<'_, 't>, display: Node<'t>, src: &str) -> State<'t> {
         // A tuple never changes; a list or dict inside it is a display of its own.
         if matches!(display.kind_name(), "tuple" | "expression_list") {
             return State::Frozen;
@@ -320,8 +361,8 @@ impl<'t> Uses<'t> {
         let mut nested = false;
         let mut cur = display;
         let holder = loop {
-            let up = paren_top(cur);
-            let Some(p) = up.parent() else {
+            let up = paren_top(nav, cur);
+            let Some(p) = nav.parent(up) else {
                 return State::Frozen;
             };
             match p.kind_name() {
@@ -331,7 +372,7 @@ impl<'t> Uses<'t> {
                 }
                 "pair" => {
                     nested = true;
-                    match p.parent() {
+                    match nav.parent(p) {
                         Some(d) => cur = d,
                         None => return State::Escaped,
                     }
@@ -372,9 +413,9 @@ impl<'t> Uses<'t> {
                 "unary_operator" => cur = p,
                 "argument_list" | "keyword_argument" => {
                     let call = if p.kind_name() == "keyword_argument" {
-                        p.parent().and_then(|a| a.parent())
+                        nav.parent(p).and_then(|a| nav.parent(a))
                     } else {
-                        p.parent()
+                        nav.parent(p)
                     };
                     // A cell function or lambda may keep or change it; a library function
                     // may too, but the cell cannot read it back except through the call's
@@ -435,16 +476,17 @@ fn added_node<'t>(a: &Added<'t>) -> Node<'t> {
     }
 }
 
-fn added_literal(a: &Added) -> bool {
+fn added_literal<'t>(nav: Nav<'_, 't>, a: &Added<'t>) -> bool {
     match a {
-        Added::Item(n) | Added::Elements(n) | Added::Keyword(_, n) => is_literal(*n),
-        Added::Pair(k, v) => is_literal(*k) && v.is_none_or(|v| is_literal(v)),
+        Added::Item(n) | Added::Elements(n) | Added::Keyword(_, n) => is_literal(nav, *n),
+        Added::Pair(k, v) => is_literal(nav, *k) && v.is_none_or(|v| is_literal(nav, v)),
     }
 }
 
 /// How expression `e` (a name, an attribute naming it, or an element path `xs[0]`) is used,
 /// and whether an element of it is handed out. `depth` > 0 for element paths.
 fn classify<'t>(
+    nav: Nav<'_, 't>,
     e: Node<'t>,
     src: &str,
     read_only: &dyn Fn(&str) -> bool,
@@ -458,8 +500,8 @@ fn classify<'t>(
             _ => (Use::Read, true),
         }
     };
-    let up = paren_top(e);
-    let Some(p) = up.parent() else {
+    let up = paren_top(nav, e);
+    let Some(p) = nav.parent(up) else {
         return (Use::Read, false);
     };
     let u = match p.kind_name() {
@@ -481,9 +523,9 @@ fn classify<'t>(
         "for_statement" | "for_in_clause" if is(p, F::Right, up) => Use::Read,
         "for_statement" | "for_in_clause" => Use::Binding,
         "subscript" if is(p, F::Value, up) => {
-            let s = paren_top(p);
+            let s = paren_top(nav, p);
             let key = p.child_by_field_name("subscript");
-            let parent = s.parent();
+            let parent = nav.parent(s);
             let store = parent.filter(|a| a.kind_name() == "assignment" && is(*a, F::Left, s));
             if let Some(a) = store {
                 if elem {
@@ -501,7 +543,8 @@ fn classify<'t>(
             } else if parent.is_some_and(|a| a.kind_name() == "delete_statement")
                 || parent.is_some_and(|a| {
                     a.kind_name() == "expression_list"
-                        && a.parent()
+                        && nav
+                            .parent(a)
                             .is_some_and(|d| d.kind_name() == "delete_statement")
                 })
             {
@@ -516,7 +559,7 @@ fn classify<'t>(
                 Use::Escape
             } else {
                 // An element read: what happens to the element may change the container.
-                let (inner, inner_elem) = classify(p, src, read_only, depth + 1);
+                let (inner, inner_elem) = classify(nav, p, src, read_only, depth + 1);
                 match inner {
                     Use::Read | Use::Binding => return (Use::Read, inner_elem),
                     Use::Escape => return (Use::Read, true),
@@ -526,9 +569,9 @@ fn classify<'t>(
         }
         "attribute" if is(p, F::Object, up) => {
             let name = p.field(F::Attribute).map_or("", |a| parse::text(a, src));
-            let a = paren_top(p);
-            let call = a
-                .parent()
+            let a = paren_top(nav, p);
+            let call = nav
+                .parent(a)
                 .filter(|c| c.kind_name() == "call" && is(*c, F::Function, a));
             let args: Vec<Node> = call
                 .and_then(|c| c.field(F::Arguments))
@@ -596,7 +639,7 @@ fn classify<'t>(
                 c.kind_name(),
                 "keyword_argument" | "list_splat" | "dictionary_splat"
             ) {
-                match c.parent() {
+                match nav.parent(c) {
                     Some(x) => c = x,
                     None => break,
                 }
@@ -609,8 +652,8 @@ fn classify<'t>(
                     (Use::Read, false)
                 };
             }
-            let callee = c
-                .parent()
+            let callee = nav
+                .parent(c)
                 .filter(|x| x.kind_name() == "call")
                 .and_then(|x| x.field(F::Function))
                 .map(unparen);
@@ -650,7 +693,8 @@ fn classify<'t>(
         | "format_expression" => Use::Read,
         "subscript" => Use::Read,
         "expression_list"
-            if p.parent()
+            if nav
+                .parent(p)
                 .is_some_and(|d| d.kind_name() == "delete_statement") =>
         {
             Use::Read
@@ -670,15 +714,21 @@ fn classify<'t>(
 /// (when `imports`) an import. Exemptions keyed on a builtin's or a library function's name
 /// (`len(_run_call_trace)`, `@contextmanager`) hold only when the cell does not define the
 /// name (round 5 H24, H30).
-pub fn cell_binds(root: Node, src: &str, name: &str, imports: bool) -> bool {
-    parse::walk(root).any(|n| {
+pub fn cell_binds<'t>(
+    nav: Nav<'_, 't>,
+    root: Node<'t>,
+    src: &str,
+    name: &str,
+    imports: bool,
+) -> bool {
+    nav.walk(root).any(|n| {
         if n.kind_name() != "identifier" || parse::text(n, src) != name {
             return false;
         }
-        let Some(p) = n.parent() else { return false };
-        let mut up = paren_top(n);
+        let Some(p) = nav.parent(n) else { return false };
+        let mut up = paren_top(nav, n);
         // Through unpacking targets: `a, len = ...`, `[len, *_] = ...`.
-        while let Some(t) = up.parent().filter(|t| {
+        while let Some(t) = nav.parent(up).filter(|t| {
             matches!(
                 t.kind_name(),
                 "pattern_list"
@@ -693,7 +743,7 @@ pub fn cell_binds(root: Node, src: &str, name: &str, imports: bool) -> bool {
         }) {
             up = t;
         }
-        let target = up.parent().is_some_and(|t| {
+        let target = nav.parent(up).is_some_and(|t| {
             matches!(
                 t.kind_name(),
                 "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause"
@@ -717,7 +767,7 @@ pub fn cell_binds(root: Node, src: &str, name: &str, imports: bool) -> bool {
                 "aliased_import" => imports && is(p, F::Alias, n),
                 "dotted_name" => {
                     imports
-                        && p.parent().is_some_and(|g| {
+                        && nav.parent(p).is_some_and(|g| {
                             matches!(g.kind_name(), "import_from_statement" | "import_statement")
                                 && !is(g, F::ModuleName, p)
                         })

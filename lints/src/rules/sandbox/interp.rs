@@ -1023,6 +1023,12 @@ impl<'t, 'a> Interp<'t, 'a> {
         self.table
     }
 
+    /// Parents and walks of the cell's tree through its node table (see
+    /// [`containers::Nav`]).
+    pub fn nav(&self) -> containers::Nav<'a, 't> {
+        containers::Nav::new(self.table)
+    }
+
     /// Every node of the subtree of `root` in pre-order, named and anonymous (`parse::walk`),
     /// read from the cell's node table when it holds `root`. The iterator borrows the table,
     /// not the interpreter.
@@ -2322,17 +2328,17 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Some(u) => u.clone(),
                 None => {
                     let mut root = node;
-                    while let Some(p) = root.parent() {
+                    while let Some(p) = self.parent(root) {
                         root = p;
                     }
-                    let u = Rc::new(containers::Uses::collect(root, self.src));
+                    let u = Rc::new(containers::Uses::collect(self.nav(), root, self.src));
                     *slot = Some(u.clone());
                     u
                 }
             }
         };
         let unknown = VSet::unknown;
-        match (uses.state(node, self.src), v) {
+        match (uses.state(self.nav(), node, self.src), v) {
             (State::Frozen, v) => VSet::one(v),
             (State::Escaped, Val::Seq(items)) => {
                 let mut out: Vec<VSet> = items
