@@ -447,10 +447,9 @@ fn key_text(
     (node.start_byte() >= *bound_at).then(|| value.clone())
 }
 
-/// [`run_literals`] with what is known about the call sites (issue 6 T2: a literal is paired
-/// with a recorded call only when the pairing is certain). A key held in a variable counts as a
-/// literal when the variable holds one known string there ([`cell_constants`]).
-pub fn run_sites(code: &str) -> RunSites {
+/// The Python a recorded cell's `code` holds: its python-tagged and untagged fenced blocks when
+/// it is Markdown with fences, else the whole text; one entry per block, in order.
+fn python_texts(code: &str) -> Vec<String> {
     let mut texts = Vec::new();
     if code.contains("```") {
         for f in crate::extract::markdown::fences(code) {
@@ -462,6 +461,14 @@ pub fn run_sites(code: &str) -> RunSites {
     if texts.is_empty() {
         texts.push(code.to_string());
     }
+    texts
+}
+
+/// [`run_literals`] with what is known about the call sites (issue 6 T2: a literal is paired
+/// with a recorded call only when the pairing is certain). A key held in a variable counts as a
+/// literal when the variable holds one known string there ([`cell_constants`]).
+pub fn run_sites(code: &str) -> RunSites {
+    let texts = python_texts(code);
     let mut out = Vec::new();
     let (mut all_literal, mut straight) = (true, true);
     for text in &texts {
@@ -574,17 +581,7 @@ fn handler_swallows(clause: Node, text: &str) -> bool {
 /// is `raw` or resolves to `resolved`, or when its key is unknown. Taken from the cell's python
 /// (or untagged) blocks, like [`run_sites`].
 pub fn block_swallowed(code: &str, raw: &str, resolved: &str) -> bool {
-    let mut texts = Vec::new();
-    if code.contains("```") {
-        for f in crate::extract::markdown::fences(code) {
-            if f.lang.is_empty() || crate::extract::markdown::is_python_lang(&f.lang) {
-                texts.push(code.get(f.body.as_range()).unwrap_or("").to_string());
-            }
-        }
-    }
-    if texts.is_empty() {
-        texts.push(code.to_string());
-    }
+    let texts = python_texts(code);
     let mut any = false;
     for text in &texts {
         let text = &crate::source::python_newlines(text);
