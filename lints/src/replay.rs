@@ -458,6 +458,62 @@ pub const DEFAULT_PLANNING: [&str; 5] = [
     "ReplanningCapability",
 ];
 
+/// Which calls are planning actions, not domain work, for the rule-based completion validator
+/// (colony-reference §5.4 `planning_actions`, §6): the config's `planning-patterns`, the
+/// knowledge base's planning flags, else Colony's default planning capabilities
+/// ([`DEFAULT_PLANNING`]).
+struct PlanningTest {
+    /// Some knowledge-base action is flagged as planning.
+    kb_has_planning: bool,
+    /// `planning-patterns`, compiled in key mode.
+    patterns: Vec<Pattern>,
+    /// Whether Colony's default planning capabilities ([`DEFAULT_PLANNING`]) apply: neither the
+    /// config (`planning-patterns`) nor the knowledge base says which actions are planning.
+    default: bool,
+}
+
+impl PlanningTest {
+    /// True when the call with `keys` is a planning action.
+    fn test(&self, kb: &KnowledgeBase, keys: &CallKeys) -> bool {
+        // The defaults name the capability class: the first segment of a resolved key; of an
+        // unresolved one, the first of the last three segments it resolves to (a key with
+        // fewer segments could be any class's action and does not count).
+        if self.default {
+            let class = if keys.partial {
+                nth_last_segment(keys.canonical, 2)
+            } else {
+                keys.canonical.split_once('.').map(|(c, _)| c)
+            };
+            if class.is_some_and(|c| DEFAULT_PLANNING.contains(&c)) {
+                return true;
+            }
+        }
+        if self.patterns.is_empty() && !self.kb_has_planning {
+            return false;
+        }
+        if let Some(a) = kb.get(keys.canonical) {
+            if a.planning {
+                return true;
+            }
+        }
+        self.patterns
+            .iter()
+            .any(|p| p.matches(keys.canonical, "", keys.partial))
+    }
+}
+
+/// `key.rsplit('.').nth(n)`, by a byte scan (it runs on every call of a trace).
+fn nth_last_segment(key: &str, n: usize) -> Option<&str> {
+    let b = key.as_bytes();
+    let mut end = b.len();
+    for _ in 0..n {
+        end = b[..end].iter().rposition(|&c| c == b'.')?;
+    }
+    let start = b[..end].iter().rposition(|&c| c == b'.').map_or(0, |i| i + 1);
+    // Both ends are at ASCII dots (or the ends of the key): char boundaries.
+    key.get(start..end)
+}
+
 /// The guardrail replayer. Feed it reader events; collect the report at the end.
 pub struct Replayer<'a> {
     cfg: &'a ReplayConfig,
@@ -465,11 +521,7 @@ pub struct Replayer<'a> {
     opts: Options,
     cache: KeyCache,
     canon: rustc_hash::FxHashMap<Box<str>, Option<usize>>,
-    kb_has_planning: bool,
-    planning: Vec<Pattern>,
-    /// Whether Colony's default planning capabilities ([`DEFAULT_PLANNING`]) apply: neither the
-    /// config (`planning-patterns`) nor the knowledge base says which actions are planning.
-    default_planning: bool,
+    planning: PlanningTest,
     run: Option<Run<'a>>,
     report: Report,
     per_guardrail: HashMap<Arc<str>, u64>,
@@ -492,15 +544,17 @@ impl<'a> Replayer<'a> {
             opts,
             cache: KeyCache::default(),
             canon: Default::default(),
-            kb_has_planning: kb.actions.iter().any(|a| a.planning),
-            planning: cfg
-                .settings
-                .planning
-                .iter()
-                .filter_map(|p| Pattern::compile(p, MatchMode::Key).ok())
-                .collect(),
-            default_planning: cfg.settings.planning.is_empty()
-                && !kb.actions.iter().any(|a| a.planning),
+            planning: PlanningTest {
+                kb_has_planning: kb.actions.iter().any(|a| a.planning),
+                patterns: cfg
+                    .settings
+                    .planning
+                    .iter()
+                    .filter_map(|p| Pattern::compile(p, MatchMode::Key).ok())
+                    .collect(),
+                default: cfg.settings.planning.is_empty()
+                    && !kb.actions.iter().any(|a| a.planning),
+            },
             run: None,
             report: Report {
                 mode: single_mode(&cfg.guardrails.guardrails).unwrap_or(cfg.settings.mode),
@@ -784,39 +838,11 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    fn is_planning(&self, keys: &CallKeys) -> bool {
-        // The defaults name the capability class: the first segment of a resolved key; of an
-        // unresolved one, the first of the last three segments it resolves to (a key with
-        // fewer segments could be any class's action and does not count).
-        if self.default_planning {
-            let class = if keys.partial {
-                keys.canonical.rsplit('.').nth(2)
-            } else {
-                keys.canonical.split_once('.').map(|(c, _)| c)
-            };
-            if class.is_some_and(|c| DEFAULT_PLANNING.contains(&c)) {
-                return true;
-            }
-        }
-        if self.planning.is_empty() && !self.kb_has_planning {
-            return false;
-        }
-        if let Some(a) = self.kb.get(keys.canonical) {
-            if a.planning {
-                return true;
-            }
-        }
-        self.planning
-            .iter()
-            .any(|p| p.matches(keys.canonical, "", keys.partial))
-    }
-
     fn call(&mut self, line: u64, c: &CallRecord, sink: &mut dyn DecisionSink) {
         let keys = self.keys(c);
         if let Some(rec) = c.action_key.as_deref().filter(|k| !k.is_empty()) {
             self.note_kb_disagreement(line, keys.raw, rec);
         }
-        let planning = self.is_planning(&keys);
         let set = self.set();
         let all = self.opts.all_decisions;
         // Pattern bits per matching mode; a mode no pattern uses costs nothing.
@@ -899,7 +925,12 @@ impl<'a> Replayer<'a> {
                         .record_call(set, &hist_sub, &key_bits, hist_status, c);
                     if hist_status == CallStatus::Error {
                         run.cell_stats.failed = true;
-                    } else if !planning {
+                    } else if !run.cell_stats.domain_ok
+                        // Only the completion validator reads `domain_ok` (through
+                        // `has_domain_work`): the planning test runs only when it can change it.
+                        && run.cfg.settings.completion != CompletionMode::None
+                        && !self.planning.test(self.kb, &keys)
+                    {
                         run.cell_stats.domain_ok = true;
                     }
                 }
@@ -1226,6 +1257,18 @@ mod tests {
         Options {
             all_decisions: true,
             ..Default::default()
+        }
+    }
+
+    /// The planning test's byte scan gives `rsplit('.').nth(n)`.
+    #[test]
+    fn nth_last_segment_is_rsplit_nth() {
+        for key in [
+            "", ".", "..", "a", "a.b", "a.b.c", "X.a.b.c", ".a.b", "a..b", "a.b.", "é.ü.ß.x",
+        ] {
+            for n in 0..5 {
+                assert_eq!(nth_last_segment(key, n), key.rsplit('.').nth(n), "{key:?} {n}");
+            }
         }
     }
 
