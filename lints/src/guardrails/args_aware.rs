@@ -196,22 +196,21 @@ impl ArgsAware {
             }
         };
         if let Some(i) = rule.eq_index {
-            // A target without the value (missing or null) names no record: it satisfies no
-            // `same` / `equal` (issue 6 T16).
-            let params = call.params();
-            if set.eq_indexes[i].pairs.iter().any(|(_, tp)| {
-                super::predicates::lookup(params, tp).is_none_or(serde_json::Value::is_null)
-            }) {
-                return false;
-            }
             // The newest record with equal values decides: older ones are further back in the
             // window and in time.
-            let key = super::index_key(
+            let mut key = String::new();
+            let complete = super::index_key_into(
                 &set.eq_indexes[i],
                 call.params,
                 &crate::trace::RawJson::none(),
                 false,
+                &mut key,
             );
+            // A target without the value (missing or null) names no record: it satisfies no
+            // `same` / `equal` (issue 6 T16).
+            if !complete {
+                return false;
+            }
             return match st.eq[i].get(&key) {
                 Some(&seq) if seq >= window_start => h.get(seq).is_some_and(age_ok),
                 _ => false,

@@ -619,10 +619,12 @@ fn top_fields<'a>(json: &'a str, names: &[&str]) -> Option<Fields<'a>> {
 type Fields<'a> = smallvec::SmallVec<[Option<&'a str>; 4]>;
 
 /// [`canonical`] of a raw value, without parsing the common cases (plain strings, numbers,
-/// null).
-fn canonical_raw(v: Option<&str>, out: &mut String) {
+/// null). Returns false when the value is missing or `null` (or unreadable, which the key
+/// writes as missing).
+fn canonical_raw(v: Option<&str>, out: &mut String) -> bool {
     let Some(t) = v else {
-        return canonical(None, out);
+        canonical(None, out);
+        return false;
     };
     let b = t.as_bytes();
     match b.first() {
@@ -636,11 +638,21 @@ fn canonical_raw(v: Option<&str>, out: &mut String) {
         {
             out.push_str(t);
             out.push('\u{0}');
+            true
         }
-        Some(b'n') => canonical(None, out),
+        Some(b'n') => {
+            canonical(None, out);
+            false
+        }
         _ => match crate::trace::json_value(t) {
-            Ok(v) => canonical(Some(&v), out),
-            Err(_) => canonical(None, out),
+            Ok(v) => {
+                canonical(Some(&v), out);
+                !v.is_null()
+            }
+            Err(_) => {
+                canonical(None, out);
+                false
+            }
         },
     }
 }
@@ -656,14 +668,16 @@ pub fn index_key(spec: &EqIndexSpec, params: &RawJson, result: &RawJson, prior: 
 }
 
 /// [`index_key`], written into `k` (cleared first), so that a caller indexing every call reuses
-/// one buffer.
+/// one buffer. Returns true when every named value was found and is not `null` (a target
+/// without one names no record, issue 6 T16), so that the caller need not parse the params
+/// to ask.
 pub fn index_key_into(
     spec: &EqIndexSpec,
     params: &RawJson,
     result: &RawJson,
     prior: bool,
     k: &mut String,
-) {
+) -> bool {
     k.clear();
     let names: smallvec::SmallVec<[&str; 4]> = spec
         .pairs
@@ -680,26 +694,42 @@ pub fn index_key_into(
     };
     let Some(found) = fast else {
         let p = params.object();
+        let r = if prior {
+            result_object(result)
+        } else {
+            Map::new()
+        };
         k.push_str(&if prior {
-            prior_key(spec, &p, &result_object(result))
+            prior_key(spec, &p, &r)
         } else {
             target_key(spec, &p)
         });
-        return;
+        return names.iter().all(|n| {
+            predicates::lookup(&p, n)
+                .or_else(|| predicates::lookup(&r, n))
+                .is_some_and(|v| !v.is_null())
+        });
     };
     let mut result_obj: Option<Map<String, Value>> = None;
+    let mut complete = true;
     for (name, v) in names.iter().zip(&found) {
-        match v {
+        complete &= match v {
             Some(v) => canonical_raw(Some(v), k),
             // `lookup(prior).or_else(lookup(result))`: a missing param falls back to the
             // result (parsed once, only then).
             None if prior => {
                 let r = result_obj.get_or_insert_with(|| result_object(result));
-                canonical(predicates::lookup(r, name), k);
+                let v = predicates::lookup(r, name);
+                canonical(v, k);
+                v.is_some_and(|v| !v.is_null())
             }
-            None => canonical(None, k),
-        }
+            None => {
+                canonical(None, k);
+                false
+            }
+        };
     }
+    complete
 }
 
 /// The index key of a prior record (`prior` params, else `result` fields).
@@ -1216,19 +1246,37 @@ mod tests {
             ),
             (r#"[1, 2]"#, r#"{"reservation_id": "R3"}"#),
             (r#"{"reservation_id": "a\"b", "n": -0.5e3}"#, r#"null"#),
+            (r#"{"reservation_id": "R1", "count": 2}"#, r#"null"#),
+            (r#"{"reservation_id": "R1", "count": null}"#, r#"null"#),
+            (r#"{"reservation_id": [null], "count": {"a": null}}"#, r#"null"#),
+            (r#"{"reservation_id": "R1"}"#, r#"{"n": 3}"#),
         ];
+        // The flag `index_key_into` returns: every value found (the prior's in its params,
+        // else its result) and not null, as the parsed objects say.
+        let complete = |names: &[&str], objects: &[&Map<String, Value>]| {
+            names.iter().all(|n| {
+                objects
+                    .iter()
+                    .find_map(|o| predicates::lookup(o, n))
+                    .is_some_and(|v| !v.is_null())
+            })
+        };
         for (params, result) in cases {
             let (p, r) = (raw(params), raw(result));
+            let (po, ro) = (p.object(), result_object(&r));
+            let mut k = String::new();
             assert_eq!(
-                index_key(&spec, &p, &r, true),
-                prior_key(&spec, &p.object(), &result_object(&r)),
-                "prior {params} / {result}"
+                index_key_into(&spec, &p, &r, true, &mut k),
+                complete(&["reservation_id", "n"], &[&po, &ro]),
+                "prior complete {params} / {result}"
             );
+            assert_eq!(k, prior_key(&spec, &po, &ro), "prior {params} / {result}");
             assert_eq!(
-                index_key(&spec, &p, &r, false),
-                target_key(&spec, &p.object()),
-                "target {params}"
+                index_key_into(&spec, &p, &r, false, &mut k),
+                complete(&["reservation_id", "count"], &[&po]),
+                "target complete {params}"
             );
+            assert_eq!(k, target_key(&spec, &po), "target {params}");
         }
         let none = RawJson::none();
         assert_eq!(
@@ -1245,6 +1293,10 @@ mod tests {
             index_key(&dotted, &p, &none, true),
             prior_key(&dotted, &p.object(), &Map::new())
         );
+        let mut k = String::new();
+        assert!(index_key_into(&dotted, &p, &none, false, &mut k));
+        assert!(!index_key_into(&dotted, &raw(r#"{"a": {"b": null}}"#), &none, false, &mut k));
+        assert!(!index_key_into(&dotted, &raw(r#"{"a": 1}"#), &none, false, &mut k));
     }
 
     #[test]
