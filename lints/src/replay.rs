@@ -119,12 +119,16 @@ impl Decision {
     }
 
     /// Writes [`Decision::to_json`]'s object as one line of compact JSON, without building a
-    /// `Value` (the json-lines stream of long traces).
+    /// `Value` (the json-lines stream of long traces). The line is serialized into a buffer and
+    /// handed to `w` in one write (serde_json writes each token separately, and every write
+    /// through `dyn Write` is a virtual call).
     ///
     /// Errors: those of `w`.
     pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-        serde_json::to_writer(&mut *w, &self.json_view()).map_err(std::io::Error::from)?;
-        w.write_all(b"\n")
+        let mut line = Vec::with_capacity(256);
+        serde_json::to_writer(&mut line, &self.json_view()).map_err(std::io::Error::from)?;
+        line.push(b'\n');
+        w.write_all(&line)
     }
 
     fn json_view(&self) -> DecisionJson<'_> {
