@@ -513,7 +513,10 @@ fn nth_last_segment(key: &str, n: usize) -> Option<&str> {
     for _ in 0..n {
         end = b[..end].iter().rposition(|&c| c == b'.')?;
     }
-    let start = b[..end].iter().rposition(|&c| c == b'.').map_or(0, |i| i + 1);
+    let start = b[..end]
+        .iter()
+        .rposition(|&c| c == b'.')
+        .map_or(0, |i| i + 1);
     // Both ends are at ASCII dots (or the ends of the key): char boundaries.
     key.get(start..end)
 }
@@ -556,8 +559,7 @@ impl<'a> Replayer<'a> {
                     .iter()
                     .filter_map(|p| Pattern::compile(p, MatchMode::Key).ok())
                     .collect(),
-                default: cfg.settings.planning.is_empty()
-                    && !kb.actions.iter().any(|a| a.planning),
+                default: cfg.settings.planning.is_empty() && !kb.actions.iter().any(|a| a.planning),
             },
             run: None,
             report: Report {
@@ -1268,10 +1270,24 @@ mod tests {
     #[test]
     fn nth_last_segment_is_rsplit_nth() {
         for key in [
-            "", ".", "..", "a", "a.b", "a.b.c", "X.a.b.c", ".a.b", "a..b", "a.b.", "é.ü.ß.x",
+            "",
+            ".",
+            "..",
+            "a",
+            "a.b",
+            "a.b.c",
+            "X.a.b.c",
+            ".a.b",
+            "a..b",
+            "a.b.",
+            "é.ü.ß.x",
         ] {
             for n in 0..5 {
-                assert_eq!(nth_last_segment(key, n), key.rsplit('.').nth(n), "{key:?} {n}");
+                assert_eq!(
+                    nth_last_segment(key, n),
+                    key.rsplit('.').nth(n),
+                    "{key:?} {n}"
+                );
             }
         }
     }

@@ -1248,7 +1248,10 @@ mod tests {
             (r#"{"reservation_id": "a\"b", "n": -0.5e3}"#, r#"null"#),
             (r#"{"reservation_id": "R1", "count": 2}"#, r#"null"#),
             (r#"{"reservation_id": "R1", "count": null}"#, r#"null"#),
-            (r#"{"reservation_id": [null], "count": {"a": null}}"#, r#"null"#),
+            (
+                r#"{"reservation_id": [null], "count": {"a": null}}"#,
+                r#"null"#,
+            ),
             (r#"{"reservation_id": "R1"}"#, r#"{"n": 3}"#),
         ];
         // The flag `index_key_into` returns: every value found (the prior's in its params,
@@ -1295,8 +1298,20 @@ mod tests {
         );
         let mut k = String::new();
         assert!(index_key_into(&dotted, &p, &none, false, &mut k));
-        assert!(!index_key_into(&dotted, &raw(r#"{"a": {"b": null}}"#), &none, false, &mut k));
-        assert!(!index_key_into(&dotted, &raw(r#"{"a": 1}"#), &none, false, &mut k));
+        assert!(!index_key_into(
+            &dotted,
+            &raw(r#"{"a": {"b": null}}"#),
+            &none,
+            false,
+            &mut k
+        ));
+        assert!(!index_key_into(
+            &dotted,
+            &raw(r#"{"a": 1}"#),
+            &none,
+            false,
+            &mut k
+        ));
     }
 
     #[test]

@@ -628,10 +628,7 @@ impl<'a> Scanner<'a> {
             v = v.and_then(|v| v.checked_mul(10)?.checked_add(u64::from(d)));
             n += 1;
         }
-        if n == 0
-            || (n > 1 && rest[0] == b'0')
-            || matches!(rest.get(n), Some(b'.' | b'e' | b'E'))
-        {
+        if n == 0 || (n > 1 && rest[0] == b'0') || matches!(rest.get(n), Some(b'.' | b'e' | b'E')) {
             return None;
         }
         self.i += n;
@@ -1296,7 +1293,16 @@ mod tests {
             assert_eq!(uint(t), Some((t.parse().unwrap(), t.len())), "{t}");
         }
         assert_eq!(uint(" 12,"), Some((12, 3)));
-        for t in ["", "x", "01", "1.5", "1e3", "2E1", "18446744073709551616", "-1"] {
+        for t in [
+            "",
+            "x",
+            "01",
+            "1.5",
+            "1e3",
+            "2E1",
+            "18446744073709551616",
+            "-1",
+        ] {
             assert_eq!(uint(t), None, "{t}");
         }
     }
