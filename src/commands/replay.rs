@@ -370,7 +370,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             None => report = Some(r),
         }
     }
-    let Some(mut report) = report else {
+    let Some(report) = report else {
         anyhow::bail!("internal: no trace was replayed");
     };
     if let Some(e) = io_error {
@@ -421,11 +421,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             None => anyhow::bail!("internal: no decision spool for the report"),
         },
         ReplayFormat::JsonLines => render::json_lines_tail(&report, &mut out)?,
-        ReplayFormat::Html => {
-            let more = html_kept.omitted_notable;
-            report.decisions = html_kept.decisions;
-            render::html(&report, more, &mut out)?
-        }
+        ReplayFormat::Html => render::html(&report, &html_kept, &mut out)?,
     }
     out.flush()?;
     let s = &report.summary;
