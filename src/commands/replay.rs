@@ -427,7 +427,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     // A trace of which every record was skipped (a wrong `--format`, every line malformed)
     // replayed nothing: that is an input error, never a "nothing blocked" pass (issue 6 T3).
-    let replayed = groups.iter().flat_map(|g| &g.traces).map(|&i| &args.traces[i]);
+    let replayed = groups
+        .iter()
+        .flat_map(|g| &g.traces)
+        .map(|&i| &args.traces[i]);
     for (path, reader) in replayed.zip(readers.iter().flatten()) {
         let st = reader.stats();
         if st.read > 0 && st.accepted == 0 {

@@ -935,7 +935,8 @@ impl Approvals {
             let Some(choice) = field("choice") else {
                 continue;
             };
-            let request_id = field("request_id").or_else(|| (!id.is_empty()).then(|| id.to_string()));
+            let request_id =
+                field("request_id").or_else(|| (!id.is_empty()).then(|| id.to_string()));
             let a = self.record(request_id, choice, field("explanation"));
             self.emit(ctx, line, a);
         }

@@ -342,7 +342,11 @@ pub fn call(o: &Obj, warnings: &mut Vec<String>) -> Result<CallRecord, String> {
     let (raw_blank, action_blank) = (blank(&raw_key), blank(&action_key));
     let usable = |k: &Option<String>| k.as_deref().is_some_and(|k| !k.trim().is_empty());
     if !usable(&raw_key) && !usable(&action_key) {
-        let field = if raw_key.is_some() { "raw_key" } else { "action_key" };
+        let field = if raw_key.is_some() {
+            "raw_key"
+        } else {
+            "action_key"
+        };
         return Err(format!(
             "a call needs a non-empty `raw_key` or `action_key` (`{field}` is {})",
             if raw_key.as_deref().or(action_key.as_deref()) == Some("") {
