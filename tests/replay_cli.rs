@@ -773,3 +773,62 @@ fn color_applies_to_the_text_report() {
     assert!(!json.contains('\u{1b}'), "{json}");
 }
 
+/// Issue 6 T4-26: every trace file was held open for the whole run, so past the process's
+/// file limit (about 1,020 files with the usual 1,024) the run failed. Each file is now open
+/// only while it is read: 3,000 traces replay under a limit of 64 open files.
+#[test]
+fn thousands_of_trace_files_under_a_low_open_file_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "c.toml", CONFIG);
+    let mut names = Vec::new();
+    for i in 0..3000 {
+        let name = format!("t{i:04}.jsonl");
+        let key = if i % 3 == 0 { "delete_x" } else { "get_x" };
+        write(
+            dir.path(),
+            &name,
+            &format!("{{\"rec\":\"call\",\"raw_key\":\"A.A.{key}\",\"status\":\"ok\"}}\n"),
+        );
+        names.push(name);
+    }
+    let out = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg("ulimit -n 64 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_cellguard"))
+        .args(["replay", "--config", "c.toml", "--output-format", "json"])
+        .args(&names)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["summary"];
+    assert_eq!(
+        (
+            s["traces"].as_u64(),
+            s["calls"].as_u64(),
+            s["blocked"].as_u64(),
+            s["records_read"].as_u64()
+        ),
+        (Some(3000), Some(3000), Some(1000), Some(3000))
+    );
+    // A missing file among them is still an input error (exit 2), named.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(dir.path())
+        .args([
+            "replay",
+            "--config",
+            "c.toml",
+            "t0000.jsonl",
+            "missing.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("missing.jsonl: cannot open trace"),
+        "{stderr}"
+    );
+}

@@ -40,8 +40,9 @@ pub(crate) fn one_of<T: Clone + Send + Sync + 'static>(
     parse: fn(&str) -> Option<T>,
 ) -> impl clap::builder::TypedValueParser<Value = T> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(values)
-        .try_map(move |s: String| parse(&s).ok_or_else(|| format!("internal: `{s}` is listed but not read")))
+    clap::builder::PossibleValuesParser::new(values).try_map(move |s: String| {
+        parse(&s).ok_or_else(|| format!("internal: `{s}` is listed but not read"))
+    })
 }
 
 /// Possible values from names (no aliases).

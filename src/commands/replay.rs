@@ -209,10 +209,8 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             );
         }
     }
-    let mut readers = Vec::new();
-    for t in &args.traces {
-        readers.push(trace::open(t, args.format)?);
-    }
+    // Each trace is opened when its turn comes and closed once read (issue 6 T4-26).
+    let inputs = args.traces.iter().map(|t| trace::open(t, args.format));
 
     let mut out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::io::BufWriter::new(
@@ -240,7 +238,7 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     }
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
-    let mut report = {
+    let (mut report, read) = {
         let mut sink = CliSink {
             out: &mut out,
             streaming,
@@ -255,7 +253,7 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
                 policy_cfg,
             ))));
         }
-        replay::run(&cfg, &project.kb, opts, &mut readers, observers, &mut sink)
+        replay::run(&cfg, &project.kb, opts, inputs, observers, &mut sink)?
     };
     if let Some(e) = io_error {
         return Err(e.into());
@@ -279,13 +277,13 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     }
     // A trace of which every record was skipped (a wrong `--format`, every line malformed)
     // replayed nothing: that is an input error, never a "nothing blocked" pass (issue 6 T3).
-    for (path, reader) in args.traces.iter().zip(&readers) {
-        let st = reader.stats();
+    for (path, input) in args.traces.iter().zip(&read) {
+        let st = input.stats;
         if st.read > 0 && st.accepted == 0 {
             anyhow::bail!(
                 "{}: no record of the trace could be read as {} ({} read, {} skipped); check `--format` and the warnings above",
                 path.display(),
-                reader.format().as_str(),
+                input.format.as_str(),
                 st.read,
                 st.skipped
             );

@@ -226,10 +226,20 @@ fn text_decision(d: &Decision, color: bool, out: &mut impl Write) -> std::io::Re
         d.index,
         d.recorded.as_str()
     )?;
-    paint(out, color, ColorSpec::new().set_fg(Some(hue)).set_bold(true), &what)?;
+    paint(
+        out,
+        color,
+        ColorSpec::new().set_fg(Some(hue)).set_bold(true),
+        &what,
+    )?;
     if d.changed() {
         out.write_all(b", ")?;
-        paint(out, color, ColorSpec::new().set_bold(true), "outcome changes")?;
+        paint(
+            out,
+            color,
+            ColorSpec::new().set_bold(true),
+            "outcome changes",
+        )?;
     }
     writeln!(out)?;
     if let Some(r) = &d.reason {
