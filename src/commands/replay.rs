@@ -238,7 +238,7 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     }
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
-    let (mut report, read) = {
+    let (report, read) = {
         let mut sink = CliSink {
             out: &mut out,
             streaming,
@@ -299,11 +299,7 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             None => anyhow::bail!("internal: no decision spool for the report"),
         },
         ReplayFormat::JsonLines => render::json_lines_tail(&report, &mut out)?,
-        ReplayFormat::Html => {
-            let more = html_kept.omitted_notable;
-            report.decisions = html_kept.decisions;
-            render::html(&report, more, &mut out)?
-        }
+        ReplayFormat::Html => render::html(&report, &html_kept, &mut out)?,
     }
     out.flush()?;
     let s = &report.summary;
