@@ -1163,3 +1163,133 @@ fn multi_trace_files_are_labelled_by_0_based_position_in_every_format() {
         ]
     );
 }
+
+/// Issue 6 T4-20: `--help` lists the values of every enumerated option, and an unknown value is
+/// refused with the list (exit 2).
+#[test]
+fn help_lists_enumerated_values() {
+    let out = replay(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "[possible values: native, colony, openai-chat, pyagentic, swe-agent, agents-runstate]",
+        "[possible values: keep, drop, stop-cell]",
+        "[possible values: key, substring]",
+        "[possible values: strict, colony]",
+    ] {
+        // Help wraps long lines: compare with the line breaks and indentation folded.
+        let folded = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(folded.contains(want), "`{want}` missing from:\n{help}");
+    }
+    let bad = replay(&["--on-block", "stop", "x.jsonl"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("[possible values: keep, drop, stop-cell]"),
+        "{stderr}"
+    );
+    // Aliases stay accepted without being listed.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    assert_eq!(
+        replay(&["--config", &cfg, &trace, "--format", "jsonl"])
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+/// Issue 6 T4-20: `--color` applies to the text report as it does to `cellguard check`:
+/// `always` colours, `never` and `auto` on a pipe do not; other formats are never coloured.
+#[test]
+fn color_applies_to_the_text_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    let run = |extra: &[&str]| {
+        let mut a = vec!["--config", cfg.as_str(), trace.as_str()];
+        a.extend_from_slice(extra);
+        String::from_utf8_lossy(&replay(&a).stdout).into_owned()
+    };
+    let plain = run(&["--color", "never"]);
+    let colored = run(&["--color", "always"]);
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+    assert!(
+        colored.contains("\u{1b}[0m\u{1b}[1m\u{1b}[31mblocked by no-delete\u{1b}[0m"),
+        "{colored}"
+    );
+    // The same text once the escapes are removed.
+    let mut stripped = String::new();
+    let mut rest = colored.as_str();
+    while let Some(at) = rest.find('\u{1b}') {
+        stripped.push_str(&rest[..at]);
+        let end = rest[at..].find('m').map_or(rest.len(), |m| at + m + 1);
+        rest = &rest[end..];
+    }
+    stripped.push_str(rest);
+    assert_eq!(stripped, plain);
+    assert_eq!(run(&[]), plain, "auto on a pipe");
+    let json = run(&["--color", "always", "--output-format", "json"]);
+    assert!(!json.contains('\u{1b}'), "{json}");
+}
+
+/// Issue 6 T4-26: every trace file was held open for the whole run, so past the process's
+/// file limit (about 1,020 files with the usual 1,024) the run failed. Each file is now open
+/// only while it is read: 3,000 traces replay under a limit of 64 open files.
+#[test]
+fn thousands_of_trace_files_under_a_low_open_file_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "c.toml", CONFIG);
+    let mut names = Vec::new();
+    for i in 0..3000 {
+        let name = format!("t{i:04}.jsonl");
+        let key = if i % 3 == 0 { "delete_x" } else { "get_x" };
+        write(
+            dir.path(),
+            &name,
+            &format!("{{\"rec\":\"call\",\"raw_key\":\"A.A.{key}\",\"status\":\"ok\"}}\n"),
+        );
+        names.push(name);
+    }
+    let out = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg("ulimit -n 64 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_cellguard"))
+        .args(["replay", "--config", "c.toml", "--output-format", "json"])
+        .args(&names)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["summary"];
+    assert_eq!(
+        (
+            s["traces"].as_u64(),
+            s["calls"].as_u64(),
+            s["blocked"].as_u64(),
+            s["records_read"].as_u64()
+        ),
+        (Some(3000), Some(3000), Some(1000), Some(3000))
+    );
+    // A missing file among them is still an input error (exit 2), named.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(dir.path())
+        .args([
+            "replay",
+            "--config",
+            "c.toml",
+            "t0000.jsonl",
+            "missing.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("missing.jsonl: cannot open trace"),
+        "{stderr}"
+    );
+}

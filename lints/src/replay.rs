@@ -1213,19 +1213,41 @@ fn mixed_modes(guardrails: &[crate::guardrails::Guardrail]) -> Option<String> {
     ))
 }
 
-/// Replays readers one after another with `observers` watching the same stream, and returns
-/// the report (guardrail results plus the observers' sections).
-pub fn run(
+/// What [`run`] read from one input: its format and final counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputRead {
+    /// The format the input was read as.
+    pub format: crate::trace::Format,
+    /// The reader's counters once it was exhausted.
+    pub stats: crate::trace::ReadStats,
+}
+
+/// Replays inputs one after another with `observers` watching the same stream, and returns
+/// the report (guardrail results plus the observers' sections) and, per input in order, what
+/// was read from it.
+///
+/// `inputs` are taken one at a time: each reader is opened when its turn comes (the iterator
+/// typically calls [`crate::trace::open`]) and dropped, closing its file, once read, so any
+/// number of trace files can be replayed in one run without holding more than one open
+/// (issue 6 T4-26).
+///
+/// Errors: the first input that cannot be opened (the replay stops there).
+pub fn run<I>(
     cfg: &ReplayConfig,
     kb: &KnowledgeBase,
     opts: Options,
-    readers: &mut [Box<dyn TraceReader + Send>],
+    inputs: I,
     observers: Vec<Box<dyn Observer>>,
     sink: &mut dyn DecisionSink,
-) -> Report {
+) -> Result<(Report, Vec<InputRead>), crate::trace::TraceError>
+where
+    I: IntoIterator<Item = Result<crate::trace::BoxedReader, crate::trace::TraceError>>,
+{
+    let mut read = Vec::new();
     let mut observers = observers;
     let mut rp = Replayer::new(cfg, kb, opts);
-    for reader in readers.iter_mut() {
+    for reader in inputs {
+        let mut reader = reader?;
         let mut current: Option<TraceInfo> = None;
         for e in reader.by_ref() {
             match &e {
@@ -1257,13 +1279,18 @@ pub fn run(
             }
         }
         rp.end_trace(sink);
-        rp.add_stats(&reader.stats());
+        let stats = reader.stats();
+        rp.add_stats(&stats);
+        read.push(InputRead {
+            format: reader.format(),
+            stats,
+        });
     }
     let mut report = rp.finish();
     for o in observers {
         report.sections.extend(o.finish());
     }
-    report
+    Ok((report, read))
 }
 
 /// Text from a trace (or composed from it) as a report shows it: the stand-ins of `NaN`,
@@ -1304,15 +1331,10 @@ mod tests {
 
     fn replay(config: &str, trace: &str, kb: &KnowledgeBase, opts: Options) -> Report {
         let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
-        let mut readers = vec![read_str("t.jsonl", trace, None).unwrap()];
-        run(
-            &cfg,
-            kb,
-            opts,
-            &mut readers,
-            Vec::new(),
-            &mut |_: &Decision| {},
-        )
+        let readers = vec![read_str("t.jsonl", trace, None)];
+        run(&cfg, kb, opts, readers, Vec::new(), &mut |_: &Decision| {})
+            .unwrap()
+            .0
     }
 
     fn verdicts(r: &Report) -> Vec<(String, &'static str)> {
@@ -1678,19 +1700,20 @@ mod tests {
             "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"x\"]\n";
         let trace = "{\"rec\":\"call\",\"raw_key\":\"a.a.x\",\"status\":\"ok\"}\n";
         let cfg = parse_str(Path::new("c.toml"), config, Profile::Strict, None).unwrap();
-        let mut readers = vec![read_str("t.jsonl", trace, None).unwrap()];
+        let readers = vec![read_str("t.jsonl", trace, None)];
         let mut seen = 0;
-        let r = run(
+        let (r, _) = run(
             &cfg,
             &KnowledgeBase::new(),
             Options {
                 keep_decisions: false,
                 ..Default::default()
             },
-            &mut readers,
+            readers,
             Vec::new(),
             &mut |_: &Decision| seen += 1,
-        );
+        )
+        .unwrap();
         assert_eq!((seen, r.decisions.len(), r.summary.blocked), (1, 0, 1));
     }
 }

@@ -112,7 +112,7 @@ pub struct ProjectArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Dialect (the colony dialect knows Colony's pseudo keys).
-    #[arg(long, value_parser = parse_dialect)]
+    #[arg(long, value_parser = super::one_of(super::names(["colony", "functions"]), parse_dialect))]
     pub dialect: Option<Dialect>,
 }
 
@@ -150,13 +150,11 @@ pub struct ExportArgs {
     pub output: Option<PathBuf>,
 }
 
-fn parse_dialect(s: &str) -> Result<Dialect, String> {
+fn parse_dialect(s: &str) -> Option<Dialect> {
     match s {
-        "colony" => Ok(Dialect::Colony),
-        "functions" => Ok(Dialect::Functions),
-        _ => Err(format!(
-            "unknown dialect `{s}` (expected `colony` or `functions`)"
-        )),
+        "colony" => Some(Dialect::Colony),
+        "functions" => Some(Dialect::Functions),
+        _ => None,
     }
 }
 

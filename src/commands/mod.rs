@@ -32,6 +32,26 @@ pub enum ColorChoice {
     Never,
 }
 
+/// The value parser of an option with a fixed set of values: `--help` and the error for any
+/// other value list `values` (aliases accepted, not listed), and each is read by `parse`, the
+/// library's own parser of those names.
+pub(crate) fn one_of<T: Clone + Send + Sync + 'static>(
+    values: impl IntoIterator<Item = clap::builder::PossibleValue>,
+    parse: fn(&str) -> Option<T>,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(values).try_map(move |s: String| {
+        parse(&s).ok_or_else(|| format!("internal: `{s}` is listed but not read"))
+    })
+}
+
+/// Possible values from names (no aliases).
+pub(crate) fn names(
+    names: impl IntoIterator<Item = &'static str>,
+) -> impl Iterator<Item = clap::builder::PossibleValue> {
+    names.into_iter().map(clap::builder::PossibleValue::new)
+}
+
 /// Linter, language server and trace replayer for LLM-written agent code cells.
 #[derive(Debug, Parser)]
 #[command(name = "cellguard", version, about, propagate_version = true)]
@@ -61,7 +81,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Check(args) => check::run(args, cli.color),
-        Command::Replay(args) => replay::run(args),
+        Command::Replay(args) => replay::run(args, cli.color),
         Command::Rule(args) => rule::run(args),
         Command::Kb(args) => kb::run(args),
         Command::Server => {

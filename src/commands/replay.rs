@@ -27,7 +27,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Input format (default: detected from the content).
-    #[arg(long, value_parser = parse_format)]
+    #[arg(long, value_parser = super::one_of(Format::ALL.map(|f| clap::builder::PossibleValue::new(f.as_str()).aliases(f.aliases())), Format::parse))]
     pub format: Option<Format>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReplayFormat::Text)]
@@ -37,10 +37,10 @@ pub struct ReplayArgs {
     pub output: Option<PathBuf>,
     /// What a simulated block does to later evaluation (default: the runtime's own behaviour
     /// for the trace's epoch: stop-cell from 2026-06-20, drop before).
-    #[arg(long, value_parser = parse_on_block)]
+    #[arg(long, value_parser = super::one_of(super::names(OnBlock::ALL.map(OnBlock::as_str)), OnBlock::parse))]
     pub on_block: Option<OnBlock>,
     /// Matching mode for every guardrail (overrides the config).
-    #[arg(long = "match", value_parser = parse_match)]
+    #[arg(long = "match", value_parser = super::one_of(super::names(MatchMode::ALL.map(MatchMode::as_str)), MatchMode::parse))]
     pub match_mode: Option<MatchMode>,
     /// Colony semantics epoch: pre-0620, 0620-0624, current, or a date (overrides the trace).
     #[arg(long, value_parser = Epoch::parse)]
@@ -55,36 +55,18 @@ pub struct ReplayArgs {
     #[arg(long = "kb", value_name = "FILE_OR_DIR")]
     pub kb: Vec<PathBuf>,
     /// Rule profile (`colony` makes `substring` the default matching mode).
-    #[arg(long, value_parser = parse_profile)]
+    #[arg(long, value_parser = super::one_of(super::names(["strict", "colony"]), parse_profile))]
     pub profile: Option<Profile>,
     /// Exit with 0 even when calls would be blocked.
     #[arg(long, short = 'e')]
     pub exit_zero: bool,
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
-    Format::parse(s).ok_or_else(|| {
-        format!("unknown trace format `{s}` (expected native, colony, openai-chat, pyagentic, swe-agent or agents-runstate)")
-    })
-}
-
-fn parse_on_block(s: &str) -> Result<OnBlock, String> {
-    OnBlock::parse(s)
-        .ok_or_else(|| format!("unknown on-block mode `{s}` (expected keep, drop or stop-cell)"))
-}
-
-fn parse_match(s: &str) -> Result<MatchMode, String> {
-    MatchMode::parse(s)
-        .ok_or_else(|| format!("unknown match mode `{s}` (expected key or substring)"))
-}
-
-fn parse_profile(s: &str) -> Result<Profile, String> {
+fn parse_profile(s: &str) -> Option<Profile> {
     match s {
-        "strict" => Ok(Profile::Strict),
-        "colony" => Ok(Profile::Colony),
-        _ => Err(format!(
-            "unknown profile `{s}` (expected `strict` or `colony`)"
-        )),
+        "strict" => Some(Profile::Strict),
+        "colony" => Some(Profile::Colony),
+        _ => None,
     }
 }
 
@@ -304,8 +286,9 @@ fn load_group(args: &ReplayArgs, g: &Group, overrides: &Overrides) -> anyhow::Re
     })
 }
 
-/// Runs `cellguard replay`.
-pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
+/// Runs `cellguard replay`; `color` (`--color`) applies to the text report, resolved as
+/// `cellguard check` resolves it.
+pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitStatus> {
     let groups = group_by_config(&args)?;
     let overrides = Overrides {
         profile: args.profile,
@@ -337,15 +320,6 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             );
         }
     }
-    let mut readers: Vec<Vec<_>> = Vec::new();
-    for g in &groups {
-        let mut rs = Vec::new();
-        for &i in &g.traces {
-            rs.push(trace::open(&args.traces[i], args.format)?);
-        }
-        readers.push(rs);
-    }
-
     let mut out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(p)
@@ -366,11 +340,18 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     };
     let mut spool = render::DecisionSpool::new(args.output_format)
         .context("cannot create a temporary file for the report's decisions")?;
+    if let Some(sp) = spool.as_mut() {
+        use std::io::IsTerminal;
+        let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
+        sp.set_color(super::check::use_color(color, to_terminal));
+    }
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
     // One run per config, in order; their reports are merged into one.
     let mut report: Option<replay::Report> = None;
-    for (input, group_readers) in inputs.into_iter().zip(readers.iter_mut()) {
+    // What was read of each trace, in the groups' order.
+    let mut read = Vec::new();
+    for (input, g) in inputs.into_iter().zip(&groups) {
         let mut sink = CliSink {
             out: &mut out,
             streaming,
@@ -389,14 +370,20 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             config: input.label,
             ..opts.clone()
         };
-        let r = replay::run(
+        // Each trace is opened when its turn comes and closed once read (issue 6 T4-26).
+        let group_inputs = g
+            .traces
+            .iter()
+            .map(|&i| trace::open(&args.traces[i], args.format));
+        let (r, group_read) = replay::run(
             &input.cfg,
             &input.project.kb,
             opts,
-            group_readers,
+            group_inputs,
             observers,
             &mut sink,
-        );
+        )?;
+        read.extend(group_read);
         match &mut report {
             Some(all) => all.merge(r),
             None => report = Some(r),
@@ -431,13 +418,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         .iter()
         .flat_map(|g| &g.traces)
         .map(|&i| &args.traces[i]);
-    for (path, reader) in replayed.zip(readers.iter().flatten()) {
-        let st = reader.stats();
+    for (path, input) in replayed.zip(&read) {
+        let st = input.stats;
         if st.read > 0 && st.accepted == 0 {
             anyhow::bail!(
                 "{}: no record of the trace could be read as {} ({} read, {} skipped); check `--format` and the warnings above",
                 path.display(),
-                reader.format().as_str(),
+                input.format.as_str(),
                 st.read,
                 st.skipped
             );

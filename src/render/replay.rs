@@ -229,7 +229,7 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 #[cfg(test)]
 pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     for d in &report.decisions {
-        text_decision(d, out)?;
+        text_decision(d, false, out)?;
     }
     text_tail(report, !report.decisions.is_empty(), out)
 }
@@ -237,7 +237,10 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
 /// The text report's lines of one listed decision: `FILE:LINE:[ #N] cell C, call I: `KEY`
 /// recorded R, DECISION[, outcome changes]`, then the indented `reason:` and `suggestion:`
 /// lines when present. Trace-supplied text has its control characters escaped ([`ctl`]).
-fn text_decision(d: &Decision, out: &mut impl Write) -> std::io::Result<()> {
+/// With `color` (`--color`, resolved as `cellguard check` resolves it), the location is bold
+/// and the decision coloured (blocked red, unreached yellow, allowed green) with ANSI escapes.
+fn text_decision(d: &Decision, color: bool, out: &mut impl Write) -> std::io::Result<()> {
+    use termcolor::{Color, ColorSpec};
     let where_ = trace_tag(&d.trace, &d.file);
     let cell = d.cell.map_or(String::new(), |c| format!("cell {c}, "));
     let key = if d.action_key != d.raw_key {
@@ -249,22 +252,41 @@ fn text_decision(d: &Decision, out: &mut impl Write) -> std::io::Result<()> {
     } else {
         format!("`{}`", ctl(&d.raw_key))
     };
-    let what = match d.decision {
-        Verdict::Blocked => {
-            format!("blocked by {}", ctl(d.guardrail.as_deref().unwrap_or("?")))
-        }
-        Verdict::Unreached => "unreached (its cell was aborted by an earlier block)".into(),
-        Verdict::Allowed => "allowed".into(),
+    let (what, hue) = match d.decision {
+        Verdict::Blocked => (
+            format!("blocked by {}", ctl(d.guardrail.as_deref().unwrap_or("?"))),
+            Color::Red,
+        ),
+        Verdict::Unreached => (
+            "unreached (its cell was aborted by an earlier block)".into(),
+            Color::Yellow,
+        ),
+        Verdict::Allowed => ("allowed".into(), Color::Green),
     };
-    let change = if d.changed() { ", outcome changes" } else { "" };
-    writeln!(
+    let location = format!("{}:{}:{where_}", ctl(&d.file), d.line);
+    paint(out, color, ColorSpec::new().set_bold(true), &location)?;
+    write!(
         out,
-        "{}:{}:{where_} {cell}call {}: {key} recorded {}, {what}{change}",
-        ctl(&d.file),
-        d.line,
+        " {cell}call {}: {key} recorded {}, ",
         d.index,
         d.recorded.as_str()
     )?;
+    paint(
+        out,
+        color,
+        ColorSpec::new().set_fg(Some(hue)).set_bold(true),
+        &what,
+    )?;
+    if d.changed() {
+        out.write_all(b", ")?;
+        paint(
+            out,
+            color,
+            ColorSpec::new().set_bold(true),
+            "outcome changes",
+        )?;
+    }
+    writeln!(out)?;
     if let Some(r) = &d.reason {
         writeln!(out, "    reason: {}", ctl(r))?;
     }
@@ -272,6 +294,23 @@ fn text_decision(d: &Decision, out: &mut impl Write) -> std::io::Result<()> {
         writeln!(out, "    suggestion: {}", ctl(s))?;
     }
     Ok(())
+}
+
+/// Writes `text`, wrapped in the ANSI escapes of `spec` and a reset when `color` is on.
+fn paint(
+    out: &mut impl Write,
+    color: bool,
+    spec: &termcolor::ColorSpec,
+    text: &str,
+) -> std::io::Result<()> {
+    use termcolor::WriteColor;
+    if !color {
+        return out.write_all(text.as_bytes());
+    }
+    let mut w = termcolor::Ansi::new(out);
+    w.set_color(spec)?;
+    w.write_all(text.as_bytes())?;
+    w.reset()
 }
 
 /// Trace names listed per config in the text report before `and N more`.
@@ -691,6 +730,8 @@ pub struct DecisionSpool {
     format: ReplayFormat,
     file: std::io::BufWriter<std::fs::File>,
     entries: u64,
+    /// ANSI colours in the text report ([`DecisionSpool::set_color`]).
+    color: bool,
 }
 
 /// Marker value of the decisions' place in the document before it is spliced in.
@@ -712,7 +753,14 @@ impl DecisionSpool {
             format,
             file: std::io::BufWriter::new(tempfile::tempfile()?),
             entries: 0,
+            color: false,
         }))
+    }
+
+    /// Colours the text report's decisions with ANSI escapes (`--color`; off by default, and
+    /// without effect on the other formats).
+    pub fn set_color(&mut self, on: bool) {
+        self.color = on && self.format == ReplayFormat::Text;
     }
 
     /// Indentation of the array's items: `decisions` (json) is a key of the top object,
@@ -749,7 +797,7 @@ impl DecisionSpool {
         match self.format {
             ReplayFormat::Text => {
                 self.entries += 1;
-                text_decision(d, &mut self.file)
+                text_decision(d, self.color, &mut self.file)
             }
             ReplayFormat::Sarif if d.notable() => self.push(&sarif_result(d)),
             ReplayFormat::Sarif => Ok(()),

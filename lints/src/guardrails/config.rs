@@ -30,6 +30,9 @@ pub enum OnBlock {
 }
 
 impl OnBlock {
+    /// Every mode, in the order `--on-block` lists them.
+    pub const ALL: [OnBlock; 3] = [OnBlock::Keep, OnBlock::Drop, OnBlock::StopCell];
+
     /// Parses `keep`, `drop` or `stop-cell`.
     pub fn parse(s: &str) -> Option<OnBlock> {
         match s {

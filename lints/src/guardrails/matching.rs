@@ -64,6 +64,9 @@ pub enum MatchMode {
 }
 
 impl MatchMode {
+    /// Every mode, in the order `--match` lists them.
+    pub const ALL: [MatchMode; 2] = [MatchMode::Key, MatchMode::Substring];
+
     /// Parses `key` or `substring`.
     pub fn parse(s: &str) -> Option<MatchMode> {
         match s {

@@ -793,17 +793,23 @@ impl Format {
         }
     }
 
-    /// Parses a `--format` name (`cellguard-trace` and `chat` are accepted aliases).
+    /// Other names `--format` accepts for the format.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Format::Native => &["cellguard-trace", "jsonl"],
+            Format::Colony => &[],
+            Format::OpenaiChat => &["openai", "chat", "tau-bench"],
+            Format::Pyagentic => &[],
+            Format::SweAgent => &["traj"],
+            Format::AgentsRunstate => &["runstate"],
+        }
+    }
+
+    /// Parses a `--format` name or one of its [`Format::aliases`].
     pub fn parse(s: &str) -> Option<Format> {
-        Some(match s {
-            "native" | "cellguard-trace" | "jsonl" => Format::Native,
-            "colony" => Format::Colony,
-            "openai-chat" | "openai" | "chat" | "tau-bench" => Format::OpenaiChat,
-            "pyagentic" => Format::Pyagentic,
-            "swe-agent" | "traj" => Format::SweAgent,
-            "agents-runstate" | "runstate" => Format::AgentsRunstate,
-            _ => return None,
-        })
+        Format::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s || f.aliases().contains(&s))
     }
 }
 
