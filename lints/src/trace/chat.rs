@@ -25,12 +25,11 @@
 use super::convert::{content_text_checked, opt_str};
 use super::doc::{arr, map, obj, root_items, DocCtx, Item, Root};
 use super::model::*;
-use super::{BoxedReader, TraceError};
+use super::TraceError;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
 
 /// Converts a chat document.
 ///
@@ -454,10 +453,8 @@ struct FastFunction<'a> {
 /// the message instead, with its errors and warnings.
 struct FastMessage<'a> {
     /// Address of the first key's text when it is borrowed from the document (0 otherwise):
-    /// the one-pass reader finds the message's line from it.
+    /// [`fast_conversation`] finds the message's line from it.
     at: usize,
-    /// One-based line of the message's `{`, once the one-pass reader has found it.
-    line: u64,
     role: Text<'a>,
     content: Text<'a>,
     name: Text<'a>,
@@ -477,7 +474,6 @@ impl<'de> Deserialize<'de> for FastMessage<'de> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut m = FastMessage {
                     at: 0,
-                    line: 0,
                     role: Text(None),
                     content: Text(None),
                     name: Text(None),
@@ -601,15 +597,13 @@ fn borrowed_at(key: &Cow<'_, str>) -> usize {
 /// The list keys of a conversation object, in the order the general reader prefers them.
 const LIST_KEYS: [&str; 4] = ["traj", "messages", "conversation", "history"];
 
-/// One conversation object as the one-pass reader takes it: its message lists read straight
+/// One conversation object as [`fast_conversation`] takes it: its message lists read straight
 /// into [`FastMessage`]s, the header's keys parsed, everything else skipped. It fails where the
 /// general path's [`Wrapper`] fails (a list key whose value is not a list, a known key given
 /// twice) and wherever a message is not of [`FastMessage`]'s shape.
 struct FastConv<'a> {
     /// Address of the first key's text (0 when it is not borrowed or there is none).
     at: usize,
-    /// One-based line of the object's `{`, once the one-pass reader has found it.
-    line: u64,
     /// The message lists under [`LIST_KEYS`].
     lists: [Option<Vec<FastMessage<'a>>>; 4],
     /// `task_id`, `reward`, `trial`.
@@ -628,7 +622,6 @@ impl<'de> Deserialize<'de> for FastConv<'de> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut c = FastConv {
                     at: 0,
-                    line: 0,
                     lists: [None, None, None, None],
                     header: [None, None, None],
                     info: false,
@@ -698,158 +691,65 @@ impl LineCursor<'_> {
     }
 }
 
-/// The conversations of a chat document as the one-pass reader parses them, borrowing the
-/// document's text.
-type Convs<'a> = Vec<FastConv<'a>>;
-
-self_cell::self_cell!(
-    /// A chat document's text and its conversations parsed in place, borrowing the text, so that
-    /// the records can be produced one conversation at a time.
-    struct ParsedDoc {
-        owner: String,
-        #[covariant]
-        dependent: Convs,
+/// Converts one conversation of a file read conversation by conversation (a list element or a
+/// line of JSON Lines; `raw` is a slice of `ctx`'s text, starting at one-based `line`): a
+/// conversation object of the common shape in one pass over its text ([`FastConv`]), anything
+/// else as [`conversation_value`] reads it, with the same records.
+///
+/// Errors: as [`conversation_value`].
+pub(crate) fn conversation_unit(
+    ctx: &mut DocCtx,
+    raw: &RawValue,
+    line: u64,
+) -> Result<(), TraceError> {
+    if raw.get().starts_with('{') {
+        if let Some((wrapper, msgs)) = fast_conversation(raw.get(), line) {
+            header(ctx, line, &wrapper);
+            emit(ctx, msgs);
+            return Ok(());
+        }
     }
-);
+    conversation_value(ctx, raw, line)
+}
 
-/// Parses a chat document of the common shape (a non-empty list of conversation objects, the
-/// first holding `traj`, `messages` or `conversation`, every one a message list of the common
-/// message shape) in one pass over its text, and finds the line of every conversation and
-/// message. `None` for any other document.
-fn parse_common(text: &str) -> Option<Convs<'_>> {
-    let mut convs = serde_json::from_str::<Convs>(text).ok()?;
-    // The general path classifies the document by its first element, and reads a list whose
-    // first element names none of these keys as something else.
-    let first_has_list = convs
-        .first()
-        .is_some_and(|c| c.lists[..3].iter().any(Option::is_some));
-    if !first_has_list || convs.iter().any(|c| c.lists.iter().all(Option::is_none)) {
-        return None;
-    }
+/// A conversation object of the common shape (its message list under the first of
+/// [`LIST_KEYS`] present, every message of [`FastMessage`]'s shape) read in one pass over
+/// `text`, which starts at one-based `line`: the header's keys and the parsed messages, each
+/// with its line. `None` for anything else.
+fn fast_conversation(text: &str, line: u64) -> Option<(Map<String, Value>, Vec<Option<Parsed>>)> {
+    let mut c = serde_json::from_str::<FastConv>(text).ok()?;
     let mut lines = LineCursor {
         text: text.as_bytes(),
         offset: 0,
-        line: 1,
+        line,
     };
-    for c in &mut convs {
-        c.line = lines.object_line(c.at)?;
-        // The list the conversation is read from: the first of `LIST_KEYS` present.
-        let list = c.lists.iter_mut().find_map(Option::as_mut)?;
-        for m in list {
-            m.line = lines.object_line(m.at)?;
-            if !fast_convertible(m) {
-                return None;
-            }
+    lines.object_line(c.at)?;
+    let traj = c.lists[0].is_some();
+    let list = c.lists.iter_mut().find_map(Option::take)?;
+    let mut msgs = Vec::with_capacity(list.len());
+    for m in list {
+        let l = lines.object_line(m.at)?;
+        if !fast_convertible(&m) {
+            return None;
+        }
+        msgs.push(Some(convert_fast(m, l)));
+    }
+    let mut wrapper = Map::new();
+    for (k, v) in ["task_id", "reward", "trial"]
+        .into_iter()
+        .zip(std::mem::take(&mut c.header))
+    {
+        if let Some(v) = v {
+            wrapper.insert(k.into(), v);
         }
     }
-    Some(convs)
-}
-
-/// Reads a chat document of the common shape (see [`parse_common`]) in one pass over its
-/// text; the records are produced lazily, one conversation at a time, as the replayer asks
-/// for them, so only one conversation's records are held at once. Gives the text back, with
-/// `early` (events about the whole document, emitted first), for any other document: the
-/// general path then reads it, with the same results as this one on the documents this one
-/// accepts.
-pub(crate) fn read_lazy(
-    path: &Path,
-    text: String,
-    early: Vec<Event>,
-) -> Result<BoxedReader, (String, Vec<Event>)> {
-    match ParsedDoc::try_new_or_recover(text, |t| parse_common(t).ok_or(())) {
-        Ok(doc) => Ok(Box::new(LazyChatReader {
-            doc,
-            next: 0,
-            path: path.to_path_buf(),
-            pending: early.into_iter(),
-            stats: ReadStats::default(),
-        })),
-        Err((text, ())) => Err((text, early)),
+    if traj {
+        wrapper.insert("traj".into(), Value::Bool(true));
     }
-}
-
-/// The reader [`read_lazy`] returns.
-struct LazyChatReader {
-    doc: ParsedDoc,
-    /// The next conversation to convert.
-    next: usize,
-    path: PathBuf,
-    /// The converted conversation's events not yet taken.
-    pending: std::vec::IntoIter<Event>,
-    stats: ReadStats,
-}
-
-impl LazyChatReader {
-    /// Converts conversation `n` into its events, or `None` after the last one. Its parsed
-    /// messages are released as they are converted.
-    fn conversation(&mut self, n: usize) -> Option<Vec<Event>> {
-        let (line, wrapper, msgs) = self.doc.with_dependent_mut(|_, convs| {
-            let c = convs.get_mut(n)?;
-            let traj = c.lists[0].is_some();
-            let list = c.lists.iter_mut().find_map(Option::take)?;
-            let msgs: Vec<Option<Parsed>> = list
-                .into_iter()
-                .map(|m| {
-                    let line = m.line;
-                    Some(convert_fast(m, line))
-                })
-                .collect();
-            let mut wrapper = Map::new();
-            for (k, v) in ["task_id", "reward", "trial"]
-                .into_iter()
-                .zip(std::mem::take(&mut c.header))
-            {
-                if let Some(v) = v {
-                    wrapper.insert(k.into(), v);
-                }
-            }
-            if traj {
-                wrapper.insert("traj".into(), Value::Bool(true));
-            }
-            if c.info {
-                wrapper.insert("info".into(), Value::Bool(true));
-            }
-            Some((c.line, wrapper, msgs))
-        })?;
-        let mut ctx = DocCtx::new(&self.path, "");
-        // Sized up front (at most: a start and a header; an inference, a message and a cell per
-        // message, and two records per tool call).
-        ctx.events.reserve(
-            2 + msgs
-                .iter()
-                .flatten()
-                .map(|m| 3 + 2 * m.calls.len())
-                .sum::<usize>(),
-        );
-        ctx.start_trace(Some(n), Format::OpenaiChat);
-        header(&mut ctx, line, &wrapper);
-        emit(&mut ctx, msgs);
-        self.stats.add(&ctx.stats);
-        Some(ctx.events)
+    if c.info {
+        wrapper.insert("info".into(), Value::Bool(true));
     }
-}
-
-impl Iterator for LazyChatReader {
-    type Item = Event;
-    fn next(&mut self) -> Option<Event> {
-        loop {
-            if let Some(e) = self.pending.next() {
-                return Some(e);
-            }
-            let events = self.conversation(self.next)?;
-            self.next += 1;
-            self.pending = events.into_iter();
-        }
-    }
-}
-
-impl TraceReader for LazyChatReader {
-    fn stats(&self) -> ReadStats {
-        self.stats
-    }
-    fn format(&self) -> Format {
-        Format::OpenaiChat
-    }
+    Some((wrapper, msgs))
 }
 
 /// Links each tool result to the call it answers. Returns, per message index with calls, the
@@ -1247,9 +1147,10 @@ mod tests {
         }
     }
 
-    /// The one-pass document reader gives the general path's events, lines, warnings and
-    /// counts on every document it accepts, and declines the shapes it does not read (which the
-    /// general path then reads as before).
+    /// The streaming reader ([`crate::trace::stream`], one conversation at a time, each of the
+    /// common shape in one pass) gives the whole-document reader's events, lines, warnings and
+    /// counts on every well-formed list of conversations, and declines other documents (which
+    /// the whole-document reader then reads as before).
     #[test]
     fn one_pass_reader_agrees_with_general_path() {
         use crate::trace::doc::read_document_with;
@@ -1269,7 +1170,16 @@ mod tests {
             }
         }
         fn one_pass_accepts(text: &str) -> bool {
-            super::parse_common(text).is_some()
+            let none: Box<dyn std::io::Read + Send> = Box::new(std::io::empty());
+            matches!(
+                crate::trace::stream::open(
+                    Path::new("c.json"),
+                    none,
+                    text.as_bytes().to_vec(),
+                    None
+                ),
+                Ok(Ok(_))
+            )
         }
         let tau = r#"[
   {
@@ -1326,9 +1236,8 @@ mod tests {
             assert!(shown.contains(&format!("line: {line},")), "{line}: {shown}");
         }
         assert!(!shown.contains("line: 7,"), "{shown}");
-        let declined = [
-            "[]",
-            r#"[{"history": [{"role": "user", "content": "a"}]}]"#,
+        // Read one conversation at a time, not all in the one-pass shape: the same events.
+        let mixed = [
             r#"[{"traj": [{"role": "user", "content": "a"}]}, {"info": {}}]"#,
             r#"[{"traj": null, "messages": [{"role": "user", "content": "a"}]}]"#,
             r#"[{"traj": [{"role": "user"}], "traj": [{"role": "user"}]}]"#,
@@ -1339,9 +1248,22 @@ mod tests {
             r#"[{"tr\u0061j": [{"role": "user"}]}]"#,
             r#"[{"traj": [{"role": "user", "content": [{"type": "text", "text": "a"}]}]}]"#,
             r#"[{"traj": [{"role": "assistant", "tool_calls": [{"function": {"name": ""}}]}]}]"#,
-            r#"[{"traj": [{"role": "user"}]}] x"#,
-            r#"[{"traj": [{"role": "user"}]},]"#,
+        ];
+        for text in mixed {
+            assert!(one_pass_accepts(text), "{text}");
+            for format in [None, Some(Format::OpenaiChat)] {
+                assert_eq!(
+                    events(text, format, true),
+                    events(text, format, false),
+                    "{text}"
+                );
+            }
+        }
+        let declined = [
+            "[]",
+            r#"[{"history": [{"role": "user", "content": "a"}]}]"#,
             r#"{"traj": [{"role": "user"}]}"#,
+            r#"[{"role": "user"}, [{"role": "user"}]]"#,
         ];
         for text in declined {
             assert!(!one_pass_accepts(text), "{text}");

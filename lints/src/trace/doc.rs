@@ -115,10 +115,18 @@ pub(crate) struct DocCtx<'a> {
     pub events: Vec<Event>,
     pub stats: ReadStats,
     name: String,
+    /// Lines of the file before `text` (a streamed conversation starts at line `base + 1`).
+    base: u64,
 }
 
 impl<'a> DocCtx<'a> {
     pub(crate) fn new(path: &'a Path, text: &'a str) -> Self {
+        Self::at_line(path, text, 1)
+    }
+
+    /// A context over `text`, a part of the file that starts on one-based line `first_line`
+    /// (the streaming readers convert one conversation at a time).
+    pub(crate) fn at_line(path: &'a Path, text: &'a str, first_line: u64) -> Self {
         Self {
             path,
             text,
@@ -126,6 +134,7 @@ impl<'a> DocCtx<'a> {
             events: Vec::new(),
             stats: ReadStats::default(),
             name: path.display().to_string(),
+            base: first_line.saturating_sub(1),
         }
     }
 
@@ -136,7 +145,7 @@ impl<'a> DocCtx<'a> {
 
     /// One-based line of byte `offset` of the document.
     pub fn line_at(&self, offset: usize) -> u64 {
-        (self.index().line_of(offset) + 1) as u64
+        self.base + (self.index().line_of(offset) + 1) as u64
     }
 
     /// One-based line where `r` starts (1 when `r` is not a slice of the document).
@@ -345,7 +354,9 @@ pub(crate) fn classify_object(o: &RawObj) -> Option<Format> {
     classify_item(o)
 }
 
-fn classify_item(o: &RawObj) -> Option<Format> {
+/// Classifies one item of a list or one line of JSON Lines by its keys (a Colony iteration or
+/// span, a pyAgentic or chat message, a conversation object). `None` when no reader knows it.
+pub(crate) fn classify_item(o: &RawObj) -> Option<Format> {
     if has(
         o,
         &[
@@ -370,6 +381,76 @@ fn classify_item(o: &RawObj) -> Option<Format> {
     None
 }
 
+/// JSON text made readable by serde_json, as Python's `json` reads it ([`prepare`]).
+pub(crate) struct Prepared {
+    /// The text: invalid UTF-8 replaced by U+FFFD, lone surrogate escapes and `NaN` /
+    /// `Infinity` rewritten as stand-ins.
+    pub text: String,
+    /// Warnings about the rewrites: (one-based line of `text`, message), in order.
+    pub warnings: Vec<(u64, String)>,
+    /// Offsets of the `NaN` / `Infinity` stand-ins, for [`super::nonfinite::original_column`].
+    pub nonfinite_at: Vec<usize>,
+}
+
+/// Prepares JSON `bytes` (a whole document, or one streamed conversation) for parsing:
+/// invalid UTF-8 is replaced by U+FFFD (one warning at its first line), lone surrogate escapes
+/// (valid to Python's json, not to serde_json) are rewritten (a warning per line, issue 6 R8),
+/// then `NaN` / `Infinity` are read as stand-ins (issue 6 T1; after the surrogate pass, which
+/// must not see the stand-ins' markers). Text that needs neither rewrite (the common case) is
+/// scanned once and not copied.
+pub(crate) fn prepare(bytes: Vec<u8>) -> Prepared {
+    let (text, bad_utf8) = match String::from_utf8(bytes) {
+        Ok(t) => (t, None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
+        }
+    };
+    let mut warnings = Vec::new();
+    if let Some(at) = bad_utf8 {
+        let line = (LineIndex::new(&text).line_of(at) + 1) as u64;
+        warnings.push((line, "invalid UTF-8 replaced by U+FFFD".to_string()));
+    }
+    let (may_surrogate, may_nonfinite) = super::nonfinite::document_needs(&text);
+    let surrogates = if may_surrogate {
+        super::surrogates::escape_lone_surrogates(&text)
+    } else {
+        None
+    };
+    let text = match surrogates {
+        Some((fixed, at)) => {
+            let index = LineIndex::new(&text);
+            let mut per_line: Vec<(u64, String, usize)> = Vec::new();
+            for a in at {
+                let line = (index.line_of(a) + 1) as u64;
+                match per_line.last_mut() {
+                    Some((l, _, n)) if *l == line => *n += 1,
+                    _ => per_line.push((line, text[a..a + 6].to_string(), 1)),
+                }
+            }
+            for (line, escape, n) in per_line {
+                warnings.push((line, super::surrogates::warning(&escape, n)));
+            }
+            fixed
+        }
+        None => text,
+    };
+    let nonfinite = if may_nonfinite {
+        super::nonfinite::rewrite(&text)
+    } else {
+        None
+    };
+    let (text, nonfinite_at) = match nonfinite {
+        Some((fixed, at)) => (fixed, at),
+        None => (text, Vec::new()),
+    };
+    Prepared {
+        text,
+        warnings,
+        nonfinite_at,
+    }
+}
+
 /// Reads a JSON document (or JSON Lines of non-native items) in `format`, or the detected
 /// format when `None`.
 ///
@@ -382,62 +463,30 @@ pub(crate) fn read_document(
     read_document_with(path, bytes, format, true)
 }
 
-/// [`read_document`], with the one-pass chat reader allowed or not (`one_pass`; tests compare
-/// the two paths).
+/// [`read_document`], with the streaming chat reader ([`super::stream`]) tried first or not
+/// (`stream`; false when the caller already tried it, and in tests comparing the two paths).
 pub(crate) fn read_document_with(
     path: &Path,
     bytes: Vec<u8>,
     format: Option<Format>,
-    one_pass: bool,
+    stream: bool,
 ) -> Result<BoxedReader, TraceError> {
     let mut bytes = bytes;
+    if stream {
+        let none: Box<dyn std::io::Read + Send> = Box::new(std::io::empty());
+        match super::stream::open(path, none, bytes, format)? {
+            Ok(reader) => return Ok(reader),
+            Err((back, _)) => bytes = back,
+        }
+    }
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         bytes.drain(..3);
     }
-    let (text, bad_utf8) = match String::from_utf8(bytes) {
-        Ok(t) => (t, None),
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            (String::from_utf8_lossy(e.as_bytes()).into_owned(), Some(at))
-        }
-    };
-    let bad_utf8_line = bad_utf8.map(|at| (LineIndex::new(&text).line_of(at) + 1) as u64);
-    // Lone surrogate escapes (valid to Python's json, not to serde_json): rewritten before
-    // parsing, with a warning per line (issue 6 R8).
-    // One scan tells which of the two rewrites below can apply; a document that needs neither
-    // (the common case) is not scanned again nor copied.
-    let (may_surrogate, may_nonfinite) = super::nonfinite::document_needs(&text);
-    let surrogates = if may_surrogate {
-        super::surrogates::escape_lone_surrogates(&text)
-    } else {
-        None
-    };
-    let (text, surrogate_warnings) = match surrogates {
-        Some((fixed, at)) => {
-            let index = LineIndex::new(&text);
-            let mut per_line: Vec<(u64, String, usize)> = Vec::new();
-            for a in at {
-                let line = (index.line_of(a) + 1) as u64;
-                match per_line.last_mut() {
-                    Some((l, _, n)) if *l == line => *n += 1,
-                    _ => per_line.push((line, text[a..a + 6].to_string(), 1)),
-                }
-            }
-            (fixed, per_line)
-        }
-        None => (text, Vec::new()),
-    };
-    // `NaN` / `Infinity` (Python's json writes them) read as stand-ins (issue 6 T1); after the
-    // surrogate pass, which must not see the stand-ins' markers.
-    let nonfinite = if may_nonfinite {
-        super::nonfinite::rewrite(&text)
-    } else {
-        None
-    };
-    let (text, nonfinite_at) = match nonfinite {
-        Some((fixed, at)) => (fixed, at),
-        None => (text, Vec::new()),
-    };
+    let Prepared {
+        text,
+        warnings,
+        nonfinite_at,
+    } = prepare(bytes);
     // One-based column in the input of column `c` (one-based) of one-based line `l`.
     let input_column = |text: &str, l: usize, c: usize| -> usize {
         if nonfinite_at.is_empty() {
@@ -451,11 +500,8 @@ pub(crate) fn read_document_with(
     // Events about the whole document (emitted first).
     let early = {
         let mut ctx = DocCtx::new(path, &text);
-        if let Some(line) = bad_utf8_line {
-            ctx.warn(line, "invalid UTF-8 replaced by U+FFFD");
-        }
-        for (line, escape, n) in surrogate_warnings {
-            ctx.warn(line, super::surrogates::warning(&escape, n));
+        for (line, message) in warnings {
+            ctx.warn(line, message);
         }
         ctx.events
     };
@@ -473,18 +519,6 @@ pub(crate) fn read_document_with(
             format,
         }));
     }
-    // The common chat document (a list of conversation objects holding message lists, as
-    // tau-bench writes it) is read in one pass, and its records produced one conversation at a
-    // time; anything else, and any document that pass declines, takes the general path below,
-    // with the same results.
-    let (text, early) = if one_pass && matches!(format, None | Some(Format::OpenaiChat)) {
-        match super::chat::read_lazy(path, text, early) {
-            Ok(reader) => return Ok(reader),
-            Err(back) => back,
-        }
-    } else {
-        (text, early)
-    };
     let mut ctx = DocCtx::new(path, &text);
     ctx.events = early;
     // An array document is validated and split into its elements in one pass; anything else

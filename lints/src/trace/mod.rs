@@ -15,8 +15,10 @@
 //! assert_eq!(stats.read, stats.accepted + stats.skipped);
 //! ```
 //!
-//! Native JSON Lines are streamed line by line (memory independent of the file size). The other
-//! formats are single JSON documents; they are read whole, then streamed as events.
+//! Native JSON Lines are streamed line by line (memory independent of the file size), and so are
+//! chat files holding many conversations ([`stream`]: a list of conversations element by
+//! element, JSON Lines of conversations line by line). The other formats are single JSON
+//! documents; they are read whole, then streamed as events.
 
 pub mod chat;
 pub mod colony;
@@ -29,6 +31,7 @@ pub mod native;
 pub mod nonfinite;
 pub mod pyagentic;
 pub mod runstate;
+mod stream;
 pub mod surrogates;
 pub mod sweagent;
 
@@ -130,13 +133,19 @@ fn open_reader_with<R: Read + Send + 'static>(
                 .with_prefix(bytes),
         ));
     }
+    // Many chat conversations in one file are streamed one at a time; anything else is read
+    // whole (with the bytes the probe read).
+    let (mut bytes, mut input) = match stream::open(path, Box::new(input), bytes, format)? {
+        Ok(reader) => return Ok(reader),
+        Err(back) => back,
+    };
     bytes.reserve(
         size.saturating_add(1)
             .min(1 << 30)
             .saturating_sub(bytes.len()),
     );
     input.read_to_end(&mut bytes).map_err(read_err)?;
-    doc::read_document(path, bytes, format)
+    doc::read_document_with(path, bytes, format, false)
 }
 
 /// Reads a trace from text (for tests and embedding); `name` plays the file path.

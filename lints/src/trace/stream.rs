@@ -1,0 +1,800 @@
+//! Streaming readers of chat files that hold many conversations (issue 6 T4-16, T4-17): a JSON
+//! list of conversations (tau-bench's results file) is read element by element, and JSON Lines
+//! of conversations (one conversation per line: a list of messages, or an object holding one
+//! under `traj`, `messages` or `conversation`) line by line. Only one conversation's text, its
+//! parsed messages and its records are held at a time, so peak memory follows the largest
+//! conversation, not the file.
+//!
+//! Each conversation goes through the same preparation ([`doc::prepare`]: invalid UTF-8,
+//! lone surrogate escapes, `NaN` / `Infinity`) and conversion ([`chat::conversation_unit`]) as
+//! the conversations of a document read whole, with the lines of the file. A list element that
+//! is not valid JSON is reported at its `FILE:LINE:COL` and skipped, as is a malformed line of
+//! JSON Lines (`FILE:LINE`); the other conversations are replayed. A list cut short is handled
+//! as the whole-document reader handles it (issue 6 R13).
+//!
+//! [`open`] decides from the file's first value (or first line): anything else (one
+//! conversation, a list of messages, other formats) is handed back, with the bytes read so
+//! far, to the whole-document reader.
+
+use super::doc::{self, DocCtx};
+use super::model::*;
+use super::{chat, BoxedReader, TraceError};
+use serde_json::value::RawValue;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Bytes asked of the input at a time.
+const CHUNK: usize = 256 * 1024;
+
+/// The input with the bytes read but not yet consumed, and the position of the first of them.
+struct Src {
+    input: Box<dyn Read + Send>,
+    /// Bytes read; `buf[pos..]` are not consumed yet.
+    buf: Vec<u8>,
+    pos: usize,
+    eof: bool,
+    /// While probing, every byte read is kept (the whole-document reader may need them all).
+    keep: bool,
+    /// One-based line and column (in bytes) of `buf[pos]`.
+    line: u64,
+    col: u64,
+}
+
+impl Src {
+    /// Reads more input after the buffer; false at the end of input.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        let got = Read::by_ref(&mut self.input)
+            .take(CHUNK as u64)
+            .read_to_end(&mut self.buf)?;
+        if got == 0 {
+            self.eof = true;
+        }
+        Ok(got > 0)
+    }
+
+    /// Drops the consumed bytes once they are the larger half of the buffer (never while
+    /// probing): the buffer holds the current conversation and at most about as much again.
+    /// Called between values only, as it moves `buf` indexes.
+    fn compact(&mut self) {
+        if !self.keep && self.pos > CHUNK && self.pos >= self.buf.len() / 2 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+    }
+
+    /// The byte at `buf` index `i`, reading more input as needed; `None` at the end of input.
+    fn byte(&mut self, i: usize) -> std::io::Result<Option<u8>> {
+        while i >= self.buf.len() {
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.buf[i]))
+    }
+
+    /// Consumes `n` bytes, keeping the line and column.
+    fn advance(&mut self, n: usize) {
+        let done = &self.buf[self.pos..self.pos + n];
+        match memchr::memrchr(b'\n', done) {
+            Some(last) => {
+                self.line += memchr::memchr_iter(b'\n', done).count() as u64;
+                self.col = (n - last) as u64;
+            }
+            None => self.col += n as u64,
+        }
+        self.pos += n;
+    }
+
+    /// Consumes whitespace; the next byte, or `None` at the end of input.
+    fn skip_ws(&mut self) -> std::io::Result<Option<u8>> {
+        loop {
+            match self.byte(self.pos)? {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.advance(1),
+                other => return Ok(other),
+            }
+        }
+    }
+
+    /// The end (a `buf` index, exclusive) of the JSON value starting at `buf[pos]`, found by
+    /// matching brackets outside strings (the value is not validated); `None` when the input
+    /// ends first.
+    fn value_end(&mut self) -> std::io::Result<Option<usize>> {
+        let mut i = self.pos;
+        let mut depth = 0usize;
+        loop {
+            let Some(c) = self.byte(i)? else {
+                // A scalar may end with the input; anything else is cut short.
+                return Ok((depth == 0 && i > self.pos).then_some(i));
+            };
+            match c {
+                b'"' => {
+                    i += 1;
+                    loop {
+                        if self.byte(i)?.is_none() {
+                            return Ok(None);
+                        }
+                        match memchr::memchr2(b'"', b'\\', &self.buf[i..]) {
+                            Some(k) if self.buf[i + k] == b'\\' => i += k + 2,
+                            Some(k) => {
+                                i += k + 1;
+                                break;
+                            }
+                            None => i = self.buf.len(),
+                        }
+                    }
+                    if depth == 0 {
+                        return Ok(Some(i));
+                    }
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth > 0 => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(Some(i + 1));
+                    }
+                }
+                b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => {
+                    return Ok(Some(i));
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    /// The end (a `buf` index, exclusive, before the `\n`) of the line starting at `buf[pos]`.
+    fn line_end(&mut self) -> std::io::Result<usize> {
+        let mut from = self.pos;
+        loop {
+            if let Some(k) = memchr::memchr(b'\n', &self.buf[from..]) {
+                return Ok(from + k);
+            }
+            from = self.buf.len();
+            if !self.fill()? {
+                return Ok(self.buf.len());
+            }
+        }
+    }
+}
+
+/// The kind of file being streamed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A JSON list of conversations; `started`: the first element was taken.
+    List { started: bool },
+    /// JSON Lines of conversations.
+    Lines,
+    /// Nothing more to read.
+    Done,
+}
+
+/// True when `v`, an element of a list or a line, is a chat conversation: a list of chat
+/// messages (its first object one, as the whole-document reader classifies a list of lists) or
+/// an object holding one under `traj`, `messages` or `conversation` that the whole-document
+/// reader reads as chat.
+fn is_conversation(v: &RawValue) -> bool {
+    if let Some(items) = doc::arr(v) {
+        return items
+            .iter()
+            .find_map(|m| doc::obj(m))
+            .is_some_and(|o| !o.contains_key("kind") || o.contains_key("role"));
+    }
+    doc::obj(v).is_some_and(|o| {
+        ["traj", "messages", "conversation"]
+            .iter()
+            .any(|k| o.contains_key(*k))
+            && doc::classify_item(&o) == Some(Format::OpenaiChat)
+    })
+}
+
+/// Opens a streaming chat reader on `input`, of which `head` (the bytes detection read) was
+/// already taken, when the file is a JSON list whose first element is a conversation, or JSON
+/// Lines whose first line is one and that has more than one line. Otherwise gives back every
+/// byte read (`head` and more) and the input, for the whole-document reader. Only `None` and
+/// `Some(Format::OpenaiChat)` formats are streamed.
+///
+/// Errors: reading the input fails.
+pub(crate) fn open(
+    path: &Path,
+    input: Box<dyn Read + Send>,
+    head: Vec<u8>,
+    format: Option<Format>,
+) -> Result<Result<BoxedReader, (Vec<u8>, Box<dyn Read + Send>)>, TraceError> {
+    if !matches!(format, None | Some(Format::OpenaiChat)) {
+        return Ok(Err((head, input)));
+    }
+    let mut src = Src {
+        input,
+        buf: head,
+        pos: 0,
+        eof: false,
+        keep: true,
+        line: 1,
+        col: 1,
+    };
+    let mode =
+        probe(&mut src).map_err(|e| TraceError::plain(path, format!("cannot read trace: {e}")))?;
+    let Some(mode) = mode else {
+        return Ok(Err((src.buf, src.input)));
+    };
+    // From the start (after a byte-order mark): the probe's bytes are read again from memory.
+    let bom = if src.buf.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    src.pos = bom;
+    src.line = 1;
+    src.col = 1;
+    src.keep = false;
+    Ok(Ok(Box::new(StreamReader {
+        src,
+        mode,
+        path: path.to_path_buf(),
+        n: 0,
+        last_line: 1,
+        pending: Vec::new().into_iter(),
+        stats: ReadStats::default(),
+    })))
+}
+
+/// Looks at the first value (or line) of the input: `Some` mode when it is streamed.
+fn probe(src: &mut Src) -> std::io::Result<Option<Mode>> {
+    if src.byte(2)?.is_some() && src.buf.starts_with(b"\xEF\xBB\xBF") {
+        src.advance(3);
+    }
+    let start = src.pos;
+    match src.skip_ws()? {
+        Some(b'[') => {
+            src.advance(1);
+            if src.skip_ws()?.is_some_and(|c| c != b']') {
+                if let Some(end) = src.value_end()? {
+                    let first = std::str::from_utf8(&src.buf[src.pos..end]).ok();
+                    let conv = first
+                        .and_then(|t| serde_json::from_str::<&RawValue>(t).ok())
+                        .is_some_and(is_conversation);
+                    if conv {
+                        return Ok(Some(Mode::List { started: false }));
+                    }
+                }
+            }
+        }
+        Some(b'{') => {}
+        _ => return Ok(None),
+    }
+    // JSON Lines? The first non-blank line is a whole conversation and another line follows,
+    // or the first is malformed (not JSON, and not the `[` or `{` alone that opens a
+    // pretty-printed document) and the second is a whole conversation.
+    src.pos = start;
+    let mut lines = Vec::new();
+    let mut at = start;
+    while lines.len() < 3 {
+        src.pos = at;
+        if src.byte(at)?.is_none() {
+            break;
+        }
+        let end = src.line_end()?;
+        let line = src.buf[at..end].trim_ascii();
+        if !line.is_empty() {
+            let parsed = std::str::from_utf8(line)
+                .ok()
+                .and_then(|t| serde_json::from_str::<&RawValue>(t).ok());
+            lines.push(match parsed {
+                Some(v) if is_conversation(v) => Line::Conversation,
+                Some(_) => Line::Other,
+                None if line == b"[" || line == b"{" => Line::Other,
+                None => Line::Malformed,
+            });
+        }
+        at = end + 1;
+    }
+    let streamed = match lines.as_slice() {
+        [Line::Conversation, _, ..] => true,
+        [Line::Malformed, Line::Conversation, ..] => true,
+        _ => false,
+    };
+    Ok(streamed.then_some(Mode::Lines))
+}
+
+/// What a first line of a file is, for [`probe`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Line {
+    Conversation,
+    Malformed,
+    Other,
+}
+
+/// The reader [`open`] returns: one conversation converted at a time.
+struct StreamReader {
+    src: Src,
+    mode: Mode,
+    path: PathBuf,
+    /// The next conversation's number (`FILE#n`).
+    n: usize,
+    /// Line where the last list element started (for a list left open).
+    last_line: u64,
+    /// The current conversation's events not yet taken.
+    pending: std::vec::IntoIter<Event>,
+    stats: ReadStats,
+}
+
+/// One conversation's text and where it starts in the file.
+struct Unit {
+    bytes: Vec<u8>,
+    line: u64,
+    col: u64,
+}
+
+impl StreamReader {
+    /// Events about the file rather than a conversation (a list cut short or left open).
+    fn file_event(
+        &mut self,
+        skip: bool,
+        line: u64,
+        column: Option<u64>,
+        message: String,
+    ) -> Vec<Event> {
+        let s = Skip {
+            path: self.path.clone(),
+            line,
+            column,
+            message,
+        };
+        if skip {
+            self.stats.read += 1;
+            self.stats.skipped += 1;
+            vec![Event::Skipped(s)]
+        } else {
+            vec![Event::Warning(s)]
+        }
+    }
+
+    /// The next conversation, or the events that end the file (`Err`), or `None` after them.
+    fn next_unit(&mut self) -> std::io::Result<Option<Result<Unit, Vec<Event>>>> {
+        self.src.compact();
+        match self.mode {
+            Mode::Done => Ok(None),
+            Mode::Lines => loop {
+                if self.src.byte(self.src.pos)?.is_none() {
+                    self.mode = Mode::Done;
+                    return Ok(None);
+                }
+                let end = self.src.line_end()?;
+                let text = &self.src.buf[self.src.pos..end];
+                let lead = text.iter().take_while(|c| c.is_ascii_whitespace()).count();
+                let blank = lead == text.len();
+                let unit = (!blank).then(|| Unit {
+                    bytes: text.trim_ascii_end()[lead..].to_vec(),
+                    line: self.src.line,
+                    col: self.src.col + lead as u64,
+                });
+                let len = end - self.src.pos + usize::from(end < self.src.buf.len());
+                self.src.advance(len);
+                if let Some(u) = unit {
+                    return Ok(Some(Ok(u)));
+                }
+            },
+            Mode::List { started } => {
+                let complete = self.n;
+                if !started {
+                    // The `[` (the probe saw it).
+                    self.src.skip_ws()?;
+                    self.src.advance(1);
+                } else {
+                    match self.src.skip_ws()? {
+                        Some(b',') => self.src.advance(1),
+                        Some(b']') => {
+                            self.src.advance(1);
+                            self.mode = Mode::Done;
+                            return Ok(match self.src.skip_ws()? {
+                                None => None,
+                                Some(_) => {
+                                    let (line, col) = (self.src.line, self.src.col);
+                                    Some(Err(self.file_event(
+                                        false,
+                                        line,
+                                        Some(col),
+                                        "content after the end of the list is ignored".into(),
+                                    )))
+                                }
+                            });
+                        }
+                        None => return Ok(Some(Err(self.not_closed(complete)))),
+                        Some(_) => {
+                            let (line, col) = (self.src.line, self.src.col);
+                            self.mode = Mode::Done;
+                            return Ok(Some(Err(self.file_event(
+                                true,
+                                line,
+                                Some(col),
+                                format!("invalid JSON: expected `,` or `]` after a list element; the rest of the file is not read (the {complete} element(s) before are replayed)"),
+                            ))));
+                        }
+                    }
+                }
+                self.mode = Mode::List { started: true };
+                match self.src.skip_ws()? {
+                    None => return Ok(Some(Err(self.not_closed(complete)))),
+                    Some(b']') => {
+                        let (line, col) = (self.src.line, self.src.col);
+                        self.mode = Mode::Done;
+                        return Ok(Some(Err(self.file_event(
+                            true,
+                            line,
+                            Some(col),
+                            "invalid JSON: trailing comma before `]`".into(),
+                        ))));
+                    }
+                    Some(_) => {}
+                }
+                let (line, col) = (self.src.line, self.src.col);
+                self.last_line = line;
+                match self.src.value_end()? {
+                    Some(end) => {
+                        let bytes = self.src.buf[self.src.pos..end].to_vec();
+                        self.src.advance(end - self.src.pos);
+                        Ok(Some(Ok(Unit { bytes, line, col })))
+                    }
+                    None => {
+                        // Cut short inside this element: the ones before are replayed.
+                        let rest = &self.src.buf[self.src.pos..];
+                        let why = serde_json::from_slice::<serde::de::IgnoredAny>(rest)
+                            .err()
+                            .map_or_else(
+                                || "EOF".to_string(),
+                                |e| super::native::strip_position(&e.to_string()),
+                            );
+                        self.mode = Mode::Done;
+                        Ok(Some(Err(self.file_event(
+                            true,
+                            line,
+                            None,
+                            format!("truncated document: the list element starting here is incomplete ({why}); the {complete} complete element(s) before it are replayed"),
+                        ))))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The warning for a list whose input ends without its `]` after `complete` elements.
+    fn not_closed(&mut self, complete: usize) -> Vec<Event> {
+        self.mode = Mode::Done;
+        let line = self.last_line;
+        self.file_event(
+            false,
+            line,
+            None,
+            format!("truncated document: the list is not closed after the element starting here (no `]` before the end of input); its {complete} complete element(s) are replayed"),
+        )
+    }
+
+    /// Converts conversation number `n` into its events.
+    fn convert(&mut self, n: usize, unit: Unit) -> Vec<Event> {
+        let doc::Prepared {
+            text,
+            warnings,
+            nonfinite_at,
+        } = doc::prepare(unit.bytes);
+        let mut ctx = DocCtx::at_line(&self.path, &text, unit.line);
+        for (l, message) in warnings {
+            ctx.warn(unit.line + l - 1, message);
+        }
+        ctx.start_trace(Some(n), Format::OpenaiChat);
+        match serde_json::from_str::<&RawValue>(&text) {
+            Ok(raw) => {
+                if let Err(e) = chat::conversation_unit(&mut ctx, raw, unit.line) {
+                    ctx.skip(unit.line, format!("conversation {n}: {}", e.message));
+                }
+            }
+            Err(e) => {
+                // The position in the file: the first line of the unit starts at its column.
+                let line_start = if e.line() <= 1 {
+                    0
+                } else {
+                    crate::source::LineIndex::new(&text)
+                        .line_start(e.line() - 1)
+                        .unwrap_or(0)
+                };
+                let col =
+                    super::nonfinite::original_column(&nonfinite_at, line_start, e.column()) as u64;
+                let (line, col) = match e.line() {
+                    0 | 1 => (unit.line, unit.col + col - 1),
+                    l => (unit.line + l as u64 - 1, col),
+                };
+                let message = if self.mode == Mode::Lines {
+                    format!("conversation {n}: invalid JSON at column {col}")
+                } else {
+                    format!(
+                        "conversation {n}: invalid JSON: {}",
+                        super::native::strip_position(&e.to_string())
+                    )
+                };
+                ctx.stats.read += 1;
+                ctx.stats.skipped += 1;
+                ctx.events.push(Event::Skipped(Skip {
+                    path: self.path.clone(),
+                    line,
+                    column: (self.mode != Mode::Lines).then_some(col),
+                    message,
+                }));
+            }
+        }
+        self.stats.add(&ctx.stats);
+        ctx.events
+    }
+}
+
+impl Iterator for StreamReader {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(e) = self.pending.next() {
+                return Some(e);
+            }
+            let events = match self.next_unit() {
+                Ok(Some(Ok(unit))) => {
+                    let n = self.n;
+                    self.n += 1;
+                    self.convert(n, unit)
+                }
+                Ok(Some(Err(events))) => events,
+                Ok(None) => return None,
+                Err(e) => {
+                    self.mode = Mode::Done;
+                    let line = self.src.line;
+                    self.file_event(
+                        true,
+                        line,
+                        None,
+                        format!("cannot read the rest of the trace: {e}"),
+                    )
+                }
+            };
+            self.pending = events.into_iter();
+        }
+    }
+}
+
+impl TraceReader for StreamReader {
+    fn stats(&self) -> ReadStats {
+        self.stats
+    }
+    fn format(&self) -> Format {
+        Format::OpenaiChat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::doc::read_document_with;
+
+    /// Every event of `text` read with (`stream`) or without the streaming reader, and the
+    /// counters and format, as text.
+    fn events(text: &str, stream: bool) -> String {
+        match read_document_with(Path::new("c.json"), text.as_bytes().to_vec(), None, stream) {
+            Ok(mut r) => {
+                let events: Vec<Event> = r.by_ref().collect();
+                format!("{events:#?}\n{:?} {:?}", r.stats(), r.format())
+            }
+            Err(e) => format!("error {e}"),
+        }
+    }
+
+    fn streamed(text: &str) -> bool {
+        let none: Box<dyn Read + Send> = Box::new(std::io::empty());
+        matches!(
+            open(Path::new("c.json"), none, text.as_bytes().to_vec(), None),
+            Ok(Ok(_))
+        )
+    }
+
+    /// (trace name, line, record kind) of every record, and the skips as `line:col: message`.
+    fn summary(text: &str) -> (Vec<(String, u64, String)>, Vec<String>, ReadStats) {
+        let mut r = crate::trace::read_str("c.jsonl", text, None).unwrap();
+        let (mut recs, mut skips, mut trace) = (Vec::new(), Vec::new(), String::new());
+        for e in r.by_ref() {
+            match e {
+                Event::TraceStart(t) => trace = t.name,
+                Event::Record { line, record } => {
+                    recs.push((trace.clone(), line, record.kind().to_string()))
+                }
+                Event::Skipped(s) => skips.push(format!(
+                    "{}:{}: {}",
+                    s.line,
+                    s.column.map_or("-".into(), |c| c.to_string()),
+                    s.message
+                )),
+                Event::Warning(w) => skips.push(format!("warning {}: {}", w.line, w.message)),
+            }
+        }
+        (recs, skips, r.stats())
+    }
+
+    /// Issue 6 T4-17: JSON Lines with one conversation per line (a list of messages, or an
+    /// object with `messages`) are read as one trace per line; a malformed line is reported
+    /// with its line and skipped, and the other lines are replayed.
+    #[test]
+    fn json_lines_of_conversations() {
+        let call = r#"{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{}"}}]}"#;
+        let text = format!(
+            "[{{\"role\": \"user\", \"content\": \"yes\"}}, {call}]\r\n\n{{\"messages\": [{call}]}}\n[{{\"role\": \"user\"}}, oops]\n  [{call}, {{\"role\": \"tool\", \"tool_call_id\": \"c1\", \"content\": \"Error: no\"}}]\n42\n"
+        );
+        assert!(streamed(&text));
+        let (recs, skips, stats) = summary(&text);
+        let calls: Vec<(&str, u64)> = recs
+            .iter()
+            .filter(|r| r.2 == "call")
+            .map(|r| (r.0.as_str(), r.1))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![("c.jsonl#0", 1), ("c.jsonl#1", 3), ("c.jsonl#3", 5)]
+        );
+        assert_eq!(
+            skips,
+            vec![
+                "4:-: conversation 2: invalid JSON at column 20",
+                "6:-: conversation 4: a conversation must be a list of messages or an object holding one",
+            ]
+        );
+        // Messages: 2 + 1 + 2 read and accepted; two lines skipped.
+        assert_eq!((stats.read, stats.accepted, stats.skipped), (7, 5, 2));
+        // The recorded status comes from the result on the same line.
+        let mut r = crate::trace::read_str("c.jsonl", &text, None).unwrap();
+        let statuses: Vec<CallStatus> = r
+            .by_ref()
+            .filter_map(|e| match e {
+                Event::Record {
+                    record: Record::Call(c),
+                    ..
+                } => Some(c.status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            statuses,
+            vec![CallStatus::Unknown, CallStatus::Unknown, CallStatus::Error]
+        );
+        // A malformed first line does not stop the others either.
+        let text = format!("[{{\"role\": oops}}]\n{{\"messages\": [{call}]}}\n");
+        assert!(streamed(&text));
+        let (recs, skips, _) = summary(&text);
+        assert_eq!(
+            skips,
+            vec!["1:-: conversation 0: invalid JSON at column 11"]
+        );
+        assert!(recs
+            .iter()
+            .any(|r| r.0 == "c.jsonl#1" && r.1 == 2 && r.2 == "call"));
+    }
+
+    /// JSON Lines of conversation objects were read whole before; streamed, they give the
+    /// same events. A single line, or lines of messages, are not streamed.
+    #[test]
+    fn streamed_json_lines_agree_with_the_whole_document_reader() {
+        // (The lone surrogate is in the first conversation: the whole-document reader reports
+        // such warnings before every trace, the streaming one before its conversation.)
+        let text = "{\"messages\": [{\"role\": \"user\", \"content\": \"\\ud800\"}]}\n{\"task_id\": 3, \"traj\": [{\"role\": \"assistant\", \"content\": \"b\", \"tool_calls\": [{\"id\": \"x\", \"function\": {\"name\": \"f\", \"arguments\": \"{\\\"v\\\": NaN}\"}}]}]}\n\n{\"messages\": [{\"role\": \"user\", \"content\": \"b\"}]}\n";
+        assert!(streamed(text));
+        assert_eq!(events(text, true), events(text, false));
+        for single in [
+            "{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}]}\n",
+            "{\"role\": \"user\", \"content\": \"a\"}\n{\"role\": \"user\", \"content\": \"b\"}\n",
+            "[{\"role\": \"user\", \"content\": \"a\"}]\n",
+            "[\n{\"role\": \"user\", \"content\": \"a\"}\n]\n",
+            "[]",
+            "{\n\"messages\": []\n}\n{\"messages\": []}\n",
+        ] {
+            assert!(!streamed(single), "{single}");
+        }
+    }
+
+    /// Issue 6 T4-16: a list of conversations is streamed element by element; the events are
+    /// those of the whole-document reader, with the file's lines.
+    #[test]
+    fn streamed_list_agrees_with_the_whole_document_reader() {
+        let tau = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fixtures/replay/issue6/r13-truncated-list/trace.json"
+        ))
+        .unwrap();
+        let tau = format!("{}\n]\n", tau.trim_end().trim_end_matches(','));
+        for text in [
+            tau.as_str(),
+            "[[{\"role\": \"user\", \"content\": \"a\"}], {\"messages\": [{\"role\": \"user\", \"content\": \"Infinity\", \"x\": -Infinity}]}, 7, {\"info\": {}}]",
+            "\u{feff} [ {\"traj\": [{\"role\": \"user\", \"content\": \"\\udc00\"}]} ,\r\n{\"traj\": []} ] \n",
+        ] {
+            let whole = events(text, false);
+            if whole.starts_with("error") {
+                continue;
+            }
+            assert!(streamed(text), "{text}");
+            assert_eq!(events(text, true), whole, "{text}");
+        }
+    }
+
+    /// An element that is not valid JSON is skipped with its position; broken structure stops
+    /// the reading with its position; the elements before are replayed.
+    #[test]
+    fn malformed_list_elements_are_located_and_skipped() {
+        let conv = "{\"traj\": [{\"role\": \"user\", \"content\": \"a\"}]}";
+        let text = format!("[\n  {conv},\n  {{\"traj\": [{{\"role\": tru}}]}},\n  {conv}\n] x\n");
+        let (recs, skips, _) = summary(&text);
+        let traces: Vec<&str> = recs.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(
+            traces,
+            vec!["c.jsonl#0", "c.jsonl#0", "c.jsonl#2", "c.jsonl#2"]
+        );
+        assert_eq!(
+            skips,
+            vec![
+                "3:25: conversation 1: invalid JSON: expected ident",
+                "warning 5: content after the end of the list is ignored",
+            ]
+        );
+        let (_, skips, _) = summary(&format!("[{conv} {conv}]"));
+        assert_eq!(skips, vec!["1:47: invalid JSON: expected `,` or `]` after a list element; the rest of the file is not read (the 1 element(s) before are replayed)"]);
+        let (_, skips, _) = summary(&format!("[{conv},\n]"));
+        assert_eq!(skips, vec!["2:1: invalid JSON: trailing comma before `]`"]);
+        // Cut short inside the second element, or after it.
+        let (recs, skips, _) = summary(&format!("[{conv},\n{conv}"));
+        assert_eq!(recs.len(), 4);
+        assert_eq!(skips, vec!["warning 2: truncated document: the list is not closed after the element starting here (no `]` before the end of input); its 2 complete element(s) are replayed"]);
+        let (recs, skips, _) = summary(&format!("[{conv},\n{}", &conv[..20]));
+        assert_eq!(recs.len(), 2);
+        assert_eq!(skips, vec!["2:-: truncated document: the list element starting here is incomplete (EOF while parsing a list); the 1 complete element(s) before it are replayed"]);
+        // Nesting deeper than serde_json's limit inside one element: that element only.
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        let (recs, skips, _) = summary(&format!(
+            "[{conv}, {{\"traj\": [{{\"role\": \"user\", \"x\": {deep}}}]}}, {conv}]"
+        ));
+        assert_eq!(recs.len(), 4, "{skips:?}");
+        assert_eq!(skips.len(), 1, "{skips:?}");
+        assert!(skips[0].starts_with("1:"), "{skips:?}");
+    }
+
+    /// A reader over a list of conversations takes input as it goes: after the first
+    /// conversation's events, only a bounded part of a large input has been read.
+    #[test]
+    fn list_is_read_as_it_goes() {
+        struct Counting(
+            std::io::Cursor<Vec<u8>>,
+            std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        );
+        impl Read for Counting {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.read(buf)?;
+                self.1.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                Ok(n)
+            }
+        }
+        let conv = format!(
+            "{{\"traj\": [{{\"role\": \"user\", \"content\": \"{}\"}}]}}",
+            "x".repeat(1000)
+        );
+        let text = format!("[{}]", vec![conv; 20_000].join(",\n"));
+        assert!(text.len() > 20_000_000);
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let input = Counting(std::io::Cursor::new(text.into_bytes()), count.clone());
+        let mut r = crate::trace::open_reader(Path::new("big.json"), input, None, 0).unwrap();
+        let first: Vec<Event> = r.by_ref().take(4).collect();
+        assert!(matches!(&first[0], Event::TraceStart(t) if t.name == "big.json#0"));
+        let read = count.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(read < 2 * 1024 * 1024, "{read}");
+        // The first conversation has three events (start, header, message): the fourth
+        // started the second.
+        assert_eq!(
+            r.by_ref()
+                .filter(|e| matches!(e, Event::TraceStart(_)))
+                .count(),
+            19_998
+        );
+        assert_eq!(r.stats().read, 20_000);
+    }
+}
