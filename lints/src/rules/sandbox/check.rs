@@ -1066,6 +1066,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
+            // tree-sitter's error recovery can wrap whole statements (`g = getattr; x = (1 +`)
+            // in an `ERROR` node: they are run as statements, so that the names they bind
+            // keep their values for the code after them (round 6 H18). A binding inside an
+            // error may or may not happen (the recovery may have misread the text), so it is
+            // weak: the name keeps its earlier values too.
+            "ERROR" => {
+                for child in named(stmt) {
+                    self.run_stmt(child, flow, false, depth + 1);
+                }
+            }
             "if_statement" | "for_statement" | "while_statement" | "try_statement"
             | "with_statement" | "match_statement" => {
                 let names: Vec<NameId> = self
@@ -1122,6 +1132,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 | "except_group_clause"
                 | "finally_clause"
                 | "case_clause" => self.run_parts(child, flow, depth + 1),
+                "ERROR" => self.run_stmt(child, flow, false, depth + 1),
                 _ => {
                     self.check_tree(child, Some(flow), NodeCtx::ROOT);
                     self.bind_walrus(child, flow);
@@ -1628,6 +1639,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.check_pattern_name(node, env);
             }
             K::MatchStatement => self.record_match(node),
+            K::Error => self.check_error_region(node, env),
             K::ReturnStatement => {
                 if let Some(e) = first_named(node) {
                     self.check_escape(e, env, "returned from a function");
@@ -1757,6 +1769,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     exec_help(b),
                 ),
                 _ => {}
+            }
+        }
+    }
+
+    /// SBX004 for a `getattr`-like builtin (or an alias of one) standing loose in an `ERROR`
+    /// node: tree-sitter's error recovery lost the syntax around it (`mod = ga(re, "_x")` read
+    /// as a call of `mod` with `ga` in an error), so cellguard cannot tell what it is applied to
+    /// or which attribute it reaches (round 6 H18).
+    fn check_error_region(&mut self, node: Node<'t>, env: &Env) {
+        for c in named(node) {
+            if c.kind_name() != "identifier" {
+                continue;
+            }
+            let v = self.it.eval(c, env, 0);
+            let text = self.text(c);
+            for b in v.builtins().filter(|b| REFLECTIVE.contains(b)) {
+                let via = if text == b {
+                    format!("`{b}`")
+                } else {
+                    format!("`{}` is `{b}`, which", short(text))
+                };
+                self.report(
+                    &DYNAMIC_ATTRIBUTE_ACCESS,
+                    parse::range(c),
+                    format!("{via} stands in a part of the cell tree-sitter could not parse: cellguard cannot tell which attribute it reaches"),
+                    Some("Fix the syntax error so the cell can be checked".into()),
+                );
             }
         }
     }

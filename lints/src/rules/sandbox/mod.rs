@@ -9,7 +9,10 @@
 //! default arguments, lambdas, comprehensions, tuple unpacking, function returns and arguments),
 //! and resolves module attributes through a reachability table generated on CPython
 //! ([`reach`], `tools/gen_sandbox_reach.py`). A name it cannot fold that reaches `getattr`,
-//! `__import__` or `importlib` is reported as a computed access.
+//! `__import__` or `importlib` is reported as a computed access. Statements that tree-sitter's
+//! error recovery wraps in an `ERROR` node are still run (their bindings weak), and string
+//! literals tree-sitter scans differently from CPython (which can hide the rest of the cell)
+//! are rewritten first ([`repair`]).
 //!
 //! | code | name | class |
 //! |---|---|---|
@@ -28,6 +31,7 @@ pub mod containers;
 pub mod field;
 pub mod interp;
 pub mod reach;
+pub mod repair;
 pub mod scan;
 pub mod tasks;
 pub mod value;
@@ -100,7 +104,7 @@ pub static DYNAMIC_ATTRIBUTE_ACCESS: Rule = Rule {
     summary: "getattr-like access with a computed name, or getattr passed as a value",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Reports `getattr`, `setattr`, `hasattr` and `delattr` (or aliases of them) called with an attribute name cellguard cannot fold to a constant, namespace dicts (`vars(m)[key]`, `m.__dict__[key]`) subscripted with a computed key, and these builtins passed as values: to `map`, `filter`, `functools.partial` or any other call, stored in containers or attributes, or returned from a function (`def deco(f): return getattr`). Also `Formatter().get_field(path, args, kwargs)` with a path it cannot fold, and `.format`/`.format_map`/`Formatter().format`/`vformat` on a template whose text is hidden (decoded at runtime with `json.loads`, `.decode()`, `bytes.fromhex`, `base64`, `unquote`, `chr`, or joined from values it cannot fold, and anything sliced, concatenated or case-mapped from those) when some argument is not a plain literal: the template's fields walk attributes of the arguments (`{0.__init__.__globals__}`). The same holds for a template cellguard cannot see at all, whatever the source: taken out of a container or host data (`results[\"t\"]`, `sorted(ts)[0]`), returned by a call (`max(ts)`, `next(iter(ts))`, `params.get(\"fmt\", default)`), an attribute, a parameter or loop variable, anything case-mapped or stripped from those, and a template unpacked into `str.format(*parts)`. Templates with visible text (`(header + \": {}\").format(x)`, f-strings, a JSON config's template formatted with literals) are not reported. Names from `.items()`, `.keys()` or `.values()` of a dict display, and items of a list display, fold to its constants (`for k, v in {\"debug\": True}.items(): setattr(s, k, v)` is not a computed name) together with the literals the cell stores into it later (`d[\"k\"] = \"v\"`, `append`, `extend`, `insert`, `update`, `setdefault`, `|=`); a container the cell changes in any other way (a stored value that is not a literal, `names.append(\"\".join(map(chr, codes)))`, an alias, a mutating method taken as a value, handed to a cell function or to a call that is not a known read-only builtin, a store inside a function) holds names cellguard cannot fold (round 5 H32, H33). pydantic reads every field with `getattr(obj, alias)` when a model validates from attributes, so in a cell that mentions `from_attributes`, an `alias` or `validation_alias` (keyword or dict key) whose value cellguard cannot fold to constant strings, and an `alias_generator` that is a cell function, a lambda or a value cellguard cannot resolve, are reported: `alias_generator=lambda n: u + n + u` makes `G.model_validate(G, from_attributes=True)` hand out `object.__getattribute__`. Constant aliases and library generators (`pydantic.alias_generators.to_camel`) are not reported.",
+        what: "Reports `getattr`, `setattr`, `hasattr` and `delattr` (or aliases of them) called with an attribute name cellguard cannot fold to a constant, namespace dicts (`vars(m)[key]`, `m.__dict__[key]`) subscripted with a computed key, and these builtins passed as values: to `map`, `filter`, `functools.partial` or any other call, stored in containers or attributes, or returned from a function (`def deco(f): return getattr`). Also `Formatter().get_field(path, args, kwargs)` with a path it cannot fold, and `.format`/`.format_map`/`Formatter().format`/`vformat` on a template whose text is hidden (decoded at runtime with `json.loads`, `.decode()`, `bytes.fromhex`, `base64`, `unquote`, `chr`, or joined from values it cannot fold, and anything sliced, concatenated or case-mapped from those) when some argument is not a plain literal: the template's fields walk attributes of the arguments (`{0.__init__.__globals__}`). The same holds for a template cellguard cannot see at all, whatever the source: taken out of a container or host data (`results[\"t\"]`, `sorted(ts)[0]`), returned by a call (`max(ts)`, `next(iter(ts))`, `params.get(\"fmt\", default)`), an attribute, a parameter or loop variable, anything case-mapped or stripped from those, and a template unpacked into `str.format(*parts)`. Templates with visible text (`(header + \": {}\").format(x)`, f-strings, a JSON config's template formatted with literals) are not reported. Names from `.items()`, `.keys()` or `.values()` of a dict display, and items of a list display, fold to its constants (`for k, v in {\"debug\": True}.items(): setattr(s, k, v)` is not a computed name) together with the literals the cell stores into it later (`d[\"k\"] = \"v\"`, `append`, `extend`, `insert`, `update`, `setdefault`, `|=`); a container the cell changes in any other way (a stored value that is not a literal, `names.append(\"\".join(map(chr, codes)))`, an alias, a mutating method taken as a value, handed to a cell function or to a call that is not a known read-only builtin, a store inside a function) holds names cellguard cannot fold (round 5 H32, H33). pydantic reads every field with `getattr(obj, alias)` when a model validates from attributes, so in a cell that mentions `from_attributes`, an `alias` or `validation_alias` (keyword or dict key) whose value cellguard cannot fold to constant strings, and an `alias_generator` that is a cell function, a lambda or a value cellguard cannot resolve, are reported: `alias_generator=lambda n: u + n + u` makes `G.model_validate(G, from_attributes=True)` hand out `object.__getattribute__`. Constant aliases and library generators (`pydantic.alias_generators.to_camel`) are not reported. A `getattr`-like builtin (or an alias of one) standing loose in a part of the cell that tree-sitter could not parse (an `ERROR` node: `mod = ga(re, \"_x\")` after a broken line can be read as a call of `mod`) is reported too: what it is applied to cannot be seen.",
         why: "The attribute such an access reaches is decided at runtime, so no static check (cellguard's or an executor's) can tell whether it is `_os` or `__class__`. CVE-2025-5120 was exactly this: `list(map(getattr, [warnings], ['sys']))` and `filter(functools.partial(getattr, m), ...)` pulled `sys` out of an allowed module.",
         example: "field = params[\"field\"]\nvalue = getattr(results, field)\n",
         fixed_example: "value = results.get(\"field\")\n",
@@ -260,6 +264,22 @@ pub fn analyse(
 /// As [`analyse`], reading the cell's node table (`nodes`, the [`NodeTable`](crate::nodes::NodeTable)
 /// of `tree`) instead of walking the tree where it can. Same findings.
 pub fn analyse_with_table<'t>(
+    tree: &'t tree_sitter::Tree,
+    nodes: Option<&crate::nodes::NodeTable<'t>>,
+    src: &str,
+    settings: &crate::config::Settings,
+    gate: bool,
+) -> Vec<check::Finding> {
+    // A string literal tree-sitter scans differently from CPython can hide the rest of the
+    // cell from the analysis (`f(b"""\N""")`): analyse a same-length rewrite that both read
+    // alike instead (see `repair`).
+    if let Some((fixed, tree)) = repair::rewrite_mis_scanned_strings(tree, src) {
+        return analyse_tree(&tree, None, &fixed, settings, gate);
+    }
+    analyse_tree(tree, nodes, src, settings, gate)
+}
+
+fn analyse_tree<'t>(
     tree: &'t tree_sitter::Tree,
     nodes: Option<&crate::nodes::NodeTable<'t>>,
     src: &str,
