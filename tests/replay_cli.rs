@@ -1,5 +1,7 @@
 //! End-to-end tests of `cellguard replay`: exit codes, output formats, counts, errors.
 
+#[path = "support/json_schema.rs"]
+mod json_schema;
 #[path = "support/replay.rs"]
 mod support;
 
@@ -701,4 +703,253 @@ fn report_file_that_is_an_input_is_refused() {
         .unwrap()
         .contains("A.A.delete_x"));
     assert_eq!(std::fs::read(&trace).unwrap(), original);
+}
+
+/// The SARIF 2.1.0 schema and its definitions (`tests/fixtures/sarif`).
+fn sarif_schema() -> Value {
+    let path = support::root().join("tests/fixtures/sarif/sarif-2.1.0.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Issue 6 T4-3: the completion validation replayed on completion records, and the block
+/// streaks, are in every format, with the same facts: `json` and `json-lines` carry every
+/// completion; `text`, `sarif` (rule `completion-validation`) and `html` (a table) list those
+/// that change or are rejected, and all give the counts.
+#[test]
+fn completions_and_streaks_in_every_format() {
+    let dir = "fixtures/replay/issue6/t4-03-completions-every-format";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let run = |format: &str| {
+        let out = replay(&["--config", &cfg, &trace, "--output-format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // (line, recorded, simulated, changed) of the listed completions.
+    let listed = [
+        (
+            4,
+            "accepted",
+            "rejected: No successful domain actions have been executed yet.",
+            true,
+        ),
+        (
+            7,
+            "rejected",
+            "rejected: No successful domain actions have been executed yet.",
+            false,
+        ),
+        (
+            10,
+            "rejected",
+            "accepted: Domain work completed with 2 result(s).",
+            true,
+        ),
+        (17, "accepted", "unreached", true),
+    ];
+
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let completions = json["completions"].as_array().unwrap();
+    assert_eq!(completions.len(), 4);
+    assert_eq!(json["block_streaks"][0]["count"], 3);
+
+    let lines: Vec<Value> = run("json-lines")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let jl: Vec<&Value> = lines.iter().filter_map(|l| l.get("completion")).collect();
+    assert_eq!(jl, completions.iter().collect::<Vec<_>>());
+    assert_eq!(
+        lines
+            .iter()
+            .filter_map(|l| l.get("block_streak"))
+            .map(|s| s["count"].clone())
+            .collect::<Vec<_>>(),
+        vec![Value::from(3)]
+    );
+
+    let text = run("text");
+    for (line, rec, sim, _) in listed {
+        assert!(
+            text.contains(&format!(
+                "{trace}:{line}: signal_completion recorded {rec}, simulated {sim}\n"
+            )),
+            "{line}: {text}"
+        );
+    }
+    assert!(
+        text.contains("Completions: 4 replayed, 3 would change.\n"),
+        "{text}"
+    );
+    assert!(text.contains("`A.A.delete_x` blocked 3 times in a row (block streak)"));
+
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let comp: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["ruleId"] == "completion-validation")
+        .collect();
+    assert_eq!(comp.len(), listed.len());
+    for (r, (line, rec, sim, changed)) in comp.iter().zip(listed) {
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            line
+        );
+        assert_eq!(
+            r["message"]["text"],
+            format!("signal_completion recorded {rec}, simulated {sim}")
+        );
+        assert_eq!(r["level"], if changed { "warning" } else { "note" });
+        assert_eq!(r["properties"]["changed"], changed);
+    }
+    let streaks: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["ruleId"] == "block-streak")
+        .collect();
+    assert_eq!(streaks.len(), 1);
+    assert_eq!(streaks[0]["properties"]["count"], 3);
+    assert_eq!(
+        streaks[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        16
+    );
+    let summary = &sarif["runs"][0]["properties"]["summary"];
+    assert_eq!(
+        (
+            summary["completions"].as_u64(),
+            summary["completions_changed"].as_u64(),
+            summary["completions_unknown"].as_u64()
+        ),
+        (Some(4), Some(3), Some(0))
+    );
+
+    let html = run("html");
+    assert!(html.contains("<h2>Completions</h2><p>4 replayed, 3 would change.</p>"));
+    assert_eq!(
+        html.matches("<tr class=\"completion\">").count(),
+        listed.len()
+    );
+    for (line, rec, sim, changed) in listed {
+        assert!(
+            html.contains(&format!(
+                "<td>{line}</td><td>{}</td><td>{rec}</td><td>{sim}</td><td>{}</td>",
+                line_cell(line),
+                if changed { "yes" } else { "no" }
+            )),
+            "{line}: {html}"
+        );
+    }
+    assert!(html.contains("<h2>Block streaks</h2>"));
+    assert!(html.contains("<td><code>A.A.delete_x</code></td><td>3</td>"));
+}
+
+/// The cell of each listed completion of the T4-3 fixture, by line.
+fn line_cell(line: u64) -> u64 {
+    match line {
+        4 => 0,
+        7 => 1,
+        10 => 2,
+        _ => 5,
+    }
+}
+
+/// Issue 6 T4-4: the SARIF report carries the run-level totals in SARIF's own places
+/// (`run.properties`: summary with per-guardrail blocks, outcome changes and records read and
+/// skipped, and per-trace totals; `invocations[0].toolExecutionNotifications`: each skipped
+/// record and reader warning, located) and validates against the SARIF 2.1.0 schema, as do
+/// the SARIF reports of the fixtures with completions, streaks and several traces.
+#[test]
+fn sarif_has_run_totals_and_notifications_and_is_valid_sarif_2_1_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "sarif"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0];
+    let s = &run["properties"]["summary"];
+    assert_eq!(
+        (
+            s["traces"].as_u64(),
+            s["calls"].as_u64(),
+            s["allowed"].as_u64(),
+            s["blocked"].as_u64(),
+            s["unreached"].as_u64(),
+            s["changed"].as_u64(),
+            s["records_read"].as_u64(),
+            s["records_skipped"].as_u64(),
+        ),
+        (
+            Some(1),
+            Some(4),
+            Some(1),
+            Some(2),
+            Some(1),
+            Some(2),
+            Some(9),
+            Some(2)
+        )
+    );
+    assert_eq!(s["per_guardrail"]["no-delete"], 2);
+    assert_eq!(run["properties"]["matching"], "key");
+    let traces = run["properties"]["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 1);
+    assert_eq!(traces[0]["trace"], trace.as_str());
+    assert_eq!(
+        (traces[0]["calls"].as_u64(), traces[0]["blocked"].as_u64()),
+        (Some(4), Some(2))
+    );
+    let inv = &run["invocations"][0];
+    assert_eq!(inv["executionSuccessful"], true);
+    let notes = inv["toolExecutionNotifications"].as_array().unwrap();
+    let skipped: Vec<u64> = notes
+        .iter()
+        .filter(|n| n["descriptor"]["id"] == "record-skipped")
+        .map(|n| {
+            n["locations"][0]["physicalLocation"]["region"]["startLine"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(skipped, vec![6, 7]);
+
+    let schema = sarif_schema();
+    let defs = &schema["definitions"];
+    json_schema::validate(&schema, defs, &v, "").unwrap();
+    for case in [
+        "fixtures/replay/issue6/t4-03-completions-every-format",
+        "fixtures/replay/colony/c51-completion",
+        "fixtures/replay/colony/c30-temporal-order",
+        "fixtures/replay/colony/c47-block-streak",
+        "fixtures/replay/robustness/r03-bad-utf8",
+        "fixtures/replay/robustness/r05-chat-bad-conversation",
+    ] {
+        let mut args = vec!["--output-format", "sarif", "--all-decisions"];
+        let cfg = match std::fs::read_to_string(support::root().join(case).join("config.path")) {
+            Ok(p) => format!("{case}/{}", p.trim()),
+            Err(_) => format!("{case}/cellguard.toml"),
+        };
+        args.extend(["--config", &cfg]);
+        let traces: Vec<String> = std::fs::read_dir(support::root().join(case))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("trace.") && n != "trace.path")
+            .map(|n| format!("{case}/{n}"))
+            .collect();
+        assert_eq!(traces.len(), 1, "{case}");
+        args.push(&traces[0]);
+        let out = replay(&args);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        json_schema::validate(&schema, defs, &v, "").unwrap_or_else(|e| panic!("{case}: {e}"));
+    }
+    // The validator catches what the schema forbids.
+    let mut bad = v.clone();
+    bad["runs"][0]["invocations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("executionSuccessful");
+    assert!(json_schema::validate(&schema, defs, &bad, "").is_err());
+    let mut bad = v.clone();
+    bad["runs"][0]["results"][0]["level"] = Value::from("fatal");
+    assert!(json_schema::validate(&schema, defs, &bad, "").is_err());
 }

@@ -5,6 +5,7 @@
 use cellguard_lints::replay::{
     BlockStreak, CompletionDecision, Decision, Report, TraceTotals, Verdict,
 };
+use cellguard_lints::trace::Skip;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{Seek, Write};
@@ -37,6 +38,63 @@ fn completion_json(c: &CompletionDecision) -> Value {
     })
 }
 
+/// True for the completions the human-readable reports list one by one (text lines, HTML rows,
+/// SARIF results): those whose verdict would change, and those the simulated validator rejects.
+/// `json` and `json-lines` carry every completion.
+fn completion_listed(c: &CompletionDecision) -> bool {
+    c.changed() || c.simulated.as_ref().is_some_and(|v| !v.allowed)
+}
+
+/// The recorded verdict of a completion in words: `accepted`, `rejected` or `unknown`.
+fn completion_recorded(c: &CompletionDecision) -> &'static str {
+    match c.recorded {
+        Some(true) => "accepted",
+        Some(false) => "rejected",
+        None => "unknown",
+    }
+}
+
+/// The simulated verdict of a completion in words, with the validator's reason:
+/// `accepted: REASON`, `rejected: REASON`, `unreached`, or `unknown (...)` when the trace does
+/// not record what the validator needs (issue 6 R4). Trace text is not escaped here.
+fn completion_simulated(c: &CompletionDecision) -> String {
+    match (&c.simulated, c.unreached) {
+        (_, true) => "unreached".to_string(),
+        (Some(v), _) => format!(
+            "{}: {}",
+            if v.allowed { "accepted" } else { "rejected" },
+            v.reason
+        ),
+        (None, _) => "unknown (the trace does not record the results dict)".into(),
+    }
+}
+
+/// Completions whose simulated verdict is unknown (not replayable: no goals and no recorded
+/// reason, issue 6 R4): counted apart, they neither change nor stay.
+fn completions_unknown(report: &Report) -> usize {
+    report
+        .completions
+        .iter()
+        .filter(|c| c.simulated.is_none() && !c.unreached)
+        .count()
+}
+
+/// The per-trace totals: `[{trace, format, epoch, on_block, calls, allowed, blocked,
+/// unreached, changed}]` (the `json` report's `traces`, SARIF's `run.properties.traces`).
+fn traces_json(report: &Report) -> Value {
+    Value::Array(
+        report
+            .traces
+            .iter()
+            .map(|t| {
+                json!({"trace": &*t.trace, "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
+                       "calls": t.calls, "allowed": t.allowed, "blocked": t.blocked,
+                       "unreached": t.unreached, "changed": t.changed})
+            })
+            .collect(),
+    )
+}
+
 /// The `json` document: `summary`, `decisions`, then `traces` (per-trace totals),
 /// `completions` (when any), and the keys of report sections; `decisions` holds
 /// `report.decisions` (the buffered form, kept as the tests' reference for the streamed one).
@@ -53,20 +111,7 @@ fn json_report_with(report: &Report, decisions: Value) -> Value {
     let mut top = serde_json::Map::new();
     top.insert("summary".into(), report.summary.to_json());
     top.insert("decisions".into(), decisions);
-    top.insert(
-        "traces".into(),
-        Value::Array(
-            report
-                .traces
-                .iter()
-                .map(|t| {
-                    json!({"trace": &*t.trace, "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
-                           "calls": t.calls, "allowed": t.allowed, "blocked": t.blocked,
-                           "unreached": t.unreached, "changed": t.changed})
-                })
-                .collect(),
-        ),
-    );
+    top.insert("traces".into(), traces_json(report));
     if !report.streaks.is_empty() {
         top.insert(
             "block_streaks".into(),
@@ -233,31 +278,15 @@ fn text_decision(d: &Decision, out: &mut impl Write) -> std::io::Result<()> {
 /// block streaks, a blank line when any decision was listed (`listed`), the summary, blocks
 /// per guardrail, traces with blocks or changes, and report sections.
 fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Result<()> {
-    for c in report
-        .completions
-        .iter()
-        .filter(|c| c.changed() || c.simulated.as_ref().is_some_and(|v| !v.allowed))
-    {
-        let sim = match (&c.simulated, c.unreached) {
-            (_, true) => "unreached".to_string(),
-            (Some(v), _) => format!(
-                "{}: {}",
-                if v.allowed { "accepted" } else { "rejected" },
-                ctl(&v.reason)
-            ),
-            (None, _) => "unknown (the trace does not record the results dict)".into(),
-        };
+    for c in report.completions.iter().filter(|c| completion_listed(c)) {
         writeln!(
             out,
-            "{}:{}:{} signal_completion recorded {}, simulated {sim}",
+            "{}:{}:{} signal_completion recorded {}, simulated {}",
             ctl(&c.file),
             c.line,
             trace_tag(&c.trace, &c.file),
-            match c.recorded {
-                Some(true) => "accepted",
-                Some(false) => "rejected",
-                None => "unknown",
-            }
+            completion_recorded(c),
+            ctl(&completion_simulated(c))
         )?;
     }
     for st in &report.streaks {
@@ -295,13 +324,7 @@ fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Re
         s.records_read, s.records_skipped
     )?;
     if s.completions > 0 {
-        // Verdicts that cannot be replayed (no goals and no recorded reason, issue 6 R4) are
-        // counted apart: they neither change nor stay.
-        let unknown = report
-            .completions
-            .iter()
-            .filter(|c| c.simulated.is_none() && !c.unreached)
-            .count();
+        let unknown = completions_unknown(report);
         let unknown = if unknown > 0 {
             format!(", {unknown} unknown (not replayable)")
         } else {
@@ -404,10 +427,73 @@ fn sarif_rules(report: &Report) -> Vec<Value> {
         .collect();
     rules.push(json!({"id": "unreached", "shortDescription": {"text": "call never evaluated: an earlier call of its cell was blocked"}}));
     rules.push(json!({"id": "outcome-changed", "shortDescription": {"text": "recorded as blocked, allowed by the configured guardrails"}}));
+    rules.push(json!({"id": "block-streak", "shortDescription": {"text": "the same key blocked again and again (Colony's BlockStreakTracker diagnostic)"}}));
+    rules.push(json!({"id": "completion-validation", "shortDescription": {"text": "signal_completion whose replayed rule-based validation rejects it or changes its recorded verdict"}}));
     for s in &report.sections {
         rules.extend(s.sarif_rules());
     }
     rules
+}
+
+/// A SARIF location: the trace file as a URI reference, and the line when known (> 0).
+fn sarif_location(file: &str, line: u64) -> Value {
+    let mut loc = json!({"physicalLocation": {
+        "artifactLocation": {"uri": super::sarif::path_uri(file)},
+    }});
+    if line > 0 {
+        loc["physicalLocation"]["region"] = json!({"startLine": line});
+    }
+    loc
+}
+
+/// The SARIF result of one block streak (rule `block-streak`, level `note`): the text
+/// report's streak line, with the latest block's reason and suggestion as properties.
+fn sarif_streak(st: &BlockStreak) -> Value {
+    json!({
+        "ruleId": "block-streak",
+        "level": "note",
+        "message": {"text": format!("`{}` blocked {} times in a row (block streak)", st.action_key, st.count)},
+        "locations": [sarif_location(&st.file, st.line)],
+        "properties": {
+            "trace": &*st.trace, "action_key": st.action_key, "count": st.count,
+            "reason": st.reason, "suggestion": st.suggestion,
+        }
+    })
+}
+
+/// The SARIF result of one listed completion ([`completion_listed`]; rule
+/// `completion-validation`): level `warning` when its verdict would change, `note` when it is
+/// rejected as recorded. Message: the text report's line; properties: the `json` completion
+/// object's fields plus `changed`.
+fn sarif_completion(c: &CompletionDecision) -> Value {
+    let mut props = completion_json(c);
+    props["changed"] = json!(c.changed());
+    json!({
+        "ruleId": "completion-validation",
+        "level": if c.changed() { "warning" } else { "note" },
+        "message": {"text": format!(
+            "signal_completion recorded {}, simulated {}",
+            completion_recorded(c),
+            completion_simulated(c)
+        )},
+        "locations": [sarif_location(&c.file, c.line)],
+        "properties": props,
+    })
+}
+
+/// The SARIF results that follow the decisions': block streaks, listed completions, then the
+/// sections' results (trace paths as URI references).
+fn tail_sarif_results(report: &Report) -> Vec<Value> {
+    let mut results: Vec<Value> = report.streaks.iter().map(sarif_streak).collect();
+    results.extend(
+        report
+            .completions
+            .iter()
+            .filter(|c| completion_listed(c))
+            .map(sarif_completion),
+    );
+    results.extend(section_sarif_results(report));
+    results
 }
 
 /// The sections' SARIF results, trace paths as URI references.
@@ -432,7 +518,81 @@ fn section_sarif_results(report: &Report) -> Vec<Value> {
     results
 }
 
-/// The SARIF document with `results` set to the given value.
+/// A SARIF notification (`invocations[0].toolExecutionNotifications`) for a skipped record
+/// (descriptor `record-skipped`) or a reader warning (`reader-warning`): level `warning`, the
+/// message as standard error shows it (without the location, which is the notification's
+/// `locations`; a byte column, when known, is the property `byte_column`, since SARIF columns
+/// count UTF-16 code units).
+fn sarif_notification(s: &Skip, descriptor: &str) -> Value {
+    let mut n = json!({
+        "descriptor": {"id": descriptor},
+        "level": "warning",
+        "message": {"text": cellguard_lints::trace::nonfinite::display(&s.message)},
+        "locations": [sarif_location(&s.path.display().to_string(), s.line)],
+    });
+    if let Some(c) = s.column {
+        n["properties"] = json!({"byte_column": c});
+    }
+    n
+}
+
+/// The run's tool-execution notifications: every kept skipped record and reader warning (the
+/// first [`cellguard_lints::replay::MAX_KEPT_SKIPS`] of each), then one `note` counting those not
+/// kept.
+fn sarif_notifications(report: &Report) -> Vec<Value> {
+    let mut out: Vec<Value> = report
+        .skipped
+        .iter()
+        .map(|s| sarif_notification(s, "record-skipped"))
+        .collect();
+    let unkept = report
+        .summary
+        .records_skipped
+        .saturating_sub(report.skipped.len() as u64);
+    out.extend(
+        report
+            .warnings
+            .iter()
+            .map(|s| sarif_notification(s, "reader-warning")),
+    );
+    if unkept > 0 {
+        out.push(json!({
+            "descriptor": {"id": "record-skipped"},
+            "level": "note",
+            "message": {"text": format!("... and {unkept} more skipped records (counted in run.properties.summary.records_skipped, not listed)")},
+        }));
+    }
+    out
+}
+
+/// The run-level totals (`run.properties`): `summary` (the `json` summary plus `changed`,
+/// `completions`, `completions_changed`, `completions_unknown`), `matching` (the matching mode,
+/// or `mixed (key: a; substring: b)`), and `traces` (the `json` report's per-trace totals).
+fn sarif_run_properties(report: &Report) -> Value {
+    let s = &report.summary;
+    let mut summary = s.to_json();
+    summary["changed"] = json!(s.changed);
+    summary["completions"] = json!(s.completions);
+    summary["completions_changed"] = json!(s.completions_changed);
+    summary["completions_unknown"] = json!(completions_unknown(report));
+    json!({
+        "summary": summary,
+        "matching": matching(report),
+        "traces": traces_json(report),
+    })
+}
+
+/// The matching mode in words: `key`, `substring`, or `mixed (key: a, b; substring: c)`.
+fn matching(report: &Report) -> String {
+    report.mixed_modes.as_ref().map_or_else(
+        || report.mode.as_str().to_string(),
+        |m| format!("mixed ({m})"),
+    )
+}
+
+/// The SARIF document with `results` set to the given value: one run whose tool lists the
+/// rules, whose invocation carries the skipped records and reader warnings as notifications,
+/// and whose properties hold the run-level totals ([`sarif_run_properties`]).
 fn sarif_doc(report: &Report, results: Value) -> Value {
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -443,7 +603,16 @@ fn sarif_doc(report: &Report, results: Value) -> Value {
                 "informationUri": "https://github.com/cellguard/cellguard",
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": sarif_rules(report),
+                "notifications": [
+                    {"id": "record-skipped", "shortDescription": {"text": "a malformed or unreadable trace record, skipped"}},
+                    {"id": "reader-warning", "shortDescription": {"text": "a trace record read with a caveat (kept)"}},
+                ],
             }},
+            "invocations": [{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": sarif_notifications(report),
+            }],
+            "properties": sarif_run_properties(report),
             "results": results,
         }]
     })
@@ -459,7 +628,7 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         .filter(|d| d.notable())
         .map(sarif_result)
         .collect();
-    results.extend(section_sarif_results(report));
+    results.extend(tail_sarif_results(report));
     writeln!(
         out,
         "{}",
@@ -611,7 +780,7 @@ impl DecisionSpool {
     /// Errors: those of `out` and of reading back the temporary file.
     pub fn write_sarif(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         let doc = sarif_doc(report, Value::String(SPLICE.into()));
-        let extra = section_sarif_results(report);
+        let extra = tail_sarif_results(report);
         self.write_doc(&doc, "results", &extra, out)
     }
 }
@@ -785,11 +954,70 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
             ));
         }
     }
+    html_streaks_and_completions(report, &mut h);
     for sec in &report.sections {
         h.push_str(&format!("<h2>{}</h2>{}", esc(&sec.title()), sec.html()));
     }
     h.push_str("</body></html>\n");
     out.write_all(h.as_bytes())
+}
+
+/// The HTML report's block streaks (a table, as the text report's streak lines) and
+/// completions (the counts of the text summary, then a table of the listed ones:
+/// [`completion_listed`]).
+fn html_streaks_and_completions(report: &Report, h: &mut String) {
+    if !report.streaks.is_empty() {
+        h.push_str("<h2>Block streaks</h2><table><tr><th>trace</th><th>line</th><th>key</th><th>blocked in a row</th><th>latest reason</th><th>suggestion</th></tr>");
+        for st in &report.streaks {
+            h.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&st.trace), st.line, esc(&st.action_key), st.count, esc(&st.reason), esc(&st.suggestion)
+            ));
+        }
+        h.push_str("</table>");
+    }
+    let s = &report.summary;
+    if s.completions == 0 {
+        return;
+    }
+    let unknown = completions_unknown(report);
+    h.push_str(&format!(
+        "<h2>Completions</h2><p>{} replayed, {} would change{}.</p>",
+        s.completions,
+        s.completions_changed,
+        if unknown > 0 {
+            format!(", {unknown} unknown (not replayable)")
+        } else {
+            String::new()
+        }
+    ));
+    let listed: Vec<&CompletionDecision> = report
+        .completions
+        .iter()
+        .filter(|c| completion_listed(c))
+        .collect();
+    if listed.is_empty() {
+        return;
+    }
+    h.push_str("<table><tr><th>trace</th><th>line</th><th>cell</th><th>recorded</th><th>simulated</th><th>changes</th><th>suggestions</th></tr>");
+    for c in listed {
+        let suggestions = c
+            .simulated
+            .as_ref()
+            .map(|v| v.suggestions.join("; "))
+            .unwrap_or_default();
+        h.push_str(&format!(
+            "<tr class=\"completion\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&c.trace),
+            c.line,
+            c.cell.map_or(String::new(), |c| c.to_string()),
+            completion_recorded(c),
+            esc(&completion_simulated(c)),
+            if c.changed() { "yes" } else { "no" },
+            esc(&suggestions)
+        ));
+    }
+    h.push_str("</table>");
 }
 
 #[cfg(test)]
@@ -956,7 +1184,7 @@ mod tests {
                         json!(if extra.is_some() {
                             "extra-rule"
                         } else {
-                            "outcome-changed"
+                            "completion-validation"
                         })
                     );
                 }
