@@ -6218,6 +6218,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let name = ident(obj, self.it.src).into_owned();
             let bs = self.builtin_bases_of_name(&name, env);
             add(&mut out, bs);
+            // A class statement's name, resolved syntactically as `collect_classes` does: the
+            // gated analysis need not have demanded the name (`r = R(); object.__setattr__(r,
+            // ...)` reads `R` only through `r`'s binding).
+            for id in self.class_ids_named(&name) {
+                let bs = self.class_builtin_bases(id, 0);
+                add(&mut out, bs);
+            }
             for r in self.assignments_of(&name) {
                 let r = unparen(r);
                 let named_class = match r.kind_name() {
@@ -6327,7 +6334,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// `vars(r).update(items=spy)`, `r.__dict__.update({"items": spy})`,
-    /// `vars(r).setdefault("items", spy)`: [`Self::check_base_method_store`] for the keys.
+    /// `vars(r).setdefault("items", spy)`, `vars(r).__setitem__("items", spy)`, and the explicit
+    /// `__setattr__` forms (`type.__setattr__(R, "items", spy)`,
+    /// `object.__setattr__(r, "items", spy)`, `r.__setattr__("items", spy)`):
+    /// [`Self::check_base_method_store`] for the names.
     fn check_namespace_update(&mut self, node: Node<'t>, env: &Env) {
         let Some(callee) = node.field(F::Function).map(unparen) else {
             return;
@@ -6340,6 +6350,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         };
         let method = ident(method, self.it.src).into_owned();
+        if method == "__setattr__" {
+            let (pos, _, _) = call_args(node.field(F::Arguments), self.it.src);
+            // On a type (`type.__setattr__(R, name, v)`, `dict.__setattr__(r, name, v)`) the
+            // holder is the first argument; on anything else the method is bound to it.
+            let unbound = self
+                .it
+                .eval(obj, env, 0)
+                .iter()
+                .any(|v| matches!(v, Val::Builtin(_) | Val::Class(_)));
+            let (holder, name, value) = match (unbound, pos.as_slice()) {
+                (true, [h, n, v, ..]) => (*h, *n, *v),
+                (false, [n, v, ..]) => (obj, *n, *v),
+                _ => return,
+            };
+            let names: Vec<(String, TextRange)> = self
+                .it
+                .eval(name, env, 0)
+                .strs()
+                .map(|s| (s.to_string(), parse::range(node)))
+                .collect();
+            self.check_base_method_store(holder, &names, Some(value), env);
+            return;
+        }
         if !matches!(method.as_str(), "update" | "setdefault" | "__setitem__") {
             return;
         }
