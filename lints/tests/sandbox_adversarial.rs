@@ -529,7 +529,14 @@ proptest! {
         for (i, case) in fx.case.iter().enumerate() {
             let s = settings(&fx, case);
             let variant = reformat(&case.input, seed.wrapping_add(i as u64));
-            prop_assert!(parses(&variant), "re-formatting broke the input:\n{}", variant);
+            // Inputs that hide an escape next to a syntax error (round 6 H18) do not parse to
+            // begin with; the re-formatter keeps only variants that parse, so they stay as
+            // written.
+            prop_assert!(
+                parses(&variant) || !parses(&case.input),
+                "re-formatting broke the input:\n{}",
+                variant
+            );
             prop_assert!(
                 flagged(&variant, &s, &case.code),
                 "class {} expected {} on the re-formatted input:\n{}\noriginal:\n{}\ngot: {:?}",

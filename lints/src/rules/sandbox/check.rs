@@ -1066,6 +1066,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
+            // tree-sitter's error recovery can wrap whole statements (`g = getattr; x = (1 +`)
+            // in an `ERROR` node: they are run as statements, so that the names they bind
+            // keep their values for the code after them (round 6 H18). A binding inside an
+            // error may or may not happen (the recovery may have misread the text), so it is
+            // weak: the name keeps its earlier values too.
+            "ERROR" => {
+                for child in named(stmt) {
+                    self.run_stmt(child, flow, false, depth + 1);
+                }
+            }
             "if_statement" | "for_statement" | "while_statement" | "try_statement"
             | "with_statement" | "match_statement" => {
                 let names: Vec<NameId> = self
@@ -1122,6 +1132,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 | "except_group_clause"
                 | "finally_clause"
                 | "case_clause" => self.run_parts(child, flow, depth + 1),
+                "ERROR" => self.run_stmt(child, flow, false, depth + 1),
                 _ => {
                     self.check_tree(child, Some(flow), NodeCtx::ROOT);
                     self.bind_walrus(child, flow);
@@ -1548,7 +1559,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             K::Identifier => self.check_identifier(node, env, nctx),
             K::Attribute => self.check_attribute(node, env, nctx),
             K::Subscript => self.check_subscript(node, env, nctx),
-            K::Call => self.check_call(node, env, nctx),
+            K::Call => {
+                self.check_call(node, env, nctx);
+                self.check_namespace_update(node, env);
+            }
             K::FunctionDefinition => {
                 self.check_def_name(node);
                 self.check_generator_cleanup(node);
@@ -1628,6 +1642,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.check_pattern_name(node, env);
             }
             K::MatchStatement => self.record_match(node),
+            K::Error => self.check_error_region(node, env),
             K::ReturnStatement => {
                 if let Some(e) = first_named(node) {
                     self.check_escape(e, env, "returned from a function");
@@ -1761,6 +1776,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// SBX004 for a `getattr`-like builtin (or an alias of one) standing loose in an `ERROR`
+    /// node: tree-sitter's error recovery lost the syntax around it (`mod = ga(re, "_x")` read
+    /// as a call of `mod` with `ga` in an error), so cellguard cannot tell what it is applied to
+    /// or which attribute it reaches (round 6 H18).
+    fn check_error_region(&mut self, node: Node<'t>, env: &Env) {
+        for c in named(node) {
+            if c.kind_name() != "identifier" {
+                continue;
+            }
+            let v = self.it.eval(c, env, 0);
+            let text = self.text(c);
+            for b in v.builtins().filter(|b| REFLECTIVE.contains(b)) {
+                let via = if text == b {
+                    format!("`{b}`")
+                } else {
+                    format!("`{}` is `{b}`, which", short(text))
+                };
+                self.report(
+                    &DYNAMIC_ATTRIBUTE_ACCESS,
+                    parse::range(c),
+                    format!("{via} stands in a part of the cell tree-sitter could not parse: cellguard cannot tell which attribute it reaches"),
+                    Some("Fix the syntax error so the cell can be checked".into()),
+                );
+            }
+        }
+    }
+
     // ---- attributes -------------------------------------------------------------------------
 
     /// True when the cell defines `len` itself (round 5 H30: `len = lambda t: t.clear()`).
@@ -1855,14 +1897,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Some("`BuiltinImporter().load_module(\"os\")` is reached from the class hierarchy (smolagents PR #861)".into()),
             );
         }
-        // `R = type("R", (dict,), {}); R.items = spy`: the same override as putting it in the
-        // namespace (round 5 H3(b)).
-        if ctx == Ctx::Store && unparen(obj).kind_name() == "identifier" {
-            let holder = ident(unparen(obj), self.it.src).into_owned();
-            let bases = self.builtin_bases_of_name(&holder, env);
-            if !bases.is_empty() {
-                self.report_base_overrides(&bases, vec![(name.to_string(), arange)]);
-            }
+        // `R = type("R", (dict,), {}); R.items = spy`, `class R(dict): ...; R.items = spy`,
+        // `r = R(); r.items = spy`: the same override as putting it in the class body
+        // (round 5 H3(b), round 6).
+        if ctx == Ctx::Store {
+            let value = self
+                .it
+                .parent(node)
+                .filter(|a| a.kind_name() == "assignment" && is_field(*a, F::Left, node))
+                .and_then(|a| a.field(F::Right));
+            self.check_base_method_store(obj, &[(name.to_string(), arange)], value, env);
         }
         // A mutating method of host state taken as a value (H23).
         if ctx == Ctx::Load && !nctx.callee {
@@ -4127,6 +4171,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let vals = self.it.eval(value, env, 0);
         let keys = self.it.eval(sub, env, 0);
         self.check_namespace_keys(&vals, &keys, parse::range(sub), ctx, value);
+        // `vars(r)["items"] = spy`, `R.__dict__["items"] = spy` (round 6).
+        if ctx == Ctx::Store {
+            if let Some(owner) = self.namespace_owner(value) {
+                let written: Vec<(String, TextRange)> = keys
+                    .strs()
+                    .map(|k| (k.to_string(), parse::range(sub)))
+                    .collect();
+                let stored = self
+                    .it
+                    .parent(node)
+                    .filter(|a| a.kind_name() == "assignment" && is_field(*a, F::Left, node))
+                    .and_then(|a| a.field(F::Right));
+                self.check_base_method_store(owner, &written, stored, env);
+            }
+        }
         // `ActionResult.model_config["json_schema_extra"] = f`, `copy.dispatch_table[T] = f`,
         // `del ActionType._member_map_["X"]`: an item store into host state (G2, G21).
         if ctx != Ctx::Load {
@@ -5712,6 +5771,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             };
             let stored = pos.get(2).map(|v| self.it.eval(*v, env, 0));
             self.host_write(pos[0], &objs, &shown, verb, range, stored.as_ref());
+            if b == "setattr" {
+                // `setattr(R, "items", spy)` on a class built on `dict` (round 6).
+                let written: Vec<(String, TextRange)> =
+                    names.strs().map(|n| (n.to_string(), range)).collect();
+                self.check_base_method_store(pos[0], &written, pos.get(2).copied(), env);
+            }
         }
         let mut any_dunder = false;
         for s in names.strs().map(str::to_string).collect::<Vec<_>>() {
@@ -5729,14 +5794,6 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     format!("`{b}` {verb} dunder attribute `{s}`"),
                     dunder_help(&s),
                 );
-                if b == "setattr" && is_method_dunder(&s) {
-                    self.report(
-                        &DUNDER_METHOD_DEFINITION,
-                        range,
-                        format!("`setattr` installs dunder method `{s}`"),
-                        Some(dunder_method_help()),
-                    );
-                }
                 continue;
             }
             if FRAME_ATTRS.contains(&s.as_str()) {
@@ -6091,6 +6148,283 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         out
+    }
+
+    /// SBX009 for methods written into a class the cell built on a builtin base, or into an
+    /// instance of one, after the class was made: `R.items = spy`, `setattr(R, "items", spy)`,
+    /// `r.items = spy`, `vars(r)["items"] = spy`, `r.__dict__.update(items=spy)`. The host
+    /// finds them as it finds a method in the class body (`json.dumps` calls `r.items()`, and
+    /// an instance attribute shadows the class's method). `obj` is the class or instance
+    /// written to, `names` the attribute names with where to report each, `value` the value
+    /// stored when there is one: a constant (`r.items = None`, `C.__hash__ = None`) is data,
+    /// not a method, and is not reported.
+    fn check_base_method_store(
+        &mut self,
+        obj: Node<'t>,
+        names: &[(String, TextRange)],
+        value: Option<Node<'t>>,
+        env: &Env,
+    ) {
+        if names.is_empty() || value.is_some_and(constant_value) {
+            return;
+        }
+        // A dunder method written onto any object (`C.__del__ = f`, `setattr(C, "__eq__", f)`,
+        // `vars(C)["__hash__"] = f`): installed like `def __del__` in the class body.
+        for (n, range) in names {
+            if is_method_dunder(n) {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    *range,
+                    format!(
+                        "Writing `{n}` onto `{}` installs a dunder method",
+                        short(self.text(obj))
+                    ),
+                    Some(dunder_method_help()),
+                );
+            }
+        }
+        let bases = self.holder_builtin_bases(obj, env, 0);
+        if !bases.is_empty() {
+            self.report_base_overrides(&bases, names.to_vec());
+        }
+    }
+
+    /// The builtin bases of the class behind `obj`, when the cell built it: a class of a
+    /// `class` statement or an instance of one (through [`Val::Class`]/[`Val::Inst`], cell
+    /// base classes followed: `class S(R)`), a class built with `type(name, (dict,), ns)`
+    /// bound to the name `obj` spells, an instance made by calling such a name (`r = R()`),
+    /// and a name bound to another such name (`S = R`).
+    fn holder_builtin_bases(&mut self, obj: Node<'t>, env: &Env, depth: u32) -> Vec<&'static str> {
+        let obj = unparen(obj);
+        let mut out: Vec<&'static str> = Vec::new();
+        if depth > 4 {
+            return out;
+        }
+        let add = |out: &mut Vec<&'static str>, bs: Vec<&'static str>| {
+            for b in bs {
+                if !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        };
+        let v = self.it.eval(obj, env, 0);
+        for x in v.iter() {
+            if let Val::Class(id) | Val::Inst(id) = x {
+                let bs = self.class_builtin_bases(*id, 0);
+                add(&mut out, bs);
+            }
+        }
+        if obj.kind_name() == "identifier" {
+            let name = ident(obj, self.it.src).into_owned();
+            let bs = self.builtin_bases_of_name(&name, env);
+            add(&mut out, bs);
+            // A class statement's name, resolved syntactically as `collect_classes` does: the
+            // gated analysis need not have demanded the name (`r = R(); object.__setattr__(r,
+            // ...)` reads `R` only through `r`'s binding).
+            for id in self.class_ids_named(&name) {
+                let bs = self.class_builtin_bases(id, 0);
+                add(&mut out, bs);
+            }
+            for r in self.assignments_of(&name) {
+                let r = unparen(r);
+                let named_class = match r.kind_name() {
+                    "identifier" => Some(r),
+                    "call" => r
+                        .field(F::Function)
+                        .map(unparen)
+                        .filter(|f| f.kind_name() == "identifier"),
+                    _ => None,
+                };
+                if let Some(c) = named_class.filter(|c| ident(*c, self.it.src) != name) {
+                    let bs = self.holder_builtin_bases(c, env, depth + 1);
+                    add(&mut out, bs);
+                }
+            }
+        }
+        out
+    }
+
+    /// The builtin bases of the cell's class `id` (a `class` statement), through its cell base
+    /// classes and bases built with `type(...)`.
+    fn class_builtin_bases(&mut self, id: u32, depth: u32) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = Vec::new();
+        if depth > 8 {
+            return out;
+        }
+        let Some(class) = self.index().and_then(|ix| {
+            ix.of_kinds(&["class_definition"])
+                .into_iter()
+                .find(|c| self.it.class_ids.get(&c.id()) == Some(&id))
+        }) else {
+            return out;
+        };
+        let nodes: Vec<Node<'t>> = class
+            .field(F::Superclasses)
+            .map(named)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|b| b.kind_name() != "keyword_argument")
+            .collect();
+        let vals: Vec<VSet> = nodes
+            .iter()
+            .map(|b| self.it.eval(*b, &Env::Global, 0))
+            .collect();
+        out = self.builtin_bases(&nodes, &vals);
+        // Cell base classes by name, as `collect_classes` resolves them (a base name need not
+        // be demanded by the gated analysis, so its value may be unknown).
+        for n in &nodes {
+            let mut found = Vec::new();
+            if unparen(*n).kind_name() == "identifier" {
+                let name = ident(unparen(*n), self.it.src).into_owned();
+                for b in self.class_ids_named(&name) {
+                    if b != id {
+                        found.extend(self.class_builtin_bases(b, depth + 1));
+                    }
+                }
+                found.extend(self.builtin_bases_of_name(&name, &Env::Global));
+            }
+            for b in found {
+                if !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+        out
+    }
+
+    /// The cell's classes (`class` statements) named `name`.
+    fn class_ids_named(&mut self, name: &str) -> Vec<u32> {
+        let Some(ix) = self.index() else {
+            return Vec::new();
+        };
+        ix.of_kinds(&["class_definition"])
+            .into_iter()
+            .filter(|c| {
+                c.field(F::Name)
+                    .is_some_and(|n| ident(n, self.it.src) == name)
+            })
+            .filter_map(|c| self.it.class_ids.get(&c.id()).copied())
+            .collect()
+    }
+
+    /// The object whose namespace dict `n` is: `x` for `vars(x)` (the builtin) and for
+    /// `x.__dict__`.
+    fn namespace_owner(&mut self, n: Node<'t>) -> Option<Node<'t>> {
+        let n = unparen(n);
+        match n.kind_name() {
+            "attribute" => n
+                .field(F::Attribute)
+                .filter(|a| ident(*a, self.it.src) == "__dict__")
+                .and(n.field(F::Object)),
+            "call" => {
+                let f = n.field(F::Function)?;
+                let is_vars = self
+                    .it
+                    .eval(f, &Env::Global, 0)
+                    .builtins()
+                    .any(|b| b == "vars");
+                let (pos, kws, splat) = call_args(n.field(F::Arguments), self.it.src);
+                match pos.as_slice() {
+                    [x] if is_vars && kws.is_empty() && !splat => Some(*x),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `vars(r).update(items=spy)`, `r.__dict__.update({"items": spy})`,
+    /// `vars(r).setdefault("items", spy)`, `vars(r).__setitem__("items", spy)`, and the explicit
+    /// `__setattr__` forms (`type.__setattr__(R, "items", spy)`,
+    /// `object.__setattr__(r, "items", spy)`, `r.__setattr__("items", spy)`):
+    /// [`Self::check_base_method_store`] for the names.
+    fn check_namespace_update(&mut self, node: Node<'t>, env: &Env) {
+        let Some(callee) = node.field(F::Function).map(unparen) else {
+            return;
+        };
+        if callee.kind_name() != "attribute" {
+            return;
+        }
+        let (Some(obj), Some(method)) = (callee.field(F::Object), callee.field(F::Attribute))
+        else {
+            return;
+        };
+        let method = ident(method, self.it.src).into_owned();
+        if method == "__setattr__" {
+            let (pos, _, _) = call_args(node.field(F::Arguments), self.it.src);
+            // On a type (`type.__setattr__(R, name, v)`, `dict.__setattr__(r, name, v)`) the
+            // holder is the first argument; on anything else the method is bound to it.
+            let unbound = self
+                .it
+                .eval(obj, env, 0)
+                .iter()
+                .any(|v| matches!(v, Val::Builtin(_) | Val::Class(_)));
+            let (holder, name, value) = match (unbound, pos.as_slice()) {
+                (true, [h, n, v, ..]) => (*h, *n, *v),
+                (false, [n, v, ..]) => (obj, *n, *v),
+                _ => return,
+            };
+            let names: Vec<(String, TextRange)> = self
+                .it
+                .eval(name, env, 0)
+                .strs()
+                .map(|s| (s.to_string(), parse::range(node)))
+                .collect();
+            self.check_base_method_store(holder, &names, Some(value), env);
+            return;
+        }
+        if !matches!(method.as_str(), "update" | "setdefault" | "__setitem__") {
+            return;
+        }
+        let Some(owner) = self.namespace_owner(obj) else {
+            return;
+        };
+        let range = parse::range(node);
+        let (pos, kws, _) = call_args(node.field(F::Arguments), self.it.src);
+        // Keyword arguments with their values; keys of dict displays (constant values
+        // dropped), and of other dicts with values cellguard cannot see.
+        for (k, v) in &kws {
+            self.check_base_method_store(owner, &[(k.clone(), parse::range(*v))], Some(*v), env);
+        }
+        let mut names: Vec<(String, TextRange)> = Vec::new();
+        match method.as_str() {
+            "update" => {
+                for p in &pos {
+                    if unparen(*p).kind_name() == "dictionary" {
+                        for pair in named(unparen(*p)) {
+                            if let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) {
+                                let keys: Vec<(String, TextRange)> = self
+                                    .it
+                                    .eval(k, env, 0)
+                                    .strs()
+                                    .map(|s| (s.to_string(), parse::range(k)))
+                                    .collect();
+                                self.check_base_method_store(owner, &keys, Some(v), env);
+                            }
+                        }
+                        continue;
+                    }
+                    for d in self.it.eval(*p, env, 0).iter() {
+                        if let Val::Dict(pairs) = d {
+                            for (k, _) in pairs.iter() {
+                                names.extend(k.strs().map(|s| (s.to_string(), range)));
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                if let Some(k) = pos.first() {
+                    let keys = self.it.eval(*k, env, 0);
+                    names.extend(keys.strs().map(|s| (s.to_string(), range)));
+                }
+            }
+        }
+        let stored = match method.as_str() {
+            "update" => None,
+            _ => pos.get(1).copied(),
+        };
+        self.check_base_method_store(owner, &names, stored, env);
     }
 
     fn report_base_overrides(&mut self, bases: &[&'static str], names: Vec<(String, TextRange)>) {

@@ -171,6 +171,8 @@ pub enum K {
     Pair,
     True,
     False,
+    /// tree-sitter's `ERROR` node (error recovery).
+    Error,
 }
 
 impl K {
@@ -334,7 +336,7 @@ pub fn kind(node: Node) -> K {
     table
         .get(node.kind_id() as usize)
         .copied()
-        .unwrap_or(K::Other)
+        .unwrap_or(if node.is_error() { K::Error } else { K::Other })
 }
 
 /// Callees that rewrite an argument in place or retarget its annotations (SBX005, SBX003):
