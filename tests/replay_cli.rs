@@ -1,5 +1,7 @@
 //! End-to-end tests of `cellguard replay`: exit codes, output formats, counts, errors.
 
+#[path = "support/json_schema.rs"]
+mod json_schema;
 #[path = "support/replay.rs"]
 mod support;
 
@@ -701,4 +703,463 @@ fn report_file_that_is_an_input_is_refused() {
         .unwrap()
         .contains("A.A.delete_x"));
     assert_eq!(std::fs::read(&trace).unwrap(), original);
+}
+
+/// The SARIF 2.1.0 schema and its definitions (`tests/fixtures/sarif`).
+fn sarif_schema() -> Value {
+    let path = support::root().join("tests/fixtures/sarif/sarif-2.1.0.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Issue 6 T4-3: the completion validation replayed on completion records, and the block
+/// streaks, are in every format, with the same facts: `json` and `json-lines` carry every
+/// completion; `text`, `sarif` (rule `completion-validation`) and `html` (a table) list those
+/// that change or are rejected, and all give the counts.
+#[test]
+fn completions_and_streaks_in_every_format() {
+    let dir = "fixtures/replay/issue6/t4-03-completions-every-format";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let run = |format: &str| {
+        let out = replay(&["--config", &cfg, &trace, "--output-format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // (line, recorded, simulated, changed) of the listed completions.
+    let listed = [
+        (
+            4,
+            "accepted",
+            "rejected: No successful domain actions have been executed yet.",
+            true,
+        ),
+        (
+            7,
+            "rejected",
+            "rejected: No successful domain actions have been executed yet.",
+            false,
+        ),
+        (
+            10,
+            "rejected",
+            "accepted: Domain work completed with 2 result(s).",
+            true,
+        ),
+        (17, "accepted", "unreached", true),
+    ];
+
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let completions = json["completions"].as_array().unwrap();
+    assert_eq!(completions.len(), 4);
+    assert_eq!(json["block_streaks"][0]["count"], 3);
+
+    let lines: Vec<Value> = run("json-lines")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let jl: Vec<&Value> = lines.iter().filter_map(|l| l.get("completion")).collect();
+    assert_eq!(jl, completions.iter().collect::<Vec<_>>());
+    assert_eq!(
+        lines
+            .iter()
+            .filter_map(|l| l.get("block_streak"))
+            .map(|s| s["count"].clone())
+            .collect::<Vec<_>>(),
+        vec![Value::from(3)]
+    );
+
+    let text = run("text");
+    for (line, rec, sim, _) in listed {
+        assert!(
+            text.contains(&format!(
+                "{trace}:{line}: signal_completion recorded {rec}, simulated {sim}\n"
+            )),
+            "{line}: {text}"
+        );
+    }
+    assert!(
+        text.contains("Completions: 4 replayed, 3 would change.\n"),
+        "{text}"
+    );
+    assert!(text.contains("`A.A.delete_x` blocked 3 times in a row (block streak)"));
+
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let comp: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["ruleId"] == "completion-validation")
+        .collect();
+    assert_eq!(comp.len(), listed.len());
+    for (r, (line, rec, sim, changed)) in comp.iter().zip(listed) {
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            line
+        );
+        assert_eq!(
+            r["message"]["text"],
+            format!("signal_completion recorded {rec}, simulated {sim}")
+        );
+        assert_eq!(r["level"], if changed { "warning" } else { "note" });
+        assert_eq!(r["properties"]["changed"], changed);
+    }
+    let streaks: Vec<&Value> = results
+        .iter()
+        .filter(|r| r["ruleId"] == "block-streak")
+        .collect();
+    assert_eq!(streaks.len(), 1);
+    assert_eq!(streaks[0]["properties"]["count"], 3);
+    assert_eq!(
+        streaks[0]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        16
+    );
+    let summary = &sarif["runs"][0]["properties"]["summary"];
+    assert_eq!(
+        (
+            summary["completions"].as_u64(),
+            summary["completions_changed"].as_u64(),
+            summary["completions_unknown"].as_u64()
+        ),
+        (Some(4), Some(3), Some(0))
+    );
+
+    let html = run("html");
+    assert!(html.contains("<h2>Completions</h2><p>4 replayed, 3 would change.</p>"));
+    assert_eq!(
+        html.matches("<tr class=\"completion\">").count(),
+        listed.len()
+    );
+    for (line, rec, sim, changed) in listed {
+        assert!(
+            html.contains(&format!(
+                "<td>{line}</td><td>{}</td><td>{rec}</td><td>{sim}</td><td>{}</td>",
+                line_cell(line),
+                if changed { "yes" } else { "no" }
+            )),
+            "{line}: {html}"
+        );
+    }
+    assert!(html.contains("<h2>Block streaks</h2>"));
+    assert!(html.contains("<td><code>A.A.delete_x</code></td><td>3</td>"));
+}
+
+/// The cell of each listed completion of the T4-3 fixture, by line.
+fn line_cell(line: u64) -> u64 {
+    match line {
+        4 => 0,
+        7 => 1,
+        10 => 2,
+        _ => 5,
+    }
+}
+
+/// Issue 6 T4-4: the SARIF report carries the run-level totals in SARIF's own places
+/// (`run.properties`: summary with per-guardrail blocks, outcome changes and records read and
+/// skipped, and per-trace totals; `invocations[0].toolExecutionNotifications`: each skipped
+/// record and reader warning, located) and validates against the SARIF 2.1.0 schema, as do
+/// the SARIF reports of the fixtures with completions, streaks and several traces.
+#[test]
+fn sarif_has_run_totals_and_notifications_and_is_valid_sarif_2_1_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let trace = write(dir.path(), "t.jsonl", TRACE);
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "sarif"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0];
+    let s = &run["properties"]["summary"];
+    assert_eq!(
+        (
+            s["traces"].as_u64(),
+            s["calls"].as_u64(),
+            s["allowed"].as_u64(),
+            s["blocked"].as_u64(),
+            s["unreached"].as_u64(),
+            s["changed"].as_u64(),
+            s["records_read"].as_u64(),
+            s["records_skipped"].as_u64(),
+        ),
+        (
+            Some(1),
+            Some(4),
+            Some(1),
+            Some(2),
+            Some(1),
+            Some(2),
+            Some(9),
+            Some(2)
+        )
+    );
+    assert_eq!(s["per_guardrail"]["no-delete"], 2);
+    assert_eq!(run["properties"]["matching"], "key");
+    let traces = run["properties"]["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 1);
+    assert_eq!(traces[0]["trace"], trace.as_str());
+    assert_eq!(
+        (traces[0]["calls"].as_u64(), traces[0]["blocked"].as_u64()),
+        (Some(4), Some(2))
+    );
+    let inv = &run["invocations"][0];
+    assert_eq!(inv["executionSuccessful"], true);
+    let notes = inv["toolExecutionNotifications"].as_array().unwrap();
+    let skipped: Vec<u64> = notes
+        .iter()
+        .filter(|n| n["descriptor"]["id"] == "record-skipped")
+        .map(|n| {
+            n["locations"][0]["physicalLocation"]["region"]["startLine"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(skipped, vec![6, 7]);
+
+    let schema = sarif_schema();
+    let defs = &schema["definitions"];
+    json_schema::validate(&schema, defs, &v, "").unwrap();
+    for case in [
+        "fixtures/replay/issue6/t4-03-completions-every-format",
+        "fixtures/replay/colony/c51-completion",
+        "fixtures/replay/colony/c30-temporal-order",
+        "fixtures/replay/colony/c47-block-streak",
+        "fixtures/replay/robustness/r03-bad-utf8",
+        "fixtures/replay/robustness/r05-chat-bad-conversation",
+    ] {
+        let mut args = vec!["--output-format", "sarif", "--all-decisions"];
+        let cfg = match std::fs::read_to_string(support::root().join(case).join("config.path")) {
+            Ok(p) => format!("{case}/{}", p.trim()),
+            Err(_) => format!("{case}/cellguard.toml"),
+        };
+        args.extend(["--config", &cfg]);
+        let traces: Vec<String> = std::fs::read_dir(support::root().join(case))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("trace.") && n != "trace.path")
+            .map(|n| format!("{case}/{n}"))
+            .collect();
+        assert_eq!(traces.len(), 1, "{case}");
+        args.push(&traces[0]);
+        let out = replay(&args);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        json_schema::validate(&schema, defs, &v, "").unwrap_or_else(|e| panic!("{case}: {e}"));
+    }
+    // The validator catches what the schema forbids.
+    let mut bad = v.clone();
+    bad["runs"][0]["invocations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("executionSuccessful");
+    assert!(json_schema::validate(&schema, defs, &bad, "").is_err());
+    let mut bad = v.clone();
+    bad["runs"][0]["results"][0]["level"] = Value::from("fatal");
+    assert!(json_schema::validate(&schema, defs, &bad, "").is_err());
+}
+
+/// Issue 6 T4-9: the HTML timeline of a long trace still shows every blocked call and every
+/// outcome change (past the first 2,000 calls, runs of allowed calls become count markers),
+/// states the elision, and stays bounded: 200,000 calls give a page under 1 MB (about 190 KB), not
+/// one mark per call.
+#[test]
+fn html_timeline_of_a_long_trace_keeps_every_block_and_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let n = 200_000u64;
+    // Blocked (delete_*) at these indexes; recorded blocked but allowed (changed) at others.
+    let blocked = [5u64, 1999, 2000, 2001, 70_000, 150_000, n - 1];
+    let changed = [10u64, 2500, 2501, 99_999];
+    let mut t = String::from("{\"rec\":\"header\",\"format\":\"cellguard-trace\",\"version\":1}\n{\"rec\":\"cell\",\"index\":0}\n");
+    for i in 0..n {
+        let (key, status) = if blocked.contains(&i) {
+            ("A.A.delete_x", "ok")
+        } else if changed.contains(&i) {
+            ("A.A.get_x", "blocked")
+        } else {
+            ("A.A.get_x", "ok")
+        };
+        t.push_str(&format!(
+            "{{\"rec\":\"call\",\"cell\":0,\"index\":{i},\"raw_key\":\"{key}\",\"status\":\"{status}\"}}\n"
+        ));
+    }
+    let trace = write(dir.path(), "long.jsonl", &t);
+    let out = replay(&[
+        "--config",
+        &cfg,
+        &trace,
+        "--on-block",
+        "keep",
+        "--output-format",
+        "html",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let html = String::from_utf8(out.stdout).unwrap();
+    // Every blocked call has its mark, with its line (index + 3) in the hover text.
+    assert_eq!(html.matches("<i class=\"c blocked").count(), blocked.len());
+    for i in blocked {
+        assert!(
+            html.contains(&format!(
+                "title=\"line {} cell 0 call {i}: A.A.delete_x",
+                i + 3
+            )),
+            "blocked call {i}"
+        );
+    }
+    // Every change (recorded blocked, allowed now; and the blocked calls recorded ok).
+    assert_eq!(
+        html.matches("<i class=\"c allowed changed").count(),
+        changed.len()
+    );
+    for i in changed {
+        assert!(html.contains(&format!(
+            "cell 0 call {i}: A.A.get_x (recorded blocked) allowed"
+        )));
+    }
+    // The first 2,000 calls are drawn one by one; after that only blocks and changes, with the
+    // allowed runs between them counted: every call is accounted for exactly once.
+    let marks = html.matches("<i class=\"c ").count() - html.matches("<i class=\"c lg").count();
+    let notable_after: u64 = blocked
+        .iter()
+        .chain(&changed)
+        .filter(|&&i| i >= 2000)
+        .count() as u64;
+    assert_eq!(marks as u64, 2000 + notable_after);
+    let counted: u64 = html
+        .split("allowed calls, not drawn one by one\">+")
+        .skip(1)
+        .map(|s| s.split(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counted, n - 2000 - notable_after);
+    assert!(html.contains(&format!(
+        "timeline elided: {counted} allowed calls shown as counts"
+    )));
+    assert!(html.contains("The first 2000 calls of each trace are drawn one mark each."));
+    assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    assert!(!html.contains("<script src") && !html.contains("<link"));
+}
+
+/// Issue 6 T4-14: the traces of a file that holds several are labelled `FILE#N` with N the
+/// trace's 0-based position in the file, in every format: for a list of conversations, the
+/// list index (`jq '.[N]'`, not the conversation's `task_id`); for native JSON Lines, the
+/// number of headers before the trace's own (the first trace is `FILE`).
+#[test]
+fn multi_trace_files_are_labelled_by_0_based_position_in_every_format() {
+    let dir = "fixtures/replay/issue6/t4-14-conversation-labels";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.json");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(support::root().join(&trace)).unwrap())
+            .unwrap();
+    // The blocked key of each conversation, read at its list index as jq '.[N]' would.
+    let key_at = |n: usize| {
+        doc[n]["traj"][2]["tool_calls"][0]["function"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let expected: Vec<(String, String)> = [0usize, 2]
+        .iter()
+        .map(|&n| (format!("{trace}#{n}"), key_at(n)))
+        .collect();
+    assert_eq!(expected[0].1, "cancel_reservation");
+    assert_eq!(expected[1].1, "book_reservation");
+    let run = |format: &str| {
+        let out = replay(&["--config", &cfg, &trace, "--output-format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let got: Vec<(String, String)> = json["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["trace"].as_str().unwrap().to_string(),
+                d["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let names: Vec<&str> = json["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["trace"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        (0..3).map(|n| format!("{trace}#{n}")).collect::<Vec<_>>()
+    );
+    let lines: Vec<(String, String)> = run("json-lines")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l.get("decision").is_some())
+        .map(|d| {
+            (
+                d["trace"].as_str().unwrap().to_string(),
+                d["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, expected);
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let got: Vec<(String, String)> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["properties"]["trace"].as_str().unwrap().to_string(),
+                r["properties"]["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let text = run("text");
+    let html = run("html");
+    for (n, (name, key)) in [0, 2].iter().zip(&expected) {
+        assert!(
+            text.contains(&format!("{trace}:"))
+                && text.contains(&format!(" [#{n}] cell 0, call 0: `{key}`")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("  {name}: 1 calls, 1 blocked")),
+            "{text}"
+        );
+        assert!(
+            html.contains(&format!("<tr><td><code>{name}</code></td>")),
+            "{name}"
+        );
+    }
+
+    // Native JSON Lines: a header after records starts the next trace, `FILE#1`, `FILE#2`.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfgn = write(tmp.path(), "c.toml", CONFIG);
+    let mut t = String::new();
+    for n in 0..3 {
+        t.push_str(&format!(
+            "{{\"rec\":\"header\",\"format\":\"cellguard-trace\",\"version\":1}}\n{{\"rec\":\"cell\",\"index\":0}}\n{{\"rec\":\"call\",\"cell\":0,\"index\":0,\"raw_key\":\"A.A.delete_{n}\",\"status\":\"ok\"}}\n"
+        ));
+    }
+    let native = write(tmp.path(), "three.jsonl", &t);
+    let (code, v, _) = support::replay_json(&["--config", &cfgn, &native]);
+    assert_eq!(code, 1);
+    let got: Vec<(String, String)> = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["trace"].as_str().unwrap().to_string(),
+                d["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (native.clone(), "A.A.delete_0".to_string()),
+            (format!("{native}#1"), "A.A.delete_1".to_string()),
+            (format!("{native}#2"), "A.A.delete_2".to_string()),
+        ]
+    );
 }

@@ -5,7 +5,11 @@
 //! Regenerate after changing the config structs:
 //! `CELLGUARD_UPDATE_SCHEMA=1 cargo test --test schema`.
 
+#[path = "support/json_schema.rs"]
+mod json_schema;
+
 use cellguard_lints::config::ConfigFile;
+use json_schema::validate;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -36,94 +40,6 @@ fn schema_file_matches_the_serde_structs() {
         "docs/cellguard.schema.json is out of date with lints/src/config.rs; run \
          `CELLGUARD_UPDATE_SCHEMA=1 cargo test --test schema`"
     );
-}
-
-/// A small JSON Schema validator for the keywords schemars emits for the config: `$ref`,
-/// `type`, `properties`, `additionalProperties`, `required`, `items`, `enum`, `const`,
-/// `oneOf`/`anyOf`, `minimum`. Returns the first violation as `pointer: problem`.
-fn validate(schema: &Value, defs: &Value, value: &Value, at: &str) -> Result<(), String> {
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let name = r.rsplit('/').next().unwrap();
-        return validate(&defs[name], defs, value, at);
-    }
-    for key in ["oneOf", "anyOf"] {
-        if let Some(alts) = schema.get(key).and_then(Value::as_array) {
-            if !alts.iter().any(|s| validate(s, defs, value, at).is_ok()) {
-                return Err(format!("{at}: matches no alternative of {key}"));
-            }
-        }
-    }
-    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
-        if !e.contains(value) {
-            return Err(format!("{at}: {value} is not one of {e:?}"));
-        }
-    }
-    if let Some(c) = schema.get("const") {
-        if c != value {
-            return Err(format!("{at}: {value} is not {c}"));
-        }
-    }
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let actual = match value {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-            Value::Number(_) => "number",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        };
-        let ok = types
-            .iter()
-            .any(|t| *t == actual || (*t == "number" && actual == "integer"));
-        if !ok {
-            return Err(format!("{at}: expected {types:?}, found {actual}"));
-        }
-    }
-    if let (Some(min), Some(n)) = (
-        schema.get("minimum").and_then(Value::as_f64),
-        value.as_f64(),
-    ) {
-        if n < min {
-            return Err(format!("{at}: {n} is below the minimum {min}"));
-        }
-    }
-    if let Value::Object(map) = value {
-        let props = schema.get("properties").and_then(Value::as_object);
-        for (k, v) in map {
-            match props.and_then(|p| p.get(k)) {
-                Some(s) => validate(s, defs, v, &format!("{at}/{k}"))?,
-                None => match schema.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {
-                        return Err(format!("{at}: unknown key `{k}`"));
-                    }
-                    Some(s @ Value::Object(_)) => validate(s, defs, v, &format!("{at}/{k}"))?,
-                    _ => {}
-                },
-            }
-        }
-        for r in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if !map.contains_key(r.as_str().unwrap_or_default()) {
-                return Err(format!("{at}: missing `{r}`"));
-            }
-        }
-    }
-    if let (Value::Array(items), Some(s)) = (value, schema.get("items")) {
-        for (i, v) in items.iter().enumerate() {
-            validate(s, defs, v, &format!("{at}/{i}"))?;
-        }
-    }
-    Ok(())
 }
 
 fn validate_toml(text: &str) -> Result<(), String> {

@@ -5,8 +5,8 @@
 use cellguard_lints::replay::{
     BlockStreak, CompletionDecision, Decision, Report, TraceTotals, Verdict,
 };
+use cellguard_lints::trace::Skip;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::io::{Seek, Write};
 
 /// `--output-format` of `cellguard replay`.
@@ -37,6 +37,63 @@ fn completion_json(c: &CompletionDecision) -> Value {
     })
 }
 
+/// True for the completions the human-readable reports list one by one (text lines, HTML rows,
+/// SARIF results): those whose verdict would change, and those the simulated validator rejects.
+/// `json` and `json-lines` carry every completion.
+fn completion_listed(c: &CompletionDecision) -> bool {
+    c.changed() || c.simulated.as_ref().is_some_and(|v| !v.allowed)
+}
+
+/// The recorded verdict of a completion in words: `accepted`, `rejected` or `unknown`.
+fn completion_recorded(c: &CompletionDecision) -> &'static str {
+    match c.recorded {
+        Some(true) => "accepted",
+        Some(false) => "rejected",
+        None => "unknown",
+    }
+}
+
+/// The simulated verdict of a completion in words, with the validator's reason:
+/// `accepted: REASON`, `rejected: REASON`, `unreached`, or `unknown (...)` when the trace does
+/// not record what the validator needs (issue 6 R4). Trace text is not escaped here.
+fn completion_simulated(c: &CompletionDecision) -> String {
+    match (&c.simulated, c.unreached) {
+        (_, true) => "unreached".to_string(),
+        (Some(v), _) => format!(
+            "{}: {}",
+            if v.allowed { "accepted" } else { "rejected" },
+            v.reason
+        ),
+        (None, _) => "unknown (the trace does not record the results dict)".into(),
+    }
+}
+
+/// Completions whose simulated verdict is unknown (not replayable: no goals and no recorded
+/// reason, issue 6 R4): counted apart, they neither change nor stay.
+fn completions_unknown(report: &Report) -> usize {
+    report
+        .completions
+        .iter()
+        .filter(|c| c.simulated.is_none() && !c.unreached)
+        .count()
+}
+
+/// The per-trace totals: `[{trace, format, epoch, on_block, calls, allowed, blocked,
+/// unreached, changed}]` (the `json` report's `traces`, SARIF's `run.properties.traces`).
+fn traces_json(report: &Report) -> Value {
+    Value::Array(
+        report
+            .traces
+            .iter()
+            .map(|t| {
+                json!({"trace": &*t.trace, "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
+                       "calls": t.calls, "allowed": t.allowed, "blocked": t.blocked,
+                       "unreached": t.unreached, "changed": t.changed})
+            })
+            .collect(),
+    )
+}
+
 /// The `json` document: `summary`, `decisions`, then `traces` (per-trace totals),
 /// `completions` (when any), and the keys of report sections; `decisions` holds
 /// `report.decisions` (the buffered form, kept as the tests' reference for the streamed one).
@@ -53,20 +110,7 @@ fn json_report_with(report: &Report, decisions: Value) -> Value {
     let mut top = serde_json::Map::new();
     top.insert("summary".into(), report.summary.to_json());
     top.insert("decisions".into(), decisions);
-    top.insert(
-        "traces".into(),
-        Value::Array(
-            report
-                .traces
-                .iter()
-                .map(|t| {
-                    json!({"trace": &*t.trace, "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
-                           "calls": t.calls, "allowed": t.allowed, "blocked": t.blocked,
-                           "unreached": t.unreached, "changed": t.changed})
-                })
-                .collect(),
-        ),
-    );
+    top.insert("traces".into(), traces_json(report));
     if !report.streaks.is_empty() {
         top.insert(
             "block_streaks".into(),
@@ -233,31 +277,15 @@ fn text_decision(d: &Decision, out: &mut impl Write) -> std::io::Result<()> {
 /// block streaks, a blank line when any decision was listed (`listed`), the summary, blocks
 /// per guardrail, traces with blocks or changes, and report sections.
 fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Result<()> {
-    for c in report
-        .completions
-        .iter()
-        .filter(|c| c.changed() || c.simulated.as_ref().is_some_and(|v| !v.allowed))
-    {
-        let sim = match (&c.simulated, c.unreached) {
-            (_, true) => "unreached".to_string(),
-            (Some(v), _) => format!(
-                "{}: {}",
-                if v.allowed { "accepted" } else { "rejected" },
-                ctl(&v.reason)
-            ),
-            (None, _) => "unknown (the trace does not record the results dict)".into(),
-        };
+    for c in report.completions.iter().filter(|c| completion_listed(c)) {
         writeln!(
             out,
-            "{}:{}:{} signal_completion recorded {}, simulated {sim}",
+            "{}:{}:{} signal_completion recorded {}, simulated {}",
             ctl(&c.file),
             c.line,
             trace_tag(&c.trace, &c.file),
-            match c.recorded {
-                Some(true) => "accepted",
-                Some(false) => "rejected",
-                None => "unknown",
-            }
+            completion_recorded(c),
+            ctl(&completion_simulated(c))
         )?;
     }
     for st in &report.streaks {
@@ -295,13 +323,7 @@ fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Re
         s.records_read, s.records_skipped
     )?;
     if s.completions > 0 {
-        // Verdicts that cannot be replayed (no goals and no recorded reason, issue 6 R4) are
-        // counted apart: they neither change nor stay.
-        let unknown = report
-            .completions
-            .iter()
-            .filter(|c| c.simulated.is_none() && !c.unreached)
-            .count();
+        let unknown = completions_unknown(report);
         let unknown = if unknown > 0 {
             format!(", {unknown} unknown (not replayable)")
         } else {
@@ -404,10 +426,73 @@ fn sarif_rules(report: &Report) -> Vec<Value> {
         .collect();
     rules.push(json!({"id": "unreached", "shortDescription": {"text": "call never evaluated: an earlier call of its cell was blocked"}}));
     rules.push(json!({"id": "outcome-changed", "shortDescription": {"text": "recorded as blocked, allowed by the configured guardrails"}}));
+    rules.push(json!({"id": "block-streak", "shortDescription": {"text": "the same key blocked again and again (Colony's BlockStreakTracker diagnostic)"}}));
+    rules.push(json!({"id": "completion-validation", "shortDescription": {"text": "signal_completion whose replayed rule-based validation rejects it or changes its recorded verdict"}}));
     for s in &report.sections {
         rules.extend(s.sarif_rules());
     }
     rules
+}
+
+/// A SARIF location: the trace file as a URI reference, and the line when known (> 0).
+fn sarif_location(file: &str, line: u64) -> Value {
+    let mut loc = json!({"physicalLocation": {
+        "artifactLocation": {"uri": super::sarif::path_uri(file)},
+    }});
+    if line > 0 {
+        loc["physicalLocation"]["region"] = json!({"startLine": line});
+    }
+    loc
+}
+
+/// The SARIF result of one block streak (rule `block-streak`, level `note`): the text
+/// report's streak line, with the latest block's reason and suggestion as properties.
+fn sarif_streak(st: &BlockStreak) -> Value {
+    json!({
+        "ruleId": "block-streak",
+        "level": "note",
+        "message": {"text": format!("`{}` blocked {} times in a row (block streak)", st.action_key, st.count)},
+        "locations": [sarif_location(&st.file, st.line)],
+        "properties": {
+            "trace": &*st.trace, "action_key": st.action_key, "count": st.count,
+            "reason": st.reason, "suggestion": st.suggestion,
+        }
+    })
+}
+
+/// The SARIF result of one listed completion ([`completion_listed`]; rule
+/// `completion-validation`): level `warning` when its verdict would change, `note` when it is
+/// rejected as recorded. Message: the text report's line; properties: the `json` completion
+/// object's fields plus `changed`.
+fn sarif_completion(c: &CompletionDecision) -> Value {
+    let mut props = completion_json(c);
+    props["changed"] = json!(c.changed());
+    json!({
+        "ruleId": "completion-validation",
+        "level": if c.changed() { "warning" } else { "note" },
+        "message": {"text": format!(
+            "signal_completion recorded {}, simulated {}",
+            completion_recorded(c),
+            completion_simulated(c)
+        )},
+        "locations": [sarif_location(&c.file, c.line)],
+        "properties": props,
+    })
+}
+
+/// The SARIF results that follow the decisions': block streaks, listed completions, then the
+/// sections' results (trace paths as URI references).
+fn tail_sarif_results(report: &Report) -> Vec<Value> {
+    let mut results: Vec<Value> = report.streaks.iter().map(sarif_streak).collect();
+    results.extend(
+        report
+            .completions
+            .iter()
+            .filter(|c| completion_listed(c))
+            .map(sarif_completion),
+    );
+    results.extend(section_sarif_results(report));
+    results
 }
 
 /// The sections' SARIF results, trace paths as URI references.
@@ -432,7 +517,81 @@ fn section_sarif_results(report: &Report) -> Vec<Value> {
     results
 }
 
-/// The SARIF document with `results` set to the given value.
+/// A SARIF notification (`invocations[0].toolExecutionNotifications`) for a skipped record
+/// (descriptor `record-skipped`) or a reader warning (`reader-warning`): level `warning`, the
+/// message as standard error shows it (without the location, which is the notification's
+/// `locations`; a byte column, when known, is the property `byte_column`, since SARIF columns
+/// count UTF-16 code units).
+fn sarif_notification(s: &Skip, descriptor: &str) -> Value {
+    let mut n = json!({
+        "descriptor": {"id": descriptor},
+        "level": "warning",
+        "message": {"text": cellguard_lints::trace::nonfinite::display(&s.message)},
+        "locations": [sarif_location(&s.path.display().to_string(), s.line)],
+    });
+    if let Some(c) = s.column {
+        n["properties"] = json!({"byte_column": c});
+    }
+    n
+}
+
+/// The run's tool-execution notifications: every kept skipped record and reader warning (the
+/// first [`cellguard_lints::replay::MAX_KEPT_SKIPS`] of each), then one `note` counting those not
+/// kept.
+fn sarif_notifications(report: &Report) -> Vec<Value> {
+    let mut out: Vec<Value> = report
+        .skipped
+        .iter()
+        .map(|s| sarif_notification(s, "record-skipped"))
+        .collect();
+    let unkept = report
+        .summary
+        .records_skipped
+        .saturating_sub(report.skipped.len() as u64);
+    out.extend(
+        report
+            .warnings
+            .iter()
+            .map(|s| sarif_notification(s, "reader-warning")),
+    );
+    if unkept > 0 {
+        out.push(json!({
+            "descriptor": {"id": "record-skipped"},
+            "level": "note",
+            "message": {"text": format!("... and {unkept} more skipped records (counted in run.properties.summary.records_skipped, not listed)")},
+        }));
+    }
+    out
+}
+
+/// The run-level totals (`run.properties`): `summary` (the `json` summary plus `changed`,
+/// `completions`, `completions_changed`, `completions_unknown`), `matching` (the matching mode,
+/// or `mixed (key: a; substring: b)`), and `traces` (the `json` report's per-trace totals).
+fn sarif_run_properties(report: &Report) -> Value {
+    let s = &report.summary;
+    let mut summary = s.to_json();
+    summary["changed"] = json!(s.changed);
+    summary["completions"] = json!(s.completions);
+    summary["completions_changed"] = json!(s.completions_changed);
+    summary["completions_unknown"] = json!(completions_unknown(report));
+    json!({
+        "summary": summary,
+        "matching": matching(report),
+        "traces": traces_json(report),
+    })
+}
+
+/// The matching mode in words: `key`, `substring`, or `mixed (key: a, b; substring: c)`.
+fn matching(report: &Report) -> String {
+    report.mixed_modes.as_ref().map_or_else(
+        || report.mode.as_str().to_string(),
+        |m| format!("mixed ({m})"),
+    )
+}
+
+/// The SARIF document with `results` set to the given value: one run whose tool lists the
+/// rules, whose invocation carries the skipped records and reader warnings as notifications,
+/// and whose properties hold the run-level totals ([`sarif_run_properties`]).
 fn sarif_doc(report: &Report, results: Value) -> Value {
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -443,7 +602,16 @@ fn sarif_doc(report: &Report, results: Value) -> Value {
                 "informationUri": "https://github.com/cellguard/cellguard",
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": sarif_rules(report),
+                "notifications": [
+                    {"id": "record-skipped", "shortDescription": {"text": "a malformed or unreadable trace record, skipped"}},
+                    {"id": "reader-warning", "shortDescription": {"text": "a trace record read with a caveat (kept)"}},
+                ],
             }},
+            "invocations": [{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": sarif_notifications(report),
+            }],
+            "properties": sarif_run_properties(report),
             "results": results,
         }]
     })
@@ -459,7 +627,7 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         .filter(|d| d.notable())
         .map(sarif_result)
         .collect();
-    results.extend(section_sarif_results(report));
+    results.extend(tail_sarif_results(report));
     writeln!(
         out,
         "{}",
@@ -611,7 +779,7 @@ impl DecisionSpool {
     /// Errors: those of `out` and of reading back the temporary file.
     pub fn write_sarif(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         let doc = sarif_doc(report, Value::String(SPLICE.into()));
-        let extra = section_sarif_results(report);
+        let extra = tail_sarif_results(report);
         self.write_doc(&doc, "results", &extra, out)
     }
 }
@@ -636,55 +804,112 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-/// Calls drawn per trace timeline (the rest are summarised).
+/// Calls of each trace drawn one mark each from its start (the prefix of the timeline).
 const TIMELINE_CAP: usize = 2000;
 
-/// Blocked, unreached and changed calls listed in the HTML table (the rest are counted).
+/// Blocked, unreached and changed calls kept for the HTML report (drawn on their timelines and
+/// listed in the table); the rest are counted.
 const NOTABLE_CAP: usize = 10_000;
 
-/// The decisions an HTML report keeps while a replay streams: the first [`TIMELINE_CAP`] calls
-/// of each trace (its timeline) and the first [`NOTABLE_CAP`] blocked, unreached or changed
-/// calls, so memory stays bounded however long the traces are.
+/// One item of a trace's HTML timeline.
+enum Mark {
+    /// A call drawn as one mark.
+    Call(Decision),
+    /// A run of this many allowed calls (recorded as dispatched) past [`TIMELINE_CAP`], drawn as
+    /// one count marker.
+    Allowed(u64),
+    /// This many blocked, unreached or changed calls past [`NOTABLE_CAP`], drawn as one count
+    /// marker.
+    Omitted(u64),
+}
+
+/// The decisions an HTML report keeps while a replay streams, as per-trace timelines: the first
+/// [`TIMELINE_CAP`] calls of each trace as one mark each; after that every blocked, unreached or
+/// changed call (the first [`NOTABLE_CAP`] of the report) keeps its mark and each run of allowed
+/// calls between them is one count marker (issue 6 T4-9). Memory and the page stay bounded: at
+/// most [`TIMELINE_CAP`] marks per trace plus [`NOTABLE_CAP`] marks, and one marker between two
+/// kept marks.
 #[derive(Default)]
 pub struct HtmlDecisions {
-    /// Kept decisions, in replay order.
-    pub decisions: Vec<Decision>,
-    /// Listed decisions beyond [`NOTABLE_CAP`], not kept.
-    pub omitted_notable: u64,
-    trace: Option<std::sync::Arc<str>>,
+    /// Timelines in replay order: trace name and its items.
+    timelines: Vec<(std::sync::Arc<str>, Vec<Mark>)>,
+    /// Blocked, unreached and changed calls beyond [`NOTABLE_CAP`]: counted, not kept.
+    omitted_notable: u64,
+    /// Allowed calls drawn as part of count markers.
+    elided_allowed: u64,
     in_trace: usize,
     notable: usize,
 }
 
 impl HtmlDecisions {
-    /// Offers one decision.
+    /// Offers one decision (every call of every trace, in replay order).
     pub fn add(&mut self, d: &Decision) {
-        if self.trace.as_deref() != Some(&*d.trace) {
-            self.trace = Some(d.trace.clone());
+        if self.timelines.last().map(|(t, _)| &**t) != Some(&*d.trace) {
+            self.timelines.push((d.trace.clone(), Vec::new()));
             self.in_trace = 0;
         }
         self.in_trace += 1;
+        let in_prefix = self.in_trace <= TIMELINE_CAP;
         let notable = d.notable();
-        let on_timeline = self.in_trace <= TIMELINE_CAP;
-        let listed = notable && self.notable < NOTABLE_CAP;
-        if notable {
-            if listed {
-                self.notable += 1;
-            } else {
-                self.omitted_notable += 1;
+        let Some((_, marks)) = self.timelines.last_mut() else {
+            return;
+        };
+        if notable && self.notable < NOTABLE_CAP {
+            self.notable += 1;
+            marks.push(Mark::Call(d.clone()));
+        } else if notable {
+            self.omitted_notable += 1;
+            match marks.last_mut() {
+                Some(Mark::Omitted(n)) => *n += 1,
+                _ => marks.push(Mark::Omitted(1)),
+            }
+        } else if in_prefix {
+            marks.push(Mark::Call(d.clone()));
+        } else {
+            self.elided_allowed += 1;
+            match marks.last_mut() {
+                Some(Mark::Allowed(n)) => *n += 1,
+                _ => marks.push(Mark::Allowed(1)),
             }
         }
-        if on_timeline || listed {
-            self.decisions.push(d.clone());
-        }
+    }
+
+    /// The kept decisions, in replay order.
+    fn decisions(&self) -> impl Iterator<Item = &Decision> {
+        self.timelines.iter().flat_map(|(_, m)| {
+            m.iter().filter_map(|m| match m {
+                Mark::Call(d) => Some(d),
+                _ => None,
+            })
+        })
     }
 }
 
+/// The hover text of a call's timeline mark.
+fn mark_title(d: &Decision) -> String {
+    let mut title = format!(
+        "line {} cell {} call {}: {} (recorded {}) {}",
+        d.line,
+        d.cell.map_or("-".into(), |c| c.to_string()),
+        d.index,
+        d.raw_key,
+        d.recorded.as_str(),
+        d.decision.as_str()
+    );
+    if let Some(r) = &d.reason {
+        title.push_str(&format!(" [{}] {r}", d.guardrail.as_deref().unwrap_or("")));
+    }
+    if d.changed() {
+        title.push_str(" (outcome changes)");
+    }
+    title
+}
+
 /// The HTML report: summary, blocks per guardrail, a timeline per trace (one mark per call,
-/// blocked calls in red, unreached in grey, changed outcomes outlined), the listed decisions,
-/// and report sections. `report.decisions` should hold every decision (`--all-decisions`) so
-/// timelines are complete.
-pub fn html(report: &Report, more_notable: u64, out: &mut impl Write) -> std::io::Result<()> {
+/// blocked calls in red, unreached in grey, changed outcomes outlined; long traces elided as
+/// [`HtmlDecisions`] keeps them, with count markers), the blocked, unreached and changed calls,
+/// block streaks, completions and report sections. `kept` should have been offered every call.
+pub fn html(report: &Report, kept: &HtmlDecisions, out: &mut impl Write) -> std::io::Result<()> {
     let s = &report.summary;
     let mut h = String::new();
     h.push_str(r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>cellguard replay</title><style>
@@ -693,7 +918,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
 .tl{display:flex;flex-wrap:wrap;gap:2px;margin:4px 0 10px}.c{width:12px;height:18px;border-radius:2px;display:inline-block}
 .allowed{background:#4caf50}.blocked{background:#e53935}.unreached{background:#bdbdbd}.changed{outline:2px solid #1e88e5;outline-offset:1px}
 .cellgap{width:4px}.muted{color:#777}details{margin:2px 0}summary{cursor:pointer}code{background:#f6f6f6;padding:0 3px}
-.legend span{margin-right:14px}
+.legend span{margin-right:14px}.gap{font-size:11px;color:#555;background:#eef5ee;border:1px dashed #9c9;border-radius:2px;padding:0 3px;line-height:16px}.gap.more{background:#fdecea;border-color:#e99}
 </style></head><body>"#);
     h.push_str("<h1>cellguard replay</h1>");
     h.push_str(&format!(
@@ -712,62 +937,81 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
         }
         h.push_str("</table>");
     }
-    h.push_str("<h2>Timelines</h2><p class=\"legend\"><span><i class=\"c lg allowed\"></i> allowed</span><span><i class=\"c lg blocked\"></i> blocked</span><span><i class=\"c lg unreached\"></i> unreached</span><span><i class=\"c lg allowed changed\"></i> outcome changes</span> (one mark per call, cells separated by gaps; hover for details)</p>");
-    let mut by_trace: BTreeMap<&str, Vec<&Decision>> = BTreeMap::new();
-    for d in &report.decisions {
-        by_trace.entry(&d.trace).or_default().push(d);
-    }
+    h.push_str(&format!("<h2>Timelines</h2><p class=\"legend\"><span><i class=\"c lg allowed\"></i> allowed</span><span><i class=\"c lg blocked\"></i> blocked</span><span><i class=\"c lg unreached\"></i> unreached</span><span><i class=\"c lg allowed changed\"></i> outcome changes</span> (one mark per call, cells separated by gaps; hover for details)</p><p class=\"elision\">The first {TIMELINE_CAP} calls of each trace are drawn one mark each. After that, every blocked, unreached or changed call keeps its mark and each run of allowed calls between them is drawn as one marker <span class=\"gap\">+N allowed</span>{}.</p>",
+        if kept.omitted_notable > 0 {
+            format!("; the report keeps the first {NOTABLE_CAP} blocked, unreached or changed calls, the others are counted in <span class=\"gap more\">+N not drawn</span> markers (every one is in <code>--output-format json-lines</code>)")
+        } else {
+            String::new()
+        }
+    ));
+    let by_trace: std::collections::HashMap<&str, &Vec<Mark>> =
+        kept.timelines.iter().map(|(t, m)| (&**t, m)).collect();
+    let none = Vec::new();
     for t in &report.traces {
-        let ds = by_trace.get(&*t.trace).cloned().unwrap_or_default();
+        let marks = by_trace.get(&*t.trace).copied().unwrap_or(&none);
         let open = if t.blocked + t.unreached + t.changed > 0 {
             " open"
         } else {
             ""
         };
+        let elided: u64 = marks
+            .iter()
+            .map(|m| match m {
+                Mark::Allowed(n) => *n,
+                _ => 0,
+            })
+            .sum();
+        let elided = if elided > 0 {
+            format!("; timeline elided: {elided} allowed calls shown as counts")
+        } else {
+            String::new()
+        };
         h.push_str(&format!(
-            "<details{open}><summary><code>{}</code> <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; epoch {}, on-block {}</span></summary><div class=\"tl\">",
-            esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.epoch), esc(&t.on_block)
+            "<details{open}><summary><code>{}</code> <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; format {}, epoch {}, on-block {}{elided}</span></summary><div class=\"tl\">",
+            esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.format), esc(&t.epoch), esc(&t.on_block)
         ));
         let mut last_cell = None;
-        let shown = ds.len().min(TIMELINE_CAP);
-        for d in ds.iter().take(TIMELINE_CAP) {
-            if last_cell.is_some() && last_cell != Some(d.cell) {
-                h.push_str("<i class=\"cellgap\"></i>");
+        let mut drawn = 0u64;
+        for m in marks {
+            match m {
+                Mark::Call(d) => {
+                    if last_cell.is_some() && last_cell != Some(d.cell) {
+                        h.push_str("<i class=\"cellgap\"></i>");
+                    }
+                    last_cell = Some(d.cell);
+                    drawn += 1;
+                    let changed = if d.changed() { " changed" } else { "" };
+                    h.push_str(&format!(
+                        "<i class=\"c {}{changed}\" title=\"{}\"></i>",
+                        d.decision.as_str(),
+                        esc(&mark_title(d))
+                    ));
+                }
+                Mark::Allowed(n) => {
+                    last_cell = None;
+                    drawn += n;
+                    h.push_str(&format!(
+                        "<span class=\"gap\" title=\"{n} allowed calls, not drawn one by one\">+{n} allowed</span>"
+                    ));
+                }
+                Mark::Omitted(n) => {
+                    last_cell = None;
+                    drawn += n;
+                    h.push_str(&format!(
+                        "<span class=\"gap more\" title=\"{n} blocked, unreached or changed calls beyond the report's {NOTABLE_CAP}\">+{n} not drawn</span>"
+                    ));
+                }
             }
-            last_cell = Some(d.cell);
-            let mut title = format!(
-                "line {} cell {} call {}: {} (recorded {}) {}",
-                d.line,
-                d.cell.map_or("-".into(), |c| c.to_string()),
-                d.index,
-                d.raw_key,
-                d.recorded.as_str(),
-                d.decision.as_str()
-            );
-            if let Some(r) = &d.reason {
-                title.push_str(&format!(" [{}] {r}", d.guardrail.as_deref().unwrap_or("")));
-            }
-            let changed = if d.changed() { " changed" } else { "" };
-            h.push_str(&format!(
-                "<i class=\"c {}{changed}\" title=\"{}\"></i>",
-                d.decision.as_str(),
-                esc(&title)
-            ));
         }
-        if ds.len() >= TIMELINE_CAP && t.calls > shown as u64 {
+        if drawn < t.calls {
             h.push_str(&format!(
-                "<span class=\"muted\">… {} more calls</span>",
-                t.calls - shown as u64
-            ));
-        } else if (ds.len() as u64) < t.calls {
-            h.push_str(&format!(
-                "<span class=\"muted\">{} allowed calls not listed (run with --all-decisions)</span>",
-                t.calls - ds.len() as u64
+                "<span class=\"muted\">{} calls not listed</span>",
+                t.calls - drawn
             ));
         }
         h.push_str("</div></details>");
     }
-    let notable: Vec<&Decision> = report.decisions.iter().filter(|d| d.notable()).collect();
+    let notable: Vec<&Decision> = kept.decisions().filter(|d| d.notable()).collect();
     if !notable.is_empty() {
         h.push_str("<h2>Blocked, unreached and changed calls</h2><table><tr><th>trace</th><th>line</th><th>cell</th><th>call</th><th>raw key</th><th>recorded</th><th>decision</th><th>guardrail</th><th>reason</th><th>suggestion</th></tr>");
         for d in notable {
@@ -779,17 +1023,77 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
             ));
         }
         h.push_str("</table>");
-        if more_notable > 0 {
+        if kept.omitted_notable > 0 {
             h.push_str(&format!(
-                "<p class=\"muted\">… and {more_notable} more (every one is in <code>--output-format json-lines</code>).</p>"
+                "<p class=\"muted\">… and {} more (every one is in <code>--output-format json-lines</code>).</p>",
+                kept.omitted_notable
             ));
         }
     }
+    html_streaks_and_completions(report, &mut h);
     for sec in &report.sections {
         h.push_str(&format!("<h2>{}</h2>{}", esc(&sec.title()), sec.html()));
     }
     h.push_str("</body></html>\n");
     out.write_all(h.as_bytes())
+}
+
+/// The HTML report's block streaks (a table, as the text report's streak lines) and
+/// completions (the counts of the text summary, then a table of the listed ones:
+/// [`completion_listed`]).
+fn html_streaks_and_completions(report: &Report, h: &mut String) {
+    if !report.streaks.is_empty() {
+        h.push_str("<h2>Block streaks</h2><table><tr><th>trace</th><th>line</th><th>key</th><th>blocked in a row</th><th>latest reason</th><th>suggestion</th></tr>");
+        for st in &report.streaks {
+            h.push_str(&format!(
+                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&st.trace), st.line, esc(&st.action_key), st.count, esc(&st.reason), esc(&st.suggestion)
+            ));
+        }
+        h.push_str("</table>");
+    }
+    let s = &report.summary;
+    if s.completions == 0 {
+        return;
+    }
+    let unknown = completions_unknown(report);
+    h.push_str(&format!(
+        "<h2>Completions</h2><p>{} replayed, {} would change{}.</p>",
+        s.completions,
+        s.completions_changed,
+        if unknown > 0 {
+            format!(", {unknown} unknown (not replayable)")
+        } else {
+            String::new()
+        }
+    ));
+    let listed: Vec<&CompletionDecision> = report
+        .completions
+        .iter()
+        .filter(|c| completion_listed(c))
+        .collect();
+    if listed.is_empty() {
+        return;
+    }
+    h.push_str("<table><tr><th>trace</th><th>line</th><th>cell</th><th>recorded</th><th>simulated</th><th>changes</th><th>suggestions</th></tr>");
+    for c in listed {
+        let suggestions = c
+            .simulated
+            .as_ref()
+            .map(|v| v.suggestions.join("; "))
+            .unwrap_or_default();
+        h.push_str(&format!(
+            "<tr class=\"completion\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&c.trace),
+            c.line,
+            c.cell.map_or(String::new(), |c| c.to_string()),
+            completion_recorded(c),
+            esc(&completion_simulated(c)),
+            if c.changed() { "yes" } else { "no" },
+            esc(&suggestions)
+        ));
+    }
+    h.push_str("</table>");
 }
 
 #[cfg(test)]
@@ -956,12 +1260,69 @@ mod tests {
                         json!(if extra.is_some() {
                             "extra-rule"
                         } else {
-                            "outcome-changed"
+                            "completion-validation"
                         })
                     );
                 }
             }
         }
+    }
+
+    /// Past [`NOTABLE_CAP`] kept blocked calls, the others are counted in `+N not drawn`
+    /// markers (and the page says so); every call of the trace is drawn or counted once.
+    #[test]
+    fn html_timeline_counts_blocks_beyond_the_report_cap() {
+        let mut r = report(1, 0, None);
+        let name = r.traces[0].trace.clone();
+        let calls = 2 * NOTABLE_CAP as u64 + 4000;
+        r.traces[0].calls = calls;
+        let mut kept = HtmlDecisions::default();
+        for i in 0..calls {
+            let blocked = i % 2 == 0;
+            kept.add(&Decision {
+                trace: name.clone(),
+                file: name.clone(),
+                line: i + 1,
+                cell: Some(0),
+                index: i,
+                action_key: "A.k".into(),
+                raw_key: "A.k".into(),
+                recorded: CallStatus::Ok,
+                decision: if blocked {
+                    Verdict::Blocked
+                } else {
+                    Verdict::Allowed
+                },
+                guardrail: blocked.then(|| Arc::from("gate")),
+                reason: None,
+                suggestion: None,
+            });
+        }
+        // Blocked: the first NOTABLE_CAP kept, the rest (calls / 2 - NOTABLE_CAP) counted.
+        let blocked = calls / 2;
+        assert_eq!(kept.omitted_notable, blocked - NOTABLE_CAP as u64);
+        let mut out = Vec::new();
+        html(&r, &kept, &mut out).unwrap();
+        let h = String::from_utf8(out).unwrap();
+        assert_eq!(h.matches("<i class=\"c blocked").count(), NOTABLE_CAP);
+        let sum = |marker: &str| -> u64 {
+            h.split(marker)
+                .skip(1)
+                .map(|s| s.split(' ').next().unwrap().parse::<u64>().unwrap())
+                .sum()
+        };
+        let not_drawn = sum(&format!("beyond the report's {NOTABLE_CAP}\">+"));
+        assert_eq!(not_drawn, kept.omitted_notable);
+        let allowed_marks = h.matches("<i class=\"c allowed").count() as u64;
+        let allowed_counted = sum("allowed calls, not drawn one by one\">+");
+        assert_eq!(
+            NOTABLE_CAP as u64 + not_drawn + allowed_marks + allowed_counted,
+            calls
+        );
+        // The first TIMELINE_CAP calls are drawn one by one: half of them allowed.
+        assert_eq!(allowed_marks, TIMELINE_CAP as u64 / 2);
+        assert!(h.contains("the others are counted in"));
+        assert!(h.contains(&format!("… and {} more", kept.omitted_notable)));
     }
 
     #[test]

@@ -118,11 +118,13 @@ pub struct ReplayConfig {
 }
 
 /// Guardrail ids the reports use for their own rules (SARIF `ruleId`s of the synthetic results
-/// for unreached and changed calls): a guardrail may not take them, or its blocks would share
-/// a rule id with those notes (issue 6 T4-12).
-pub const RESERVED_IDS: [(&str, &str); 2] = [
+/// for unreached and changed calls, block streaks and completion validation): a guardrail may
+/// not take them, or its blocks would share a rule id with those results (issue 6 T4-12, T4-3).
+pub const RESERVED_IDS: [(&str, &str); 4] = [
     ("unreached", "calls never reached"),
     ("outcome-changed", "calls whose recorded outcome changes"),
+    ("block-streak", "block streaks"),
+    ("completion-validation", "replayed completion validation"),
 ];
 
 /// Compiles a guardrail pattern located at `span`. A `substring` pattern holding glob
