@@ -813,8 +813,14 @@ mod tests {
             let table = NodeTable::new(&tree);
             let root = tree.root_node();
             let from_tree = Nav::new(None).identifiers(root);
-            assert_eq!(Nav::new(Some(&table)).identifiers(root), from_tree, "{src:?}");
-            assert!(from_tree.iter().all(|(n, p)| n.kind() == "identifier" && *p == n.parent()));
+            assert_eq!(
+                Nav::new(Some(&table)).identifiers(root),
+                from_tree,
+                "{src:?}"
+            );
+            assert!(from_tree
+                .iter()
+                .all(|(n, p)| n.kind() == "identifier" && *p == n.parent()));
             // A subtree root: only its own identifiers.
             if let Some(first) = root.named_child(0) {
                 let inner = Nav::new(Some(&table)).identifiers(first);
