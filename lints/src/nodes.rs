@@ -77,6 +77,9 @@ pub fn kind_of(node: Node) -> &'static str {
 pub struct NodeTable<'t> {
     nodes: Vec<Node<'t>>,
     info: Vec<Info>,
+    /// Start byte of each node (what `Node::start_byte` returns), kept apart so that
+    /// [`NodeTable::id_of`] searches a plain array instead of calling into tree-sitter per probe.
+    starts: Vec<u32>,
 }
 
 impl<'t> NodeTable<'t> {
@@ -91,6 +94,7 @@ impl<'t> NodeTable<'t> {
         let capacity = root.descendant_count();
         let mut nodes: Vec<Node<'t>> = Vec::with_capacity(capacity);
         let mut info: Vec<Info> = Vec::with_capacity(capacity);
+        let mut starts: Vec<u32> = Vec::with_capacity(capacity);
         let kinds = kinds();
         let fields = field_names();
         let mut cursor = root.walk();
@@ -103,6 +107,9 @@ impl<'t> NodeTable<'t> {
                 info[parent as usize].child_count += 1;
             }
             nodes.push(node);
+            // Cells are far below 4 GiB (the server and the CLI read files whole); a larger
+            // offset saturates and only makes `id_of` scan further.
+            starts.push(u32::try_from(node.start_byte()).unwrap_or(u32::MAX));
             let (kind, named) = kinds
                 .get(node.kind_id() as usize)
                 .copied()
@@ -145,7 +152,11 @@ impl<'t> NodeTable<'t> {
         for i in info.iter_mut().filter(|i| i.end == NONE) {
             i.end = len;
         }
-        NodeTable { nodes, info }
+        NodeTable {
+            nodes,
+            info,
+            starts,
+        }
     }
 
     /// Number of nodes.
@@ -261,14 +272,16 @@ impl<'t> NodeTable<'t> {
     }
 
     /// The index of `node`, when it belongs to the table's tree (binary search on the start
-    /// byte, then a scan over the nodes starting there).
+    /// bytes, then a scan over the nodes starting there).
     pub fn id_of(&self, node: Node) -> Option<NodeId> {
-        let start = node.start_byte();
-        let from = self.nodes.partition_point(|n| n.start_byte() < start);
-        self.nodes[from..]
+        let start = u32::try_from(node.start_byte()).unwrap_or(u32::MAX);
+        let from = self.starts.partition_point(|&s| s < start);
+        let id = node.id();
+        self.starts[from..]
             .iter()
-            .take_while(|n| n.start_byte() == start)
-            .position(|n| n.id() == node.id())
+            .zip(&self.nodes[from..])
+            .take_while(|(&s, _)| s == start)
+            .position(|(_, n)| n.id() == id)
             .map(|i| from + i)
     }
 }
@@ -422,5 +435,11 @@ mod tests {
         let kinds: Vec<&str> = table.children(0).map(|c| table.kind(c)).collect();
         assert_eq!(kinds, vec!["identifier", "argument_list"]);
         assert!(table.iter().all(|(_, n)| n.end_byte() <= call.end_byte()));
+        // Nodes outside the subtree are not found, even where start bytes fall in its range.
+        let module = tree.root_node();
+        let assignment = module.child(1).unwrap();
+        assert_eq!(table.id_of(module), None);
+        assert_eq!(table.id_of(assignment), None);
+        assert_eq!(table.id_of(call), Some(0));
     }
 }

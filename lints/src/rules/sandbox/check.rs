@@ -517,15 +517,18 @@ struct CellIndex<'t> {
 }
 
 impl<'t> CellIndex<'t> {
-    fn new(nodes: impl Iterator<Item = Node<'t>>, src: &str) -> Self {
+    /// `nodes` are the cell's nodes in pre-order with their kinds.
+    fn new(nodes: impl Iterator<Item = (Node<'t>, &'static str)>, src: &str) -> Self {
         let mut me = CellIndex::default();
-        for (i, n) in nodes.enumerate() {
-            let k = n.kind_name();
+        for (i, (n, k)) in nodes.enumerate() {
             if k == "identifier" {
-                me.idents
-                    .entry(ident(n, src).into_owned())
-                    .or_default()
-                    .push((i as u32, n));
+                let name = ident(n, src);
+                match me.idents.get_mut(&*name) {
+                    Some(list) => list.push((i as u32, n)),
+                    None => {
+                        me.idents.insert(name.into_owned(), vec![(i as u32, n)]);
+                    }
+                }
             } else if INDEXED_KINDS.contains(&k) {
                 me.kinds.entry(k).or_default().push((i as u32, n));
             }
@@ -5681,7 +5684,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let root = self.root?;
         Some(
             self.index
-                .get_or_init(|| CellIndex::new(self.it.walk(root), self.it.src)),
+                .get_or_init(|| CellIndex::new(self.it.walk_kinds(root), self.it.src)),
         )
     }
 

@@ -25,7 +25,7 @@
 
 use super::field::{FieldChild, F};
 use crate::parse;
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use tree_sitter::Node;
 
 /// How the functions of this module move around the cell's tree: parents and subtree walks
@@ -66,6 +66,28 @@ impl<'a, 't> Nav<'a, 't> {
             }
         }
         Box::new(parse::walk(root))
+    }
+
+    /// Every identifier of the subtree of `root` with its parent, in pre-order (`walk`
+    /// filtered to `identifier` nodes, and `parent` of each). With the table, kinds and parents
+    /// are read from it by index, without a tree-sitter call or a parent search per node.
+    pub fn identifiers(self, root: Node<'t>) -> Vec<(Node<'t>, Option<Node<'t>>)>
+    where
+        't: 'a,
+    {
+        if let Some(t) = self.table {
+            if let Some(id) = t.id_of(root) {
+                return t
+                    .subtree(id)
+                    .filter(|&i| t.kind(i) == "identifier")
+                    .map(|i| (t.node(i), t.parent(i).map(|p| t.node(p))))
+                    .collect();
+            }
+        }
+        parse::walk(root)
+            .filter(|n| n.kind_name() == "identifier")
+            .map(|n| (n, n.parent()))
+            .collect()
     }
 }
 
@@ -120,7 +142,7 @@ pub struct Uses<'t> {
     namespace_reached: bool,
     /// Names the cell binds other than by an import (`def g`, `g = lambda ...`): a display
     /// handed to such a callee may be kept or changed by the cell's own code.
-    cell_bound: Vec<String>,
+    cell_bound: HashSet<String>,
 }
 
 /// Builtins that read their arguments without keeping or changing them.
@@ -257,17 +279,15 @@ impl<'t> Uses<'t> {
         let mut out = Uses::default();
         // Names the cell binds to something of its own: a read-only builtin it redefines is
         // no longer read-only (`len = lambda xs: xs.append(...)`).
-        let mut rebound: Vec<String> = Vec::new();
-        let mut cell_bound: Vec<String> = Vec::new();
-        for n in nav.walk(root) {
-            if n.kind_name() != "identifier" {
-                continue;
-            }
+        let mut rebound: HashSet<&str> = HashSet::default();
+        let mut cell_bound: HashSet<String> = HashSet::default();
+        let identifiers = nav.identifiers(root);
+        for &(n, parent) in &identifiers {
             let t = parse::text(n, src);
             if NAMESPACE_NAMES.contains(&t) {
                 out.namespace_reached = true;
             }
-            if let Some(p) = nav.parent(n) {
+            if let Some(p) = parent {
                 let binds = match p.kind_name() {
                     "function_definition" | "class_definition" => is(p, F::Name, n),
                     "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
@@ -282,25 +302,22 @@ impl<'t> Uses<'t> {
                     _ => false,
                 };
                 if binds {
-                    rebound.push(t.to_string());
+                    rebound.insert(t);
                     if !matches!(p.kind_name(), "aliased_import" | "dotted_name") {
-                        cell_bound.push(t.to_string());
+                        cell_bound.insert(t.to_string());
                     }
                 }
             }
         }
         let read_only = |name: &str| {
             if let Some((m, f)) = name.split_once('.') {
-                READ_ONLY_MEMBERS.contains(&(m, f)) && !cell_bound.iter().any(|r| r == m)
+                READ_ONLY_MEMBERS.contains(&(m, f)) && !cell_bound.contains(m)
             } else {
-                READ_ONLY_CALLS.contains(&name) && !rebound.iter().any(|r| r == name)
+                READ_ONLY_CALLS.contains(&name) && !rebound.contains(name)
             }
         };
-        for n in nav.walk(root) {
-            if n.kind_name() != "identifier" {
-                continue;
-            }
-            let Some(p) = nav.parent(n) else { continue };
+        for &(n, parent) in &identifiers {
+            let Some(p) = parent else { continue };
             // The expression the name stands for: `obj.names` for an attribute name.
             let e = match p.kind_name() {
                 "attribute" if is(p, F::Attribute, n) => p,
@@ -431,7 +448,7 @@ impl<'t> Uses<'t> {
                             })
                         }) || c.field(F::Function).map(unparen).is_some_and(|f| {
                             f.kind_name() == "identifier"
-                                && self.cell_bound.iter().any(|b| b == parse::text(f, src))
+                                && self.cell_bound.contains(parse::text(f, src))
                         })
                     });
                     return if cell_code {
@@ -775,4 +792,47 @@ pub fn cell_binds<'t>(
                 _ => false,
             }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nodes::NodeTable;
+
+    /// `Nav::identifiers` reads the table when it has one; the answers are the tree's.
+    #[test]
+    fn identifiers_from_the_table_are_the_tree_s() {
+        for src in [
+            "",
+            "x = 1\n",
+            "def f(a, *b, c=d, **e):\n    return g(a).h[i]\n",
+            "from m import (a as b, c)\nclass K(B):\n    y: T = [z for z in w]\n",
+            "x = (\n",
+        ] {
+            let tree = crate::parse::parse(src, None);
+            let table = NodeTable::new(&tree);
+            let root = tree.root_node();
+            let from_tree = Nav::new(None).identifiers(root);
+            assert_eq!(
+                Nav::new(Some(&table)).identifiers(root),
+                from_tree,
+                "{src:?}"
+            );
+            assert!(from_tree
+                .iter()
+                .all(|(n, p)| n.kind() == "identifier" && *p == n.parent()));
+            // A subtree root: only its own identifiers.
+            if let Some(first) = root.named_child(0) {
+                let inner = Nav::new(Some(&table)).identifiers(first);
+                assert_eq!(inner, Nav::new(None).identifiers(first), "{src:?}");
+            }
+        }
+        let tree = crate::parse::parse("a.b(c)\n", None);
+        let names: Vec<&str> = Nav::new(None)
+            .identifiers(tree.root_node())
+            .into_iter()
+            .map(|(n, _)| crate::parse::text(n, "a.b(c)\n"))
+            .collect();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
 }

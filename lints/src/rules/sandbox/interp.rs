@@ -1041,6 +1041,20 @@ impl<'t, 'a> Interp<'t, 'a> {
         Box::new(parse::walk(root))
     }
 
+    /// [`Interp::walk`] with each node's kind, read from the node table by index when it
+    /// holds `root` (no tree-sitter call per node).
+    pub fn walk_kinds(
+        &self,
+        root: Node<'t>,
+    ) -> Box<dyn Iterator<Item = (Node<'t>, &'static str)> + 'a> {
+        if let Some(t) = self.table {
+            if let Some(id) = t.id_of(root) {
+                return Box::new(t.subtree(id).map(move |i| (t.node(i), t.kind(i))));
+            }
+        }
+        Box::new(parse::walk(root).map(|n| (n, n.kind_name())))
+    }
+
     /// `node.parent()`, read from the cell's node table when there is one and it holds `node`
     /// (tree-sitter 0.25's `Node::parent` descends again from the root, scanning the children
     /// of every ancestor: a top-level statement's parent lookup scans the whole module).
