@@ -154,6 +154,38 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
+/// Issue 6 T4-13: a format forced with `--format` that gave nothing to replay from `path` (no
+/// trace of the file has a call or a completion) while detection reads the file as another
+/// format: a misread, never a clean run (`--format colony` on a native trace accepts its `cell`
+/// lines as Colony cells without calls). Returns the format detected (or why none is), `None`
+/// when the file gave a call or completion, or is detected as `forced`. Standard input cannot
+/// be read again to detect it: it is not judged.
+fn forced_format_misread(
+    path: &std::path::Path,
+    forced: Format,
+    report: &replay::Report,
+) -> Option<String> {
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    let name = path.display().to_string();
+    let numbered = format!("{name}#");
+    let of_file = |t: &str| t == name || t.starts_with(&numbered);
+    let replayed = report
+        .traces
+        .iter()
+        .any(|t| of_file(&t.trace) && t.calls > 0)
+        || report.completions.iter().any(|c| of_file(&c.trace));
+    if replayed {
+        return None;
+    }
+    match trace::open(path, None) {
+        Ok(r) if r.format() == forced => None,
+        Ok(r) => Some(r.format().as_str().to_string()),
+        Err(e) => Some(format!("no trace format ({})", e.message)),
+    }
+}
+
 /// Skips and warnings shown on standard error.
 const SHOWN_SKIPS: usize = 50;
 
@@ -409,6 +441,19 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
                 st.read,
                 st.skipped
             );
+        }
+        if let Some(forced) = args.format {
+            if let Some(detected) = forced_format_misread(path, forced, &report) {
+                anyhow::bail!(
+                    "{}: read as {} (`--format {}`), the file gave no call or completion ({} records read, {} accepted, {} skipped), and its content is detected as {detected}; check `--format`",
+                    path.display(),
+                    forced.as_str(),
+                    forced.as_str(),
+                    st.read,
+                    st.accepted,
+                    st.skipped
+                );
+            }
         }
     }
     match args.output_format {
