@@ -81,12 +81,35 @@ fn json_shape_counts_and_exit_code() {
             "decision",
             "guardrail",
             "index",
+            "line",
             "raw_key",
             "reason",
             "recorded",
             "suggestion",
             "trace"
         ]
+    );
+    // Each decision's line in the trace file, as the text and SARIF reports locate it.
+    let lines: Vec<u64> = d.iter().map(|d| d["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, vec![4, 5, 9]);
+    // The skipped records, as standard error shows them.
+    let skipped: Vec<(u64, Option<u64>)> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["line"].as_u64().unwrap(), s["column"].as_u64()))
+        .collect();
+    assert_eq!(skipped, vec![(6, Some(2)), (7, None)]);
+    assert_eq!(
+        v["skipped"][1]["message"],
+        "unknown record kind `policy_effect` skipped"
+    );
+    assert_eq!(
+        (
+            v["summary"]["changed"].as_u64(),
+            v["summary"]["matching"].as_str()
+        ),
+        (Some(2), Some("key"))
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("t.jsonl:6:2: invalid JSON"), "{stderr}");
@@ -179,11 +202,15 @@ fn json_lines_puts_the_summary_last() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // Four decisions, the trace's totals line (issue 6 T10), then the summary.
-    assert_eq!(lines.len(), 6);
+    // Four decisions, the trace's totals line (issue 6 T10), the two skipped records, then
+    // the summary.
+    assert_eq!(lines.len(), 8);
     assert!(lines[..4].iter().all(|l| l.get("decision").is_some()));
     assert_eq!(lines[4]["totals"]["calls"].as_u64(), Some(4));
-    assert_eq!(lines[5]["summary"]["calls"].as_u64(), Some(4));
+    assert_eq!(lines[5]["skipped"]["line"].as_u64(), Some(6));
+    assert_eq!(lines[6]["skipped"]["line"].as_u64(), Some(7));
+    assert_eq!(lines[7]["summary"]["calls"].as_u64(), Some(4));
+    assert_eq!(lines[7]["summary"]["changed"].as_u64(), Some(2));
 }
 
 #[test]
@@ -224,6 +251,12 @@ fn sarif_and_html() {
     assert_eq!(html.matches("<i class=\"c blocked").count(), 2);
     assert_eq!(html.matches("<i class=\"c unreached").count(), 1);
     assert_eq!(html.matches("<i class=\"c allowed").count(), 1);
+    // The skipped records, as in json and SARIF.
+    assert!(html.contains("<h2>Skipped records and warnings</h2>"));
+    assert!(
+        html.contains("<td>7</td><td></td><td>unknown record kind `policy_effect` skipped</td>")
+    );
+    assert_eq!(html.matches("<tr><td>skipped</td>").count(), 2);
 }
 
 #[test]
@@ -890,7 +923,7 @@ fn sarif_has_run_totals_and_notifications_and_is_valid_sarif_2_1_0() {
         )
     );
     assert_eq!(s["per_guardrail"]["no-delete"], 2);
-    assert_eq!(run["properties"]["matching"], "key");
+    assert_eq!(s["matching"], "key");
     let traces = run["properties"]["traces"].as_array().unwrap();
     assert_eq!(traces.len(), 1);
     assert_eq!(traces[0]["trace"], trace.as_str());
@@ -1122,7 +1155,9 @@ fn multi_trace_files_are_labelled_by_0_based_position_in_every_format() {
             "{text}"
         );
         assert!(
-            text.contains(&format!("  {name}: 1 calls, 1 blocked")),
+            text.contains(&format!(
+                "  {name}: 1 calls, 1 blocked, 0 unreached, 1 changed (openai-chat, epoch current, on-block stop-cell)\n"
+            )),
             "{text}"
         );
         assert!(

@@ -112,8 +112,9 @@ impl Decision {
         self.decision != Verdict::Allowed || self.changed()
     }
 
-    /// The JSON object of spec §8: `{trace, cell, index, action_key, raw_key, recorded,
-    /// decision, guardrail, reason, suggestion}`.
+    /// The JSON object of spec §8 plus the call's line: `{trace, line, cell, index, action_key,
+    /// raw_key, recorded, decision, guardrail, reason, suggestion}` (`line`: one-based, in the
+    /// trace's file, as the text and SARIF reports locate the call).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self.json_view()).unwrap_or(Value::Null)
     }
@@ -134,6 +135,7 @@ impl Decision {
     fn json_view(&self) -> DecisionJson<'_> {
         DecisionJson {
             trace: &self.trace,
+            line: self.line,
             cell: self.cell,
             index: self.index,
             action_key: &self.action_key,
@@ -147,10 +149,11 @@ impl Decision {
     }
 }
 
-/// The serialized form of a [`Decision`], field order as in spec §8.
+/// The serialized form of a [`Decision`], field order as in spec §8 (`line` after `trace`).
 #[derive(Serialize)]
 struct DecisionJson<'a> {
     trace: &'a str,
+    line: u64,
     cell: Option<u64>,
     index: u64,
     action_key: &'a str,

@@ -27,6 +27,7 @@ pub enum ReplayFormat {
 fn completion_json(c: &CompletionDecision) -> Value {
     json!({
         "trace": &*c.trace,
+        "line": c.line,
         "cell": c.cell,
         "recorded": c.recorded.map(|a| if a { "allowed" } else { "rejected" }),
         "decision": if c.unreached { "unreached" } else {
@@ -78,6 +79,37 @@ fn completions_unknown(report: &Report) -> usize {
         .count()
 }
 
+/// The run's totals as every machine-readable format writes them (`json` and `json-lines`
+/// `summary`, SARIF `run.properties.summary`): the engine's summary (spec §8 plus
+/// `records_read`), then `changed` (calls whose outcome changes), `matching` (`key`,
+/// `substring`, or `mixed (key: ...; substring: ...)`), and, when any completion was replayed,
+/// `completions`, `completions_changed` and `completions_unknown` (the text summary's
+/// `Completions:` line).
+fn summary_json(report: &Report) -> Value {
+    let s = &report.summary;
+    let mut v = s.to_json();
+    v["changed"] = json!(s.changed);
+    v["matching"] = json!(matching(report));
+    if s.completions > 0 {
+        v["completions"] = json!(s.completions);
+        v["completions_changed"] = json!(s.completions_changed);
+        v["completions_unknown"] = json!(completions_unknown(report));
+    }
+    v
+}
+
+/// A skipped record or reader warning as JSON: `{file, line, column, message}` (`line` 0: the
+/// file as a whole; `column`: one-based byte column, or null), the message as standard error
+/// shows it.
+fn skip_json(s: &Skip) -> Value {
+    json!({
+        "file": s.path.display().to_string(),
+        "line": s.line,
+        "column": s.column,
+        "message": cellguard_lints::trace::nonfinite::display(&s.message),
+    })
+}
+
 /// The per-trace totals: `[{trace, format, epoch, on_block, config, calls, allowed, blocked,
 /// unreached, changed}]` (the `json` report's `traces`, SARIF's `run.properties.traces`;
 /// `config`: the config file the trace was replayed with, or null).
@@ -109,7 +141,7 @@ pub fn json_report(report: &Report) -> Value {
 /// The `json` document with `decisions` set to the given value.
 fn json_report_with(report: &Report, decisions: Value) -> Value {
     let mut top = serde_json::Map::new();
-    top.insert("summary".into(), report.summary.to_json());
+    top.insert("summary".into(), summary_json(report));
     top.insert("decisions".into(), decisions);
     top.insert("traces".into(), traces_json(report));
     if !report.streaks.is_empty() {
@@ -119,7 +151,7 @@ fn json_report_with(report: &Report, decisions: Value) -> Value {
                 report
                     .streaks
                     .iter()
-                    .map(|s| json!({"trace": &*s.trace, "action_key": s.action_key, "count": s.count, "reason": s.reason}))
+                    .map(|s| json!({"trace": &*s.trace, "line": s.line, "action_key": s.action_key, "count": s.count, "reason": s.reason, "suggestion": s.suggestion}))
                     .collect(),
             ),
         );
@@ -128,6 +160,18 @@ fn json_report_with(report: &Report, decisions: Value) -> Value {
         top.insert(
             "completions".into(),
             Value::Array(report.completions.iter().map(completion_json).collect()),
+        );
+    }
+    if !report.skipped.is_empty() {
+        top.insert(
+            "skipped".into(),
+            Value::Array(report.skipped.iter().map(skip_json).collect()),
+        );
+    }
+    if !report.warnings.is_empty() {
+        top.insert(
+            "warnings".into(),
+            Value::Array(report.warnings.iter().map(skip_json).collect()),
         );
     }
     for s in &report.sections {
@@ -159,7 +203,13 @@ pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result
     for c in &report.completions {
         writeln!(out, "{}", json!({"completion": completion_json(c)}))?;
     }
-    writeln!(out, "{}", json!({"summary": report.summary.to_json()}))
+    for s in &report.skipped {
+        writeln!(out, "{}", json!({"skipped": skip_json(s)}))?;
+    }
+    for s in &report.warnings {
+        writeln!(out, "{}", json!({"warning": skip_json(s)}))?;
+    }
+    writeln!(out, "{}", json!({"summary": summary_json(report)}))
 }
 
 /// The `json-lines` lines that close one trace (issue 6 T10), written when the trace ends:
@@ -437,12 +487,15 @@ fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Re
         for t in changed {
             writeln!(
                 out,
-                "  {}: {} calls, {} blocked, {} unreached, {} changed",
+                "  {}: {} calls, {} blocked, {} unreached, {} changed ({}, epoch {}, on-block {})",
                 ctl(&t.trace),
                 t.calls,
                 t.blocked,
                 t.unreached,
-                t.changed
+                t.changed,
+                ctl(&t.format),
+                ctl(&t.epoch),
+                ctl(&t.on_block)
             )?;
         }
     }
@@ -644,19 +697,11 @@ fn sarif_notifications(report: &Report) -> Vec<Value> {
     out
 }
 
-/// The run-level totals (`run.properties`): `summary` (the `json` summary plus `changed`,
-/// `completions`, `completions_changed`, `completions_unknown`), `matching` (the matching mode,
-/// or `mixed (key: a; substring: b)`), and `traces` (the `json` report's per-trace totals).
+/// The run-level totals (`run.properties`): `summary` (the `json` summary, [`summary_json`])
+/// and `traces` (the `json` report's per-trace totals).
 fn sarif_run_properties(report: &Report) -> Value {
-    let s = &report.summary;
-    let mut summary = s.to_json();
-    summary["changed"] = json!(s.changed);
-    summary["completions"] = json!(s.completions);
-    summary["completions_changed"] = json!(s.completions_changed);
-    summary["completions_unknown"] = json!(completions_unknown(report));
     json!({
-        "summary": summary,
-        "matching": matching(report),
+        "summary": summary_json(report),
         "traces": traces_json(report),
     })
 }
@@ -1120,11 +1165,42 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
         }
     }
     html_streaks_and_completions(report, &mut h);
+    html_skips(report, &mut h);
     for sec in &report.sections {
         h.push_str(&format!("<h2>{}</h2>{}", esc(&sec.title()), sec.html()));
     }
     h.push_str("</body></html>\n");
     out.write_all(h.as_bytes())
+}
+
+/// The HTML report's skipped records and reader warnings (those kept, as standard error shows
+/// them; a last line counts the skipped records not kept).
+fn html_skips(report: &Report, h: &mut String) {
+    if report.skipped.is_empty() && report.warnings.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Skipped records and warnings</h2><table><tr><th>kind</th><th>file</th><th>line</th><th>column</th><th>message</th></tr>");
+    for (kind, list) in [("skipped", &report.skipped), ("warning", &report.warnings)] {
+        for s in list {
+            h.push_str(&format!(
+                "<tr><td>{kind}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&s.path.display().to_string()),
+                s.line,
+                s.column.map_or(String::new(), |c| c.to_string()),
+                esc(&cellguard_lints::trace::nonfinite::display(&s.message))
+            ));
+        }
+    }
+    h.push_str("</table>");
+    let unkept = report
+        .summary
+        .records_skipped
+        .saturating_sub(report.skipped.len() as u64);
+    if unkept > 0 {
+        h.push_str(&format!(
+            "<p class=\"muted\">… and {unkept} more skipped records (counted, not listed).</p>"
+        ));
+    }
 }
 
 /// The HTML report's block streaks (a table, as the text report's streak lines) and
