@@ -787,9 +787,7 @@ impl<'a> Replayer<'a> {
             }
         };
         let Some(run) = self.run.as_mut() else { return };
-        if run.kb_warned.len() >= MAX_KEPT_SKIPS
-            || !run.kb_warned.insert(raw.into())
-        {
+        if run.kb_warned.len() >= MAX_KEPT_SKIPS || !run.kb_warned.insert(raw.into()) {
             return;
         }
         if self.report.warnings.len() < MAX_KEPT_SKIPS {

@@ -154,11 +154,7 @@ fn compile_pattern(
             ),
         );
     }
-    if mode == MatchMode::Substring
-        && text
-            .split('|')
-            .any(|a| a.trim() != a)
-    {
+    if mode == MatchMode::Substring && text.split('|').any(|a| a.trim() != a) {
         let remedy = if forced {
             "remove it; `--match substring` forces that mode"
         } else {

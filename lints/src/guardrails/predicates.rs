@@ -684,10 +684,7 @@ mod tests {
         w.observe(&mut st, 0, &user, &mut Vec::new());
         w.observe(&mut st, 1, &asst, &mut Vec::new());
         w.observe(&mut st, 2, &call, &mut Vec::new());
-        assert!(
-            w.satisfied(&st),
-            "the yes is 2 messages before the call"
-        );
+        assert!(w.satisfied(&st), "the yes is 2 messages before the call");
         w.observe(&mut st, 3, &result, &mut Vec::new());
         assert!(
             !w.satisfied(&st),

@@ -162,7 +162,10 @@ fn other_guardrail_block(text: &str) -> bool {
 fn exception_reason(text: &str) -> &str {
     match text.find(".. ") {
         Some(i) => &text[..i + 1],
-        None => text.strip_suffix('.').filter(|r| r.ends_with('.')).unwrap_or(text),
+        None => text
+            .strip_suffix('.')
+            .filter(|r| r.ends_with('.'))
+            .unwrap_or(text),
     }
 }
 

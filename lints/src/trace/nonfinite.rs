@@ -275,11 +275,14 @@ pub fn overflow_to_infinity(text: &str) -> Option<String> {
             i += 1;
             continue;
         }
-        let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+        let boundary =
+            i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
         if boundary && (c == b'-' || c.is_ascii_digit()) {
             let start = i;
             let mut j = i + usize::from(c == b'-');
-            while j < b.len() && (b[j].is_ascii_digit() || matches!(b[j], b'.' | b'e' | b'E' | b'+' | b'-')) {
+            while j < b.len()
+                && (b[j].is_ascii_digit() || matches!(b[j], b'.' | b'e' | b'E' | b'+' | b'-'))
+            {
                 j += 1;
             }
             let token = &text[start..j];
@@ -349,7 +352,10 @@ mod tests {
         assert_eq!(number_of(&v["a"]), Some(f64::INFINITY));
         assert_eq!(number_of(&v["b"][0]), Some(f64::NEG_INFINITY));
         assert_eq!(v["c"], "1e400");
-        assert_eq!(overflow_to_infinity(r#"{"a": 1e300, "b": "x\"1e999"}"#), None);
+        assert_eq!(
+            overflow_to_infinity(r#"{"a": 1e300, "b": "x\"1e999"}"#),
+            None
+        );
         let e = serde_json::from_str::<serde_json::Value>("[1e400]").unwrap_err();
         assert!(is_out_of_range(&e));
     }
