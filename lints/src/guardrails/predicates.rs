@@ -414,7 +414,7 @@ impl MessageWatch {
     /// caller spends the message with [`MessageWatch::consume`] once the whole stack has
     /// allowed the call (issue 6 T5-19).
     pub fn satisfied(&self, st: &MessageState) -> bool {
-        !(self.latest && !st.latest_matched) && !st.matches.is_empty()
+        (st.latest_matched || !self.latest) && !st.matches.is_empty()
     }
 
     /// Spends the newest matching message on a call the stack allowed (`consume = true`): it
