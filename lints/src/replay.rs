@@ -1454,7 +1454,7 @@ mod tests {
     fn substring_alternatives_read_as_colony_prefix_lists() {
         let trace =
             "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"A.A.propose_plan\",\"status\":\"ok\"}\n";
-        let block = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"delete | Propose\"]\n";
+        let block = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"delete|Propose\"]\n";
         let r = replay(block, trace, &KnowledgeBase::new(), all());
         assert_eq!(
             r.decisions[0].reason.as_deref(),
