@@ -86,7 +86,7 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         let line = items.first().map_or(1, |i| i.0);
         header(ctx, line, &Map::new(), None);
         ctx.record(line, Record::Cell(CellRecord::default()));
-        entries(ctx, &items, None, None, &[]);
+        entries(ctx, &items, None, None, &[], &mut Approvals::default());
     } else {
         ctx.start_trace(None, Format::Colony);
         let line = items.first().map_or(1, |i| i.0);
@@ -168,6 +168,7 @@ fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line
         }
     }
     header(ctx, line, &root, first_wall);
+    let mut approvals = Approvals::default();
     for (n, (line, item)) in items.iter().enumerate() {
         let (v, o) = match item {
             Ok(v) => match (obj(v), map(v)) {
@@ -232,6 +233,10 @@ fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line
                 error,
             }),
         );
+        // The responses the cell's prompt shows had landed before its code ran.
+        if let Some(Value::String(prompt)) = m.get("prompt") {
+            approvals.prompt_bindings(ctx, *line, prompt);
+        }
         let trace = o.get("run_call_trace").copied().or_else(|| {
             o.get("metadata")
                 .and_then(|md| obj(md))
@@ -260,7 +265,14 @@ fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line
                 Some(list) => {
                     let list: Vec<Item> =
                         list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
-                    entries(ctx, &list, Some(index), code.as_deref(), &spans);
+                    entries(
+                        ctx,
+                        &list,
+                        Some(index),
+                        code.as_deref(),
+                        &spans,
+                        &mut approvals,
+                    );
                 }
                 None => ctx.warn(
                     *line,
@@ -670,6 +682,7 @@ fn entries(
     cell: Option<u64>,
     code: Option<&str>,
     spans: &[(f64, Option<f64>)],
+    approvals: &mut Approvals,
 ) {
     let sites = code.map(run_sites).unwrap_or_default();
     let literals = &sites.literals;
@@ -785,8 +798,256 @@ fn entries(
             dispatched += 1;
         }
         ctx.accept();
+        let approval = approvals.seen_in_call(&call);
         ctx.record(*line, Record::from(call));
+        if let Some(a) = approval {
+            approvals.emit(ctx, *line, a);
+        }
     }
+}
+
+/// Colony's `HumanApprovalCapability` method that opens a request (colony-reference §4.5).
+const REQUEST_METHOD: &str = "request_human_approval";
+/// Its on-demand lookup of a request's state and response.
+const LOOKUP_METHOD: &str = "get_response";
+
+/// The human approvals a Colony recording shows, turned into `approval` records for the
+/// `approval-required` guardrail (issue 6 T4-23; colony-reference §4.5 and the KB's
+/// `HumanApprovalCapability`):
+///
+/// - a dispatched, successful `...request_human_approval(question, action_type=T, ...)` whose
+///   output (`{ok, request_id}`) names its request id: the request `request_id` covers `T`;
+/// - a successful `...get_response(request_id)` whose output (`{ok, state, response:
+///   {request_id, choice, explanation, ...}}`) shows a response with a `choice`: an `approval`
+///   record right after that call (the response had landed by then);
+/// - a cell's `prompt` (codegen iterations) that shows the planner-context binding
+///   `human_approval_response:<request_id>` with its value (`{..., choice, explanation}`): an
+///   `approval` record at the start of that cell.
+///
+/// Outputs are read as JSON or as the Python `repr` Colony records (`output_preview`, cut at
+/// 200 characters): the quoted `'key': 'value'` pairs found in the text. A response's action
+/// type is the one of its request in the same trace; a response to a request the recording does
+/// not show has none, so a typed choice (`approve_once`, `approve_all`) then approves nothing
+/// (it is reported), while a legacy untyped choice (`approve`, `yes`, ...) approves any gated
+/// key, as Colony's store does. A response repeated unchanged (the same binding in every later
+/// prompt) is recorded once.
+#[derive(Debug, Default)]
+struct Approvals {
+    /// Request id -> the action type it covers (`None`: untyped).
+    requests: FxHashMap<String, Option<String>>,
+    /// (request id, choice) already recorded.
+    recorded: FxHashSet<(String, String)>,
+}
+
+impl Approvals {
+    /// The approval a dispatched call shows (a lookup's response), after noting the request a
+    /// `request_human_approval` call opened.
+    fn seen_in_call(&mut self, call: &CallRecord) -> Option<ApprovalRecord> {
+        if call.status != CallStatus::Ok {
+            return None;
+        }
+        let key = call.action_key.as_deref().or(call.raw_key.as_deref())?;
+        let method = key.rsplit('.').next().unwrap_or(key);
+        if method != REQUEST_METHOD && method != LOOKUP_METHOD {
+            return None;
+        }
+        let output = match call.result.value() {
+            Value::String(s) => s,
+            Value::Null => return None,
+            other => other.to_string(),
+        };
+        let fields = quoted_pairs(&output);
+        let field = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+        let params = call.params.value();
+        let param = |k: &str| params.get(k).and_then(Value::as_str).map(str::to_string);
+        if method == REQUEST_METHOD {
+            if let Some(id) = field("request_id") {
+                let action_type = param("action_type").filter(|t| !t.trim().is_empty());
+                self.requests.insert(id, action_type);
+            }
+            return None;
+        }
+        if field("state").is_some_and(|s| s != "ready") {
+            return None;
+        }
+        let choice = field("choice")?;
+        let request_id = field("request_id").or_else(|| param("request_id"));
+        Some(self.record(request_id, choice, field("explanation")))
+    }
+
+    /// An approval record for a response to `request_id`, typed by its request.
+    fn record(
+        &self,
+        request_id: Option<String>,
+        choice: String,
+        explanation: Option<String>,
+    ) -> ApprovalRecord {
+        let action_type = request_id
+            .as_ref()
+            .and_then(|id| self.requests.get(id).cloned().flatten());
+        ApprovalRecord {
+            request_id,
+            action_type,
+            choice,
+            explanation,
+        }
+    }
+
+    /// Records `a` at `line` unless the same response was recorded before; a typed choice
+    /// without an action type (its request is not in the recording) is reported.
+    fn emit(&mut self, ctx: &mut DocCtx, line: u64, a: ApprovalRecord) {
+        let id = a.request_id.clone().unwrap_or_default();
+        if !self.recorded.insert((id.clone(), a.choice.clone())) {
+            return;
+        }
+        if a.action_type.is_none() && matches!(a.choice.as_str(), "approve_once" | "approve_all") {
+            ctx.warn(
+                line,
+                format!(
+                    "human approval `{}` of request `{id}`: the request (`{REQUEST_METHOD}` with its `action_type`) is not in the recording, so the action it approves is unknown and it approves nothing",
+                    a.choice
+                ),
+            );
+        }
+        ctx.record(line, Record::from(a));
+    }
+
+    /// The `human_approval_response:<request_id>` bindings a prompt shows, each with the
+    /// value that follows it (its first `{...}`, within 2,000 bytes).
+    fn prompt_bindings(&mut self, ctx: &mut DocCtx, line: u64, prompt: &str) {
+        let prefix = crate::guardrails::approval::RESPONSE_CONTEXT_KEY_PREFIX;
+        let mut rest = prompt;
+        while let Some(at) = rest.find(prefix) {
+            rest = &rest[at + prefix.len()..];
+            let id_len = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                .unwrap_or(rest.len());
+            let id = &rest[..id_len];
+            let after = &rest[id_len..];
+            let window = &after[..floor_char_boundary(after, 2000)];
+            let next = window.find(prefix).unwrap_or(window.len());
+            let Some(open) = window[..next].find('{') else {
+                continue;
+            };
+            let value = balanced(&window[open..]);
+            let fields = quoted_pairs(value);
+            let field = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+            let Some(choice) = field("choice") else {
+                continue;
+            };
+            let request_id =
+                field("request_id").or_else(|| (!id.is_empty()).then(|| id.to_string()));
+            let a = self.record(request_id, choice, field("explanation"));
+            self.emit(ctx, line, a);
+        }
+    }
+}
+
+/// The largest char boundary of `s` at or below `max` bytes.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    let mut i = max.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The text of the `{...}` that `s` starts with, up to its matching `}` (quoted text skipped),
+/// or all of `s` when it is cut short.
+fn balanced(s: &str) -> &str {
+    let b = s.as_bytes();
+    let (mut depth, mut i, mut quote) = (0usize, 0usize, None::<u8>);
+    while i < b.len() {
+        match (quote, b[i]) {
+            (Some(_), b'\\') => i += 1,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, c @ (b'\'' | b'"')) => quote = Some(c),
+            (None, b'{') => depth += 1,
+            (None, b'}') => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return &s[..=i];
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    s
+}
+
+/// The `'key': 'value'` (or `"key": "value"`) pairs of a JSON or Python-`repr` text, at any
+/// depth, in order: a quoted key, a colon, a quoted value. Pairs whose value is not a string
+/// (`None`, `True`, a number, a dict) are left out; a text cut short keeps the pairs before the
+/// cut. Escapes `\\`, `\'`, `\"`, `\n`, `\t` are decoded; any other escape is kept as written.
+fn quoted_pairs(text: &str) -> Vec<(String, String)> {
+    /// The quoted string at byte `i` (a quote) and the byte after it; `None` when unterminated.
+    fn quoted(b: &[u8], text: &str, i: usize) -> Option<(String, usize)> {
+        let q = b[i];
+        let mut out = String::new();
+        let mut j = i + 1;
+        let mut from = j;
+        while j < b.len() {
+            match b[j] {
+                c if c == q => {
+                    out.push_str(&text[from..j]);
+                    return Some((out, j + 1));
+                }
+                b'\\' if j + 1 < b.len() => {
+                    out.push_str(&text[from..j]);
+                    match b[j + 1] {
+                        b'n' => out.push('\n'),
+                        b't' => out.push('\t'),
+                        c @ (b'\\' | b'\'' | b'"') => out.push(c as char),
+                        _ => {
+                            from = j;
+                            j += 2;
+                            continue;
+                        }
+                    }
+                    j += 2;
+                    from = j;
+                }
+                _ => j += 1,
+            }
+        }
+        None
+    }
+    let b = text.as_bytes();
+    let skip_ws = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut pairs = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\'' && b[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let Some((key, after)) = quoted(b, text, i) else {
+            break;
+        };
+        let colon = skip_ws(after);
+        if b.get(colon) != Some(&b':') {
+            i = after;
+            continue;
+        }
+        let v = skip_ws(colon + 1);
+        if matches!(b.get(v), Some(b'\'' | b'"')) {
+            if let Some((value, end)) = quoted(b, text, v) {
+                pairs.push((key, value));
+                i = end;
+                continue;
+            }
+            break;
+        }
+        i = v;
+    }
+    pairs
 }
 
 /// Span exports: one trace per agent, cells from `EXECUTE_CODE` action spans.
@@ -874,6 +1135,7 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
         }
         let first_wall = cells.first().map(|c| c.start).filter(|t| *t < f64::MAX);
         header(ctx, cells.first().map_or(1, |c| c.line), &root, first_wall);
+        let mut approvals = Approvals::default();
         for (i, c) in cells.iter().enumerate() {
             ctx.accept();
             let code =
@@ -909,7 +1171,14 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
                 .filter_map(|e| serde_json::value::to_raw_value(e).ok())
                 .collect();
             let list: Vec<Item> = raws.iter().map(|r| (c.line, Ok(r.as_ref()))).collect();
-            entries(ctx, &list, Some(i as u64), code.as_deref(), &children);
+            entries(
+                ctx,
+                &list,
+                Some(i as u64),
+                code.as_deref(),
+                &children,
+                &mut approvals,
+            );
         }
     }
 }

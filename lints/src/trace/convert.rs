@@ -343,8 +343,26 @@ pub fn call(o: &Obj, warnings: &mut Vec<String>) -> Result<CallRecord, String> {
         (None, None) => return Err("a call needs `raw_key` or `action_key`".into()),
         (r, a) => (r, a),
     };
-    if raw_key.as_deref() == Some("") && action_key.as_deref().unwrap_or("").is_empty() {
-        return Err("a call needs a non-empty `raw_key` or `action_key`".into());
+    // A key that is empty or only whitespace names no action (issue 6 T4-21): with no other
+    // key the record is malformed (skipped and reported, never a call with a blank key); next
+    // to a usable key it is ignored, with a warning.
+    let blank = |k: &Option<String>| k.as_deref().is_some_and(|k| k.trim().is_empty());
+    let (raw_blank, action_blank) = (blank(&raw_key), blank(&action_key));
+    let usable = |k: &Option<String>| k.as_deref().is_some_and(|k| !k.trim().is_empty());
+    if !usable(&raw_key) && !usable(&action_key) {
+        let field = if raw_key.is_some() {
+            "raw_key"
+        } else {
+            "action_key"
+        };
+        return Err(format!(
+            "a call needs a non-empty `raw_key` or `action_key` (`{field}` is {})",
+            if raw_key.as_deref().or(action_key.as_deref()) == Some("") {
+                "empty"
+            } else {
+                "only whitespace"
+            }
+        ));
     }
     fn keep<T>(w: &mut Vec<String>, r: Result<Option<T>, String>) -> Option<T> {
         r.unwrap_or_else(|m| {
@@ -353,6 +371,18 @@ pub fn call(o: &Obj, warnings: &mut Vec<String>) -> Result<CallRecord, String> {
         })
     }
     let w = warnings;
+    let raw_key = if raw_blank {
+        w.push("field `raw_key` is blank; the call keeps `action_key` as its key".into());
+        None
+    } else {
+        raw_key
+    };
+    let action_key = if action_blank {
+        w.push("field `action_key` is blank; the call keeps `raw_key` as its key".into());
+        None
+    } else {
+        action_key
+    };
     let params = match o.get("params").or(o.get("parameters")).or(o.get("args")) {
         None | Some(Value::Null) => Params::none(),
         Some(v @ Value::Object(_)) => Params::from_value(v),

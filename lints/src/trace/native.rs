@@ -675,8 +675,9 @@ fn fast_call(w: &mut FastCall) -> Option<CallRecord> {
     }
     let raw_key = w.raw_key.as_deref().map(Box::<str>::from);
     let action_key = w.action_key.as_deref().map(Box::<str>::from);
-    let nonempty = |k: &Option<Box<str>>| k.as_deref().is_some_and(|s| !s.is_empty());
-    if !nonempty(&raw_key) && !nonempty(&action_key) {
+    // A blank key (empty or only whitespace) is reported by the general path (issue 6 T4-21).
+    let blank = |k: &Option<Box<str>>| k.as_deref().is_some_and(|s| s.trim().is_empty());
+    if blank(&raw_key) || blank(&action_key) || (raw_key.is_none() && action_key.is_none()) {
         return None;
     }
     let params = match w.params {
