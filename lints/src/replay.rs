@@ -887,15 +887,33 @@ impl<'a> Replayer<'a> {
     }
 
     /// Warns (once per trace and raw key) when the knowledge base resolves `raw` to another key
-    /// than the one the trace records: the recorded key is used (issue 6 T4-22).
+    /// than the one the trace records: the recorded key is used (issue 6 T4-22). Without a
+    /// knowledge-base resolution, and when a guardrail matches in `key` mode, warns when the
+    /// recorded key is none Colony's dispatcher could resolve `raw` to ([`dispatch_reaches`]):
+    /// a trace writer's bug or a tampered trace that would otherwise move a gated call out of
+    /// its rules silently (issue 6 T5-10).
     fn note_kb_disagreement(&mut self, line: u64, raw: &str, recorded: &str) {
-        let Some(i) = self.kb_index(raw) else { return };
-        let kb_key = self.kb.actions[i].key.as_str();
+        let message = match self.kb_index(raw) {
+            Some(i) => {
+                let kb_key = self.kb.actions[i].key.as_str();
+                if kb_key == recorded {
+                    return;
+                }
+                format!(
+                    "the knowledge base resolves `{raw}` to `{kb_key}`, but the trace records the call as dispatched to `{recorded}`; the recorded key is checked"
+                )
+            }
+            None => {
+                if !self.modes.1 || dispatch_reaches(raw, recorded) {
+                    return;
+                }
+                format!(
+                    "the trace records `{raw}` as dispatched to `{recorded}`, a key Colony's dispatcher cannot resolve `{raw}` to (exact match, suffix match of a short key, prefix strip; colony-reference §2.3); `key` mode checks the recorded key, so rules on `{raw}` do not apply to this call: check the trace writer"
+                )
+            }
+        };
         let Some(run) = self.run.as_mut() else { return };
-        if kb_key == recorded
-            || run.kb_warned.len() >= MAX_KEPT_SKIPS
-            || !run.kb_warned.insert(raw.into())
-        {
+        if run.kb_warned.len() >= MAX_KEPT_SKIPS || !run.kb_warned.insert(raw.into()) {
             return;
         }
         if self.report.warnings.len() < MAX_KEPT_SKIPS {
@@ -903,9 +921,7 @@ impl<'a> Replayer<'a> {
                 path: std::path::PathBuf::from(&*run.file),
                 line,
                 column: None,
-                message: format!(
-                    "the knowledge base resolves `{raw}` to `{kb_key}`, but the trace records the call as dispatched to `{recorded}`; the recorded key is checked"
-                ),
+                message,
             });
         }
     }
@@ -1174,6 +1190,20 @@ impl Run<'_> {
 
 /// The (id, matching mode) of every guardrail that matches keys itself (composite members,
 /// not the composites).
+/// True when Colony's dispatcher could resolve the raw key `raw` to the key `resolved`
+/// (colony-reference §2.3): the same key (exact match), a key ending in the segments of a raw
+/// key of fewer than three segments (suffix match), or a key left after dropping leading
+/// segments of `raw` (prefix strip). Case-sensitive, as the dispatcher's lookups are.
+fn dispatch_reaches(raw: &str, resolved: &str) -> bool {
+    let ends_with_segments = |long: &str, short: &str| {
+        long.strip_suffix(short)
+            .is_some_and(|head| head.ends_with('.'))
+    };
+    raw == resolved
+        || (raw.split('.').count() < 3 && ends_with_segments(resolved, raw))
+        || ends_with_segments(raw, resolved)
+}
+
 fn leaf_modes(guardrails: &[crate::guardrails::Guardrail]) -> Vec<(&str, MatchMode)> {
     fn walk<'g>(gs: &'g [crate::guardrails::Guardrail], out: &mut Vec<(&'g str, MatchMode)>) {
         for g in gs {
@@ -1575,7 +1605,7 @@ mod tests {
     fn substring_alternatives_read_as_colony_prefix_lists() {
         let trace =
             "{\"rec\":\"call\",\"cell\":0,\"raw_key\":\"A.A.propose_plan\",\"status\":\"ok\"}\n";
-        let block = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"delete | Propose\"]\n";
+        let block = "[replay]\nmatch = \"substring\"\n[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"delete|Propose\"]\n";
         let r = replay(block, trace, &KnowledgeBase::new(), all());
         assert_eq!(
             r.decisions[0].reason.as_deref(),
@@ -1594,6 +1624,19 @@ mod tests {
             r.decisions[0].suggestion.as_deref(),
             Some("Allowed patterns: ['check|Other', 'x']")
         );
+    }
+
+    /// Issue 6 T5-10: which recorded keys the dispatcher could reach from a raw key.
+    #[test]
+    fn dispatch_reaches_exact_suffix_and_prefix_strip() {
+        assert!(dispatch_reaches("Fs.Fs.read", "Fs.Fs.read"));
+        assert!(dispatch_reaches("delete_file", "Fs.Fs.delete_file"));
+        assert!(dispatch_reaches("Fs.delete_file", "Fs.Fs.delete_file"));
+        assert!(dispatch_reaches("x.Fs.Fs.read", "Fs.Fs.read"));
+        assert!(!dispatch_reaches("Fs.Fs.delete_file", "Fs.Fs.read"));
+        assert!(!dispatch_reaches("delete_file", "Fs.Fs.read"));
+        assert!(!dispatch_reaches("delete_file", "Fs.Fs.undelete_file"));
+        assert!(!dispatch_reaches("A.B.delete_file", "X.B.delete_file"));
     }
 
     #[test]

@@ -156,7 +156,10 @@ impl ArgsAware {
                 }
                 Prior::Message { watch } => {
                     let w = &set.message_watches[*watch];
-                    if w.satisfied(&mut st.messages[*watch]) {
+                    if w.satisfied(&st.messages[*watch]) {
+                        if w.consume && !st.pending_consume.contains(watch) {
+                            st.pending_consume.push(*watch);
+                        }
                         continue;
                     }
                     let what = w.describe();

@@ -133,7 +133,8 @@ pub const RESERVED_IDS: [(&str, &str); 4] = [
 /// Compiles a guardrail pattern located at `span`. A `substring` pattern holding glob
 /// characters (`*`, `?`) is compiled as the literal substring Colony would use, with a warning:
 /// no action key contains them, so the pattern almost certainly disarms its guardrail
-/// (issue 6 R14).
+/// (issue 6 R14). Likewise a `substring` alternative with whitespace at either end is matched
+/// as written, as Colony does, with a warning (issue 6 T5-21).
 fn compile_pattern(
     d: &Doc,
     text: &str,
@@ -141,8 +142,9 @@ fn compile_pattern(
     span: &Range<usize>,
 ) -> Result<Pattern, ConfigError> {
     let p = Pattern::compile(text, mode).map_err(|m| d.error(span, m))?;
+    let forced = d.forced_substring.get();
     if mode == MatchMode::Substring && text.contains(['*', '?']) {
-        let remedy = if d.forced_substring.get() {
+        let remedy = if forced {
             "`--match substring` forces that mode (drop the flag, or remove them)"
         } else {
             "use `match = \"key\"` or remove them"
@@ -152,6 +154,21 @@ fn compile_pattern(
             format!(
                 "pattern `{text}` contains glob characters but is matched as a substring (Colony \
                  has no globs), so it matches only keys that contain them literally; {remedy}"
+            ),
+        );
+    }
+    if mode == MatchMode::Substring && text.split('|').any(|a| a.trim() != a) {
+        let remedy = if forced {
+            "remove it; `--match substring` forces that mode"
+        } else {
+            "remove it, or use `match = \"key\"`, which trims it"
+        };
+        d.warn(
+            span,
+            format!(
+                "pattern `{text}` has whitespace at the start or end of an alternative; \
+                 `substring` mode matches it as written, as Colony does, so it matches only keys \
+                 that contain that whitespace ({remedy})"
             ),
         );
     }

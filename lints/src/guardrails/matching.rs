@@ -156,17 +156,30 @@ fn segment(s: &str) -> Vec<Tok> {
 impl Pattern {
     /// Compiles `text` in `mode`.
     ///
-    /// Errors: an empty pattern or alternative, or (key mode) an empty segment (`a..b`, a
-    /// leading or trailing `.`).
+    /// Whitespace: a `substring` alternative is matched exactly as written, spaces included, as
+    /// Colony's `p.lower() in key.lower()` does (issue 6 T5-21); a `key` alternative is trimmed
+    /// of surrounding whitespace (no key segment holds whitespace, so `a | b` means `a|b`).
+    ///
+    /// Errors: an empty pattern or alternative; (key mode) an alternative of only whitespace or
+    /// an empty segment (`a..b`, a leading or trailing `.`).
     pub fn compile(text: &str, mode: MatchMode) -> Result<Pattern, String> {
-        if text.trim().is_empty() {
+        if text.is_empty() {
             return Err("empty pattern".into());
         }
         let mut alts = Vec::new();
         for alt in text.split('|') {
-            let alt = alt.trim();
             if alt.is_empty() {
                 return Err(format!("pattern `{text}` has an empty alternative"));
+            }
+            let alt = match mode {
+                MatchMode::Substring => alt,
+                MatchMode::Key => alt.trim(),
+            };
+            if alt.is_empty() {
+                return Err(format!(
+                    "pattern `{text}` has an alternative of only whitespace (`key` mode trims \
+                     whitespace around each alternative, and no key is empty)"
+                ));
             }
             match mode {
                 MatchMode::Substring => alts.push(Alt::Sub(alt.to_lowercase())),
@@ -580,6 +593,32 @@ mod tests {
         Pattern::compile(p, MatchMode::Key)
             .unwrap()
             .matches(k, "", false)
+    }
+
+    /// Issue 6 T5-21: `substring` matches a pattern as written (Colony does not strip it);
+    /// `key` trims each alternative; a whitespace-only alternative is named as such.
+    #[test]
+    fn whitespace_is_kept_in_substring_mode_and_trimmed_in_key_mode() {
+        let sub = |p: &str, k: &str| {
+            Pattern::compile(p, MatchMode::Substring)
+                .unwrap()
+                .matches(k, &k.to_lowercase(), false)
+        };
+        assert!(!sub(" ok", "S.S.ok"));
+        assert!(!sub("bad\t", "S.S.bad"));
+        assert!(!sub(" ", "S.S.bad"));
+        assert!(sub(" OK", "say ok"));
+        assert!(sub("x| bad", "S.S.x"));
+        assert!(key(" ok | bad", "S.S.bad"));
+        let e = Pattern::compile("\u{a0}", MatchMode::Key).unwrap_err();
+        assert!(e.contains("only whitespace"), "{e}");
+        assert_eq!(
+            Pattern::compile("", MatchMode::Substring).unwrap_err(),
+            "empty pattern"
+        );
+        assert!(Pattern::compile("a||b", MatchMode::Substring)
+            .unwrap_err()
+            .contains("empty alternative"));
     }
 
     fn partial(p: &str, k: &str) -> bool {

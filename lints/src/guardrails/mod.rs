@@ -274,9 +274,21 @@ impl GuardrailSet {
         self.guardrails.iter().flat_map(Guardrail::ids).collect()
     }
 
-    /// Evaluates the top-level list like a composite: the first block wins.
+    /// Evaluates the top-level list like a composite: the first block wins. Messages that
+    /// satisfied a `consume = true` prior are spent only when the call is allowed, so a call a
+    /// later guardrail blocks leaves them for the retry, whatever the guardrails' order (issue 6
+    /// T5-19; `approve_once` approvals are still consumed at check time, as Colony does,
+    /// colony-reference §4.5).
     pub fn check(&self, call: &Proposed, st: &mut TraceState) -> Option<Block> {
-        self.guardrails.iter().find_map(|g| g.check(self, call, st))
+        st.pending_consume.clear();
+        let block = self.guardrails.iter().find_map(|g| g.check(self, call, st));
+        if block.is_none() {
+            for &w in &st.pending_consume {
+                self.message_watches[w].consume(&mut st.messages[w]);
+            }
+        }
+        st.pending_consume.clear();
+        block
     }
 }
 
@@ -1025,6 +1037,9 @@ pub struct TraceState {
     pub messages: Vec<predicates::MessageState>,
     /// Messages seen so far.
     pub message_count: u64,
+    /// Message watches (`consume = true`) that satisfied the call being checked, spent by
+    /// [`GuardrailSet::check`] only if the call is allowed.
+    pub pending_consume: Vec<usize>,
     /// The recording agent's own id (for `exclude-self`).
     pub agent_id: Option<String>,
     /// Equality indexes: value key -> newest sequence number.
@@ -1079,6 +1094,7 @@ impl TraceState {
                 .map(|_| predicates::MessageState::default())
                 .collect(),
             message_count: 0,
+            pending_consume: Vec::new(),
             agent_id,
             eq: vec![FxHashMap::default(); set.eq_indexes.len()],
             members: vec![FxHashMap::default(); set.member_indexes.len()],

@@ -410,23 +410,24 @@ impl MessageWatch {
         }
     }
 
-    /// True when a matching message satisfies a call now; consumes it when `consume`.
-    pub fn satisfied(&self, st: &mut MessageState) -> bool {
-        if self.latest && !st.latest_matched {
-            return false;
+    /// True when a matching message satisfies a call now. Consumes nothing: with `consume`, the
+    /// caller spends the message with [`MessageWatch::consume`] once the whole stack has
+    /// allowed the call (issue 6 T5-19).
+    pub fn satisfied(&self, st: &MessageState) -> bool {
+        (st.latest_matched || !self.latest) && !st.matches.is_empty()
+    }
+
+    /// Spends the newest matching message on a call the stack allowed (`consume = true`): it
+    /// satisfies no later call. Does nothing when no match is left.
+    pub fn consume(&self, st: &mut MessageState) {
+        if st.matches.pop_back().is_none() {
+            return;
         }
-        if st.matches.is_empty() {
-            return false;
+        st.consumed += 1;
+        if self.latest {
+            st.latest_matched = false;
+            st.latest_consumed = true;
         }
-        if self.consume {
-            st.matches.pop_back();
-            st.consumed += 1;
-            if self.latest {
-                st.latest_matched = false;
-                st.latest_consumed = true;
-            }
-        }
-        true
     }
 
     /// Why [`MessageWatch::satisfied`] said no, for the block reason (issue 6 T4): `none found`
@@ -647,13 +648,15 @@ mod tests {
         let mut user = MessageRecord::new(crate::trace::MessageKind::User);
         user.content = Some("Yes, please.".into());
         w.observe(&mut st, 0, &user, &mut Vec::new());
-        assert!(w.satisfied(&mut st));
-        assert!(!w.satisfied(&mut st), "consumed");
+        assert!(w.satisfied(&st));
+        assert!(w.satisfied(&st), "checking spends nothing");
+        w.consume(&mut st);
+        assert!(!w.satisfied(&st), "consumed");
         user.content = Some("yes".into());
         w.observe(&mut st, 1, &user, &mut Vec::new());
         user.content = Some("wait, no".into());
         w.observe(&mut st, 2, &user, &mut Vec::new());
-        assert!(!w.satisfied(&mut st), "latest user message is not a yes");
+        assert!(!w.satisfied(&st), "latest user message is not a yes");
     }
 
     /// Issue 6 T4-28: the `tool_call` message that issues a call does not age the
@@ -681,13 +684,10 @@ mod tests {
         w.observe(&mut st, 0, &user, &mut Vec::new());
         w.observe(&mut st, 1, &asst, &mut Vec::new());
         w.observe(&mut st, 2, &call, &mut Vec::new());
-        assert!(
-            w.satisfied(&mut st),
-            "the yes is 2 messages before the call"
-        );
+        assert!(w.satisfied(&st), "the yes is 2 messages before the call");
         w.observe(&mut st, 3, &result, &mut Vec::new());
         assert!(
-            !w.satisfied(&mut st),
+            !w.satisfied(&st),
             "3 messages later (the tool call counts now)"
         );
     }

@@ -11,8 +11,9 @@
 //!   (captures come from the precondition's regex). Unsatisfied reason: the constraint's
 //!   `reason`, else `No evidence in {scope}-scoped history satisfies constraint '{id}'.`
 //! - `recorded` (the LLM judge, replayed from the recording): unsatisfied when the call was
-//!   recorded as blocked and its recorded error names this constraint (`[id]`) or names none;
-//!   the reason is the judge's recorded reason. Any other call: satisfied.
+//!   recorded as blocked and its recorded error names this constraint (`[id]`), or names none
+//!   and is not the reason text of another guardrail ([`other_guardrail_block`]); the reason is
+//!   the judge's recorded reason. Any other call: satisfied.
 //! - `satisfied` / `unsatisfied`: a fixed verdict (a stand-in judge, as Colony's tests use).
 //!
 //! Check (§4.7), per applicable constraint in order: skipped when an `override` record has
@@ -132,6 +133,42 @@ fn fingerprint(params: &serde_json::Map<String, Value>) -> String {
     sorted(&Value::Object(params.clone())).to_string()
 }
 
+/// True when a recorded block text is the reason of one of Colony's other runtime guardrails
+/// (colony-reference §4.2-§4.5: capability boundary, temporal order, args-aware order,
+/// approval gate) or of cellguard's own (message prior, rate limit): a block the judge never
+/// made, so the `recorded` verifier does not take it for the constraint's verdict (issue 6
+/// T5-15).
+fn other_guardrail_block(text: &str) -> bool {
+    const SHAPES: [(&str, &str); 7] = [
+        ("Action '", "' is blocked by guardrail ("),
+        ("Action '", "' is not in the allowed set"),
+        ("'", "' requires a recent '"),
+        ("'", "' requires a prior "),
+        ("'", "' is gated behind human approval (matched "),
+        ("'", "' exceeds the rate limit of "),
+        ("'", "' to be called first."),
+    ];
+    SHAPES.iter().any(|(open, mid)| {
+        text.find(open)
+            .is_some_and(|i| text[i + open.len()..].contains(mid))
+    })
+}
+
+/// The judge's reason inside the message of a `GuardrailBlockedError` (`Blocked by guardrail:
+/// {key}: {reason}.` plus ` {suggestion}`, colony-reference §4.0.1), given the text after the
+/// constraint's tag: the `.` Colony appends and a suggestion glued on after a reason that
+/// already ended in `.` (`bad claim.. fix it`) are removed. A reason without its own final `.`
+/// cannot be told from a following suggestion and is kept whole.
+fn exception_reason(text: &str) -> &str {
+    match text.find(".. ") {
+        Some(i) => &text[..i + 1],
+        None => text
+            .strip_suffix('.')
+            .filter(|r| r.ends_with('.'))
+            .unwrap_or(text),
+    }
+}
+
 impl SemanticConstraints {
     /// Checks one call.
     pub fn check(
@@ -175,17 +212,24 @@ impl SemanticConstraints {
                 Verifier::Recorded => match call.recorded {
                     Some((CallStatus::Blocked, error)) => {
                         let tag = format!("[{}]", c.id);
+                        let error = error.unwrap_or("").trim();
                         let text = error
-                            .unwrap_or("")
-                            .trim()
                             .trim_start_matches("Blocked by guardrail:")
                             .trim_start_matches("Blocked:")
                             .trim();
-                        if text.contains(&tag) || !text.starts_with('[') {
+                        if text.contains(&tag)
+                            || !(text.starts_with('[') || other_guardrail_block(text))
+                        {
                             let reason = match text.find(&tag) {
-                                Some(i) => text[i + tag.len()..].trim().to_string(),
-                                None => text.to_string(),
+                                Some(i) => text[i + tag.len()..].trim(),
+                                None => text,
                             };
+                            let reason = if error.starts_with("Blocked by guardrail:") {
+                                exception_reason(reason)
+                            } else {
+                                reason
+                            };
+                            let reason = reason.to_string();
                             Err((
                                 if c.reason.is_empty() {
                                     reason
@@ -268,5 +312,37 @@ impl SemanticConstraints {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 6 T5-15: the reasons of Colony's other guardrails are recognised, a judge's is not.
+    #[test]
+    fn other_guardrail_blocks_are_recognised() {
+        for text in [
+            "'S.S.x' is gated behind human approval (matched prefix 'S.S.x'); no recorded approval covers this action.",
+            "Action 'S.S.x' is blocked by guardrail (prefix 'x').",
+            "Action 'S.S.x' is not in the allowed set.",
+            "'S.S.x' requires 'S.S.y' to be called first.",
+            "'S.S.x' requires a recent 'S.S.y' call matching its args; none in the last 3 call(s).",
+            "S.S.x: 'S.S.x' exceeds the rate limit of 2 call(s) matching 'x' per 5 calls; 2 already made.",
+        ] {
+            assert!(other_guardrail_block(text), "{text}");
+        }
+        for text in ["bad claim", "the agent is not running", "[c1] 'x' is fine"] {
+            assert!(!other_guardrail_block(text), "{text}");
+        }
+    }
+
+    /// Issue 6 T5-15: Colony's exception message appends `.` and the suggestion to the reason.
+    #[test]
+    fn exception_reason_drops_the_appended_suggestion() {
+        assert_eq!(exception_reason("bad claim.. fix it"), "bad claim.");
+        assert_eq!(exception_reason("bad claim.."), "bad claim.");
+        assert_eq!(exception_reason("bad claim."), "bad claim.");
+        assert_eq!(exception_reason("no. really"), "no. really");
     }
 }

@@ -7,12 +7,17 @@ use serde_json::{Map, Value};
 
 type Obj = Map<String, Value>;
 
-/// A field of the wrong type.
+/// A field of the wrong type. A `NaN` / `Infinity` stand-in ([`super::nonfinite`], also a
+/// number beyond `f64` such as `1e400`) is named as the non-finite number it is, not as the
+/// string that holds it internally.
 fn bad(key: &str, want: &str, got: &Value) -> String {
     let kind = match got {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(_) => "a number",
+        Value::String(s) if super::nonfinite::number_of_str(s).is_some() => {
+            "a non-finite number (NaN, Infinity, or a number beyond the float range such as 1e400)"
+        }
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
@@ -55,6 +60,9 @@ pub(crate) fn opt_time(o: &Obj, key: &str) -> Result<Option<f64>, String> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(v) if super::nonfinite::number_of(v).is_some() => {
+            Err(bad(key, "a number of seconds or an RFC 3339 string", v))
+        }
         Some(Value::String(s)) => parse_rfc3339(s)
             .map(Some)
             .ok_or_else(|| format!("field `{key}`: `{s}` is not an RFC 3339 time")),

@@ -59,6 +59,9 @@ fn depth(text: &str) -> usize {
 /// `text` parsed as a JSON value, reading nesting up to [`MAX_DEPTH`] levels as Python does
 /// (serde_json alone stops at 128).
 ///
+/// A number beyond `f64` range reads as `inf`, as in Python
+/// ([`super::nonfinite::overflow_to_infinity`]).
+///
 /// Errors: serde_json's message (without its position), or, for a value nested deeper than
 /// [`MAX_DEPTH`], a message that says so.
 pub(crate) fn value(text: &str) -> Result<Value, String> {
@@ -77,6 +80,16 @@ pub(crate) fn value(text: &str) -> Result<Value, String> {
             let v = serde::Deserialize::deserialize(serde_stacker::Deserializer::new(&mut de));
             v.and_then(|v| de.end().map(|()| v))
                 .map_err(|e| strip_position(&e.to_string()))
+        }
+        // A number beyond f64 (`1e400`) reads as Python's json reads it, `inf` (issue 6 T5-3).
+        Err(e) if super::nonfinite::is_out_of_range(&e) => {
+            match super::nonfinite::overflow_to_infinity(text) {
+                Some(big) => match super::nonfinite::rewrite(&big) {
+                    Some((fixed, _)) => value(&fixed),
+                    None => value(&big),
+                },
+                None => Err(strip_position(&e.to_string())),
+            }
         }
         Err(e) => Err(strip_position(&e.to_string())),
     }

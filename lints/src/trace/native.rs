@@ -763,12 +763,28 @@ fn parse_rewritten(line: &str) -> Result<(Record, Vec<String>), (String, Option<
         Some((t, at)) => (t.as_str(), at.as_slice()),
         None => (line, &[][..]),
     };
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+    let located = |e: serde_json::Error, at: &[usize]| {
         (
             format!("invalid JSON: {}", strip_position(&e.to_string())),
             Some(super::nonfinite::original_column(at, 0, e.column()) as u64),
         )
-    })?;
+    };
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        // A number beyond f64 (`1e400`) reads as Python's json reads it, `inf` (issue 6 T5-2).
+        Err(e) if super::nonfinite::is_out_of_range(&e) => {
+            let Some(big) = super::nonfinite::overflow_to_infinity(line) else {
+                return Err(located(e, at));
+            };
+            let fixed = super::nonfinite::rewrite(&big);
+            let (text, at) = match &fixed {
+                Some((t, at)) => (t.as_str(), at.as_slice()),
+                None => (big.as_str(), &[][..]),
+            };
+            serde_json::from_str(text).map_err(|e| located(e, at))?
+        }
+        Err(e) => return Err(located(e, at)),
+    };
     let serde_json::Value::Object(obj) = value else {
         return Err(("a record must be a JSON object".into(), None));
     };

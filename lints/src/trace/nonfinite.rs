@@ -238,6 +238,71 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<usize>)> {
     Some((out, at))
 }
 
+/// True when `e` is serde_json's rejection of a number beyond `f64` range (`1e400`), which
+/// Python's `json` reads as `inf` ([`overflow_to_infinity`]).
+pub fn is_out_of_range(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("number out of range")
+}
+
+/// `text` with every number outside strings whose magnitude exceeds `f64` (`1e400`, `-1e400`,
+/// a 400-digit integer) replaced by the token `Infinity` / `-Infinity`, which [`rewrite`] then
+/// turns into its stand-in: Python's `json.loads` reads such a number as `inf` (an integer
+/// literal as an exact `int`, which has no `f64` counterpart either, so it reads as `inf` here
+/// too: issue 6 T5-2, T5-3). `None` when there is none. Only for text serde_json rejected with
+/// "number out of range" (never on the common path); a column reported later on the same line
+/// may be off by the length difference of the replaced numbers.
+pub fn overflow_to_infinity(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 2,
+                b'"' => {
+                    in_string = false;
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        if c == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        let boundary =
+            i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+        if boundary && (c == b'-' || c.is_ascii_digit()) {
+            let start = i;
+            let mut j = i + usize::from(c == b'-');
+            while j < b.len()
+                && (b[j].is_ascii_digit() || matches!(b[j], b'.' | b'e' | b'E' | b'+' | b'-'))
+            {
+                j += 1;
+            }
+            let token = &text[start..j];
+            if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+                out.push_str(&text[copied..start]);
+                out.push_str(if c == b'-' { "-Infinity" } else { "Infinity" });
+                copied = j;
+            }
+            i = j.max(i + 1);
+            continue;
+        }
+        i += 1;
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
 /// The one-based column in the input of one-based column `column` of the rewritten line that
 /// starts at byte `line_start` of the rewritten text, given the stand-in offsets `at` from
 /// [`rewrite`]. A column inside a stand-in maps to the token's first byte.
@@ -269,6 +334,30 @@ mod tests {
         assert_eq!(rewrite(r#"{"a": 1}"#), None);
         // Not a token inside a word: left for the parser to reject.
         assert!(rewrite("[xNaN]").is_none());
+    }
+
+    /// Issue 6 T5-2: numbers beyond f64 outside strings become `Infinity`, as Python reads them.
+    #[test]
+    fn overflowing_numbers_read_as_infinity() {
+        let t = overflow_to_infinity(
+            r#"{"a": 1e400, "b": [-1E+400, 2.5, 1e-400], "c": "1e400", "d": 1e308}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            r#"{"a": Infinity, "b": [-Infinity, 2.5, 1e-400], "c": "1e400", "d": 1e308}"#
+        );
+        let (t, _) = rewrite(&t).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+        assert_eq!(number_of(&v["a"]), Some(f64::INFINITY));
+        assert_eq!(number_of(&v["b"][0]), Some(f64::NEG_INFINITY));
+        assert_eq!(v["c"], "1e400");
+        assert_eq!(
+            overflow_to_infinity(r#"{"a": 1e300, "b": "x\"1e999"}"#),
+            None
+        );
+        let e = serde_json::from_str::<serde_json::Value>("[1e400]").unwrap_err();
+        assert!(is_out_of_range(&e));
     }
 
     /// The plain byte-by-byte scan the jumping one replaced.
