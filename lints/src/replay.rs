@@ -23,8 +23,11 @@
 //!   2026-06-20, `drop` before).
 //! - A recorded-blocked call that the simulation allows enters the history with status
 //!   `unknown` (it would have been dispatched; its outcome was never recorded).
-//! - **Cells** start at `cell` records, and when a call names a different cell. A trace with no
-//!   cell information at all treats every call as its own cell.
+//! - **Cells** start at `cell` records, and when a call names a different cell. Calls before
+//!   any cell information share one implicit cell with no boundaries: the history is not
+//!   cleared between them (also in the per-cell epochs), cell-scoped constraints see all of
+//!   them, a block under `stop-cell` ends only its own call, and each call is its own step for
+//!   the completion validator (issue 6 T5-11).
 //! - **Block streaks**: the same raw key blocked 3, 6, 9, ... times in a row is reported, as
 //!   Colony's `BlockStreakTracker` does; a successful dispatch resets the streak (§4.0.3).
 //! - **Completions**: the rule-based validator ([`crate::completion`]) is replayed on each
@@ -844,7 +847,7 @@ impl<'a> Replayer<'a> {
                 run.new_cell(Some(ci));
                 run.cells_seen = true;
             }
-            None if !run.cells_seen => run.new_cell(None),
+            // No cell information so far: no boundary to go by (issue 6 T5-11).
             _ => {}
         }
         run.resume_if_swallowed();
@@ -937,6 +940,9 @@ impl<'a> Replayer<'a> {
                                 .record_call(set, &hist_sub, &key_bits, hist_status, c)
                         }
                         OnBlock::Keep | OnBlock::Drop => {}
+                        // No cell information: the extent of the blocked call's cell is
+                        // unknown, so the block ends only the call (issue 6 T5-11).
+                        OnBlock::StopCell if !run.cells_seen => {}
                         // The cell's code catches the `GuardrailBlockedError` around every
                         // `run()`: Colony's cell goes on without the call (issue 6 T4-11).
                         OnBlock::StopCell
@@ -952,6 +958,11 @@ impl<'a> Replayer<'a> {
                     }
                 }
             }
+        }
+        if !run.cells_seen {
+            // Without cell information each call is its own step for the completion
+            // validator's step summaries (colony-reference §5.4).
+            run.finish_cell();
         }
         let changed = c.status.dispatched() != (verdict == Verdict::Allowed);
         let tot = &mut run.totals;
