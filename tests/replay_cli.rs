@@ -953,3 +953,84 @@ fn sarif_has_run_totals_and_notifications_and_is_valid_sarif_2_1_0() {
     bad["runs"][0]["results"][0]["level"] = Value::from("fatal");
     assert!(json_schema::validate(&schema, defs, &bad, "").is_err());
 }
+
+/// Issue 6 T4-9: the HTML timeline of a long trace still shows every blocked call and every
+/// outcome change (past the first 2,000 calls, runs of allowed calls become count markers),
+/// states the elision, and stays bounded: 200,000 calls give a page under 1 MB (about 190 KB), not
+/// one mark per call.
+#[test]
+fn html_timeline_of_a_long_trace_keeps_every_block_and_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    let n = 200_000u64;
+    // Blocked (delete_*) at these indexes; recorded blocked but allowed (changed) at others.
+    let blocked = [5u64, 1999, 2000, 2001, 70_000, 150_000, n - 1];
+    let changed = [10u64, 2500, 2501, 99_999];
+    let mut t = String::from("{\"rec\":\"header\",\"format\":\"cellguard-trace\",\"version\":1}\n{\"rec\":\"cell\",\"index\":0}\n");
+    for i in 0..n {
+        let (key, status) = if blocked.contains(&i) {
+            ("A.A.delete_x", "ok")
+        } else if changed.contains(&i) {
+            ("A.A.get_x", "blocked")
+        } else {
+            ("A.A.get_x", "ok")
+        };
+        t.push_str(&format!(
+            "{{\"rec\":\"call\",\"cell\":0,\"index\":{i},\"raw_key\":\"{key}\",\"status\":\"{status}\"}}\n"
+        ));
+    }
+    let trace = write(dir.path(), "long.jsonl", &t);
+    let out = replay(&[
+        "--config",
+        &cfg,
+        &trace,
+        "--on-block",
+        "keep",
+        "--output-format",
+        "html",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let html = String::from_utf8(out.stdout).unwrap();
+    // Every blocked call has its mark, with its line (index + 3) in the hover text.
+    assert_eq!(html.matches("<i class=\"c blocked").count(), blocked.len());
+    for i in blocked {
+        assert!(
+            html.contains(&format!(
+                "title=\"line {} cell 0 call {i}: A.A.delete_x",
+                i + 3
+            )),
+            "blocked call {i}"
+        );
+    }
+    // Every change (recorded blocked, allowed now; and the blocked calls recorded ok).
+    assert_eq!(
+        html.matches("<i class=\"c allowed changed").count(),
+        changed.len()
+    );
+    for i in changed {
+        assert!(html.contains(&format!(
+            "cell 0 call {i}: A.A.get_x (recorded blocked) allowed"
+        )));
+    }
+    // The first 2,000 calls are drawn one by one; after that only blocks and changes, with the
+    // allowed runs between them counted: every call is accounted for exactly once.
+    let marks = html.matches("<i class=\"c ").count() - html.matches("<i class=\"c lg").count();
+    let notable_after: u64 = blocked
+        .iter()
+        .chain(&changed)
+        .filter(|&&i| i >= 2000)
+        .count() as u64;
+    assert_eq!(marks as u64, 2000 + notable_after);
+    let counted: u64 = html
+        .split("allowed calls, not drawn one by one\">+")
+        .skip(1)
+        .map(|s| s.split(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counted, n - 2000 - notable_after);
+    assert!(html.contains(&format!(
+        "timeline elided: {counted} allowed calls shown as counts"
+    )));
+    assert!(html.contains("The first 2000 calls of each trace are drawn one mark each."));
+    assert!(html.len() < 1_000_000, "{} bytes", html.len());
+    assert!(!html.contains("<script src") && !html.contains("<link"));
+}

@@ -252,7 +252,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         .context("cannot create a temporary file for the report's decisions")?;
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
-    let mut report = {
+    let report = {
         let mut sink = CliSink {
             out: &mut out,
             streaming,
@@ -313,11 +313,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             None => anyhow::bail!("internal: no decision spool for the report"),
         },
         ReplayFormat::JsonLines => render::json_lines_tail(&report, &mut out)?,
-        ReplayFormat::Html => {
-            let more = html_kept.omitted_notable;
-            report.decisions = html_kept.decisions;
-            render::html(&report, more, &mut out)?
-        }
+        ReplayFormat::Html => render::html(&report, &html_kept, &mut out)?,
     }
     out.flush()?;
     let s = &report.summary;

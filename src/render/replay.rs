@@ -7,7 +7,6 @@ use cellguard_lints::replay::{
 };
 use cellguard_lints::trace::Skip;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::io::{Seek, Write};
 
 /// `--output-format` of `cellguard replay`.
@@ -805,55 +804,112 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-/// Calls drawn per trace timeline (the rest are summarised).
+/// Calls of each trace drawn one mark each from its start (the prefix of the timeline).
 const TIMELINE_CAP: usize = 2000;
 
-/// Blocked, unreached and changed calls listed in the HTML table (the rest are counted).
+/// Blocked, unreached and changed calls kept for the HTML report (drawn on their timelines and
+/// listed in the table); the rest are counted.
 const NOTABLE_CAP: usize = 10_000;
 
-/// The decisions an HTML report keeps while a replay streams: the first [`TIMELINE_CAP`] calls
-/// of each trace (its timeline) and the first [`NOTABLE_CAP`] blocked, unreached or changed
-/// calls, so memory stays bounded however long the traces are.
+/// One item of a trace's HTML timeline.
+enum Mark {
+    /// A call drawn as one mark.
+    Call(Decision),
+    /// A run of this many allowed calls (recorded as dispatched) past [`TIMELINE_CAP`], drawn as
+    /// one count marker.
+    Allowed(u64),
+    /// This many blocked, unreached or changed calls past [`NOTABLE_CAP`], drawn as one count
+    /// marker.
+    Omitted(u64),
+}
+
+/// The decisions an HTML report keeps while a replay streams, as per-trace timelines: the first
+/// [`TIMELINE_CAP`] calls of each trace as one mark each; after that every blocked, unreached or
+/// changed call (the first [`NOTABLE_CAP`] of the report) keeps its mark and each run of allowed
+/// calls between them is one count marker (issue 6 T4-9). Memory and the page stay bounded: at
+/// most [`TIMELINE_CAP`] marks per trace plus [`NOTABLE_CAP`] marks, and one marker between two
+/// kept marks.
 #[derive(Default)]
 pub struct HtmlDecisions {
-    /// Kept decisions, in replay order.
-    pub decisions: Vec<Decision>,
-    /// Listed decisions beyond [`NOTABLE_CAP`], not kept.
-    pub omitted_notable: u64,
-    trace: Option<std::sync::Arc<str>>,
+    /// Timelines in replay order: trace name and its items.
+    timelines: Vec<(std::sync::Arc<str>, Vec<Mark>)>,
+    /// Blocked, unreached and changed calls beyond [`NOTABLE_CAP`]: counted, not kept.
+    omitted_notable: u64,
+    /// Allowed calls drawn as part of count markers.
+    elided_allowed: u64,
     in_trace: usize,
     notable: usize,
 }
 
 impl HtmlDecisions {
-    /// Offers one decision.
+    /// Offers one decision (every call of every trace, in replay order).
     pub fn add(&mut self, d: &Decision) {
-        if self.trace.as_deref() != Some(&*d.trace) {
-            self.trace = Some(d.trace.clone());
+        if self.timelines.last().map(|(t, _)| &**t) != Some(&*d.trace) {
+            self.timelines.push((d.trace.clone(), Vec::new()));
             self.in_trace = 0;
         }
         self.in_trace += 1;
+        let in_prefix = self.in_trace <= TIMELINE_CAP;
         let notable = d.notable();
-        let on_timeline = self.in_trace <= TIMELINE_CAP;
-        let listed = notable && self.notable < NOTABLE_CAP;
-        if notable {
-            if listed {
-                self.notable += 1;
-            } else {
-                self.omitted_notable += 1;
+        let Some((_, marks)) = self.timelines.last_mut() else {
+            return;
+        };
+        if notable && self.notable < NOTABLE_CAP {
+            self.notable += 1;
+            marks.push(Mark::Call(d.clone()));
+        } else if notable {
+            self.omitted_notable += 1;
+            match marks.last_mut() {
+                Some(Mark::Omitted(n)) => *n += 1,
+                _ => marks.push(Mark::Omitted(1)),
+            }
+        } else if in_prefix {
+            marks.push(Mark::Call(d.clone()));
+        } else {
+            self.elided_allowed += 1;
+            match marks.last_mut() {
+                Some(Mark::Allowed(n)) => *n += 1,
+                _ => marks.push(Mark::Allowed(1)),
             }
         }
-        if on_timeline || listed {
-            self.decisions.push(d.clone());
-        }
+    }
+
+    /// The kept decisions, in replay order.
+    fn decisions(&self) -> impl Iterator<Item = &Decision> {
+        self.timelines.iter().flat_map(|(_, m)| {
+            m.iter().filter_map(|m| match m {
+                Mark::Call(d) => Some(d),
+                _ => None,
+            })
+        })
     }
 }
 
+/// The hover text of a call's timeline mark.
+fn mark_title(d: &Decision) -> String {
+    let mut title = format!(
+        "line {} cell {} call {}: {} (recorded {}) {}",
+        d.line,
+        d.cell.map_or("-".into(), |c| c.to_string()),
+        d.index,
+        d.raw_key,
+        d.recorded.as_str(),
+        d.decision.as_str()
+    );
+    if let Some(r) = &d.reason {
+        title.push_str(&format!(" [{}] {r}", d.guardrail.as_deref().unwrap_or("")));
+    }
+    if d.changed() {
+        title.push_str(" (outcome changes)");
+    }
+    title
+}
+
 /// The HTML report: summary, blocks per guardrail, a timeline per trace (one mark per call,
-/// blocked calls in red, unreached in grey, changed outcomes outlined), the listed decisions,
-/// and report sections. `report.decisions` should hold every decision (`--all-decisions`) so
-/// timelines are complete.
-pub fn html(report: &Report, more_notable: u64, out: &mut impl Write) -> std::io::Result<()> {
+/// blocked calls in red, unreached in grey, changed outcomes outlined; long traces elided as
+/// [`HtmlDecisions`] keeps them, with count markers), the blocked, unreached and changed calls,
+/// block streaks, completions and report sections. `kept` should have been offered every call.
+pub fn html(report: &Report, kept: &HtmlDecisions, out: &mut impl Write) -> std::io::Result<()> {
     let s = &report.summary;
     let mut h = String::new();
     h.push_str(r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>cellguard replay</title><style>
@@ -862,7 +918,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
 .tl{display:flex;flex-wrap:wrap;gap:2px;margin:4px 0 10px}.c{width:12px;height:18px;border-radius:2px;display:inline-block}
 .allowed{background:#4caf50}.blocked{background:#e53935}.unreached{background:#bdbdbd}.changed{outline:2px solid #1e88e5;outline-offset:1px}
 .cellgap{width:4px}.muted{color:#777}details{margin:2px 0}summary{cursor:pointer}code{background:#f6f6f6;padding:0 3px}
-.legend span{margin-right:14px}
+.legend span{margin-right:14px}.gap{font-size:11px;color:#555;background:#eef5ee;border:1px dashed #9c9;border-radius:2px;padding:0 3px;line-height:16px}.gap.more{background:#fdecea;border-color:#e99}
 </style></head><body>"#);
     h.push_str("<h1>cellguard replay</h1>");
     h.push_str(&format!(
@@ -881,62 +937,81 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
         }
         h.push_str("</table>");
     }
-    h.push_str("<h2>Timelines</h2><p class=\"legend\"><span><i class=\"c lg allowed\"></i> allowed</span><span><i class=\"c lg blocked\"></i> blocked</span><span><i class=\"c lg unreached\"></i> unreached</span><span><i class=\"c lg allowed changed\"></i> outcome changes</span> (one mark per call, cells separated by gaps; hover for details)</p>");
-    let mut by_trace: BTreeMap<&str, Vec<&Decision>> = BTreeMap::new();
-    for d in &report.decisions {
-        by_trace.entry(&d.trace).or_default().push(d);
-    }
+    h.push_str(&format!("<h2>Timelines</h2><p class=\"legend\"><span><i class=\"c lg allowed\"></i> allowed</span><span><i class=\"c lg blocked\"></i> blocked</span><span><i class=\"c lg unreached\"></i> unreached</span><span><i class=\"c lg allowed changed\"></i> outcome changes</span> (one mark per call, cells separated by gaps; hover for details)</p><p class=\"elision\">The first {TIMELINE_CAP} calls of each trace are drawn one mark each. After that, every blocked, unreached or changed call keeps its mark and each run of allowed calls between them is drawn as one marker <span class=\"gap\">+N allowed</span>{}.</p>",
+        if kept.omitted_notable > 0 {
+            format!("; the report keeps the first {NOTABLE_CAP} blocked, unreached or changed calls, the others are counted in <span class=\"gap more\">+N not drawn</span> markers (every one is in <code>--output-format json-lines</code>)")
+        } else {
+            String::new()
+        }
+    ));
+    let by_trace: std::collections::HashMap<&str, &Vec<Mark>> =
+        kept.timelines.iter().map(|(t, m)| (&**t, m)).collect();
+    let none = Vec::new();
     for t in &report.traces {
-        let ds = by_trace.get(&*t.trace).cloned().unwrap_or_default();
+        let marks = by_trace.get(&*t.trace).copied().unwrap_or(&none);
         let open = if t.blocked + t.unreached + t.changed > 0 {
             " open"
         } else {
             ""
         };
+        let elided: u64 = marks
+            .iter()
+            .map(|m| match m {
+                Mark::Allowed(n) => *n,
+                _ => 0,
+            })
+            .sum();
+        let elided = if elided > 0 {
+            format!("; timeline elided: {elided} allowed calls shown as counts")
+        } else {
+            String::new()
+        };
         h.push_str(&format!(
-            "<details{open}><summary><code>{}</code> <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; epoch {}, on-block {}</span></summary><div class=\"tl\">",
-            esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.epoch), esc(&t.on_block)
+            "<details{open}><summary><code>{}</code> <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; format {}, epoch {}, on-block {}{elided}</span></summary><div class=\"tl\">",
+            esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.format), esc(&t.epoch), esc(&t.on_block)
         ));
         let mut last_cell = None;
-        let shown = ds.len().min(TIMELINE_CAP);
-        for d in ds.iter().take(TIMELINE_CAP) {
-            if last_cell.is_some() && last_cell != Some(d.cell) {
-                h.push_str("<i class=\"cellgap\"></i>");
+        let mut drawn = 0u64;
+        for m in marks {
+            match m {
+                Mark::Call(d) => {
+                    if last_cell.is_some() && last_cell != Some(d.cell) {
+                        h.push_str("<i class=\"cellgap\"></i>");
+                    }
+                    last_cell = Some(d.cell);
+                    drawn += 1;
+                    let changed = if d.changed() { " changed" } else { "" };
+                    h.push_str(&format!(
+                        "<i class=\"c {}{changed}\" title=\"{}\"></i>",
+                        d.decision.as_str(),
+                        esc(&mark_title(d))
+                    ));
+                }
+                Mark::Allowed(n) => {
+                    last_cell = None;
+                    drawn += n;
+                    h.push_str(&format!(
+                        "<span class=\"gap\" title=\"{n} allowed calls, not drawn one by one\">+{n} allowed</span>"
+                    ));
+                }
+                Mark::Omitted(n) => {
+                    last_cell = None;
+                    drawn += n;
+                    h.push_str(&format!(
+                        "<span class=\"gap more\" title=\"{n} blocked, unreached or changed calls beyond the report's {NOTABLE_CAP}\">+{n} not drawn</span>"
+                    ));
+                }
             }
-            last_cell = Some(d.cell);
-            let mut title = format!(
-                "line {} cell {} call {}: {} (recorded {}) {}",
-                d.line,
-                d.cell.map_or("-".into(), |c| c.to_string()),
-                d.index,
-                d.raw_key,
-                d.recorded.as_str(),
-                d.decision.as_str()
-            );
-            if let Some(r) = &d.reason {
-                title.push_str(&format!(" [{}] {r}", d.guardrail.as_deref().unwrap_or("")));
-            }
-            let changed = if d.changed() { " changed" } else { "" };
-            h.push_str(&format!(
-                "<i class=\"c {}{changed}\" title=\"{}\"></i>",
-                d.decision.as_str(),
-                esc(&title)
-            ));
         }
-        if ds.len() >= TIMELINE_CAP && t.calls > shown as u64 {
+        if drawn < t.calls {
             h.push_str(&format!(
-                "<span class=\"muted\">… {} more calls</span>",
-                t.calls - shown as u64
-            ));
-        } else if (ds.len() as u64) < t.calls {
-            h.push_str(&format!(
-                "<span class=\"muted\">{} allowed calls not listed (run with --all-decisions)</span>",
-                t.calls - ds.len() as u64
+                "<span class=\"muted\">{} calls not listed</span>",
+                t.calls - drawn
             ));
         }
         h.push_str("</div></details>");
     }
-    let notable: Vec<&Decision> = report.decisions.iter().filter(|d| d.notable()).collect();
+    let notable: Vec<&Decision> = kept.decisions().filter(|d| d.notable()).collect();
     if !notable.is_empty() {
         h.push_str("<h2>Blocked, unreached and changed calls</h2><table><tr><th>trace</th><th>line</th><th>cell</th><th>call</th><th>raw key</th><th>recorded</th><th>decision</th><th>guardrail</th><th>reason</th><th>suggestion</th></tr>");
         for d in notable {
@@ -948,9 +1023,10 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
             ));
         }
         h.push_str("</table>");
-        if more_notable > 0 {
+        if kept.omitted_notable > 0 {
             h.push_str(&format!(
-                "<p class=\"muted\">… and {more_notable} more (every one is in <code>--output-format json-lines</code>).</p>"
+                "<p class=\"muted\">… and {} more (every one is in <code>--output-format json-lines</code>).</p>",
+                kept.omitted_notable
             ));
         }
     }
@@ -1190,6 +1266,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Past [`NOTABLE_CAP`] kept blocked calls, the others are counted in `+N not drawn`
+    /// markers (and the page says so); every call of the trace is drawn or counted once.
+    #[test]
+    fn html_timeline_counts_blocks_beyond_the_report_cap() {
+        let mut r = report(1, 0, None);
+        let name = r.traces[0].trace.clone();
+        let calls = 2 * NOTABLE_CAP as u64 + 4000;
+        r.traces[0].calls = calls;
+        let mut kept = HtmlDecisions::default();
+        for i in 0..calls {
+            let blocked = i % 2 == 0;
+            kept.add(&Decision {
+                trace: name.clone(),
+                file: name.clone(),
+                line: i + 1,
+                cell: Some(0),
+                index: i,
+                action_key: "A.k".into(),
+                raw_key: "A.k".into(),
+                recorded: CallStatus::Ok,
+                decision: if blocked {
+                    Verdict::Blocked
+                } else {
+                    Verdict::Allowed
+                },
+                guardrail: blocked.then(|| Arc::from("gate")),
+                reason: None,
+                suggestion: None,
+            });
+        }
+        // Blocked: the first NOTABLE_CAP kept, the rest (calls / 2 - NOTABLE_CAP) counted.
+        let blocked = calls / 2;
+        assert_eq!(kept.omitted_notable, blocked - NOTABLE_CAP as u64);
+        let mut out = Vec::new();
+        html(&r, &kept, &mut out).unwrap();
+        let h = String::from_utf8(out).unwrap();
+        assert_eq!(h.matches("<i class=\"c blocked").count(), NOTABLE_CAP);
+        let sum = |marker: &str| -> u64 {
+            h.split(marker)
+                .skip(1)
+                .map(|s| s.split(' ').next().unwrap().parse::<u64>().unwrap())
+                .sum()
+        };
+        let not_drawn = sum(&format!("beyond the report's {NOTABLE_CAP}\">+"));
+        assert_eq!(not_drawn, kept.omitted_notable);
+        let allowed_marks = h.matches("<i class=\"c allowed").count() as u64;
+        let allowed_counted = sum("allowed calls, not drawn one by one\">+");
+        assert_eq!(
+            NOTABLE_CAP as u64 + not_drawn + allowed_marks + allowed_counted,
+            calls
+        );
+        // The first TIMELINE_CAP calls are drawn one by one: half of them allowed.
+        assert_eq!(allowed_marks, TIMELINE_CAP as u64 / 2);
+        assert!(h.contains("the others are counted in"));
+        assert!(h.contains(&format!("… and {} more", kept.omitted_notable)));
     }
 
     #[test]
