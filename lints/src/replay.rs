@@ -437,6 +437,9 @@ struct Run<'a> {
     /// The current cell's code, to tell whether a block is swallowed
     /// ([`crate::trace::colony::block_swallowed`]).
     cell_code: Option<String>,
+    /// A block swallowed inside the current cell: which of the cell's later calls it skips
+    /// (the rest of the catching `try` body; issue 6 T5-4).
+    swallowed: Option<crate::trace::colony::Swallowed>,
     /// Raw keys whose knowledge-base resolution disagreed with the recorded key (warned once).
     kb_warned: rustc_hash::FxHashSet<Box<str>>,
     cfg: &'a ReplayConfig,
@@ -623,6 +626,7 @@ impl<'a> Replayer<'a> {
             kb_warned: Default::default(),
             epoch_known: epoch.is_some(),
             cell_code: None,
+            swallowed: None,
             cfg: self.cfg,
         });
     }
@@ -880,7 +884,11 @@ impl<'a> Replayer<'a> {
         }
         let mut verdict = Verdict::Allowed;
         let mut block = None;
-        if run.aborted {
+        let skipped = run
+            .swallowed
+            .as_mut()
+            .is_some_and(|s| s.skips(keys.raw, keys.resolved));
+        if run.aborted || skipped {
             verdict = Verdict::Unreached;
         } else {
             let mut proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
@@ -943,16 +951,34 @@ impl<'a> Replayer<'a> {
                         // No cell information: the extent of the blocked call's cell is
                         // unknown, so the block ends only the call (issue 6 T5-11).
                         OnBlock::StopCell if !run.cells_seen => {}
-                        // The cell's code catches the `GuardrailBlockedError` around every
-                        // `run()`: Colony's cell goes on without the call (issue 6 T4-11).
-                        OnBlock::StopCell
-                            if run.cell_code.as_deref().is_some_and(|code| {
-                                crate::trace::colony::block_swallowed(code, keys.raw, keys.resolved)
-                            }) => {}
                         OnBlock::StopCell => {
-                            run.aborted = true;
-                            if !c.status.dispatched() {
-                                run.swallow_evidence = Some(failed_before);
+                            let before = run.pos.saturating_sub(1);
+                            let swallowed = run.cell_code.as_deref().and_then(|code| {
+                                crate::trace::colony::swallowed_block(
+                                    code,
+                                    keys.raw,
+                                    keys.resolved,
+                                    before,
+                                )
+                            });
+                            match swallowed {
+                                // The cell's code catches the `GuardrailBlockedError` around
+                                // every `run()` that could have made the call: Colony's cell
+                                // goes on after the catching `try`, without the call and the
+                                // rest of that `try` body (issue 6 T4-11, T5-4). A block the
+                                // recording shows too was swallowed there already: the recorded
+                                // calls after it are the ones the cell made.
+                                Some(s) => {
+                                    if c.status.dispatched() {
+                                        run.swallowed = Some(s);
+                                    }
+                                }
+                                None => {
+                                    run.aborted = true;
+                                    if !c.status.dispatched() {
+                                        run.swallow_evidence = Some(failed_before);
+                                    }
+                                }
                             }
                         }
                     }
@@ -1075,6 +1101,7 @@ impl Run<'_> {
         self.aborted = false;
         self.swallow_evidence = None;
         self.cell_code = None;
+        self.swallowed = None;
         self.pos = 0;
         self.state.new_cell(self.epoch.cumulative_history());
     }
