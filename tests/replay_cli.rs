@@ -1034,3 +1034,132 @@ fn html_timeline_of_a_long_trace_keeps_every_block_and_change() {
     assert!(html.len() < 1_000_000, "{} bytes", html.len());
     assert!(!html.contains("<script src") && !html.contains("<link"));
 }
+
+/// Issue 6 T4-14: the traces of a file that holds several are labelled `FILE#N` with N the
+/// trace's 0-based position in the file, in every format: for a list of conversations, the
+/// list index (`jq '.[N]'`, not the conversation's `task_id`); for native JSON Lines, the
+/// number of headers before the trace's own (the first trace is `FILE`).
+#[test]
+fn multi_trace_files_are_labelled_by_0_based_position_in_every_format() {
+    let dir = "fixtures/replay/issue6/t4-14-conversation-labels";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.json");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(support::root().join(&trace)).unwrap())
+            .unwrap();
+    // The blocked key of each conversation, read at its list index as jq '.[N]' would.
+    let key_at = |n: usize| {
+        doc[n]["traj"][2]["tool_calls"][0]["function"]["name"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let expected: Vec<(String, String)> = [0usize, 2]
+        .iter()
+        .map(|&n| (format!("{trace}#{n}"), key_at(n)))
+        .collect();
+    assert_eq!(expected[0].1, "cancel_reservation");
+    assert_eq!(expected[1].1, "book_reservation");
+    let run = |format: &str| {
+        let out = replay(&["--config", &cfg, &trace, "--output-format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let got: Vec<(String, String)> = json["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["trace"].as_str().unwrap().to_string(),
+                d["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let names: Vec<&str> = json["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["trace"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        (0..3).map(|n| format!("{trace}#{n}")).collect::<Vec<_>>()
+    );
+    let lines: Vec<(String, String)> = run("json-lines")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l.get("decision").is_some())
+        .map(|d| {
+            (
+                d["trace"].as_str().unwrap().to_string(),
+                d["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, expected);
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let got: Vec<(String, String)> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["properties"]["trace"].as_str().unwrap().to_string(),
+                r["properties"]["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    let text = run("text");
+    let html = run("html");
+    for (n, (name, key)) in [0, 2].iter().zip(&expected) {
+        assert!(
+            text.contains(&format!("{trace}:"))
+                && text.contains(&format!(" [#{n}] cell 0, call 0: `{key}`")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("  {name}: 1 calls, 1 blocked")),
+            "{text}"
+        );
+        assert!(
+            html.contains(&format!("<tr><td><code>{name}</code></td>")),
+            "{name}"
+        );
+    }
+
+    // Native JSON Lines: a header after records starts the next trace, `FILE#1`, `FILE#2`.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfgn = write(tmp.path(), "c.toml", CONFIG);
+    let mut t = String::new();
+    for n in 0..3 {
+        t.push_str(&format!(
+            "{{\"rec\":\"header\",\"format\":\"cellguard-trace\",\"version\":1}}\n{{\"rec\":\"cell\",\"index\":0}}\n{{\"rec\":\"call\",\"cell\":0,\"index\":0,\"raw_key\":\"A.A.delete_{n}\",\"status\":\"ok\"}}\n"
+        ));
+    }
+    let native = write(tmp.path(), "three.jsonl", &t);
+    let (code, v, _) = support::replay_json(&["--config", &cfgn, &native]);
+    assert_eq!(code, 1);
+    let got: Vec<(String, String)> = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["trace"].as_str().unwrap().to_string(),
+                d["raw_key"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (native.clone(), "A.A.delete_0".to_string()),
+            (format!("{native}#1"), "A.A.delete_1".to_string()),
+            (format!("{native}#2"), "A.A.delete_2".to_string()),
+        ]
+    );
+}

@@ -4,7 +4,10 @@
 //! one; paths relative to the case directory), optional extra arguments (`args`, one per line) and
 //! `expected.json`: the exit code and the parts of the JSON report that must match exactly
 //! (`summary`, `decisions` with `--all-decisions`, and `completions` / `block_streaks` when
-//! present), or the error text on standard error for exit code 2. Cases under
+//! present), or the error text on standard error for exit code 2. `trace.path` may name several
+//! traces, one per line. A case with neither `cellguard.toml` nor `config.path` runs without
+//! `--config` (each trace's config is discovered) and also pins which config each trace used
+//! (`configs`: `[trace, config]` pairs from the report's `traces`). Cases under
 //! `fixtures/replay/robustness/` also record the warnings printed on standard error (`warnings`,
 //! one entry per line, the `cellguard: warning: ` prefix removed).
 //!
@@ -95,9 +98,14 @@ fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
             .ok()
             .map(|t| normalize(&rel.join(t.trim())))
     };
-    let trace_rel = match named("trace.path") {
-        Some(p) => p,
-        None => {
+    let traces_rel: Vec<PathBuf> = match std::fs::read_to_string(dir.join("trace.path")) {
+        Ok(t) => t
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| normalize(&rel.join(l)))
+            .collect(),
+        Err(_) => {
             let trace = std::fs::read_dir(dir)
                 .map_err(|e| e.to_string())?
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -107,16 +115,19 @@ fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
                         .is_some_and(|n| n.starts_with("trace.") && n != "trace.path")
                 })
                 .ok_or("no trace.* file")?;
-            rel.join(trace.file_name().unwrap_or_default())
+            vec![rel.join(trace.file_name().unwrap_or_default())]
         }
     };
-    let config_rel = named("config.path").unwrap_or_else(|| rel.join("cellguard.toml"));
+    let config_rel = named("config.path").or_else(|| {
+        let c = rel.join("cellguard.toml");
+        root.join(&c).is_file().then_some(c)
+    });
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cellguard"));
-    cmd.current_dir(root)
-        .arg("replay")
-        .arg("--config")
-        .arg(config_rel)
-        .arg(&trace_rel)
+    cmd.current_dir(root).arg("replay");
+    if let Some(c) = &config_rel {
+        cmd.arg("--config").arg(c);
+    }
+    cmd.args(&traces_rel)
         .args(["--output-format", "json", "--all-decisions"]);
     if let Ok(extra) = std::fs::read_to_string(dir.join("args")) {
         cmd.args(extra.lines().map(str::trim).filter(|l| !l.is_empty()));
@@ -138,6 +149,17 @@ fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
             if let Some(v) = report.get(k) {
                 a[k] = v.clone();
             }
+        }
+        if config_rel.is_none() {
+            let pairs: Vec<Value> = report["traces"]
+                .as_array()
+                .map(|ts| {
+                    ts.iter()
+                        .map(|t| json!([t["trace"], t["config"]]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            a["configs"] = Value::from(pairs);
         }
         if with_warnings {
             let warnings: Vec<Value> = stderr
@@ -294,4 +316,39 @@ fn text_and_html_escape_control_characters() {
             );
         }
     }
+}
+
+/// Issue 6 T4-7: without `--config`, each trace is replayed with its own project's config, and
+/// the text report says which config each trace used.
+#[test]
+fn text_report_names_each_traces_config() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = "fixtures/replay/issue6/t4-07-config-per-trace";
+    let out = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(root)
+        .args(["replay", "--color", "never"])
+        .arg(format!("{dir}/a/trace.jsonl"))
+        .arg(format!("{dir}/b/trace.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for p in ["a", "b"] {
+        let line = format!("  {dir}/{p}/cellguard.toml: {dir}/{p}/trace.jsonl\n");
+        assert!(
+            text.contains("Configs:\n") && text.contains(&line),
+            "{text}"
+        );
+    }
+    let one = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(root)
+        .args(["replay", "--color", "never"])
+        .arg(format!("{dir}/b/trace.jsonl"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        text.contains(&format!("Config: {dir}/b/cellguard.toml.\n")),
+        "{text}"
+    );
 }

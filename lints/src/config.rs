@@ -1755,12 +1755,15 @@ impl Resolver {
         Ok(found)
     }
 
-    /// The project for a checked file.
+    /// The config file in effect for `file` (a file or directory): the `--config` file, else
+    /// the closest config found walking up from the file's directory ([`discover`], cached per
+    /// directory); `None` when there is none. `cellguard check` finds each file's settings this
+    /// way, and `cellguard replay` each trace's guardrails.
     ///
-    /// Errors: the closest config (or its KB) cannot be loaded.
-    pub fn project_for(&self, file: &Path) -> Result<Arc<Project>, ConfigError> {
+    /// Errors: a config file on the way up cannot be loaded.
+    pub fn config_path_for(&self, file: &Path) -> Result<Option<PathBuf>, ConfigError> {
         if let Some(p) = &self.fixed {
-            return Ok(p.clone());
+            return Ok(p.config.as_ref().map(|c| c.path.clone()));
         }
         let abs = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
         let dir = if abs.is_dir() {
@@ -1768,7 +1771,17 @@ impl Resolver {
         } else {
             abs.parent().map(Path::to_path_buf).unwrap_or_default()
         };
-        let config_path = self.config_path_for_dir(&dir)?;
+        self.config_path_for_dir(&dir)
+    }
+
+    /// The project for a checked file.
+    ///
+    /// Errors: the closest config (or its KB) cannot be loaded.
+    pub fn project_for(&self, file: &Path) -> Result<Arc<Project>, ConfigError> {
+        if let Some(p) = &self.fixed {
+            return Ok(p.clone());
+        }
+        let config_path = self.config_path_for(file)?;
         if let Some(p) = self
             .by_config
             .lock()

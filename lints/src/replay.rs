@@ -231,6 +231,9 @@ pub struct TraceTotals {
     pub epoch: String,
     /// On-block mode used.
     pub on_block: String,
+    /// The config file whose guardrails replayed the trace, as given or found
+    /// ([`Options::config`]); `None` when no config was in effect.
+    pub config: Option<Arc<str>>,
 }
 
 /// Run-wide totals (spec §8 `summary`).
@@ -348,6 +351,61 @@ pub struct Report {
     pub sections: Vec<Box<dyn Section>>,
 }
 
+impl Report {
+    /// Appends the report of another run (the traces of another config, issue 6 T4-7) after
+    /// this one's: totals add up, blocks per guardrail add up by id (ids new to this report are
+    /// appended in the other's order), listed decisions, traces, completions and streaks follow
+    /// this report's, kept skips and warnings stay within [`MAX_KEPT_SKIPS`], and sections are
+    /// appended. When the two runs match differently, the matching mode becomes mixed: each
+    /// side's description (its `mixed_modes`, else `MODE: ids`) joined with `; `.
+    pub fn merge(&mut self, other: Report) {
+        let (a, b) = (&mut self.summary, other.summary);
+        a.traces += b.traces;
+        a.calls += b.calls;
+        a.allowed += b.allowed;
+        a.blocked += b.blocked;
+        a.unreached += b.unreached;
+        a.changed += b.changed;
+        a.records_read += b.records_read;
+        a.records_skipped += b.records_skipped;
+        a.completions += b.completions;
+        a.completions_changed += b.completions_changed;
+        let describe = |mode: MatchMode, mixed: &Option<String>, per: &[(Arc<str>, u64)]| {
+            mixed.clone().unwrap_or_else(|| {
+                let ids: Vec<&str> = per.iter().map(|(id, _)| &**id).collect();
+                format!("{}: {}", mode.as_str(), ids.join(", "))
+            })
+        };
+        if self.mode != other.mode || self.mixed_modes.is_some() || other.mixed_modes.is_some() {
+            let mine = describe(self.mode, &self.mixed_modes, &a.per_guardrail);
+            let theirs = describe(other.mode, &other.mixed_modes, &b.per_guardrail);
+            self.mixed_modes = Some(if mine == theirs {
+                mine
+            } else {
+                format!("{mine}; {theirs}")
+            });
+        }
+        for (id, n) in b.per_guardrail {
+            match a.per_guardrail.iter_mut().find(|(x, _)| *x == id) {
+                Some((_, m)) => *m += n,
+                None => a.per_guardrail.push((id, n)),
+            }
+        }
+        self.decisions.extend(other.decisions);
+        self.traces.extend(other.traces);
+        self.completions.extend(other.completions);
+        self.streaks.extend(other.streaks);
+        for (kept, more) in [
+            (&mut self.skipped, other.skipped),
+            (&mut self.warnings, other.warnings),
+        ] {
+            let room = MAX_KEPT_SKIPS.saturating_sub(kept.len());
+            kept.extend(more.into_iter().take(room));
+        }
+        self.sections.extend(other.sections);
+    }
+}
+
 impl std::fmt::Debug for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Report")
@@ -373,6 +431,9 @@ pub struct Options {
     /// Keep listed decisions in the report (off when they are streamed to a sink, so memory
     /// stays bounded).
     pub keep_decisions: bool,
+    /// The path of the config the guardrails come from, as shown in the report's per-trace
+    /// totals ([`TraceTotals::config`]); `None` when the run has no config file.
+    pub config: Option<Arc<str>>,
 }
 
 impl Default for Options {
@@ -382,6 +443,7 @@ impl Default for Options {
             epoch: None,
             all_decisions: false,
             keep_decisions: true,
+            config: None,
         }
     }
 }
@@ -614,6 +676,7 @@ impl<'a> Replayer<'a> {
                 format: info.format.as_str().into(),
                 epoch: e.as_str().into(),
                 on_block: ob.as_str().into(),
+                config: self.opts.config.clone(),
                 ..Default::default()
             },
             goals: None,

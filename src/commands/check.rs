@@ -370,7 +370,7 @@ fn check_input(input: Input, resolver: &Resolver, fix_args: &FixArgs) -> Outcome
 
 /// `path` relative to the working directory when it lies below it (config files are found by
 /// absolute path), so messages read like the paths the user typed.
-fn relative(path: &Path) -> PathBuf {
+pub(crate) fn relative(path: &Path) -> PathBuf {
     match std::env::current_dir() {
         Ok(cwd) if path.is_absolute() => path
             .strip_prefix(&cwd)
@@ -381,7 +381,7 @@ fn relative(path: &Path) -> PathBuf {
 }
 
 /// A config error or warning as printed: `path:line:col: message`.
-fn config_error(mut e: cellguard_lints::config::ConfigError) -> String {
+pub(crate) fn config_error(mut e: cellguard_lints::config::ConfigError) -> String {
     e.path = relative(&e.path);
     // Paths quoted in the message (the inputs of a knowledge-base conflict) too.
     if let Ok(cwd) = std::env::current_dir() {

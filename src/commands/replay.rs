@@ -1,5 +1,5 @@
 //! `cellguard replay TRACE... [--config FILE]`: recorded traces through simulated guardrails
-//! (spec §7–§8).
+//! (spec §7–§8). Without `--config`, each trace is replayed with its own closest config.
 //!
 //! Exit codes: 0 when no call would be blocked (with `--expect-recorded`: when every simulated
 //! decision equals the recorded one); 1 otherwise; 2 on usage, config or input errors.
@@ -22,8 +22,8 @@ pub struct ReplayArgs {
     /// Trace files (`-` reads standard input).
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
-    /// Config file with `[[guardrails]]`, `[[policies]]` and `[replay]` (default: the closest cellguard.toml
-    /// to the first trace).
+    /// Config file with `[[guardrails]]`, `[[policies]]` and `[replay]` for every trace
+    /// (default: for each trace, the closest cellguard.toml to it).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Input format (default: detected from the content).
@@ -157,39 +157,87 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 /// Skips and warnings shown on standard error.
 const SHOWN_SKIPS: usize = 50;
 
-/// Runs `cellguard replay`.
-pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
-    let loaded = match &args.config {
-        Some(p) => Some(config::load_file(p)?.ok_or_else(|| {
+/// The traces replayed with one config: the config (`None`: none was given or found), its
+/// guardrails, policies and knowledge base, and the indices of its traces in the command line.
+struct Group {
+    loaded: Option<config::LoadedConfig>,
+    traces: Vec<usize>,
+}
+
+/// The config of every trace: `--config` for all, else each trace's closest config, found as
+/// `cellguard check` finds a file's ([`config::Resolver::config_path_for`]; standard input
+/// from the working directory). Traces are grouped by config in order of first appearance.
+///
+/// Errors (issue 6 T4-7: a trace must never be replayed without the guardrails of its own
+/// project while the others get theirs): some traces have a config and others none; a config
+/// that cannot be loaded.
+fn group_by_config(args: &ReplayArgs) -> anyhow::Result<Vec<Group>> {
+    let config_error = |e| anyhow::anyhow!(super::check::config_error(e));
+    if let Some(p) = &args.config {
+        let loaded = config::load_file(p).map_err(config_error)?.ok_or_else(|| {
             anyhow::anyhow!("{}: no `[tool.cellguard]` table in this file", p.display())
-        })?),
-        None => {
-            let first = &args.traces[0];
-            let start = if first.as_os_str() == "-" {
-                std::env::current_dir()?
-            } else {
-                first.clone()
-            };
-            config::discover(&start)?
-        }
-    };
-    let overrides = Overrides {
-        profile: args.profile,
-        knowledge_base: args.kb.clone(),
-        ..Default::default()
-    };
-    // Scanning a knowledge base uses the worker pool (with its large stacks).
-    if !args.kb.is_empty()
-        || loaded
-            .as_ref()
-            .is_some_and(|l| l.file.knowledge_base.is_some())
-    {
-        crate::start_worker_pool();
+        })?;
+        return Ok(vec![Group {
+            loaded: Some(loaded),
+            traces: (0..args.traces.len()).collect(),
+        }]);
     }
+    let resolver = config::Resolver::new(Overrides::default());
+    let mut paths: Vec<(Option<PathBuf>, Vec<usize>)> = Vec::new();
+    for (i, t) in args.traces.iter().enumerate() {
+        let lookup = if t.as_os_str() == "-" {
+            std::env::current_dir()?.join("-")
+        } else {
+            t.clone()
+        };
+        let found = resolver.config_path_for(&lookup).map_err(config_error)?;
+        match paths.iter_mut().find(|(p, _)| *p == found) {
+            Some((_, list)) => list.push(i),
+            None => paths.push((found, vec![i])),
+        }
+    }
+    if paths.len() > 1 {
+        if let Some((_, without)) = paths.iter().find(|(p, _)| p.is_none()) {
+            let names: Vec<String> = without
+                .iter()
+                .map(|&i| args.traces[i].display().to_string())
+                .collect();
+            anyhow::bail!(
+                "{}: no cellguard config found for {} (the other traces have one); add a cellguard.toml to {} project or pass `--config`",
+                names.join(", "),
+                if names.len() == 1 { "this trace" } else { "these traces" },
+                if names.len() == 1 { "its" } else { "their" },
+            );
+        }
+    }
+    paths
+        .into_iter()
+        .map(|(p, traces)| {
+            let loaded = match p {
+                Some(p) => config::load_file(&p).map_err(config_error)?,
+                None => None,
+            };
+            Ok(Group { loaded, traces })
+        })
+        .collect()
+}
+
+/// A group's replay inputs, loaded before anything is written.
+struct Loaded {
+    project: config::ReplayProject,
+    cfg: ReplayConfig,
+    policies: cellguard_lints::policies::config::PolicyConfig,
+    /// The config path as reports show it (relative to the working directory when below it).
+    label: Option<std::sync::Arc<str>>,
+}
+
+/// Loads the guardrails, policies and knowledge base of one group and prints their warnings.
+fn load_group(args: &ReplayArgs, g: &Group, overrides: &Overrides) -> anyhow::Result<Loaded> {
+    let loaded = g.loaded.as_ref();
     // Only the profile and the knowledge base: replay does not lint, so the lint settings
     // (import allowlist, rule selection) are neither resolved nor warned about.
-    let project = config::ReplayProject::load(loaded.as_ref(), &overrides)?;
-    let cfg: ReplayConfig = match &loaded {
+    let project = config::ReplayProject::load(loaded, overrides)?;
+    let cfg: ReplayConfig = match loaded {
         Some(l) => gconfig::from_loaded(l, project.profile, args.match_mode)?,
         None => {
             let mut c = ReplayConfig::default();
@@ -199,21 +247,52 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             c
         }
     };
-    let policy_cfg = match &loaded {
+    let policies = match loaded {
         Some(l) => cellguard_lints::policies::config::from_loaded(l)?,
         None => Default::default(),
     };
     for w in &cfg.warnings {
         eprintln!("cellguard: warning: {w}");
     }
-    if cfg.guardrails.is_empty() && policy_cfg.is_empty() {
+    let label = loaded.map(|l| super::check::relative(&l.path).display().to_string().into());
+    if cfg.guardrails.is_empty() && policies.is_empty() {
         eprintln!(
             "cellguard: warning: no guardrails configured{}; every call is allowed",
-            loaded
-                .as_ref()
-                .map(|l| format!(" in {}", l.path.display()))
+            label
+                .as_deref()
+                .map(|l: &str| format!(" in {l}"))
                 .unwrap_or_else(|| " (no config found; pass --config)".into())
         );
+    }
+    Ok(Loaded {
+        project,
+        cfg,
+        policies,
+        label,
+    })
+}
+
+/// Runs `cellguard replay`.
+pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
+    let groups = group_by_config(&args)?;
+    let overrides = Overrides {
+        profile: args.profile,
+        knowledge_base: args.kb.clone(),
+        ..Default::default()
+    };
+    // Scanning a knowledge base uses the worker pool (with its large stacks).
+    if !args.kb.is_empty()
+        || groups.iter().any(|g| {
+            g.loaded
+                .as_ref()
+                .is_some_and(|l| l.file.knowledge_base.is_some())
+        })
+    {
+        crate::start_worker_pool();
+    }
+    let mut inputs = Vec::new();
+    for g in &groups {
+        inputs.push(load_group(&args, g, &overrides)?);
     }
     // Writing the report over one of the inputs would destroy it while it is read (issue 6
     // T4-6): refused before anything is opened for writing.
@@ -226,9 +305,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             );
         }
     }
-    let mut readers = Vec::new();
-    for t in &args.traces {
-        readers.push(trace::open(t, args.format)?);
+    let mut readers: Vec<Vec<_>> = Vec::new();
+    for g in &groups {
+        let mut rs = Vec::new();
+        for &i in &g.traces {
+            rs.push(trace::open(&args.traces[i], args.format)?);
+        }
+        readers.push(rs);
     }
 
     let mut out: Box<dyn Write> = match &args.output {
@@ -247,12 +330,15 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
         // streams and text/json/sarif spool instead of keeping.
         all_decisions: args.all_decisions || html,
         keep_decisions: false,
+        config: None,
     };
     let mut spool = render::DecisionSpool::new(args.output_format)
         .context("cannot create a temporary file for the report's decisions")?;
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
-    let report = {
+    // One run per config, in order; their reports are merged into one.
+    let mut report: Option<replay::Report> = None;
+    for (input, group_readers) in inputs.into_iter().zip(readers.iter_mut()) {
         let mut sink = CliSink {
             out: &mut out,
             streaming,
@@ -262,12 +348,30 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
             kept: &mut html_kept,
         };
         let mut observers: Vec<Box<dyn replay::Observer>> = Vec::new();
-        if !policy_cfg.is_empty() {
+        if !input.policies.is_empty() {
             observers.push(Box::new(PolicyObserver::new(std::sync::Arc::new(
-                policy_cfg,
+                input.policies,
             ))));
         }
-        replay::run(&cfg, &project.kb, opts, &mut readers, observers, &mut sink)
+        let opts = Options {
+            config: input.label,
+            ..opts.clone()
+        };
+        let r = replay::run(
+            &input.cfg,
+            &input.project.kb,
+            opts,
+            group_readers,
+            observers,
+            &mut sink,
+        );
+        match &mut report {
+            Some(all) => all.merge(r),
+            None => report = Some(r),
+        }
+    }
+    let Some(report) = report else {
+        anyhow::bail!("internal: no trace was replayed");
     };
     if let Some(e) = io_error {
         return Err(e.into());
@@ -291,7 +395,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<ExitStatus> {
     }
     // A trace of which every record was skipped (a wrong `--format`, every line malformed)
     // replayed nothing: that is an input error, never a "nothing blocked" pass (issue 6 T3).
-    for (path, reader) in args.traces.iter().zip(&readers) {
+    let replayed = groups
+        .iter()
+        .flat_map(|g| &g.traces)
+        .map(|&i| &args.traces[i]);
+    for (path, reader) in replayed.zip(readers.iter().flatten()) {
         let st = reader.stats();
         if st.read > 0 && st.accepted == 0 {
             anyhow::bail!(

@@ -78,8 +78,9 @@ fn completions_unknown(report: &Report) -> usize {
         .count()
 }
 
-/// The per-trace totals: `[{trace, format, epoch, on_block, calls, allowed, blocked,
-/// unreached, changed}]` (the `json` report's `traces`, SARIF's `run.properties.traces`).
+/// The per-trace totals: `[{trace, format, epoch, on_block, config, calls, allowed, blocked,
+/// unreached, changed}]` (the `json` report's `traces`, SARIF's `run.properties.traces`;
+/// `config`: the config file the trace was replayed with, or null).
 fn traces_json(report: &Report) -> Value {
     Value::Array(
         report
@@ -87,8 +88,8 @@ fn traces_json(report: &Report) -> Value {
             .iter()
             .map(|t| {
                 json!({"trace": &*t.trace, "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
-                       "calls": t.calls, "allowed": t.allowed, "blocked": t.blocked,
-                       "unreached": t.unreached, "changed": t.changed})
+                       "config": t.config.as_deref(), "calls": t.calls, "allowed": t.allowed,
+                       "blocked": t.blocked, "unreached": t.unreached, "changed": t.changed})
             })
             .collect(),
     )
@@ -186,7 +187,7 @@ pub fn json_lines_trace_end(
         out,
         "{}",
         json!({"trace": &*t.trace, "totals": {"format": t.format, "epoch": t.epoch,
-               "on_block": t.on_block, "calls": t.calls, "allowed": t.allowed,
+               "on_block": t.on_block, "config": t.config.as_deref(), "calls": t.calls, "allowed": t.allowed,
                "blocked": t.blocked, "unreached": t.unreached, "changed": t.changed}})
     )
 }
@@ -273,6 +274,45 @@ fn text_decision(d: &Decision, out: &mut impl Write) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Trace names listed per config in the text report before `and N more`.
+const TRACES_PER_CONFIG: usize = 10;
+
+/// The text report's config line: `Config: PATH.` (or `none`) when every trace used the same,
+/// else `Configs:` and one line per config with the traces that used it (issue 6 T4-7).
+fn config_lines(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    let mut by_config: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    for t in &report.traces {
+        let c = t.config.as_deref();
+        match by_config.iter_mut().find(|(x, _)| *x == c) {
+            Some((_, list)) => list.push(&t.trace),
+            None => by_config.push((c, vec![&t.trace])),
+        }
+    }
+    let name = |c: Option<&str>| c.map_or_else(|| "none".to_string(), |c| ctl(c).into_owned());
+    match by_config.as_slice() {
+        [] => Ok(()),
+        [(c, _)] => writeln!(out, "Config: {}.", name(*c)),
+        _ => {
+            writeln!(out, "Configs:")?;
+            for (c, traces) in &by_config {
+                let shown: Vec<String> = traces
+                    .iter()
+                    .take(TRACES_PER_CONFIG)
+                    .map(|t| ctl(t).into_owned())
+                    .collect();
+                let more = traces.len().saturating_sub(TRACES_PER_CONFIG);
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                writeln!(out, "  {}: {}{more}", name(*c), shown.join(", "))?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// What the text report prints after the listed decisions: changed or rejected completions,
 /// block streaks, a blank line when any decision was listed (`listed`), the summary, blocks
 /// per guardrail, traces with blocks or changes, and report sections.
@@ -322,6 +362,7 @@ fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Re
         "Records: {} read, {} skipped.",
         s.records_read, s.records_skipped
     )?;
+    config_lines(report, out)?;
     if s.completions > 0 {
         let unknown = completions_unknown(report);
         let unknown = if unknown > 0 {
