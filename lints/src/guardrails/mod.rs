@@ -976,10 +976,7 @@ impl Approvals {
         } else if COMPAT_CHOICES.contains(&r.choice.to_lowercase().as_str()) {
             self.legacy.insert(slot);
         }
-        self.slots.insert(
-            slot,
-            Answer { ty, consumed },
-        );
+        self.slots.insert(slot, Answer { ty, consumed });
     }
 
     /// Takes the answer in `slot` out of the indexes (for its replacement).

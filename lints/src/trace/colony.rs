@@ -568,8 +568,11 @@ fn shadowed_names(root: Node, text: &str) -> FxHashSet<&'static str> {
             "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
                 field_is("left")
             }
-            "named_expression" | "function_definition" | "class_definition"
-            | "import_from_statement" | "import_statement" => field_is("name"),
+            "named_expression"
+            | "function_definition"
+            | "class_definition"
+            | "import_from_statement"
+            | "import_statement" => field_is("name"),
             "aliased_import" => field_is("alias"),
             "with_item" | "except_clause" | "as_pattern" => {
                 field_is("alias") || child.kind() == "as_pattern_target"
@@ -1270,7 +1273,10 @@ mod tests {
         for (code, calls, skipped) in cases {
             let mut s = swallowed_block(code, "bad", "S.S.bad", 0)
                 .unwrap_or_else(|| panic!("not swallowed: {code:?}"));
-            let got: Vec<bool> = calls.iter().map(|c| s.skips(c, &format!("S.S.{c}"))).collect();
+            let got: Vec<bool> = calls
+                .iter()
+                .map(|c| s.skips(c, &format!("S.S.{c}")))
+                .collect();
             assert_eq!(&got, skipped, "{code:?}");
         }
         for code in [
