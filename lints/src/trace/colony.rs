@@ -706,7 +706,7 @@ fn catcher(node: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> Option
                     .iter()
                     .any(|h| h.kind() == "except_clause" && handler_swallows(*h, text, shadowed))
                 {
-                    let mut skip = vec![node.end_byte()..prev.end_byte()];
+                    let mut skip = Vec::from([node.end_byte()..prev.end_byte()]);
                     skip.extend(
                         parts
                             .iter()
@@ -724,7 +724,7 @@ fn catcher(node: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> Option
             }
             "with_statement" if in_body && with_suppresses(n, text, shadowed) => {
                 return Some(Catch {
-                    skip: vec![node.end_byte()..prev.end_byte()],
+                    skip: Vec::from([node.end_byte()..prev.end_byte()]),
                     keep,
                 });
             }
