@@ -706,7 +706,8 @@ fn catcher(node: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> Option
                     .iter()
                     .any(|h| h.kind() == "except_clause" && handler_swallows(*h, text, shadowed))
                 {
-                    let mut skip = Vec::from([node.end_byte()..prev.end_byte()]);
+                    let mut skip =
+                        std::iter::once(node.end_byte()..prev.end_byte()).collect::<Vec<_>>();
                     skip.extend(
                         parts
                             .iter()
@@ -724,7 +725,7 @@ fn catcher(node: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> Option
             }
             "with_statement" if in_body && with_suppresses(n, text, shadowed) => {
                 return Some(Catch {
-                    skip: Vec::from([node.end_byte()..prev.end_byte()]),
+                    skip: std::iter::once(node.end_byte()..prev.end_byte()).collect::<Vec<_>>(),
                     keep,
                 });
             }
