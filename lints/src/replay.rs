@@ -23,8 +23,11 @@
 //!   2026-06-20, `drop` before).
 //! - A recorded-blocked call that the simulation allows enters the history with status
 //!   `unknown` (it would have been dispatched; its outcome was never recorded).
-//! - **Cells** start at `cell` records, and when a call names a different cell. A trace with no
-//!   cell information at all treats every call as its own cell.
+//! - **Cells** start at `cell` records, and when a call names a different cell. Calls before
+//!   any cell information share one implicit cell with no boundaries: the history is not
+//!   cleared between them (also in the per-cell epochs), cell-scoped constraints see all of
+//!   them, a block under `stop-cell` ends only its own call, and each call is its own step for
+//!   the completion validator (issue 6 T5-11).
 //! - **Block streaks**: the same raw key blocked 3, 6, 9, ... times in a row is reported, as
 //!   Colony's `BlockStreakTracker` does; a successful dispatch resets the streak (§4.0.3).
 //! - **Completions**: the rule-based validator ([`crate::completion`]) is replayed on each
@@ -503,6 +506,9 @@ struct Run<'a> {
     /// The current cell's code, to tell whether a block is swallowed
     /// ([`crate::trace::colony::block_swallowed`]).
     cell_code: Option<String>,
+    /// A block swallowed inside the current cell: which of the cell's later calls it skips
+    /// (the rest of the catching `try` body; issue 6 T5-4).
+    swallowed: Option<crate::trace::colony::Swallowed>,
     /// Raw keys whose knowledge-base resolution disagreed with the recorded key (warned once).
     kb_warned: rustc_hash::FxHashSet<Box<str>>,
     cfg: &'a ReplayConfig,
@@ -746,6 +752,7 @@ impl<'a> Replayer<'a> {
             kb_warned: Default::default(),
             epoch_known: epoch.is_some(),
             cell_code: None,
+            swallowed: None,
             cfg: self.cfg,
         });
     }
@@ -958,7 +965,7 @@ impl<'a> Replayer<'a> {
                 run.new_cell(Some(ci));
                 run.cells_seen = true;
             }
-            None if !run.cells_seen => run.new_cell(None),
+            // No cell information so far: no boundary to go by (issue 6 T5-11).
             _ => {}
         }
         run.resume_if_swallowed();
@@ -991,7 +998,11 @@ impl<'a> Replayer<'a> {
         }
         let mut verdict = Verdict::Allowed;
         let mut block = None;
-        if run.aborted {
+        let skipped = run
+            .swallowed
+            .as_mut()
+            .is_some_and(|s| s.skips(keys.raw, keys.resolved));
+        if run.aborted || skipped {
             verdict = Verdict::Unreached;
         } else {
             let mut proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
@@ -1056,21 +1067,47 @@ impl<'a> Replayer<'a> {
                                 .record_call(set, &hist_sub, &key_bits, hist_status, c)
                         }
                         OnBlock::Keep | OnBlock::Drop => {}
-                        // The cell's code catches the `GuardrailBlockedError` around every
-                        // `run()`: Colony's cell goes on without the call (issue 6 T4-11).
-                        OnBlock::StopCell
-                            if run.cell_code.as_deref().is_some_and(|code| {
-                                crate::trace::colony::block_swallowed(code, keys.raw, keys.resolved)
-                            }) => {}
+                        // No cell information: the extent of the blocked call's cell is
+                        // unknown, so the block ends only the call (issue 6 T5-11).
+                        OnBlock::StopCell if !run.cells_seen => {}
                         OnBlock::StopCell => {
-                            run.aborted = true;
-                            if !c.status.dispatched() {
-                                run.swallow_evidence = Some(failed_before);
+                            let before = run.pos.saturating_sub(1);
+                            let swallowed = run.cell_code.as_deref().and_then(|code| {
+                                crate::trace::colony::swallowed_block(
+                                    code,
+                                    keys.raw,
+                                    keys.resolved,
+                                    before,
+                                )
+                            });
+                            match swallowed {
+                                // The cell's code catches the `GuardrailBlockedError` around
+                                // every `run()` that could have made the call: Colony's cell
+                                // goes on after the catching `try`, without the call and the
+                                // rest of that `try` body (issue 6 T4-11, T5-4). A block the
+                                // recording shows too was swallowed there already: the recorded
+                                // calls after it are the ones the cell made.
+                                Some(s) => {
+                                    if c.status.dispatched() {
+                                        run.swallowed = Some(s);
+                                    }
+                                }
+                                None => {
+                                    run.aborted = true;
+                                    if !c.status.dispatched() {
+                                        run.swallow_evidence = Some(failed_before);
+                                    }
+                                }
                             }
                         }
                     }
                 }
             }
+        }
+        if !run.cells_seen {
+            // Without cell information each call is its own step for the completion
+            // validator's step summaries (colony-reference §5.4).
+            run.finish_cell();
         }
         let changed = c.status.dispatched() != (verdict == Verdict::Allowed);
         let tot = &mut run.totals;
@@ -1183,6 +1220,7 @@ impl Run<'_> {
         self.aborted = false;
         self.swallow_evidence = None;
         self.cell_code = None;
+        self.swallowed = None;
         self.pos = 0;
         self.state.new_cell(self.epoch.cumulative_history());
     }

@@ -28,10 +28,10 @@ pub mod toml_view;
 
 use crate::trace::{ApprovalRecord, CallRecord, CallStatus, MessageRecord, RawJson};
 use matching::{MatchMode, Pattern};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{Map, Value};
 use std::cell::OnceCell;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -912,21 +912,54 @@ impl History {
     }
 }
 
-/// One approval response as the approval store keeps it.
-#[derive(Debug, Clone)]
-struct ApprovalEntry {
-    record: ApprovalRecord,
-    consumed: bool,
+/// The approvals of one action type (case-insensitive; colony-reference §4.5 compares action
+/// types ignoring case): which responses of that type are active, by arrival slot.
+#[derive(Debug)]
+struct TypeApprovals {
+    /// The action type as first written.
+    text: String,
     /// Key-mode pattern of the action type, every character literal (compiled once with
     /// [`Pattern::literal_key`]: a recorded action type is data, never a glob).
     pattern: Option<Pattern>,
+    /// Slots of its `approve_all` responses.
+    all: BTreeSet<u64>,
+    /// Slots of its unconsumed `approve_once` responses.
+    once: BTreeSet<u64>,
+}
+
+/// One answered request: its action type (lower-cased, the [`Approvals::types`] key), or, for
+/// a consumed `approve_once`, only that it was consumed.
+#[derive(Debug)]
+struct Answer {
+    /// Lower-cased action type; `None` when untyped (or consumed).
+    ty: Option<String>,
+    consumed: bool,
 }
 
 /// Recorded human-approval responses (Colony `HumanApprovalCapability`, colony-reference §4.5):
-/// in arrival order; a response to an already answered request replaces it in place.
+/// in arrival order (a slot per response); a response to an already answered request replaces
+/// it in its slot. Indexed so that a check costs a few hash lookups whatever the number of
+/// approvals (issue 6 T5-9): request ids by hash; action types by their lower-cased text and,
+/// for `key` mode, by their last segment (a literal action type covers only keys with that
+/// last segment, whatever its form: three segments exact, `C.**.m`, `**.m`); a consumed
+/// `approve_once` is dropped, keeping only its request id (a later answer to that request
+/// stays consumed). In `substring` mode a check tests each distinct action type once (a
+/// substring test has no such index).
 #[derive(Debug, Default)]
 pub struct Approvals {
-    entries: Vec<ApprovalEntry>,
+    next: u64,
+    /// Live answers by slot (a consumed `approve_once` without request id is removed).
+    slots: FxHashMap<u64, Answer>,
+    /// Request id -> slot.
+    by_id: FxHashMap<String, u64>,
+    /// Slot -> request id (the id a check reports).
+    ids: FxHashMap<u64, String>,
+    /// Lower-cased action type -> its approvals (types with no active approval are removed).
+    types: FxHashMap<String, TypeApprovals>,
+    /// Lower-cased last segment of an action type -> the lower-cased types ending in it.
+    by_last: FxHashMap<String, FxHashSet<String>>,
+    /// Slots of legacy untyped approve-like responses.
+    legacy: BTreeSet<u64>,
 }
 
 /// Legacy untyped approve-like choices (case-insensitive).
@@ -934,40 +967,101 @@ const COMPAT_CHOICES: [&str; 6] = [
     "approve", "approved", "yes", "granted", "accept", "accepted",
 ];
 
+/// The lower-cased last segment of a key or action type (the `key`-mode index of approvals).
+fn last_segment(key: &str) -> String {
+    key.rsplit('.').next().unwrap_or(key).to_lowercase()
+}
+
 impl Approvals {
     /// Records a response.
     pub fn add(&mut self, r: &ApprovalRecord) {
-        let pattern = r
-            .action_type
-            .as_deref()
-            .filter(|t| !t.is_empty())
-            .and_then(|t| Pattern::literal_key(t).ok());
-        let entry = ApprovalEntry {
-            record: r.clone(),
-            consumed: false,
-            pattern,
-        };
-        if let Some(id) = &r.request_id {
-            if let Some(e) = self
-                .entries
-                .iter_mut()
-                .find(|e| e.record.request_id.as_deref() == Some(id))
-            {
-                let consumed = e.consumed;
-                *e = entry;
-                e.consumed = consumed;
-                return;
+        let (slot, consumed) = match r.request_id.as_ref().and_then(|id| self.by_id.get(id)) {
+            Some(&slot) => {
+                let consumed = self.remove(slot).is_some_and(|a| a.consumed);
+                (slot, consumed)
             }
+            None => {
+                let slot = self.next;
+                self.next += 1;
+                if let Some(id) = &r.request_id {
+                    self.by_id.insert(id.clone(), slot);
+                    self.ids.insert(slot, id.clone());
+                }
+                (slot, false)
+            }
+        };
+        let typed = r.action_type.as_deref().filter(|t| !t.is_empty());
+        let ty = typed.map(str::to_lowercase);
+        if let (Some(t), Some(lower)) = (typed, &ty) {
+            let e = self.types.entry(lower.clone()).or_insert_with(|| {
+                self.by_last
+                    .entry(last_segment(lower))
+                    .or_default()
+                    .insert(lower.clone());
+                TypeApprovals {
+                    text: t.to_string(),
+                    pattern: Pattern::literal_key(t).ok(),
+                    all: BTreeSet::new(),
+                    once: BTreeSet::new(),
+                }
+            });
+            match r.choice.as_str() {
+                "approve_all" => {
+                    e.all.insert(slot);
+                }
+                "approve_once" if !consumed => {
+                    e.once.insert(slot);
+                }
+                _ => {}
+            }
+            self.prune_type(lower);
+        } else if COMPAT_CHOICES.contains(&r.choice.to_lowercase().as_str()) {
+            self.legacy.insert(slot);
         }
-        self.entries.push(entry);
+        self.slots.insert(slot, Answer { ty, consumed });
     }
 
-    fn covers(e: &ApprovalEntry, mode: MatchMode, key: &str, gates: Option<&[&Pattern]>) -> bool {
-        let Some(t) = e.record.action_type.as_deref().filter(|t| !t.is_empty()) else {
-            return false;
-        };
+    /// Takes the answer in `slot` out of the indexes (for its replacement).
+    fn remove(&mut self, slot: u64) -> Option<Answer> {
+        let a = self.slots.remove(&slot)?;
+        self.legacy.remove(&slot);
+        if let Some(t) = &a.ty {
+            if let Some(e) = self.types.get_mut(t) {
+                e.all.remove(&slot);
+                e.once.remove(&slot);
+            }
+            self.prune_type(t);
+        }
+        Some(a)
+    }
+
+    /// Drops the index entry of action type `t` once it holds no active approval.
+    fn prune_type(&mut self, t: &str) {
+        if self
+            .types
+            .get(t)
+            .is_some_and(|e| e.all.is_empty() && e.once.is_empty())
+        {
+            self.types.remove(t);
+            let last = last_segment(t);
+            if let Some(s) = self.by_last.get_mut(&last) {
+                s.remove(t);
+                if s.is_empty() {
+                    self.by_last.remove(&last);
+                }
+            }
+        }
+    }
+
+    fn covers(
+        e: &TypeApprovals,
+        mode: MatchMode,
+        key: &str,
+        lower_key: &str,
+        gates: Option<&[&Pattern]>,
+    ) -> bool {
         match mode {
-            MatchMode::Substring => key.to_lowercase().contains(&t.to_lowercase()),
+            MatchMode::Substring => lower_key.contains(&e.text.to_lowercase()),
             MatchMode::Key => e.pattern.as_ref().is_some_and(|p| match gates {
                 None => p.matches(key, "", false),
                 // An approval grants: it covers an unresolved key only when it covers every
@@ -990,39 +1084,67 @@ impl Approvals {
     /// Colony `has_active_approval_for`: an `approve_all` whose action type covers the key
     /// (not consumed); else the first unconsumed `approve_once` that covers it (consumed now,
     /// at check time); else a legacy untyped approve-like response (any gated key, not
-    /// consumed). Returns the request id (or `""`) that allowed the call. `gates`: for an
-    /// unresolved key in `key` mode, the gate patterns; an approval then covers the key only
-    /// when it covers every key the key can reach that a gate applies to.
+    /// consumed). Returns the request id (or `""`) that allowed the call (the earliest
+    /// answered of those that could). `gates`: for an unresolved key in `key` mode, the gate
+    /// patterns; an approval then covers the key only when it covers every key the key can
+    /// reach that a gate applies to.
     pub fn check(
         &mut self,
         mode: MatchMode,
         key: &str,
         gates: Option<&[&Pattern]>,
     ) -> Option<String> {
-        let id = |e: &ApprovalEntry| e.record.request_id.clone().unwrap_or_default();
-        for e in &self.entries {
-            if e.record.choice == "approve_all" && Self::covers(e, mode, key, gates) {
-                return Some(id(e));
-            }
+        let lower_key = key.to_lowercase();
+        let covering: Vec<&str> = {
+            let candidates: Box<dyn Iterator<Item = &String>> = match mode {
+                MatchMode::Key => Box::new(
+                    self.by_last
+                        .get(&last_segment(key))
+                        .into_iter()
+                        .flat_map(|s| s.iter()),
+                ),
+                MatchMode::Substring => Box::new(self.types.keys()),
+            };
+            candidates
+                .filter(|t| {
+                    self.types
+                        .get(t.as_str())
+                        .is_some_and(|e| Self::covers(e, mode, key, &lower_key, gates))
+                })
+                .map(String::as_str)
+                .collect()
+        };
+        let first = |pick: fn(&TypeApprovals) -> Option<u64>| {
+            covering
+                .iter()
+                .filter_map(|t| self.types.get(*t).and_then(pick).map(|s| (s, *t)))
+                .min()
+        };
+        fn id(ids: &FxHashMap<u64, String>, slot: u64) -> String {
+            ids.get(&slot).cloned().unwrap_or_default()
         }
-        for e in &mut self.entries {
-            if e.record.choice == "approve_once" && !e.consumed && Self::covers(e, mode, key, gates)
-            {
-                e.consumed = true;
-                return Some(id(e));
-            }
+        if let Some((slot, _)) = first(|e| e.all.first().copied()) {
+            return Some(id(&self.ids, slot));
         }
-        for e in &self.entries {
-            let typed = e
-                .record
-                .action_type
-                .as_deref()
-                .is_some_and(|t| !t.is_empty());
-            if !typed && COMPAT_CHOICES.contains(&e.record.choice.to_lowercase().as_str()) {
-                return Some(id(e));
+        if let Some((slot, t)) = first(|e| e.once.first().copied()) {
+            let t = t.to_string();
+            let found = id(&self.ids, slot);
+            if let Some(e) = self.types.get_mut(&t) {
+                e.once.remove(&slot);
             }
+            self.prune_type(&t);
+            // Consumed: only the request id stays, so that a later answer to it stays consumed.
+            if self.ids.contains_key(&slot) {
+                if let Some(a) = self.slots.get_mut(&slot) {
+                    a.consumed = true;
+                    a.ty = None;
+                }
+            } else {
+                self.slots.remove(&slot);
+            }
+            return Some(found);
         }
-        None
+        self.legacy.first().map(|&slot| id(&self.ids, slot))
     }
 }
 

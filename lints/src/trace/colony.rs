@@ -541,11 +541,82 @@ pub fn run_sites(code: &str) -> RunSites {
 /// Exception names whose handler catches Colony's `GuardrailBlockedError` (an `Exception`).
 const CATCHES_BLOCK: &[&str] = &["Exception", "BaseException", "GuardrailBlockedError"];
 
-/// True when `clause` (an `except_clause`) catches `GuardrailBlockedError` and does not raise
-/// again: a bare `except:`, or `except` of `Exception`, `BaseException` or
+/// Ancestors an identifier may sit in while still being (part of) a binding target:
+/// `Exception, x = ...`, `for (Exception, y) in ...`, `from m import Exception`.
+const TARGET_WRAPPERS: &[&str] = &[
+    "pattern_list",
+    "tuple_pattern",
+    "list_pattern",
+    "tuple",
+    "list",
+    "parenthesized_expression",
+    "list_splat_pattern",
+    "dotted_name",
+    "as_pattern_target",
+];
+
+/// The names of [`CATCHES_BLOCK`] that the cell binds itself outside a function or class body
+/// (`Exception = KeyError`, `for Exception in ...`, `import x as Exception`, `def Exception():`,
+/// ...): a handler naming one of them may not catch the block (issue 6 T5-4).
+fn shadowed_names(root: Node, text: &str) -> FxHashSet<&'static str> {
+    let mut out = FxHashSet::default();
+    for node in crate::parse::walk(root) {
+        if node.kind() != "identifier" {
+            continue;
+        }
+        let name = crate::parse::text(node, text);
+        let Some(&known) = CATCHES_BLOCK.iter().find(|&&n| n == name) else {
+            continue;
+        };
+        let mut child = node;
+        let mut up = node.parent();
+        while let Some(n) = up.filter(|n| TARGET_WRAPPERS.contains(&n.kind())) {
+            child = n;
+            up = n.parent();
+        }
+        let Some(parent) = up else { continue };
+        let field_is = |f: &str| parent.child_by_field_name(f).map(|c| c.id()) == Some(child.id());
+        let binds = match parent.kind() {
+            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                field_is("left")
+            }
+            "named_expression"
+            | "function_definition"
+            | "class_definition"
+            | "import_from_statement"
+            | "import_statement" => field_is("name"),
+            "aliased_import" => field_is("alias"),
+            "with_item" | "except_clause" | "as_pattern" => {
+                field_is("alias") || child.kind() == "as_pattern_target"
+            }
+            _ => false,
+        };
+        if binds {
+            out.insert(known);
+        }
+    }
+    out
+}
+
+/// True when the expression `n` names an exception class that catches `GuardrailBlockedError`
+/// (`Exception`, `x.GuardrailBlockedError`, ...; a name the cell rebinds does not count).
+fn names_catching_class(n: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> bool {
+    let t = crate::parse::text(n, text);
+    match n.kind() {
+        "identifier" => CATCHES_BLOCK.contains(&t) && !shadowed.contains(t),
+        "attribute" => {
+            let last = t.rsplit('.').next().unwrap_or(t);
+            CATCHES_BLOCK.contains(&last)
+        }
+        _ => false,
+    }
+}
+
+/// True when `clause` (an `except_clause`, also `except*`) catches `GuardrailBlockedError` and
+/// does not raise again: a bare `except:`, or `except` of `Exception`, `BaseException` or
 /// `GuardrailBlockedError` (also `x.GuardrailBlockedError`, in a tuple, or `as e`), whose body
 /// holds no `raise`.
-fn handler_swallows(clause: Node, text: &str) -> bool {
+fn handler_swallows(clause: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> bool {
     let mut cursor = clause.walk();
     let parts: Vec<Node> = clause.named_children(&mut cursor).collect();
     let Some(body) = parts.iter().rev().find(|n| n.kind() == "block") else {
@@ -577,28 +648,115 @@ fn handler_swallows(clause: Node, text: &str) -> bool {
         }
         _ => vec![ty],
     };
-    names.iter().any(|n| {
-        let t = crate::parse::text(*n, text);
-        let last = t.rsplit('.').next().unwrap_or(t);
-        matches!(n.kind(), "identifier" | "attribute") && CATCHES_BLOCK.contains(&last)
-    })
+    names
+        .iter()
+        .any(|n| names_catching_class(*n, text, shadowed))
 }
 
-/// True when a block of the call with key as written `raw` (resolving to `resolved`) is
-/// certainly swallowed by the cell code (issue 6 T4-11; colony-reference §4.0.1: Colony's cell
-/// then goes on): at least one `run(...)` call site could have made the call, and every one
-/// that could sits in the body of a `try` with a handler that catches `GuardrailBlockedError`
-/// without raising again, with no function, lambda or class body in between. A site could have
-/// made the call when its key (a literal, or a variable holding one, as in [`run_sites`])
-/// is `raw` or resolves to `resolved`, or when its key is unknown. Taken from the cell's python
-/// (or untagged) blocks, like [`run_sites`].
-pub fn block_swallowed(code: &str, raw: &str, resolved: &str) -> bool {
-    let texts = python_texts(code);
-    let mut any = false;
-    for text in &texts {
+/// True when the `with` statement `w` enters `contextlib.suppress(...)` (or a bare `suppress`)
+/// of a class that catches `GuardrailBlockedError`: its body swallows a block like a `try`.
+fn with_suppresses(w: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> bool {
+    crate::parse::walk(w)
+        .take_while(|n| n.kind() != "block")
+        .filter(|n| n.kind() == "with_item")
+        .filter_map(|item| item.child_by_field_name("value"))
+        .filter(|v| v.kind() == "call")
+        .any(|call| {
+            let func = call
+                .child_by_field_name("function")
+                .map_or("", |f| crate::parse::text(f, text));
+            let Some(args) = call.child_by_field_name("arguments") else {
+                return false;
+            };
+            let mut c = args.walk();
+            (func == "suppress" || func.ends_with(".suppress"))
+                && args
+                    .named_children(&mut c)
+                    .any(|a| names_catching_class(a, text, shadowed))
+        })
+}
+
+/// Where a block raised at one `run(...)` site is swallowed: the byte ranges of the cell text
+/// (one python text of [`python_texts`]) that the exception skips, i.e. the rest of the
+/// catching `try` body (or `with suppress(...)` body) after the site and that `try`'s `else`,
+/// minus the `finally` clauses on the way, which still run.
+#[derive(Debug, Clone)]
+struct Catch {
+    skip: Vec<std::ops::Range<usize>>,
+    keep: Vec<std::ops::Range<usize>>,
+}
+
+/// A `run(...)` call site of a cell.
+#[derive(Debug, Clone)]
+struct Site {
+    /// Which python text of the cell ([`python_texts`]) holds it.
+    text: usize,
+    start: usize,
+    /// Its key, when known ([`key_text`]).
+    key: Option<String>,
+    /// Where a block there is swallowed; `None`: it escapes the cell (aborts it).
+    catch: Option<Catch>,
+}
+
+/// The innermost construct that swallows a block raised at `node` (a `run(...)` call): a `try`
+/// whose body holds it and one of whose handlers catches without raising again (an inner `try`
+/// whose handlers do not catch, or catch and raise again, passes the exception on), or a
+/// `with contextlib.suppress(Exception)`. A function, lambda or class body in between stops
+/// the search (the call runs at another time).
+fn catcher(node: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> Option<Catch> {
+    let mut keep = Vec::new();
+    let mut prev = node;
+    let mut up = node.parent();
+    while let Some(n) = up {
+        let in_body = n.child_by_field_name("body").map(|b| b.id()) == Some(prev.id());
+        match n.kind() {
+            "function_definition" | "lambda" | "class_definition" => return None,
+            "try_statement" if in_body => {
+                let mut c = n.walk();
+                let parts: Vec<Node> = n.named_children(&mut c).collect();
+                if parts
+                    .iter()
+                    .any(|h| h.kind() == "except_clause" && handler_swallows(*h, text, shadowed))
+                {
+                    let mut skip =
+                        std::iter::once(node.end_byte()..prev.end_byte()).collect::<Vec<_>>();
+                    skip.extend(
+                        parts
+                            .iter()
+                            .filter(|p| p.kind() == "else_clause")
+                            .map(|p| p.byte_range()),
+                    );
+                    return Some(Catch { skip, keep });
+                }
+                keep.extend(
+                    parts
+                        .iter()
+                        .filter(|p| p.kind() == "finally_clause")
+                        .map(|p| p.byte_range()),
+                );
+            }
+            "with_statement" if in_body && with_suppresses(n, text, shadowed) => {
+                return Some(Catch {
+                    skip: std::iter::once(node.end_byte()..prev.end_byte()).collect::<Vec<_>>(),
+                    keep,
+                });
+            }
+            _ => {}
+        }
+        prev = n;
+        up = n.parent();
+    }
+    None
+}
+
+/// The `run(...)` sites of a cell's code, in source order, with their keys and catchers.
+fn cell_sites(code: &str) -> Vec<Site> {
+    let mut out = Vec::new();
+    for (ti, text) in python_texts(code).iter().enumerate() {
         let text = &crate::source::python_newlines(text);
         let tree = crate::parse::parse(text, None);
         let mut constants = None;
+        let mut shadowed = None;
         for node in crate::parse::walk(tree.root_node()) {
             if node.kind() != "call" {
                 continue;
@@ -629,38 +787,121 @@ pub fn block_swallowed(code: &str, raw: &str, resolved: &str) -> bool {
                     key = key_text(a, text, consts);
                 }
             }
-            if key.is_some_and(|k| k != raw && !resolves_to(&k, resolved)) {
-                continue;
+            let shadowed = shadowed.get_or_insert_with(|| shadowed_names(tree.root_node(), text));
+            out.push(Site {
+                text: ti,
+                start: node.start_byte(),
+                key,
+                catch: catcher(node, text, shadowed),
+            });
+        }
+    }
+    out
+}
+
+/// True when a site with key `key` (`None`: unknown) could have made the call with key as
+/// written `raw`, resolving to `resolved`.
+fn site_could_make(key: Option<&str>, raw: &str, resolved: &str) -> bool {
+    key.is_none_or(|k| k == raw || resolves_to(k, resolved))
+}
+
+/// What a swallowed block does to a later call site of its cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AfterBlock {
+    /// In the rest of the catching `try` body or its `else`: never reached.
+    Skipped,
+    /// In a `finally` clause between the site and the catching `try`: runs, and the
+    /// exception goes on to the catching `try` after it.
+    Finally,
+    /// After the catching construct (or in another part of the cell): runs.
+    Runs,
+}
+
+/// A block swallowed inside its cell (issue 6 T4-11, T5-4; colony-reference §4.0.1): Python
+/// leaves the `try` body at the blocked `run()`, so the cell's later calls from the rest of that
+/// body (and its `else`) are never made, while calls after the `try` statement (its `finally`,
+/// the code after it) are. [`Swallowed::skips`] tells them apart for each later call of the
+/// cell.
+#[derive(Debug, Clone, Default)]
+pub struct Swallowed {
+    /// The call sites after the blocked one, in source order: key (`None`: unknown) and what
+    /// the block does to it.
+    rest: Vec<(Option<String>, AfterBlock)>,
+    /// Sites before this one were passed by earlier calls.
+    cursor: usize,
+}
+
+impl Swallowed {
+    /// Whether the next recorded call of the cell (key as written `raw`, resolving to
+    /// `resolved`) came from a site the block skips. It is paired with the first site, from the
+    /// last paired one on, whose key could have made it; a call no later site could have made
+    /// (a loop going round again) counts as made after the `try`. Once a call is made after
+    /// the catching construct, the cell has left it and no later call is skipped (a `finally`
+    /// on the way runs without leaving it).
+    pub fn skips(&mut self, raw: &str, resolved: &str) -> bool {
+        let found = self.rest[self.cursor.min(self.rest.len())..]
+            .iter()
+            .position(|(k, _)| site_could_make(k.as_deref(), raw, resolved));
+        let at = found.map(|i| self.cursor + i);
+        match at.map(|i| (i, self.rest[i].1)) {
+            Some((i, AfterBlock::Skipped)) => {
+                self.cursor = i + 1;
+                true
             }
-            any = true;
-            let mut prev = node;
-            let mut swallowed = false;
-            let mut up = node.parent();
-            while let Some(n) = up {
-                match n.kind() {
-                    "function_definition" | "lambda" | "class_definition" => break,
-                    "try_statement"
-                        if n.child_by_field_name("body").map(|b| b.id()) == Some(prev.id()) =>
-                    {
-                        let mut c = n.walk();
-                        if n.named_children(&mut c)
-                            .any(|h| h.kind() == "except_clause" && handler_swallows(h, text))
-                        {
-                            swallowed = true;
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                prev = n;
-                up = n.parent();
+            Some((i, AfterBlock::Finally)) => {
+                self.cursor = i + 1;
+                false
             }
-            if !swallowed {
-                return false;
+            _ => {
+                self.rest.clear();
+                self.cursor = 0;
+                false
             }
         }
     }
-    any
+}
+
+/// How a block of the call with key as written `raw` (resolving to `resolved`) ends in the
+/// cell code (issue 6 T4-11, T5-4; colony-reference §4.0.1): `Some` when it is certainly
+/// swallowed, i.e. at least one `run(...)` call site could have made the call and every one
+/// that could sits in the body of a `try` with a handler that catches `GuardrailBlockedError`
+/// without raising again (or of a `with contextlib.suppress(Exception)`), with no function,
+/// lambda or class body in between; `None` when the block may escape (aborts the cell). A site
+/// could have made the call when its key (a literal, or a variable holding one, as in
+/// [`run_sites`]) is `raw` or resolves to `resolved`, or when its key is unknown. `before` is
+/// the number of the cell's calls before this one: in loop-free code the call came from the
+/// first such site at or after that rank (else, in a loop, the last one), whose catching `try`
+/// decides what the block skips. Taken from the cell's python (or untagged) blocks, like
+/// [`run_sites`].
+pub fn swallowed_block(code: &str, raw: &str, resolved: &str, before: u64) -> Option<Swallowed> {
+    let sites = cell_sites(code);
+    let candidates: Vec<usize> = (0..sites.len())
+        .filter(|&i| site_could_make(sites[i].key.as_deref(), raw, resolved))
+        .collect();
+    if candidates.is_empty() || candidates.iter().any(|&i| sites[i].catch.is_none()) {
+        return None;
+    }
+    let at = candidates
+        .iter()
+        .copied()
+        .find(|&i| i as u64 >= before)
+        .or(candidates.last().copied())?;
+    let (text, catch) = (sites[at].text, sites[at].catch.as_ref()?);
+    let inside = |r: &[std::ops::Range<usize>], s: usize| r.iter().any(|r| r.contains(&s));
+    let rest = sites[at + 1..]
+        .iter()
+        .map(|s| {
+            let what = if s.text != text || !inside(&catch.skip, s.start) {
+                AfterBlock::Runs
+            } else if inside(&catch.keep, s.start) {
+                AfterBlock::Finally
+            } else {
+                AfterBlock::Skipped
+            };
+            (s.key.clone(), what)
+        })
+        .collect();
+    Some(Swallowed { rest, cursor: 0 })
 }
 
 /// True when the dispatcher could resolve the literal `raw` to `resolved` (exact, unique
@@ -1209,6 +1450,9 @@ mod tests {
     /// sits in a `try` body whose handler catches `GuardrailBlockedError` and does not raise.
     #[test]
     fn swallowing_try_blocks() {
+        fn block_swallowed(code: &str, raw: &str, resolved: &str) -> bool {
+            swallowed_block(code, raw, resolved, 0).is_some()
+        }
         let blocks_swallowed = |code: &str| block_swallowed(code, "a", "A.A.a");
         // The tester's cell: the blocked delete is guarded, the other call is not.
         let cell = "try:\n    await run(\"A.A.delete_x\")\nexcept Exception:\n    pass\nawait run(\"A.A.check_plan_conflicts\")\n";
@@ -1255,6 +1499,73 @@ mod tests {
         ] {
             assert!(!blocks_swallowed(code), "{code:?}");
         }
+    }
+
+    /// Issue 6 T5-4: a swallowed block leaves the `try` body at the blocked call: the later
+    /// calls of that body (and its `else`) are skipped, those of its `finally` and after it are
+    /// not; `with contextlib.suppress(Exception)` swallows like a `try`; a rebound `Exception`
+    /// catches nothing certain.
+    #[test]
+    fn swallowed_block_skips_the_rest_of_its_try_body() {
+        // (code, calls after the blocked `bad` in recorded order, which of them are skipped)
+        let cases: &[(&str, &[&str], &[bool])] = &[
+            (
+                "try:\n    await run('bad')\n    await run('backup')\nexcept Exception:\n    pass\nawait run('write')\n",
+                &["backup", "write"],
+                &[true, false],
+            ),
+            (
+                "try:\n    await run('bad')\n    await run('ok')\nexcept Exception:\n    pass\nawait run('ok')\n",
+                &["ok", "ok"],
+                &[true, false],
+            ),
+            (
+                "try:\n    try:\n        await run('bad')\n        await run('x')\n    finally:\n        await run('f')\n    await run('y')\nexcept Exception:\n    pass\nelse:\n    await run('e')\nawait run('z')\n",
+                &["x", "f", "y", "e", "z"],
+                &[true, false, true, true, false],
+            ),
+            (
+                "try:\n    try:\n        await run('bad')\n        await run('x')\n    except KeyError:\n        pass\n    await run('y')\nexcept BaseException:\n    pass\nelse:\n    await run('e')\n",
+                &["x", "y", "e"],
+                &[true, true, true],
+            ),
+            (
+                "with contextlib.suppress(Exception):\n    await run('bad')\n    await run('x')\nawait run('y')\n",
+                &["x", "y"],
+                &[true, false],
+            ),
+            (
+                "for i in range(3):\n    try:\n        await run('bad')\n        await run('x')\n    except Exception:\n        continue\n",
+                &["x", "bad", "x"],
+                &[true, false, false],
+            ),
+        ];
+        for (code, calls, skipped) in cases {
+            let mut s = swallowed_block(code, "bad", "S.S.bad", 0)
+                .unwrap_or_else(|| panic!("not swallowed: {code:?}"));
+            let got: Vec<bool> = calls
+                .iter()
+                .map(|c| s.skips(c, &format!("S.S.{c}")))
+                .collect();
+            assert_eq!(&got, skipped, "{code:?}");
+        }
+        for code in [
+            "Exception = KeyError\ntry:\n    await run('bad')\nexcept Exception:\n    pass\n",
+            "from errors import GuardrailBlockedError as BaseException\ntry:\n    await run('bad')\nexcept BaseException:\n    pass\n",
+            "with contextlib.suppress(KeyError):\n    await run('bad')\n",
+            "with open('f') as f:\n    await run('bad')\n",
+        ] {
+            assert!(
+                swallowed_block(code, "bad", "S.S.bad", 0).is_none(),
+                "{code:?}"
+            );
+        }
+        // The call's rank in the cell picks its site when the key occurs twice.
+        let code = "try:\n    await run('bad')\n    await run('x')\nexcept Exception:\n    pass\ntry:\n    await run('bad')\nexcept Exception:\n    pass\nawait run('x')\n";
+        let mut s = swallowed_block(code, "bad", "S.S.bad", 2).unwrap();
+        assert!(!s.skips("x", "S.S.x"));
+        let mut s = swallowed_block(code, "bad", "S.S.bad", 0).unwrap();
+        assert!(s.skips("x", "S.S.x"));
     }
 
     /// Issue 6 T2: a variable key counts as a literal only where the variable holds one known
