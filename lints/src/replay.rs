@@ -29,7 +29,9 @@
 //!   them, a block under `stop-cell` ends only its own call, and each call is its own step for
 //!   the completion validator (issue 6 T5-11).
 //! - **Block streaks**: the same raw key blocked 3, 6, 9, ... times in a row is reported, as
-//!   Colony's `BlockStreakTracker` does; a successful dispatch resets the streak (§4.0.3).
+//!   Colony's `BlockStreakTracker` does; a successful dispatch resets the streak (§4.0.3). One
+//!   entry per streak, with the count of its last diagnostic, given to the sink when the
+//!   streak ends (issue 6 T5-7).
 //! - **Completions**: the rule-based validator ([`crate::completion`]) is replayed on each
 //!   `completion` record.
 //!
@@ -197,19 +199,22 @@ impl CompletionDecision {
     }
 }
 
-/// A block-streak diagnostic (Colony `BlockStreakTracker`, colony-reference §4.0.3): the same
-/// key blocked again and again; emitted at counts 3, 6, 9, ...
+/// A block streak (Colony `BlockStreakTracker`, colony-reference §4.0.3): the same key blocked
+/// again and again. Colony emits a diagnostic at counts 3, 6, 9, ...; the replay reports one
+/// entry per streak, with its last diagnostic (issue 6 T5-7: a streak of a million blocks is
+/// one entry, not 333,333).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BlockStreak {
     /// Trace name.
     pub trace: Arc<str>,
     /// Input file.
     pub file: Arc<str>,
-    /// Line of the block that reached the count.
+    /// Line of the block that reached the count (the streak's last diagnostic).
     pub line: u64,
     /// The key as written.
     pub action_key: String,
-    /// Consecutive blocks of that key so far.
+    /// Consecutive blocks of that key at the last diagnostic (a multiple of 3; Colony emitted
+    /// `count / 3` diagnostics for the streak).
     pub count: u64,
     /// The latest block's reason.
     pub reason: String,
@@ -438,6 +443,9 @@ pub struct Options {
     /// Keep listed decisions in the report (off when they are streamed to a sink, so memory
     /// stays bounded).
     pub keep_decisions: bool,
+    /// Keep block streaks in the report (off when the sink writes them as they end,
+    /// [`DecisionSink::streak`], so memory stays bounded; issue 6 T5-7).
+    pub keep_streaks: bool,
     /// The path of the config the guardrails come from, as shown in the report's per-trace
     /// totals ([`TraceTotals::config`]); `None` when the run has no config file.
     pub config: Option<Arc<str>>,
@@ -450,6 +458,7 @@ impl Default for Options {
             epoch: None,
             all_decisions: false,
             keep_decisions: true,
+            keep_streaks: true,
             config: None,
         }
     }
@@ -460,9 +469,14 @@ impl Default for Options {
 pub trait DecisionSink {
     /// One listed decision.
     fn decision(&mut self, d: &Decision);
-    /// The current trace ended: its totals and the block streaks it produced (in order), the
-    /// same values the report's `traces` and `streaks` get. Called once per trace, after its
-    /// last decision; a streaming report writes them and flushes here (issue 6 T10).
+    /// A block streak ended (a successful dispatch, a block of another key, or the end of the
+    /// trace), with its last diagnostic; given before the decision that ended it. A streaming
+    /// report writes it here (issue 6 T5-7).
+    fn streak(&mut self, _s: &BlockStreak) {}
+    /// The current trace ended: its totals and the block streaks it produced that the report
+    /// keeps ([`Options::keep_streaks`]; in order), the same values the report's `traces` and
+    /// `streaks` get. Called once per trace, after its last decision and streak; a streaming
+    /// report writes the totals and flushes here (issue 6 T10).
     fn trace_end(&mut self, _totals: &TraceTotals, _streaks: &[BlockStreak]) {}
 }
 
@@ -499,6 +513,8 @@ struct Run<'a> {
     totals: TraceTotals,
     goals: Option<Vec<String>>,
     streak: Option<(String, u64)>,
+    /// The current streak's last diagnostic, once it reached 3 blocks.
+    open_streak: Option<BlockStreak>,
     cell_stats: CellStats,
     has_domain_work: bool,
     /// The epoch came from the CLI, the config or the trace (not the default).
@@ -744,6 +760,7 @@ impl<'a> Replayer<'a> {
             },
             goals: None,
             streak: None,
+            open_streak: None,
             cell_stats: CellStats {
                 domain_ok: false,
                 failed: false,
@@ -762,6 +779,7 @@ impl<'a> Replayer<'a> {
     fn end_trace(&mut self, sink: &mut dyn DecisionSink) {
         if let Some(mut run) = self.run.take() {
             run.finish_cell();
+            close_streak(&mut run.open_streak, &mut self.report.streaks, self.opts.keep_streaks, sink);
             let from = self.streaks_from.min(self.report.streaks.len());
             sink.trace_end(&run.totals, &self.report.streaks[from..]);
             let t = &run.totals;
@@ -1019,6 +1037,12 @@ impl<'a> Replayer<'a> {
                     if hist_status == CallStatus::Ok {
                         // Any successful dispatch resets the block streak.
                         run.streak = None;
+                        close_streak(
+                            &mut run.open_streak,
+                            &mut self.report.streaks,
+                            self.opts.keep_streaks,
+                            sink,
+                        );
                     }
                     run.state
                         .record_call(set, &hist_sub, &key_bits, hist_status, c);
@@ -1040,12 +1064,18 @@ impl<'a> Replayer<'a> {
                             *n
                         }
                         _ => {
+                            close_streak(
+                                &mut run.open_streak,
+                                &mut self.report.streaks,
+                                self.opts.keep_streaks,
+                                sink,
+                            );
                             run.streak = Some((keys.raw.to_string(), 1));
                             1
                         }
                     };
                     if count % 3 == 0 {
-                        self.report.streaks.push(BlockStreak {
+                        run.open_streak = Some(BlockStreak {
                             trace: run.name.clone(),
                             file: run.file.clone(),
                             line,
@@ -1223,6 +1253,21 @@ impl Run<'_> {
         self.swallowed = None;
         self.pos = 0;
         self.state.new_cell(self.epoch.cumulative_history());
+    }
+}
+
+/// Ends the open block streak, if any: `sink` gets it, and the report keeps it when `keep`.
+fn close_streak(
+    open: &mut Option<BlockStreak>,
+    kept: &mut Vec<BlockStreak>,
+    keep: bool,
+    sink: &mut dyn DecisionSink,
+) {
+    if let Some(s) = open.take() {
+        sink.streak(&s);
+        if keep {
+            kept.push(s);
+        }
     }
 }
 

@@ -71,8 +71,8 @@ fn parse_profile(s: &str) -> Option<Profile> {
 }
 
 /// Where the engine's decisions and per-trace ends go while the replay runs: `json-lines`
-/// writes each decision as it is made and, at the end of each trace, its block streaks and
-/// totals, then flushes (issue 6 T10); `json`/`sarif` spool the decisions; `html` keeps a
+/// writes each decision as it is made, each block streak when it ends (issue 6 T5-7) and, at
+/// the end of each trace, its totals, then flushes (issue 6 T10); `json`/`sarif` spool the decisions; `html` keeps a
 /// bounded share. The first write error stops the writing and is returned after the run.
 struct CliSink<'a> {
     out: &'a mut Box<dyn Write>,
@@ -97,6 +97,14 @@ impl replay::DecisionSink for CliSink<'_> {
         }
         if self.html {
             self.kept.add(d);
+        }
+    }
+
+    fn streak(&mut self, s: &replay::BlockStreak) {
+        if self.streaming && self.err.is_none() {
+            if let Err(e) = render::json_lines_streak(s, &mut *self.out) {
+                *self.err = Some(e);
+            }
         }
     }
 
@@ -336,6 +344,8 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         // streams and text/json/sarif spool instead of keeping.
         all_decisions: args.all_decisions || html,
         keep_decisions: false,
+        // json-lines writes each block streak when it ends (issue 6 T5-7).
+        keep_streaks: !streaming,
         config: None,
     };
     let mut spool = render::DecisionSpool::new(args.output_format)

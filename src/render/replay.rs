@@ -225,12 +225,7 @@ pub fn json_lines_trace_end(
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     for s in streaks {
-        writeln!(
-            out,
-            "{}",
-            json!({"trace": &*s.trace, "block_streak": {"line": s.line, "action_key": s.action_key,
-                   "count": s.count, "reason": s.reason, "suggestion": s.suggestion}})
-        )?;
+        json_lines_streak(s, out)?;
     }
     let t = totals;
     writeln!(
@@ -239,6 +234,17 @@ pub fn json_lines_trace_end(
         json!({"trace": &*t.trace, "totals": {"format": t.format, "epoch": t.epoch,
                "on_block": t.on_block, "config": t.config.as_deref(), "calls": t.calls, "allowed": t.allowed,
                "blocked": t.blocked, "unreached": t.unreached, "changed": t.changed}})
+    )
+}
+
+/// The `json-lines` report's line of one block streak: `{"trace": NAME, "block_streak": {line,
+/// action_key, count, reason, suggestion}}` (the `json` report's `block_streaks` entry).
+pub fn json_lines_streak(s: &BlockStreak, out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        json!({"trace": &*s.trace, "block_streak": {"line": s.line, "action_key": s.action_key,
+               "count": s.count, "reason": s.reason, "suggestion": s.suggestion}})
     )
 }
 

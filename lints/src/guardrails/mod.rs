@@ -1220,7 +1220,7 @@ impl TraceState {
             agent_id,
             eq: vec![FxHashMap::default(); set.eq_indexes.len()],
             members: vec![FxHashMap::default(); set.member_indexes.len()],
-            semantic: Default::default(),
+            semantic: semantic::SemanticState::with_cap(history_cap),
             undecided: Vec::new(),
             time_warned: Vec::new(),
             key_buf: String::new(),

@@ -99,14 +99,71 @@ pub struct SemanticConstraints {
 }
 
 /// Per-trace state of semantic constraints: block streaks, downgraded and disabled ids.
-#[derive(Debug, Default)]
+///
+/// The streak table is bounded (issue 6 T5-8): Colony keeps one count per (constraint,
+/// params) for the whole session, so a trace of ever new params would grow it without end.
+/// Here a streak that can no longer matter is dropped (the constraint was downgraded, or
+/// `escalation-threshold = 0` never downgrades), and beyond `cap` open streaks (the history
+/// window, `history-cap`) the oldest is forgotten. A forgotten streak starts again at 1 when
+/// its params come back, so the downgrade comes later than Colony's: the replay may block
+/// where Colony had downgraded to advisory, never the other way.
+#[derive(Debug)]
 pub struct SemanticState {
-    streaks: rustc_hash::FxHashMap<(String, String), u64>,
+    /// (constraint id, params fingerprint) -> (count, insertion number).
+    streaks: rustc_hash::FxHashMap<(String, String), (u64, u64)>,
+    /// Streak keys in insertion order, with their insertion number (stale once removed or
+    /// re-inserted; compacted when mostly stale).
+    order: std::collections::VecDeque<((String, String), u64)>,
+    inserted: u64,
+    cap: usize,
     downgraded: rustc_hash::FxHashSet<String>,
     disabled: rustc_hash::FxHashSet<String>,
 }
 
 impl SemanticState {
+    /// An empty state keeping at most `cap` (at least 1) open streaks.
+    pub fn with_cap(cap: usize) -> Self {
+        Self {
+            streaks: Default::default(),
+            order: Default::default(),
+            inserted: 0,
+            cap: cap.max(1),
+            downgraded: Default::default(),
+            disabled: Default::default(),
+        }
+    }
+
+    /// Counts one more unsatisfied verdict for `key`; returns the streak's length.
+    fn bump(&mut self, key: (String, String)) -> u64 {
+        if let Some((n, _)) = self.streaks.get_mut(&key) {
+            *n += 1;
+            return *n;
+        }
+        self.inserted += 1;
+        self.order.push_back((key.clone(), self.inserted));
+        self.streaks.insert(key, (1, self.inserted));
+        while self.streaks.len() > self.cap {
+            let Some((k, at)) = self.order.pop_front() else {
+                break;
+            };
+            if self.streaks.get(&k).is_some_and(|&(_, i)| i == at) {
+                self.streaks.remove(&k);
+            }
+        }
+        if self.order.len() > 2 * self.cap {
+            let live = &self.streaks;
+            self.order
+                .retain(|(k, at)| live.get(k).is_some_and(|&(_, i)| i == *at));
+        }
+        1
+    }
+
+    /// Downgrades constraint `id` for the rest of the trace; its streaks can no longer matter.
+    fn downgrade(&mut self, id: &str) {
+        self.downgraded.insert(id.to_string());
+        self.streaks.retain(|(c, _), _| c != id);
+    }
+
     /// An `override` record: `disabled = true` disables the constraint for the rest of the
     /// trace, `false` enables it again.
     pub fn set_disabled(&mut self, constraint_id: &str, disabled: bool) {
@@ -293,10 +350,11 @@ impl SemanticConstraints {
                     if c.advise || st.semantic.downgraded.contains(&c.id) {
                         continue;
                     }
-                    let n = st.semantic.streaks.entry((c.id.clone(), fp())).or_insert(0);
-                    *n += 1;
-                    if self.escalation_threshold > 0 && *n >= self.escalation_threshold {
-                        st.semantic.downgraded.insert(c.id.clone());
+                    // With no threshold the count never matters: nothing is kept.
+                    if self.escalation_threshold > 0
+                        && st.semantic.bump((c.id.clone(), fp())) >= self.escalation_threshold
+                    {
+                        st.semantic.downgrade(&c.id);
                     }
                     let reason = if reason.is_empty() {
                         format!("[{}] constraint not satisfied.", c.id)
