@@ -779,7 +779,12 @@ impl<'a> Replayer<'a> {
     fn end_trace(&mut self, sink: &mut dyn DecisionSink) {
         if let Some(mut run) = self.run.take() {
             run.finish_cell();
-            close_streak(&mut run.open_streak, &mut self.report.streaks, self.opts.keep_streaks, sink);
+            close_streak(
+                &mut run.open_streak,
+                &mut self.report.streaks,
+                self.opts.keep_streaks,
+                sink,
+            );
             let from = self.streaks_from.min(self.report.streaks.len());
             sink.trace_end(&run.totals, &self.report.streaks[from..]);
             let t = &run.totals;

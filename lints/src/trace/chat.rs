@@ -712,11 +712,14 @@ pub(crate) fn conversation_unit(
     conversation_value(ctx, raw, line)
 }
 
+/// A conversation read by [`fast_conversation`]: its header's keys and its parsed messages.
+type FastConversation = (Map<String, Value>, Vec<Option<Parsed>>);
+
 /// A conversation object of the common shape (its message list under the first of
 /// [`LIST_KEYS`] present, every message of [`FastMessage`]'s shape) read in one pass over
 /// `text`, which starts at one-based `line`: the header's keys and the parsed messages, each
 /// with its line. `None` for anything else.
-fn fast_conversation(text: &str, line: u64) -> Option<(Map<String, Value>, Vec<Option<Parsed>>)> {
+fn fast_conversation(text: &str, line: u64) -> Option<FastConversation> {
     let mut c = serde_json::from_str::<FastConv>(text).ok()?;
     let mut lines = LineCursor {
         text: text.as_bytes(),

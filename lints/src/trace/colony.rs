@@ -718,7 +718,8 @@ fn catcher(node: Node, text: &str, shadowed: &FxHashSet<&'static str>) -> Option
                     .iter()
                     .any(|h| h.kind() == "except_clause" && handler_swallows(*h, text, shadowed))
                 {
-                    let mut skip = std::iter::once(node.end_byte()..prev.end_byte()).collect::<Vec<_>>();
+                    let mut skip =
+                        std::iter::once(node.end_byte()..prev.end_byte()).collect::<Vec<_>>();
                     skip.extend(
                         parts
                             .iter()

@@ -191,6 +191,9 @@ fn is_conversation(v: &RawValue) -> bool {
     })
 }
 
+/// An input [`open`] does not stream: every byte already read, then the rest of the input.
+pub(crate) type Unstreamed = (Vec<u8>, Box<dyn Read + Send>);
+
 /// Opens a streaming chat reader on `input`, of which `head` (the bytes detection read) was
 /// already taken, when the file is a JSON list whose first element is a conversation, or JSON
 /// Lines whose first line is one and that has more than one line. Otherwise gives back every
@@ -203,7 +206,7 @@ pub(crate) fn open(
     input: Box<dyn Read + Send>,
     head: Vec<u8>,
     format: Option<Format>,
-) -> Result<Result<BoxedReader, (Vec<u8>, Box<dyn Read + Send>)>, TraceError> {
+) -> Result<Result<BoxedReader, Unstreamed>, TraceError> {
     if !matches!(format, None | Some(Format::OpenaiChat)) {
         return Ok(Err((head, input)));
     }
@@ -292,11 +295,10 @@ fn probe(src: &mut Src) -> std::io::Result<Option<Mode>> {
         }
         at = end + 1;
     }
-    let streamed = match lines.as_slice() {
-        [Line::Conversation, _, ..] => true,
-        [Line::Malformed, Line::Conversation, ..] => true,
-        _ => false,
-    };
+    let streamed = matches!(
+        lines.as_slice(),
+        [Line::Conversation, _, ..] | [Line::Malformed, Line::Conversation, ..]
+    );
     Ok(streamed.then_some(Mode::Lines))
 }
 
