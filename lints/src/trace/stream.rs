@@ -750,7 +750,7 @@ mod tests {
         assert_eq!(skips, vec!["warning 2: truncated document: the list is not closed after the element starting here (no `]` before the end of input); its 2 complete element(s) are replayed"]);
         let (recs, skips, _) = summary(&format!("[{conv},\n{}", &conv[..20]));
         assert_eq!(recs.len(), 2);
-        assert_eq!(skips, vec!["2:-: truncated document: the list element starting here is incomplete (EOF while parsing a list); the 1 complete element(s) before it are replayed"]);
+        assert_eq!(skips, vec!["2:-: truncated document: the list element starting here is incomplete (EOF while parsing a string); the 1 complete element(s) before it are replayed"]);
         // Nesting deeper than serde_json's limit inside one element: that element only.
         let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
         let (recs, skips, _) = summary(&format!(
