@@ -756,7 +756,19 @@ mod tests {
         let (recs, skips, _) = summary(&format!(
             "[{conv}, {{\"traj\": [{{\"role\": \"user\", \"x\": {deep}}}]}}, {conv}]"
         ));
-        assert_eq!(recs.len(), 4, "{skips:?}");
+        // The deep conversation is still a trace (its header); only its message is skipped.
+        let kinds: Vec<(&str, &str)> = recs.iter().map(|r| (r.0.as_str(), r.2.as_str())).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("c.jsonl#0", "header"),
+                ("c.jsonl#0", "message"),
+                ("c.jsonl#1", "header"),
+                ("c.jsonl#2", "header"),
+                ("c.jsonl#2", "message"),
+            ],
+            "{skips:?}"
+        );
         assert_eq!(skips.len(), 1, "{skips:?}");
         assert!(skips[0].starts_with("1:"), "{skips:?}");
     }
