@@ -1328,3 +1328,105 @@ fn thousands_of_trace_files_under_a_low_open_file_limit() {
         "{stderr}"
     );
 }
+
+/// Issue 6 T5-14: a run that ends in an input error (exit 2) leaves an existing `-o` report as
+/// it was, in every format (the report is written beside it and renamed on success); a
+/// successful run replaces it; `-o /dev/null` still works.
+#[test]
+fn failed_run_keeps_the_previous_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = std::path::PathBuf::from(write(dir.path(), "cellguard.toml", CONFIG));
+    let good = std::path::PathBuf::from(write(dir.path(), "good.jsonl", TRACE));
+    let bad = std::path::PathBuf::from(write(dir.path(), "bad.jsonl", "not json\n"));
+    let report = dir.path().join("r.out");
+    for format in ["text", "json", "json-lines", "sarif", "html"] {
+        std::fs::write(&report, "KEEP\n").unwrap();
+        let args = |trace: &std::path::Path| {
+            vec![
+                "--config".to_string(),
+                cfg.to_str().unwrap().to_string(),
+                good.to_str().unwrap().to_string(),
+                trace.to_str().unwrap().to_string(),
+                "-o".to_string(),
+                report.to_str().unwrap().to_string(),
+                "--output-format".to_string(),
+                format.to_string(),
+            ]
+        };
+        let failing = args(&bad);
+        let o = replay(&failing.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(2), "{format}");
+        assert_eq!(
+            std::fs::read_to_string(&report).unwrap(),
+            "KEEP\n",
+            "{format}"
+        );
+        let passing = args(&good);
+        let o = replay(&passing.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(o.status.code(), Some(1), "{format}");
+        let written = std::fs::read_to_string(&report).unwrap();
+        assert!(written.contains("delete_x"), "{format}: {written}");
+        // No temporary report file is left behind.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            !names.iter().any(|n| n.starts_with(".cellguard-report-")),
+            "{names:?}"
+        );
+    }
+    #[cfg(unix)]
+    {
+        let o = replay(&[
+            "--config",
+            cfg.to_str().unwrap(),
+            good.to_str().unwrap(),
+            "-o",
+            "/dev/null",
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        // A symbolic link as `-o` is followed: the file it names gets the report.
+        let real = dir.path().join("real.txt");
+        std::fs::write(&real, "old").unwrap();
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let o = replay(&[
+            "--config",
+            cfg.to_str().unwrap(),
+            good.to_str().unwrap(),
+            "-o",
+            link.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(std::fs::read_to_string(&real).unwrap().contains("delete_x"));
+    }
+}
+
+/// Issue 6 T5-18: an unusable temporary directory is named in the error.
+#[cfg(unix)]
+#[test]
+fn unusable_tmpdir_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = std::path::PathBuf::from(write(dir.path(), "cellguard.toml", CONFIG));
+    let good = std::path::PathBuf::from(write(dir.path(), "good.jsonl", TRACE));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .args([
+            "replay",
+            "--config",
+            cfg.to_str().unwrap(),
+            good.to_str().unwrap(),
+        ])
+        .args(["--output-format", "json"])
+        .env("TMPDIR", "/nonexistent-cellguard-tmp")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/nonexistent-cellguard-tmp"), "{err}");
+    assert!(err.contains("TMPDIR"), "{err}");
+}

@@ -176,6 +176,27 @@ fn forced_format_misread(
     }
 }
 
+/// A new temporary file in the directory of the report file `target` (so that renaming it over
+/// `target` is atomic), created with the permissions `File::create` would give (`0o666` less
+/// the umask on Unix).
+///
+/// Errors: the directory is missing or not writable (the message names `target`).
+fn report_file_beside(target: &std::path::Path) -> anyhow::Result<tempfile::NamedTempFile> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut b = tempfile::Builder::new();
+    b.prefix(".cellguard-report-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(&dir)
+        .with_context(|| format!("{}: cannot write the report", target.display()))
+}
+
 /// Skips and warnings shown on standard error.
 const SHOWN_SKIPS: usize = 50;
 
@@ -328,13 +349,37 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             );
         }
     }
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p)
-                .with_context(|| format!("{}: cannot write the report", p.display()))?,
-        )),
-        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-    };
+    // `-o`: the report goes to a temporary file beside the target, renamed over it only once
+    // the run has ended without an error, so a failed run leaves an earlier report as it was
+    // (issue 6 T5-14). Dropping `pending` on an error path deletes the temporary file.
+    // A target that exists and is not a regular file (`/dev/null`, a FIFO) is written directly;
+    // a symbolic link is followed, as `File::create` would.
+    let (mut out, pending): (Box<dyn Write>, Option<(tempfile::TempPath, PathBuf)>) =
+        match &args.output {
+            Some(p) => match std::fs::metadata(p) {
+                Ok(m) if !m.is_file() => (
+                    Box::new(std::io::BufWriter::new(
+                        std::fs::OpenOptions::new()
+                            .write(true)
+                            .open(p)
+                            .with_context(|| format!("{}: cannot write the report", p.display()))?,
+                    )),
+                    None,
+                ),
+                meta => {
+                    let target = match meta {
+                        Ok(_) => std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
+                        Err(_) => p.clone(),
+                    };
+                    let (file, tmp) = report_file_beside(&target)?.into_parts();
+                    (Box::new(std::io::BufWriter::new(file)), Some((tmp, target)))
+                }
+            },
+            None => (
+                Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+                None,
+            ),
+        };
     let streaming = args.output_format == ReplayFormat::JsonLines;
     let html = args.output_format == ReplayFormat::Html;
     let opts = Options {
@@ -348,8 +393,12 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         keep_streaks: !streaming,
         config: None,
     };
-    let mut spool = render::DecisionSpool::new(args.output_format)
-        .context("cannot create a temporary file for the report's decisions")?;
+    let mut spool = render::DecisionSpool::new(args.output_format).with_context(|| {
+        format!(
+            "cannot create a temporary file for the report's decisions in {} (the system's temporary directory: set `TMPDIR` to a writable one)",
+            std::env::temp_dir().display()
+        )
+    })?;
     if let Some(sp) = spool.as_mut() {
         use std::io::IsTerminal;
         let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
@@ -466,6 +515,11 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         ReplayFormat::Html => render::html(&report, &html_kept, &mut out)?,
     }
     out.flush()?;
+    drop(out);
+    if let Some((tmp, target)) = pending {
+        tmp.persist(&target)
+            .with_context(|| format!("{}: cannot write the report", target.display()))?;
+    }
     let s = &report.summary;
     let findings = if args.expect_recorded {
         s.changed > 0 || s.completions_changed > 0
