@@ -294,9 +294,14 @@ pub(crate) fn classify(root: &Root) -> Option<Format> {
         }
         Root::List(_, items) => {
             let first = items.first()?;
-            if let Some(inner) = arr(first) {
-                // A list of conversations, each a list of messages.
-                let o = first_obj(&inner)?;
+            if arr(first).is_some() {
+                // A list of conversations, each a list of messages: the first message of the
+                // first conversation that has one (empty conversations before it tell nothing,
+                // issue 6 T5-13).
+                let o = items
+                    .iter()
+                    .map_while(|i| arr(i))
+                    .find_map(|inner| first_obj(&inner))?;
                 return if o.contains_key("kind") && !o.contains_key("role") {
                     Some(Format::Pyagentic)
                 } else {
