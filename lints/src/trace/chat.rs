@@ -702,14 +702,27 @@ pub(crate) fn conversation_unit(
     raw: &RawValue,
     line: u64,
 ) -> Result<(), TraceError> {
-    if raw.get().starts_with('{') {
-        if let Some((wrapper, msgs)) = fast_conversation(raw.get(), line) {
-            header(ctx, line, &wrapper);
-            emit(ctx, msgs);
-            return Ok(());
-        }
+    if conversation_fast(ctx, raw.get(), line) {
+        return Ok(());
     }
     conversation_value(ctx, raw, line)
+}
+
+/// The common-shape conversation object in `text` (one-based `line`), converted into `ctx`'s
+/// events in one pass when [`fast_conversation`] reads it (which also proves `text` valid
+/// JSON, so callers may skip validating it first); `false`, with nothing emitted, otherwise.
+pub(crate) fn conversation_fast(ctx: &mut DocCtx, text: &str, line: u64) -> bool {
+    if !text.starts_with('{') {
+        return false;
+    }
+    match fast_conversation(text, line) {
+        Some((wrapper, msgs)) => {
+            header(ctx, line, &wrapper);
+            emit(ctx, msgs);
+            true
+        }
+        None => false,
+    }
 }
 
 /// A conversation read by [`fast_conversation`]: its header's keys and its parsed messages.

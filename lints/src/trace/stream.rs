@@ -487,6 +487,12 @@ impl StreamReader {
             ctx.warn(unit.line + l - 1, message);
         }
         ctx.start_trace(Some(n), Format::OpenaiChat);
+        // The common shape in one pass (its parse validates the JSON); anything else, or
+        // invalid JSON, through the validated raw value as before.
+        if chat::conversation_fast(&mut ctx, &text, unit.line) {
+            self.stats.add(&ctx.stats);
+            return ctx.events;
+        }
         match serde_json::from_str::<&RawValue>(&text) {
             Ok(raw) => {
                 if let Err(e) = chat::conversation_unit(&mut ctx, raw, unit.line) {
