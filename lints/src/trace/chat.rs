@@ -731,6 +731,7 @@ pub(crate) fn conversation_fast(ctx: &mut DocCtx, text: &str, line: u64) -> bool
 pub(crate) struct FastParsed<'a>(FastConv<'a>);
 
 /// What [`parse_fast_prefix`] found at the start of a byte slice.
+#[allow(clippy::large_enum_variant)] // one per list element, returned once: no need to box it
 pub(crate) enum FastPrefix<'a> {
     /// A conversation object of [`FastConv`]'s shape, and its length in bytes (the index just
     /// after its closing `}`).
