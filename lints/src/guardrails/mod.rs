@@ -1144,7 +1144,29 @@ impl Approvals {
                         .into_iter()
                         .flat_map(|s| s.iter()),
                 ),
-                MatchMode::Substring => Box::new(self.types.keys()),
+                // Each distinct action type once; with more types than the key has substrings,
+                // the key's substrings are looked up instead, so a check costs at most a few
+                // thousand lookups whatever the number of approvals (issue 6 T6-14).
+                MatchMode::Substring => {
+                    let n = lower_key.chars().count();
+                    if self.types.len() <= n * (n + 1) / 2 {
+                        Box::new(self.types.keys())
+                    } else {
+                        let types = &self.types;
+                        let key = lower_key.as_str();
+                        let mut seen = FxHashSet::default();
+                        Box::new(
+                            key.char_indices()
+                                .flat_map(move |(i, _)| {
+                                    key[i..]
+                                        .char_indices()
+                                        .map(move |(j, c)| &key[i..i + j + c.len_utf8()])
+                                })
+                                .filter_map(move |s| types.get_key_value(s).map(|(k, _)| k))
+                                .filter(move |k| seen.insert(k.as_str())),
+                        )
+                    }
+                }
             };
             candidates
                 .filter(|t| {
@@ -1557,6 +1579,54 @@ mod tests {
         assert_eq!(seqs(&h, 2), (20..30).collect::<Vec<_>>());
         h.new_cell(false);
         assert!((0..3).all(|r| h.rate_hits(r).is_empty()));
+    }
+
+    /// Issue 6 T6-14: in `substring` mode, with more approved action types than the key has
+    /// substrings, the check looks the key's substrings up and finds the same approvals.
+    #[test]
+    fn substring_approvals_with_many_types() {
+        let rec = |id: String, t: String, c: &str| ApprovalRecord {
+            request_id: Some(id),
+            action_type: Some(t),
+            choice: c.into(),
+            explanation: None,
+            call_id: None,
+        };
+        let mut a = Approvals::default();
+        for i in 0..200 {
+            a.add(&rec(
+                format!("r{i}"),
+                format!("S.S.thing{i}"),
+                "approve_all",
+            ));
+        }
+        assert_eq!(a.check(MatchMode::Substring, "S.S.cancel", None), None);
+        a.add(&rec("once".into(), "CANCEL".into(), "approve_once"));
+        a.add(&rec("all".into(), "s.s.Can".into(), "approve_all"));
+        a.add(&rec("later".into(), "ancel".into(), "approve_all"));
+        // `approve_all` first (the earliest answered of those covering), never consumed.
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.cancel", None),
+            Some("all".into())
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.cancel", None),
+            Some("all".into())
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, "X.X.cancel", None),
+            Some("later".into())
+        );
+        // Every type occurring in the key covers it: the earliest answered wins.
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.thing17x", None),
+            Some("r1".into())
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.thing1", None),
+            Some("r1".into())
+        );
+        assert_eq!(a.check(MatchMode::Substring, "X.Y.z", None), None);
     }
 
     /// Issue 6 T6-10: an answer for one call id approves that call only, is not consumed, and
