@@ -1108,6 +1108,7 @@ impl<'a> Replayer<'a> {
         } else {
             let mut proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
             proposed.recorded = Some((c.status, c.error.as_deref()));
+            proposed.call_id = c.call_id.as_deref();
             block = set.check(&proposed, &mut run.state);
             drop(proposed);
             note_undecided(&mut self.report.warnings, &run.file, line, &mut run.state);

@@ -11,7 +11,9 @@
 //!    unconsumed `approve_once` covering it allows and is **consumed now, at check time**, even
 //!    if the dispatch then fails or a later guardrail blocks; else a legacy untyped response
 //!    whose choice is approve-like (approve, approved, yes, granted, accept, accepted) allows any
-//!    gated key, not consumed. The action type covers the key by Colony's case-insensitive
+//!    gated key, not consumed. An answer for one call (an OpenAI Agents SDK RunState's list of
+//!    call ids, issue 6 T6-10) allows that call only, matched by its `call_id`, and is neither
+//!    consumed nor usable by another call. The action type covers the key by Colony's case-insensitive
 //!    substring in substring mode, or as a key pattern in key mode.
 //!    `approvals = "none"` models an agent without `HumanApprovalCapability` (Colony's
 //!    SessionAgent, or after `bind_agent(None)`): every gated apply is blocked.
@@ -70,7 +72,13 @@ impl ApprovalRequired {
         let key = call.key(g.mode);
         let gates: Option<Vec<&Pattern>> = (g.mode == MatchMode::Key && call.keys.partial)
             .then(|| self.patterns.iter().map(|&p| &set.patterns[p]).collect());
-        if self.use_records && st.approvals.check(g.mode, key, gates.as_deref()).is_some() {
+        if self.use_records
+            && (st
+                .approvals
+                .check_call(call.call_id, g.mode, key, gates.as_deref())
+                .is_some()
+                || st.approvals.check(g.mode, key, gates.as_deref()).is_some())
+        {
             return None;
         }
         let word = match g.mode {

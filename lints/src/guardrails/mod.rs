@@ -419,6 +419,8 @@ pub struct Proposed<'a> {
     pub now: Option<f64>,
     /// Its recorded outcome and error text (read by verifiers that replay a recorded verdict).
     pub recorded: Option<(CallStatus, Option<&'a str>)>,
+    /// Its recorded call id (`call_id`), which per-call approvals answer (issue 6 T6-10).
+    pub call_id: Option<&'a str>,
 }
 
 impl<'a> Proposed<'a> {
@@ -438,6 +440,7 @@ impl<'a> Proposed<'a> {
             parsed: OnceCell::new(),
             now,
             recorded: None,
+            call_id: None,
         }
     }
 
@@ -960,6 +963,9 @@ pub struct Approvals {
     by_last: FxHashMap<String, FxHashSet<String>>,
     /// Slots of legacy untyped approve-like responses.
     legacy: BTreeSet<u64>,
+    /// Answers for one call each (OpenAI Agents SDK per-call approvals, issue 6 T6-10): call
+    /// id -> the action type and whether it approves (the latest answer for the call counts).
+    scoped: FxHashMap<String, (TypeApprovals, bool)>,
 }
 
 /// Legacy untyped approve-like choices (case-insensitive).
@@ -975,6 +981,25 @@ fn last_segment(key: &str) -> String {
 impl Approvals {
     /// Records a response.
     pub fn add(&mut self, r: &ApprovalRecord) {
+        if let Some(call) = &r.call_id {
+            // For that call only: it never covers another call, and is not consumed.
+            match r.action_type.as_deref().filter(|t| !t.is_empty()) {
+                Some(t) => {
+                    let approves = matches!(r.choice.as_str(), "approve_once" | "approve_all");
+                    let e = TypeApprovals {
+                        text: t.to_string(),
+                        pattern: Pattern::literal_key(t).ok(),
+                        all: BTreeSet::new(),
+                        once: BTreeSet::new(),
+                    };
+                    self.scoped.insert(call.clone(), (e, approves));
+                }
+                None => {
+                    self.scoped.remove(call);
+                }
+            }
+            return;
+        }
         let (slot, consumed) = match r.request_id.as_ref().and_then(|id| self.by_id.get(id)) {
             Some(&slot) => {
                 let consumed = self.remove(slot).is_some_and(|a| a.consumed);
@@ -1081,6 +1106,22 @@ impl Approvals {
         }
     }
 
+    /// A per-call answer approving the call with id `call_id` (key `key`), when its action type
+    /// covers the key (as in [`Approvals::check`]): the call id, else `None` (no answer for
+    /// this call, or a rejection). Nothing is consumed.
+    pub fn check_call(
+        &self,
+        call_id: Option<&str>,
+        mode: MatchMode,
+        key: &str,
+        gates: Option<&[&Pattern]>,
+    ) -> Option<String> {
+        let id = call_id?;
+        let (e, approves) = self.scoped.get(id)?;
+        (*approves && Self::covers(e, mode, key, &key.to_lowercase(), gates))
+            .then(|| id.to_string())
+    }
+
     /// Colony `has_active_approval_for`: an `approve_all` whose action type covers the key
     /// (not consumed); else the first unconsumed `approve_once` that covers it (consumed now,
     /// at check time); else a legacy untyped approve-like response (any gated key, not
@@ -1103,7 +1144,29 @@ impl Approvals {
                         .into_iter()
                         .flat_map(|s| s.iter()),
                 ),
-                MatchMode::Substring => Box::new(self.types.keys()),
+                // Each distinct action type once; with more types than the key has substrings,
+                // the key's substrings are looked up instead, so a check costs at most a few
+                // thousand lookups whatever the number of approvals (issue 6 T6-14).
+                MatchMode::Substring => {
+                    let n = lower_key.chars().count();
+                    if self.types.len() <= n * (n + 1) / 2 {
+                        Box::new(self.types.keys())
+                    } else {
+                        let types = &self.types;
+                        let key = lower_key.as_str();
+                        let mut seen = FxHashSet::default();
+                        Box::new(
+                            key.char_indices()
+                                .flat_map(move |(i, _)| {
+                                    key[i..]
+                                        .char_indices()
+                                        .map(move |(j, c)| &key[i..i + j + c.len_utf8()])
+                                })
+                                .filter_map(move |s| types.get_key_value(s).map(|(k, _)| k))
+                                .filter(move |k| seen.insert(k.as_str())),
+                        )
+                    }
+                }
             };
             candidates
                 .filter(|t| {
@@ -1518,6 +1581,91 @@ mod tests {
         assert!((0..3).all(|r| h.rate_hits(r).is_empty()));
     }
 
+    /// Issue 6 T6-14: in `substring` mode, with more approved action types than the key has
+    /// substrings, the check looks the key's substrings up and finds the same approvals.
+    #[test]
+    fn substring_approvals_with_many_types() {
+        let rec = |id: String, t: String, c: &str| ApprovalRecord {
+            request_id: Some(id),
+            action_type: Some(t),
+            choice: c.into(),
+            explanation: None,
+            call_id: None,
+        };
+        let mut a = Approvals::default();
+        for i in 0..200 {
+            a.add(&rec(
+                format!("r{i}"),
+                format!("S.S.thing{i}"),
+                "approve_all",
+            ));
+        }
+        assert_eq!(a.check(MatchMode::Substring, "S.S.cancel", None), None);
+        a.add(&rec("once".into(), "CANCEL".into(), "approve_once"));
+        a.add(&rec("all".into(), "s.s.Can".into(), "approve_all"));
+        a.add(&rec("later".into(), "ancel".into(), "approve_all"));
+        // `approve_all` first (the earliest answered of those covering), never consumed.
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.cancel", None),
+            Some("all".into())
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.cancel", None),
+            Some("all".into())
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, "X.X.cancel", None),
+            Some("later".into())
+        );
+        // Every type occurring in the key covers it: the earliest answered wins.
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.thing17x", None),
+            Some("r1".into())
+        );
+        assert_eq!(
+            a.check(MatchMode::Substring, "S.S.thing1", None),
+            Some("r1".into())
+        );
+        assert_eq!(a.check(MatchMode::Substring, "X.Y.z", None), None);
+    }
+
+    /// Issue 6 T6-10: an answer for one call id approves that call only, is not consumed, and
+    /// a rejection by id is not satisfied by another call's approval.
+    #[test]
+    fn per_call_approvals_answer_their_own_call_only() {
+        let rec = |call: &str, c: &str| ApprovalRecord {
+            request_id: Some(call.into()),
+            action_type: Some("sensitive_tool".into()),
+            choice: c.into(),
+            explanation: None,
+            call_id: Some(call.into()),
+        };
+        let mut a = Approvals::default();
+        a.add(&rec("c2", "approve_once"));
+        a.add(&rec("c1", "reject"));
+        for mode in [MatchMode::Key, MatchMode::Substring] {
+            assert_eq!(
+                a.check_call(Some("c2"), mode, "sensitive_tool", None),
+                Some("c2".into())
+            );
+            assert_eq!(
+                a.check_call(Some("c2"), mode, "sensitive_tool", None),
+                Some("c2".into())
+            );
+            assert_eq!(a.check_call(Some("c1"), mode, "sensitive_tool", None), None);
+            assert_eq!(a.check_call(None, mode, "sensitive_tool", None), None);
+            assert_eq!(a.check_call(Some("c2"), mode, "other_tool", None), None);
+            // Scoped answers never reach the unscoped approvals.
+            assert_eq!(a.check(mode, "sensitive_tool", None), None);
+        }
+        // A later answer for the same call replaces the earlier one.
+        a.add(&rec("c2", "reject"));
+        assert_eq!(
+            a.check_call(Some("c2"), MatchMode::Key, "sensitive_tool", None),
+            None
+        );
+    }
+
     #[test]
     fn approvals_follow_has_active_approval_for() {
         let rec = |id: &str, t: Option<&str>, c: &str| ApprovalRecord {
@@ -1525,6 +1673,7 @@ mod tests {
             action_type: t.map(Into::into),
             choice: c.into(),
             explanation: None,
+            call_id: None,
         };
         let mut a = Approvals::default();
         a.add(&rec("r1", Some("X.apply"), "approve_once"));
@@ -1589,6 +1738,7 @@ mod tests {
                 action_type: Some(t.into()),
                 choice: "approve_all".into(),
                 explanation: None,
+                call_id: None,
             });
             assert_eq!(
                 a.check(MatchMode::Key, key, None).is_some(),

@@ -1469,6 +1469,7 @@ impl Approvals {
             action_type,
             choice,
             explanation,
+            call_id: None,
         }
     }
 

@@ -487,6 +487,7 @@ fn approval(o: &Obj) -> Result<ApprovalRecord, String> {
         action_type: opt_str(o, "action_type")?,
         choice,
         explanation: opt_str(o, "explanation")?,
+        call_id: opt_str(o, "call_id")?,
     })
 }
 

@@ -518,6 +518,11 @@ pub struct ApprovalRecord {
     pub choice: String,
     /// The operator's explanation.
     pub explanation: Option<String>,
+    /// The one call (by its `call_id`) this answer is for (OpenAI Agents SDK per-call
+    /// approvals, `context.approvals[tool].approved = ["call_id", ...]`): it approves or
+    /// rejects that call only (issue 6 T6-10). `None`: any call its action type covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 /// pyAgentic message kinds (pyagentic-reference §3.1).

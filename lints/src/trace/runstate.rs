@@ -38,6 +38,7 @@ fn approvals(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>) {
                         action_type: Some(tool.clone()),
                         choice: choice_all.into(),
                         explanation: None,
+                        call_id: None,
                     }),
                 ),
                 Some(Value::Array(ids)) => {
@@ -53,6 +54,9 @@ fn approvals(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>) {
                                     .and_then(|m| m.get(id))
                                     .and_then(Value::as_str)
                                     .map(str::to_string),
+                                // A list holds call ids: each answer is for that call only
+                                // (the SDK's `_get_approval_status_for_record`, issue 6 T6-10).
+                                call_id: Some(id.to_string()),
                             }),
                         );
                     }
