@@ -1057,6 +1057,56 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.check_tree(stmt, None, NodeCtx::ROOT);
             return;
         }
+        // Bindings tree-sitter's error recovery lost (`scan::loose_binding`) may take effect
+        // anywhere in the statement, before or after what the tree shows: bound weakly before
+        // it and again after it (once, for a statement of the cell's top level: that covers the
+        // statements nested in it).
+        let broken = depth == 0 && stmt.has_error();
+        if broken {
+            self.bind_loose(stmt, flow);
+        }
+        self.run_stmt_parts(stmt, flow, strong, depth);
+        if broken {
+            self.bind_loose(stmt, flow);
+        }
+    }
+
+    /// Binds weakly, in the top-level environment, the names of the lost bindings
+    /// ([`scan::loose_binding`]) of statement `stmt`, outside function, lambda and class bodies.
+    fn bind_loose(&mut self, stmt: Node<'t>, flow: &mut Bindings) {
+        let mut stack = vec![stmt];
+        let mut found: Vec<(Node<'t>, Node<'t>)> = Vec::new();
+        while let Some(n) = stack.pop() {
+            if matches!(
+                n.kind_name(),
+                "function_definition" | "lambda" | "class_definition"
+            ) {
+                continue;
+            }
+            if let Some(b) = super::scan::loose_binding(n) {
+                found.push(b);
+            }
+            let mut c = n.walk();
+            stack.extend(n.children(&mut c));
+        }
+        if found.is_empty() {
+            return;
+        }
+        self.it.start_memo();
+        for (target, value) in found {
+            if !self.binds_demanded(target) {
+                continue;
+            }
+            if let Some(id) = self.it.name_id(target) {
+                self.seed_prebound(flow, id);
+            }
+            let v = self.it.eval(value, &Env::Flow(flow), 0);
+            self.bind_flow(flow, target, &v, false);
+            self.it.start_memo();
+        }
+    }
+
+    fn run_stmt_parts(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool, depth: u32) {
         match stmt.kind_name() {
             "function_definition" => self.run_def(stmt, flow, strong, false),
             "class_definition" => self.run_class(stmt, flow, strong),
@@ -1786,6 +1836,22 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn check_error_region(&mut self, node: Node<'t>, env: &Env) {
         for c in named(node) {
             if c.kind_name() != "identifier" {
+                continue;
+            }
+            // The name a lost binding binds (`ga = getattr` read as loose tokens) is bound,
+            // not used: its uses are checked where they are.
+            let mut after = c;
+            let eq = loop {
+                match after.next_sibling() {
+                    Some(n) => break Some(n),
+                    None => match after.parent() {
+                        Some(p) => after = p,
+                        None => break None,
+                    },
+                }
+            };
+            let bound_here = eq.and_then(super::scan::loose_binding).is_some_and(|(t, _)| t.id() == c.id());
+            if bound_here {
                 continue;
             }
             let v = self.it.eval(c, env, 0);
@@ -4743,10 +4809,19 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for code in codes {
             // compile()/exec() end lines at a lone `\r` too.
             let code = crate::source::python_newlines(&code).into_owned();
-            let tree = parse::parse(&code, None);
+            let parsed = parse::parse(&code, None);
+            // The same-length literal rewrite a top-level cell gets (`repair`): a `\N` bytes
+            // literal would otherwise hide the rest of the code string from the analysis.
+            // Offsets are unchanged.
+            let repaired =
+                crate::rules::syntax::repair::rewrite_mis_scanned_strings(parsed.root_node(), &code);
+            let (text, tree) = match &repaired {
+                Some((fixed, t)) => (fixed.as_str(), t),
+                None => (code.as_str(), &parsed),
+            };
             let it = Interp::with_gate(
                 tree.root_node(),
-                &code,
+                text,
                 super::interp::Config { ..self.it.cfg },
                 !self.it.relevance.all,
             );
@@ -4773,7 +4848,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 })
                 .flatten();
             let free_hosts = if self.in_type_expr {
-                self.free_host_names(tree.root_node(), &code)
+                self.free_host_names(tree.root_node(), text)
             } else {
                 Vec::new()
             };

@@ -1468,6 +1468,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                     self.bind_global(name, &v, widen, changed);
                 }
             }
+            // A binding lost in an `ERROR` node (see `scan::loose_binding`).
+            "=" => {
+                if let Some((target, value)) = scan::loose_binding(node) {
+                    let v = self.eval(value, &Env::Global, 0);
+                    self.bind_global(target, &v, widen, changed);
+                }
+            }
             _ => {}
         }
     }

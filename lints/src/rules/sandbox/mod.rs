@@ -12,7 +12,7 @@
 //! `__import__` or `importlib` is reported as a computed access. Statements that tree-sitter's
 //! error recovery wraps in an `ERROR` node are still run (their bindings weak), and string
 //! literals tree-sitter scans differently from CPython (which can hide the rest of the cell)
-//! are rewritten first ([`repair`]).
+//! are rewritten first ([`repair`](crate::rules::syntax::repair)).
 //!
 //! | code | name | class |
 //! |---|---|---|
@@ -31,7 +31,6 @@ pub mod containers;
 pub mod field;
 pub mod interp;
 pub mod reach;
-pub mod repair;
 pub mod scan;
 pub mod tasks;
 pub mod value;
@@ -272,9 +271,12 @@ pub fn analyse_with_table<'t>(
 ) -> Vec<check::Finding> {
     // A string literal tree-sitter scans differently from CPython can hide the rest of the
     // cell from the analysis (`f(b"""\N""")`): analyse a same-length rewrite that both read
-    // alike instead (see `repair`).
-    if let Some((fixed, tree)) = repair::rewrite_mis_scanned_strings(tree, src) {
-        return analyse_tree(&tree, None, &fixed, settings, gate);
+    // alike instead (see `repair`), with its own node table.
+    if let Some((fixed, tree)) =
+        crate::rules::syntax::repair::rewrite_mis_scanned_strings(tree.root_node(), src)
+    {
+        let table = crate::nodes::NodeTable::new(&tree);
+        return analyse_tree(&tree, Some(&table), &fixed, settings, gate);
     }
     analyse_tree(tree, nodes, src, settings, gate)
 }
