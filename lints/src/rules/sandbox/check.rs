@@ -1850,7 +1850,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     },
                 }
             };
-            let bound_here = eq.and_then(super::scan::loose_binding).is_some_and(|(t, _)| t.id() == c.id());
+            let bound_here = eq
+                .and_then(super::scan::loose_binding)
+                .is_some_and(|(t, _)| t.id() == c.id());
             if bound_here {
                 continue;
             }
@@ -4813,8 +4815,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
             // The same-length literal rewrite a top-level cell gets (`repair`): a `\N` bytes
             // literal would otherwise hide the rest of the code string from the analysis.
             // Offsets are unchanged.
-            let repaired =
-                crate::rules::syntax::repair::rewrite_mis_scanned_strings(parsed.root_node(), &code);
+            let repaired = crate::rules::syntax::repair::rewrite_mis_scanned_strings(
+                parsed.root_node(),
+                &code,
+            );
             let (text, tree) = match &repaired {
                 Some((fixed, t)) => (fixed.as_str(), t),
                 None => (code.as_str(), &parsed),

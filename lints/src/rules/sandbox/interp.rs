@@ -3158,12 +3158,10 @@ impl<'t, 'a> Interp<'t, 'a> {
                 let fill = match (method, args.get(1)) {
                     ("zfill", _) => Some('0'),
                     ("expandtabs", _) | (_, None) => Some(' '),
-                    (_, Some(_)) => single_str(1)
-                        .filter(|f| f.len() == 1)
-                        .and_then(|f| {
-                            let mut cs = f[0].chars();
-                            cs.next().filter(|_| cs.next().is_none())
-                        }),
+                    (_, Some(_)) => single_str(1).filter(|f| f.len() == 1).and_then(|f| {
+                        let mut cs = f[0].chars();
+                        cs.next().filter(|_| cs.next().is_none())
+                    }),
                 };
                 let widths: Option<Vec<i64>> = match args.first() {
                     None if method == "expandtabs" => Some(vec![8]),
