@@ -4168,15 +4168,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// `SBX009` for an asyncio task the cell creates and never awaits, gathers, waits for or
-    /// cancels ([`super::tasks`]): `asyncio.create_task`, `ensure_future`, `gather`, `shield`
-    /// (also through aliases and `getattr`) and `.create_task`/`.ensure_future` on any receiver
-    /// but the `as` name of an enclosing `async with` (a `TaskGroup` awaits its tasks).
+    /// cancels ([`super::tasks`]): `asyncio.create_task`, `ensure_future`, `gather`, `shield`,
+    /// the `asyncio.Task` constructor, `as_completed` (it wraps its coroutines in tasks when
+    /// called) and an `asyncio.wait` that may return early (its pending set), also through
+    /// aliases and `getattr`, and `.create_task`/`.ensure_future` on any receiver but the `as`
+    /// name of an enclosing `async with` (a `TaskGroup` awaits its tasks).
     fn check_task(&mut self, node: Node<'t>, callee: Node<'t>, cv: &VSet) {
-        const MAKERS: &[&str] = &["create_task", "ensure_future", "gather", "shield"];
+        const MAKERS: &[&str] = &[
+            "create_task",
+            "ensure_future",
+            "gather",
+            "shield",
+            "Task",
+            "as_completed",
+        ];
         let resolved = cv.iter().any(|v| {
             matches!(v, Val::Member(p) if p.starts_with("asyncio")
                 && !p.contains("TaskGroup")
-                && p.rsplit('.').next().is_some_and(|l| MAKERS.contains(&l)))
+                && p.rsplit('.').next().is_some_and(|l| {
+                    MAKERS.contains(&l)
+                        || (l == "wait" && super::tasks::wait_is_partial(node, self.it.src))
+                }))
         });
         let f = unparen(callee);
         let by_name = !resolved
@@ -4189,7 +4201,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 o.kind_name() == "identifier"
                     && super::tasks::task_group_receiver(node, o, self.it.src)
             });
-        if (resolved || by_name) && super::tasks::dangling(node, self.it.src) {
+        // `shield(t)` of a task the cell holds by name makes no task of its own: `t` is
+        // followed from where it was made (through the shield, see `tasks`).
+        let shields_name = f
+            .field(F::Attribute)
+            .or(Some(f).filter(|f| f.kind_name() == "identifier"))
+            .is_some_and(|a| &*ident(a, self.it.src) == "shield")
+            && node
+                .field(F::Arguments)
+                .and_then(first_named)
+                .is_some_and(|a| unparen(a).kind_name() == "identifier");
+        if (resolved || by_name) && !shields_name && super::tasks::dangling(node, self.it.src) {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(node),

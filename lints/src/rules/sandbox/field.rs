@@ -28,6 +28,7 @@ fields! {
     Arguments => "arguments",
     Attribute => "attribute",
     Body => "body",
+    Condition => "condition",
     Definition => "definition",
     Expression => "expression",
     FormatSpecifier => "format_specifier",

@@ -177,8 +177,11 @@ const GENERIC_METHOD_NAMES: &[&str] = &[
     "set_debug",
     "sendfile",
     "getaddrinfo",
+    "getnameinfo",
     "add_reader",
     "add_writer",
+    "remove_reader",
+    "remove_writer",
 ];
 
 /// True when `deny` names `asyncio.AbstractEventLoop.<name>` literally (not through a glob)
