@@ -4184,11 +4184,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         ];
         let resolved = cv.iter().any(|v| {
             matches!(v, Val::Member(p) if p.starts_with("asyncio")
-                && !p.contains("TaskGroup")
-                && p.rsplit('.').next().is_some_and(|l| {
-                    MAKERS.contains(&l)
-                        || (l == "wait" && super::tasks::wait_is_partial(node, self.it.src))
-                }))
+            && !p.contains("TaskGroup")
+            && p.rsplit('.').next().is_some_and(|l| {
+                MAKERS.contains(&l)
+                    || (l == "wait" && super::tasks::wait_is_partial(node, self.it.src))
+            }))
         });
         let f = unparen(callee);
         let by_name = !resolved

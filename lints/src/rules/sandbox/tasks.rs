@@ -186,7 +186,10 @@ fn sink_from<'t>(mut node: Node<'t>, src: &str, mut partial: bool) -> Sink<'t> {
             // `done, pending = await asyncio.wait(ts, timeout=...)`: the pending set.
             "await" => {
                 let mut a = p;
-                while let Some(pp) = a.parent().filter(|x| x.kind_name() == "parenthesized_expression") {
+                while let Some(pp) = a
+                    .parent()
+                    .filter(|x| x.kind_name() == "parenthesized_expression")
+                {
                     a = pp;
                 }
                 let Some(asg) = a.parent().filter(|x| {
