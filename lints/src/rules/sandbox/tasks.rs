@@ -280,12 +280,12 @@ fn while_guarded(node: Node, name: &str, src: &str) -> bool {
     while let Some(p) = cur.parent() {
         match p.kind_name() {
             "function_definition" | "lambda" | "class_definition" => return false,
-            "while_statement" => {
+            "while_statement"
                 if p.field(F::Condition).is_some_and(|c| {
                     parse::walk(c).any(|n| n.kind_name() == "identifier" && ident(n, src) == name)
-                }) {
-                    return true;
-                }
+                }) =>
+            {
+                return true;
             }
             _ => {}
         }
