@@ -127,6 +127,7 @@ mod tests {
             F::Arguments,
             F::Attribute,
             F::Body,
+            F::Condition,
             F::Definition,
             F::Expression,
             F::FormatSpecifier,
