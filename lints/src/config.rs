@@ -891,8 +891,8 @@ impl Settings {
 /// `isfile`, `isdir`, `islink`, `ismount`, `getsize`, `getmtime`, `samefile`, ...), so that an
 /// `os.path` allowance means path-string arithmetic (`join`, `splitext`, `basename`,
 /// `normpath`); and the functions that change state the host process shares with every cell:
-/// `random.seed`/`setstate` (the host's global RNG; a cell's own `random.Random(seed)` stays
-/// usable), `time.tzset`, `decimal.setcontext`, `warnings.filterwarnings`/`simplefilter`/
+/// `random.seed`/`setstate`/`getstate` (the host's global RNG, whose state predicts the host's
+/// later draws; a cell's own `random.Random(seed)` stays usable), `time.tzset`, `decimal.setcontext`, `warnings.filterwarnings`/`simplefilter`/
 /// `resetwarnings` and `logging.disable`/`basicConfig` (the same kind of host mutation as
 /// `json.dumps = f`, `SBX005`, but made by a call).
 ///
@@ -905,7 +905,10 @@ impl Settings {
 /// `asyncio.set_event_loop_policy`, `asyncio.set_event_loop` and a policy's `set_event_loop`, and
 /// the child watchers (`asyncio.get_child_watcher`, `set_child_watcher`, a watcher's
 /// `add_child_handler`/`attach_loop`: the watcher calls the cell's callback from a host thread),
-/// and `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it).
+/// `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it), and
+/// `asyncio.all_tasks` (hands out the host's tasks, which the cell could cancel or complete).
+/// The `asyncio.*.name` globs catch the same functions reached through the submodule that
+/// defines them (`asyncio.threads.to_thread`, `asyncio.events.set_event_loop`).
 ///
 /// Private standard-library modules re-export host objects under other names: `_weakrefset.ref`
 /// and `_threading_local.ref` are `weakref.ref` (a callback the host's garbage collector runs
@@ -975,6 +978,12 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.run_coroutine_threadsafe",
     "asyncio.set_event_loop_policy",
     "asyncio.set_event_loop",
+    "asyncio.all_tasks",
+    "asyncio.*.to_thread",
+    "asyncio.*.run_coroutine_threadsafe",
+    "asyncio.*.set_event_loop_policy",
+    "asyncio.*.set_event_loop",
+    "asyncio.*.all_tasks",
     "asyncio.get_child_watcher",
     "asyncio.set_child_watcher",
     "asyncio.*.get_child_watcher",
@@ -1096,6 +1105,7 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "ntpath.sameopenfile",
     "random.seed",
     "random.setstate",
+    "random.getstate",
     "time.tzset",
     "decimal.setcontext",
     "warnings.filterwarnings",

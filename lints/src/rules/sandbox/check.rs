@@ -838,7 +838,14 @@ fn frame_function(module: &str, name: &str) -> bool {
             name,
             "currentframe" | "stack" | "trace" | "getouterframes" | "getinnerframes"
         ),
-        "traceback" => matches!(name, "walk_stack" | "walk_tb"),
+        "traceback" => matches!(
+            name,
+            "walk_stack" | "walk_tb" | "extract_stack" | "format_stack" | "print_stack"
+        ),
+        // asyncio's own stack helper: `traceback.walk_stack` from its caller's caller (round 6
+        // S6-22).
+        "asyncio.format_helpers" => name == "extract_stack",
+        "logging" => name == "currentframe",
         "threading" => matches!(name, "settrace" | "setprofile" | "settrace_all_threads"),
         _ => false,
     }
@@ -5932,7 +5939,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// updated)` read every name of `assigned` and `updated` from the wrapped object with
     /// `getattr` and write (or `update`) it on the wrapper with `setattr`:
     /// `updated=("__globals__",)` merges a module's globals into the cell. Dunder names other
-    /// than the defaults are SBX002; names that cannot be folded are SBX004.
+    /// than the defaults are SBX002; names that cannot be folded are SBX004; every other name
+    /// is checked as `getattr(f, name)` is (`assigned=("_os",)` on `random` reads `random._os`,
+    /// SBX005; round 6 S6-5).
     fn check_wrapper_names(
         &mut self,
         func: &str,
@@ -5941,6 +5950,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
         env: &Env,
     ) {
         let skip = if func == "update_wrapper" { 2 } else { 1 };
+        let wrapped = kws
+            .iter()
+            .find(|(k, _)| k == "wrapped")
+            .map(|(_, v)| *v)
+            .or_else(|| pos.get(skip - 1).copied());
+        let wrapped_v = wrapped.map(|w| (self.it.eval(w, env, 0), short(self.text(w))));
         let mut args: Vec<Node<'t>> = pos.iter().skip(skip).take(2).copied().collect();
         args.extend(
             kws.iter()
@@ -5959,6 +5974,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         format!("`{func}` copies dunder attribute `{s}` with `getattr`/`setattr` by name"),
                         Some("`update_wrapper(w, json.dumps, updated=(\"__globals__\",))` merges a module's globals into the cell".into()),
                     );
+                } else if let Some((objs, shown)) = &wrapped_v {
+                    // The read `getattr(wrapped, s)`, checked as the attribute written out.
+                    self.attr_findings(objs, &s, parse::range(a), shown);
                 }
             }
             // A display of names with one that cannot be folded (`(name,)`), or a value that
