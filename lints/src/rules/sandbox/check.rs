@@ -4756,8 +4756,23 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         // A template handed to a callable cellguard cannot resolve (`fm = str.format_map;
-        // fm(t, d)`): its fields are checked on unknown arguments.
-        if !format_handled && cv.only_unknown() && !self.is_namespace_callee(inner_callee) {
+        // fm(t, d)`): its fields are checked on unknown arguments. A `str` method called
+        // through the type (`str.center(t, 31)`) is no such callable: it formats nothing.
+        let str_method = inner_callee.kind_name() == "attribute"
+            && inner_callee.field(F::Attribute).is_some_and(|a| {
+                let m = ident(a, self.it.src);
+                !matches!(&*m, "format" | "format_map")
+                    && builtin_base_methods("str").contains(&&*m)
+            })
+            && inner_callee.field(F::Object).is_some_and(|o| {
+                let ov = self.it.eval(o, env, 0);
+                !ov.is_empty() && ov.iter().all(|v| matches!(v, Val::Builtin("str")))
+            });
+        if !format_handled
+            && !str_method
+            && cv.only_unknown()
+            && !self.is_namespace_callee(inner_callee)
+        {
             if let Some(first) = pos.first() {
                 let fv = self.it.eval(*first, env, 0);
                 if fv.strs().any(|s| s.contains('{')) {
