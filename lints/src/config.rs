@@ -2166,7 +2166,7 @@ mod tests {
             w.message
         );
         // Defaults of modules the allowlist does not let in are not worth a warning: with
-        // smolagents' modules only `random`'s and `time`'s host-state setters are dropped.
+        // smolagents' modules only `random`'s and `time`'s host-state calls are dropped.
         let s = resolve_text(
             "dialect = \"functions\"\n[lint.imports]\ndeny-members = [\"requests.*\"]\n",
         );
@@ -2174,7 +2174,7 @@ mod tests {
         assert!(
             s.warnings[0]
                 .message
-                .contains("3 default members of allowed modules (`random.seed`, `random.setstate`, `time.tzset`)"),
+                .contains("4 default members of allowed modules (`random.seed`, `random.setstate`, `random.getstate`, `time.tzset`)"),
             "{}",
             s.warnings[0].message
         );
