@@ -1021,10 +1021,17 @@ impl<'a> Replayer<'a> {
         }
         let mut verdict = Verdict::Allowed;
         let mut block = None;
-        let skipped = run
+        let after = run
             .swallowed
             .as_mut()
-            .is_some_and(|s| s.skips(keys.raw, keys.resolved));
+            .map(|s| s.next_call(keys.raw, keys.resolved));
+        if after == Some(crate::trace::colony::AfterBlock::Unknown) {
+            // The replay cannot tell whether the swallowed block skips this call: the rest of
+            // the cell is treated as aborted (fail-closed, issue 6 T6-1).
+            run.aborted = true;
+            run.swallowed = None;
+        }
+        let skipped = after == Some(crate::trace::colony::AfterBlock::Skipped);
         if run.aborted || skipped {
             verdict = Verdict::Unreached;
         } else {
