@@ -872,7 +872,7 @@ impl Settings {
 ///
 /// What each group does: processes (`create_subprocess_*`, `subprocess_*`), network
 /// (`open_connection`, `start_server`, `create_connection`, `create_server`, `sock_connect`,
-/// `getaddrinfo`), file I/O (`sendfile`, pydantic's `parse_file`, numpy's loaders and savers),
+/// the other `sock_*` socket calls, `start_tls`, `getaddrinfo`, `getnameinfo`), file I/O (`sendfile`, pydantic's `parse_file`, numpy's loaders and savers),
 /// imports by name (`pydantic.ImportString`, pydantic v1's `PyObject`), pickle loading
 /// (`pydantic.deprecated.parse.load_str_bytes`, `pickle.loads` under `allow_pickle=True`; the
 /// same methods on any model are reported by `rules/deserialize.rs`), and code that runs later
@@ -891,18 +891,24 @@ impl Settings {
 /// `isfile`, `isdir`, `islink`, `ismount`, `getsize`, `getmtime`, `samefile`, ...), so that an
 /// `os.path` allowance means path-string arithmetic (`join`, `splitext`, `basename`,
 /// `normpath`); and the functions that change state the host process shares with every cell:
-/// `random.seed`/`setstate` (the host's global RNG; a cell's own `random.Random(seed)` stays
-/// usable), `time.tzset`, `decimal.setcontext`, `warnings.filterwarnings`/`simplefilter`/
+/// `random.seed`/`setstate`/`getstate` (the host's global RNG, whose state predicts the host's
+/// later draws; a cell's own `random.Random(seed)` stays usable), `time.tzset`, `decimal.setcontext`, `warnings.filterwarnings`/`simplefilter`/
 /// `resetwarnings` and `logging.disable`/`basicConfig` (the same kind of host mutation as
 /// `json.dumps = f`, `SBX005`, but made by a call).
 ///
 /// The host loop's own state is denied the same way, because the loop and its policy are the
 /// host's (Colony runs every cell on the host's running loop): `stop`, `close`, `set_debug`,
-/// `run_forever`, `set_task_factory`, `set_exception_handler`, `set_default_executor` on a loop,
+/// `run_forever`, `set_task_factory`, `set_exception_handler`, `set_default_executor`,
+/// `shutdown_asyncgens`, `shutdown_default_executor`, `call_exception_handler` and the
+/// `remove_reader`/`remove_writer`/`remove_signal_handler` counterparts of the callback
+/// installers (they silence the host's own sockets and signals) on a loop,
 /// `asyncio.set_event_loop_policy`, `asyncio.set_event_loop` and a policy's `set_event_loop`, and
 /// the child watchers (`asyncio.get_child_watcher`, `set_child_watcher`, a watcher's
 /// `add_child_handler`/`attach_loop`: the watcher calls the cell's callback from a host thread),
-/// and `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it).
+/// `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it), and
+/// `asyncio.all_tasks` (hands out the host's tasks, which the cell could cancel or complete).
+/// The `asyncio.*.name` globs catch the same functions reached through the submodule that
+/// defines them (`asyncio.threads.to_thread`, `asyncio.events.set_event_loop`).
 ///
 /// Private standard-library modules re-export host objects under other names: `_weakrefset.ref`
 /// and `_threading_local.ref` are `weakref.ref` (a callback the host's garbage collector runs
@@ -933,6 +939,15 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.sendfile",
     "asyncio.AbstractEventLoop.sock_sendfile",
     "asyncio.AbstractEventLoop.getaddrinfo",
+    "asyncio.AbstractEventLoop.getnameinfo",
+    "asyncio.AbstractEventLoop.sock_accept",
+    "asyncio.AbstractEventLoop.sock_recv",
+    "asyncio.AbstractEventLoop.sock_recv_into",
+    "asyncio.AbstractEventLoop.sock_recvfrom",
+    "asyncio.AbstractEventLoop.sock_recvfrom_into",
+    "asyncio.AbstractEventLoop.sock_sendall",
+    "asyncio.AbstractEventLoop.sock_sendto",
+    "asyncio.AbstractEventLoop.start_tls",
     "asyncio.AbstractEventLoop.run_in_executor",
     "asyncio.AbstractEventLoop.call_later",
     "asyncio.AbstractEventLoop.call_at",
@@ -941,6 +956,9 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.add_signal_handler",
     "asyncio.AbstractEventLoop.add_reader",
     "asyncio.AbstractEventLoop.add_writer",
+    "asyncio.AbstractEventLoop.remove_reader",
+    "asyncio.AbstractEventLoop.remove_writer",
+    "asyncio.AbstractEventLoop.remove_signal_handler",
     "asyncio.AbstractEventLoop.set_task_factory",
     "asyncio.AbstractEventLoop.set_exception_handler",
     "asyncio.AbstractEventLoop.set_default_executor",
@@ -948,6 +966,9 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoop.close",
     "asyncio.AbstractEventLoop.set_debug",
     "asyncio.AbstractEventLoop.run_forever",
+    "asyncio.AbstractEventLoop.shutdown_asyncgens",
+    "asyncio.AbstractEventLoop.shutdown_default_executor",
+    "asyncio.AbstractEventLoop.call_exception_handler",
     "asyncio.AbstractEventLoop._make_subprocess_transport",
     "asyncio.AbstractEventLoop._*",
     "asyncio.AbstractEventLoopPolicy.set_event_loop",
@@ -957,6 +978,12 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.run_coroutine_threadsafe",
     "asyncio.set_event_loop_policy",
     "asyncio.set_event_loop",
+    "asyncio.all_tasks",
+    "asyncio.*.to_thread",
+    "asyncio.*.run_coroutine_threadsafe",
+    "asyncio.*.set_event_loop_policy",
+    "asyncio.*.set_event_loop",
+    "asyncio.*.all_tasks",
     "asyncio.get_child_watcher",
     "asyncio.set_child_watcher",
     "asyncio.*.get_child_watcher",
@@ -976,6 +1003,21 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.*.sock_connect",
     "asyncio.*.sendfile",
     "asyncio.*.getaddrinfo",
+    "asyncio.*.getnameinfo",
+    "asyncio.*.sock_accept",
+    "asyncio.*.sock_recv",
+    "asyncio.*.sock_recv_into",
+    "asyncio.*.sock_recvfrom",
+    "asyncio.*.sock_recvfrom_into",
+    "asyncio.*.sock_sendall",
+    "asyncio.*.sock_sendto",
+    "asyncio.*.start_tls",
+    "asyncio.*.remove_reader",
+    "asyncio.*.remove_writer",
+    "asyncio.*.remove_signal_handler",
+    "asyncio.*.shutdown_asyncgens",
+    "asyncio.*.shutdown_default_executor",
+    "asyncio.*.call_exception_handler",
     "asyncio.*.run_in_executor",
     "asyncio.*.call_later",
     "asyncio.*.call_at",
@@ -1063,6 +1105,7 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "ntpath.sameopenfile",
     "random.seed",
     "random.setstate",
+    "random.getstate",
     "time.tzset",
     "decimal.setcontext",
     "warnings.filterwarnings",
@@ -2123,7 +2166,7 @@ mod tests {
             w.message
         );
         // Defaults of modules the allowlist does not let in are not worth a warning: with
-        // smolagents' modules only `random`'s and `time`'s host-state setters are dropped.
+        // smolagents' modules only `random`'s and `time`'s host-state calls are dropped.
         let s = resolve_text(
             "dialect = \"functions\"\n[lint.imports]\ndeny-members = [\"requests.*\"]\n",
         );
@@ -2131,7 +2174,7 @@ mod tests {
         assert!(
             s.warnings[0]
                 .message
-                .contains("3 default members of allowed modules (`random.seed`, `random.setstate`, `time.tzset`)"),
+                .contains("4 default members of allowed modules (`random.seed`, `random.setstate`, `random.getstate`, `time.tzset`)"),
             "{}",
             s.warnings[0].message
         );

@@ -835,7 +835,14 @@ fn frame_function(module: &str, name: &str) -> bool {
             name,
             "currentframe" | "stack" | "trace" | "getouterframes" | "getinnerframes"
         ),
-        "traceback" => matches!(name, "walk_stack" | "walk_tb"),
+        "traceback" => matches!(
+            name,
+            "walk_stack" | "walk_tb" | "extract_stack" | "format_stack" | "print_stack"
+        ),
+        // asyncio's own stack helper: `traceback.walk_stack` from its caller's caller (round 6
+        // S6-22).
+        "asyncio.format_helpers" => name == "extract_stack",
+        "logging" => name == "currentframe",
         "threading" => matches!(name, "settrace" | "setprofile" | "settrace_all_threads"),
         _ => false,
     }
@@ -1054,6 +1061,56 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.check_tree(stmt, None, NodeCtx::ROOT);
             return;
         }
+        // Bindings tree-sitter's error recovery lost (`scan::loose_binding`) may take effect
+        // anywhere in the statement, before or after what the tree shows: bound weakly before
+        // it and again after it (once, for a statement of the cell's top level: that covers the
+        // statements nested in it).
+        let broken = depth == 0 && stmt.has_error();
+        if broken {
+            self.bind_loose(stmt, flow);
+        }
+        self.run_stmt_parts(stmt, flow, strong, depth);
+        if broken {
+            self.bind_loose(stmt, flow);
+        }
+    }
+
+    /// Binds weakly, in the top-level environment, the names of the lost bindings
+    /// ([`scan::loose_binding`]) of statement `stmt`, outside function, lambda and class bodies.
+    fn bind_loose(&mut self, stmt: Node<'t>, flow: &mut Bindings) {
+        let mut stack = vec![stmt];
+        let mut found: Vec<(Node<'t>, Node<'t>)> = Vec::new();
+        while let Some(n) = stack.pop() {
+            if matches!(
+                n.kind_name(),
+                "function_definition" | "lambda" | "class_definition"
+            ) {
+                continue;
+            }
+            if let Some(b) = super::scan::loose_binding(n) {
+                found.push(b);
+            }
+            let mut c = n.walk();
+            stack.extend(n.children(&mut c));
+        }
+        if found.is_empty() {
+            return;
+        }
+        self.it.start_memo();
+        for (target, value) in found {
+            if !self.binds_demanded(target) {
+                continue;
+            }
+            if let Some(id) = self.it.name_id(target) {
+                self.seed_prebound(flow, id);
+            }
+            let v = self.it.eval(value, &Env::Flow(flow), 0);
+            self.bind_flow(flow, target, &v, false);
+            self.it.start_memo();
+        }
+    }
+
+    fn run_stmt_parts(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool, depth: u32) {
         match stmt.kind_name() {
             "function_definition" => self.run_def(stmt, flow, strong, false),
             "class_definition" => self.run_class(stmt, flow, strong),
@@ -1783,6 +1840,24 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn check_error_region(&mut self, node: Node<'t>, env: &Env) {
         for c in named(node) {
             if c.kind_name() != "identifier" {
+                continue;
+            }
+            // The name a lost binding binds (`ga = getattr` read as loose tokens) is bound,
+            // not used: its uses are checked where they are.
+            let mut after = c;
+            let eq = loop {
+                match after.next_sibling() {
+                    Some(n) => break Some(n),
+                    None => match after.parent() {
+                        Some(p) => after = p,
+                        None => break None,
+                    },
+                }
+            };
+            let bound_here = eq
+                .and_then(super::scan::loose_binding)
+                .is_some_and(|(t, _)| t.id() == c.id());
+            if bound_here {
                 continue;
             }
             let v = self.it.eval(c, env, 0);
@@ -4097,15 +4172,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     /// `SBX009` for an asyncio task the cell creates and never awaits, gathers, waits for or
-    /// cancels ([`super::tasks`]): `asyncio.create_task`, `ensure_future`, `gather`, `shield`
-    /// (also through aliases and `getattr`) and `.create_task`/`.ensure_future` on any receiver
-    /// but the `as` name of an enclosing `async with` (a `TaskGroup` awaits its tasks).
+    /// cancels ([`super::tasks`]): `asyncio.create_task`, `ensure_future`, `gather`, `shield`,
+    /// the `asyncio.Task` constructor, `as_completed` (it wraps its coroutines in tasks when
+    /// called) and an `asyncio.wait` that may return early (its pending set), also through
+    /// aliases and `getattr`, and `.create_task`/`.ensure_future` on any receiver but the `as`
+    /// name of an enclosing `async with` (a `TaskGroup` awaits its tasks).
     fn check_task(&mut self, node: Node<'t>, callee: Node<'t>, cv: &VSet) {
-        const MAKERS: &[&str] = &["create_task", "ensure_future", "gather", "shield"];
+        const MAKERS: &[&str] = &[
+            "create_task",
+            "ensure_future",
+            "gather",
+            "shield",
+            "Task",
+            "as_completed",
+        ];
         let resolved = cv.iter().any(|v| {
             matches!(v, Val::Member(p) if p.starts_with("asyncio")
-                && !p.contains("TaskGroup")
-                && p.rsplit('.').next().is_some_and(|l| MAKERS.contains(&l)))
+            && !p.contains("TaskGroup")
+            && p.rsplit('.').next().is_some_and(|l| {
+                MAKERS.contains(&l)
+                    || (l == "wait" && super::tasks::wait_is_partial(node, self.it.src))
+            }))
         });
         let f = unparen(callee);
         let by_name = !resolved
@@ -4118,7 +4205,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 o.kind_name() == "identifier"
                     && super::tasks::task_group_receiver(node, o, self.it.src)
             });
-        if (resolved || by_name) && super::tasks::dangling(node, self.it.src) {
+        // `shield(t)` of a task the cell holds by name makes no task of its own: `t` is
+        // followed from where it was made (through the shield, see `tasks`).
+        let shields_name = f
+            .field(F::Attribute)
+            .or(Some(f).filter(|f| f.kind_name() == "identifier"))
+            .is_some_and(|a| &*ident(a, self.it.src) == "shield")
+            && node
+                .field(F::Arguments)
+                .and_then(first_named)
+                .is_some_and(|a| unparen(a).kind_name() == "identifier");
+        if (resolved || by_name) && !shields_name && super::tasks::dangling(node, self.it.src) {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(node),
@@ -4656,8 +4753,23 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         // A template handed to a callable cellguard cannot resolve (`fm = str.format_map;
-        // fm(t, d)`): its fields are checked on unknown arguments.
-        if !format_handled && cv.only_unknown() && !self.is_namespace_callee(inner_callee) {
+        // fm(t, d)`): its fields are checked on unknown arguments. A `str` method called
+        // through the type (`str.center(t, 31)`) is no such callable: it formats nothing.
+        let str_method = inner_callee.kind_name() == "attribute"
+            && inner_callee.field(F::Attribute).is_some_and(|a| {
+                let m = ident(a, self.it.src);
+                !matches!(&*m, "format" | "format_map")
+                    && builtin_base_methods("str").contains(&&*m)
+            })
+            && inner_callee.field(F::Object).is_some_and(|o| {
+                let ov = self.it.eval(o, env, 0);
+                !ov.is_empty() && ov.iter().all(|v| matches!(v, Val::Builtin("str")))
+            });
+        if !format_handled
+            && !str_method
+            && cv.only_unknown()
+            && !self.is_namespace_callee(inner_callee)
+        {
             if let Some(first) = pos.first() {
                 let fv = self.it.eval(*first, env, 0);
                 if fv.strs().any(|s| s.contains('{')) {
@@ -4740,10 +4852,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for code in codes {
             // compile()/exec() end lines at a lone `\r` too.
             let code = crate::source::python_newlines(&code).into_owned();
-            let tree = parse::parse(&code, None);
+            let parsed = parse::parse(&code, None);
+            // The same-length literal rewrite a top-level cell gets (`repair`): a `\N` bytes
+            // literal would otherwise hide the rest of the code string from the analysis.
+            // Offsets are unchanged.
+            let repaired = crate::rules::syntax::repair::rewrite_mis_scanned_strings(
+                parsed.root_node(),
+                &code,
+            );
+            let (text, tree) = match &repaired {
+                Some((fixed, t)) => (fixed.as_str(), t),
+                None => (code.as_str(), &parsed),
+            };
             let it = Interp::with_gate(
                 tree.root_node(),
-                &code,
+                text,
                 super::interp::Config { ..self.it.cfg },
                 !self.it.relevance.all,
             );
@@ -4770,7 +4893,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 })
                 .flatten();
             let free_hosts = if self.in_type_expr {
-                self.free_host_names(tree.root_node(), &code)
+                self.free_host_names(tree.root_node(), text)
             } else {
                 Vec::new()
             };
@@ -5828,7 +5951,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// updated)` read every name of `assigned` and `updated` from the wrapped object with
     /// `getattr` and write (or `update`) it on the wrapper with `setattr`:
     /// `updated=("__globals__",)` merges a module's globals into the cell. Dunder names other
-    /// than the defaults are SBX002; names that cannot be folded are SBX004.
+    /// than the defaults are SBX002; names that cannot be folded are SBX004; every other name
+    /// is checked as `getattr(f, name)` is (`assigned=("_os",)` on `random` reads `random._os`,
+    /// SBX005; round 6 S6-5).
     fn check_wrapper_names(
         &mut self,
         func: &str,
@@ -5837,6 +5962,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
         env: &Env,
     ) {
         let skip = if func == "update_wrapper" { 2 } else { 1 };
+        let wrapped = kws
+            .iter()
+            .find(|(k, _)| k == "wrapped")
+            .map(|(_, v)| *v)
+            .or_else(|| pos.get(skip - 1).copied());
+        let wrapped_v = wrapped.map(|w| (self.it.eval(w, env, 0), short(self.text(w))));
         let mut args: Vec<Node<'t>> = pos.iter().skip(skip).take(2).copied().collect();
         args.extend(
             kws.iter()
@@ -5855,6 +5986,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         format!("`{func}` copies dunder attribute `{s}` with `getattr`/`setattr` by name"),
                         Some("`update_wrapper(w, json.dumps, updated=(\"__globals__\",))` merges a module's globals into the cell".into()),
                     );
+                } else if let Some((objs, shown)) = &wrapped_v {
+                    // The read `getattr(wrapped, s)`, checked as the attribute written out.
+                    self.attr_findings(objs, &s, parse::range(a), shown);
                 }
             }
             // A display of names with one that cannot be folded (`(name,)`), or a value that

@@ -177,8 +177,11 @@ const GENERIC_METHOD_NAMES: &[&str] = &[
     "set_debug",
     "sendfile",
     "getaddrinfo",
+    "getnameinfo",
     "add_reader",
     "add_writer",
+    "remove_reader",
+    "remove_writer",
 ];
 
 /// True when `deny` names `asyncio.AbstractEventLoop.<name>` literally (not through a glob)
@@ -1463,6 +1466,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                 if let Some(name) = node.field(F::Name) {
                     let v = self.class_value(node);
                     self.bind_global(name, &v, widen, changed);
+                }
+            }
+            // A binding lost in an `ERROR` node (see `scan::loose_binding`).
+            "=" => {
+                if let Some((target, value)) = scan::loose_binding(node) {
+                    let v = self.eval(value, &Env::Global, 0);
+                    self.bind_global(target, &v, widen, changed);
                 }
             }
             _ => {}
@@ -3142,6 +3152,57 @@ impl<'t, 'a> Interp<'t, 'a> {
                 )
             }
             "encode" => Some(VSet::one(Val::bytes(s.as_bytes()))),
+            // Padding: the template survives inside the padded string, so format fields
+            // stay visible (`"{0.__globals__}".rjust(1).format(f)`, round 6 S6-4).
+            "ljust" | "rjust" | "center" | "zfill" | "expandtabs" => {
+                let fill = match (method, args.get(1)) {
+                    ("zfill", _) => Some('0'),
+                    ("expandtabs", _) | (_, None) => Some(' '),
+                    (_, Some(_)) => single_str(1).filter(|f| f.len() == 1).and_then(|f| {
+                        let mut cs = f[0].chars();
+                        cs.next().filter(|_| cs.next().is_none())
+                    }),
+                };
+                let widths: Option<Vec<i64>> = match args.first() {
+                    None if method == "expandtabs" => Some(vec![8]),
+                    None => None,
+                    Some(v) => v
+                        .iter()
+                        .map(|x| match x {
+                            Val::Int(n) => Some(*n),
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                let mut out = VSet::default();
+                match widths {
+                    Some(ws) if !ws.is_empty() => {
+                        for w in ws {
+                            let r = fill.and_then(|f| pad(s, method, w, f));
+                            out.push(r.map_or(Val::Unknown, Val::str));
+                        }
+                    }
+                    // A tab size cellguard cannot fold: the text with tabs removed, as single
+                    // spaces and as eight columns (a field keeps its text unless a tab is in
+                    // it).
+                    _ if method == "expandtabs" => {
+                        for w in [0, 1, 8] {
+                            out.push(pad(s, method, w, ' ').map_or(Val::Unknown, Val::str));
+                        }
+                    }
+                    // A width cellguard cannot fold: padding adds fill characters around the
+                    // text, which leaves every format field as it is unless the fill is a brace.
+                    _ => match fill {
+                        Some(f) if f != '{' && f != '}' => {
+                            out.push(Val::str(s.to_string()));
+                        }
+                        _ => {
+                            out.push(Val::Unknown);
+                        }
+                    },
+                }
+                Some(out)
+            }
             "split" => {
                 if args.len() > 1 || !kws.is_empty() {
                     return Some(VSet::unknown());
@@ -3414,4 +3475,66 @@ fn binop1(op: &str, a: &Val, b: &Val) -> Option<Val> {
         }),
         _ => return None,
     })
+}
+
+/// `s.ljust(width, fill)` (and `rjust`, `center`, `zfill`, `expandtabs(width)`) as CPython 3.11
+/// computes it (widths count code points; `center` puts the odd fill character where
+/// `Objects/unicodeobject.c` does). `None` when the result would be longer than [`MAX_STR`].
+fn pad(s: &str, method: &str, width: i64, fill: char) -> Option<String> {
+    if method == "expandtabs" {
+        let mut out = String::new();
+        let mut col: i64 = 0;
+        for c in s.chars() {
+            match c {
+                '\t' => {
+                    if width > 0 {
+                        let n = width - col % width;
+                        if out.len() as i64 + n > MAX_STR as i64 {
+                            return None;
+                        }
+                        out.extend(std::iter::repeat_n(' ', n as usize));
+                        col += n;
+                    }
+                }
+                '\n' | '\r' => {
+                    out.push(c);
+                    col = 0;
+                }
+                _ => {
+                    out.push(c);
+                    col += 1;
+                }
+            }
+        }
+        return Some(out);
+    }
+    let len = s.chars().count() as i64;
+    if width <= len {
+        return Some(s.to_string());
+    }
+    if width - len > MAX_STR as i64 {
+        return None;
+    }
+    let marg = width - len;
+    let (left, right) = match method {
+        "ljust" => (0, marg),
+        "rjust" | "zfill" => (marg, 0),
+        _ => {
+            let left = marg / 2 + (marg & width & 1);
+            (left, marg - left)
+        }
+    };
+    let fills = |n: i64| std::iter::repeat_n(fill, n as usize);
+    let mut out = String::new();
+    if method == "zfill" && (s.starts_with('+') || s.starts_with('-')) {
+        let mut cs = s.chars();
+        out.extend(cs.next());
+        out.extend(fills(left));
+        out.push_str(cs.as_str());
+        return Some(out);
+    }
+    out.extend(fills(left));
+    out.push_str(s);
+    out.extend(fills(right));
+    Some(out)
 }

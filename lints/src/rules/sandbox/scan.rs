@@ -339,6 +339,36 @@ pub fn kind(node: Node) -> K {
         .unwrap_or(if node.is_error() { K::Error } else { K::Other })
 }
 
+/// A binding tree-sitter's error recovery lost: for an `=` token `eq` next to an `ERROR` node
+/// (inside one, or right after one), the identifier that ends the text before it and the node
+/// after it, as CPython would read `name = value`. `x = (1 +` followed by `g = getattr` parses
+/// as `x <ERROR "= (1 + g"> = getattr`: the `=` binds `x` to `getattr` in the tree, but in the
+/// text it binds `g`. The analysis binds such a name weakly (it keeps its other values too), so
+/// a module or builtin bound where the tree is broken still reaches the code that uses it.
+/// `None` for every `=` of a tree without errors.
+pub fn loose_binding(eq: Node) -> Option<(Node, Node)> {
+    if eq.is_named() || eq.kind() != "=" {
+        return None;
+    }
+    let parent = eq.parent()?;
+    let before = eq.prev_sibling()?;
+    if !(parent.is_error() || before.is_error()) {
+        return None;
+    }
+    let mut target = before;
+    while let Some(last) = target.child_count().checked_sub(1) {
+        target = target.child(last)?;
+    }
+    if target.kind() != "identifier" {
+        return None;
+    }
+    let mut value = eq.next_named_sibling()?;
+    while value.kind() == "comment" {
+        value = value.next_named_sibling()?;
+    }
+    Some((target, value))
+}
+
 /// Callees that rewrite an argument in place or retarget its annotations (SBX005, SBX003):
 /// their calls are triggers (a pattern for `matches!`).
 macro_rules! IN_PLACE_MUTATORS {
@@ -664,6 +694,11 @@ struct Walker<'t, 's, 'f> {
     names: &'f mut Names<'s>,
     facts: &'f mut Facts<'t>,
     cur_range: u32,
+    /// The tree has `ERROR` or `MISSING` nodes (only then can a binding be lost).
+    has_error: bool,
+    /// The value node (`node.id()`) of the last loose binding ([`loose_binding`]) met, and the
+    /// name it binds: its value range feeds that name.
+    loose_value: Option<(usize, NameId)>,
 }
 
 impl<'t, 's, 'f> Walker<'t, 's, 'f> {
@@ -949,6 +984,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 _ => {}
             }
         }
+        // A binding tree-sitter's error recovery lost (`x = (1 +` / `g = getattr`): the value
+        // after the loose `=` feeds the name before it.
+        if self.has_error && node.is_named() {
+            if let Some((_, target)) = self.loose_value.filter(|(v, _)| *v == node.id()) {
+                self.loose_value = None;
+                self.push_range_carrying(SmallVec::from_slice(&[target]), false, carries);
+            }
+        }
         // Within a range of its own, a node's value is the range's value.
         let carries = carries || self.facts.ranges.len() > ranges_before;
         let mut frame = Frame {
@@ -970,6 +1013,14 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
         }
         if k == K::UnaryOperator && pk == K::MatchStatement {
             frame.obj_carries = crate::parse::text(node, self.src).starts_with('*');
+        }
+        if self.has_error && !node.is_named() {
+            if let Some((target, value)) = loose_binding(node) {
+                let id = self.name(target);
+                self.record_bound(node.start_byte(), target);
+                self.site(node, func, SmallVec::from_slice(&[id]));
+                self.loose_value = Some((value.id(), id));
+            }
         }
         match k {
             K::Identifier => {
@@ -1463,6 +1514,8 @@ pub fn collect<'t, 's>(root: Node<'t>, src: &'s str, names: &mut Names<'s>) -> F
         names,
         facts: &mut facts,
         cur_range: NONE,
+        has_error: root.has_error(),
+        loose_value: None,
     };
     // One frame and one child iterator per entered node.
     let mut stack: Vec<Frame> = Vec::new();
@@ -1505,6 +1558,8 @@ pub fn collect_table<'t, 's>(
         names,
         facts: &mut facts,
         cur_range: NONE,
+        has_error: table.node(0).has_error(),
+        loose_value: None,
     };
     let mut stack: Vec<Frame> = Vec::new();
     // One past the subtree of each entered node, innermost last (one per frame of `stack`).

@@ -84,6 +84,14 @@ pub(super) fn diagnose_at_depth(
         });
     }
     let toks = tokenize(src);
+    // A string literal tree-sitter scans differently from CPython (`\N` in bytes) can leave
+    // an error far from the literal (`f(b"""\N""")` runs to the end of the cell): the parser
+    // checks read the tree of a same-length rewrite both read alike ([`super::repair`]).
+    let repaired = super::repair::rewrite_with_tokens(nodes.node(0), src, &toks.tokens);
+    let repaired_nodes = repaired
+        .as_ref()
+        .map(|(_, tree)| NodeTable::from_root(tree.root_node()));
+    let nodes = repaired_nodes.as_ref().unwrap_or(nodes);
     let cx = Cx::new(src, &toks, depth);
     let parser = cx.parser_error(nodes);
     if let Some(te) = &toks.error {

@@ -92,6 +92,7 @@ pub static RULES: &[&Rule] = &[
 
 pub mod diagnose;
 pub mod literals;
+pub mod repair;
 pub mod soft_keywords;
 pub mod tokenize;
 

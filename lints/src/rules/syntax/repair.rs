@@ -17,27 +17,36 @@
 //! offsets are unchanged, so findings on the rewritten cell are at the right place in the
 //! original one.
 
-use crate::rules::syntax::tokenize::{tokenize, Kind};
-use tree_sitter::Tree;
+use super::tokenize::{tokenize, Kind, Token};
+use tree_sitter::{Node, Tree};
 
 /// At most this many literals are rewritten (each costs a re-parse of the cell).
 const MAX_REWRITES: usize = 16;
 
-/// The cell `src` (parsed as `tree`) with its mis-scanned string literals rewritten (see the
-/// module doc) and its tree, or `None` when tree-sitter reads every string literal as CPython
-/// does (always for a tree without errors: a mis-scan leaves an `ERROR` or `MISSING` node).
+/// The cell `src` (whose tree-sitter tree is rooted at `root`) with its mis-scanned string
+/// literals rewritten (see the module doc) and its tree, or `None` when tree-sitter reads every
+/// string literal as CPython does (always for a tree without errors: a mis-scan leaves an
+/// `ERROR` or `MISSING` node).
 ///
 /// Literals are rewritten one at a time, first to last, re-parsing after each: a mis-scan
 /// changes how tree-sitter reads everything after it, so only the first disagreement is sure
 /// to be one.
-pub fn rewrite_mis_scanned_strings(tree: &Tree, src: &str) -> Option<(String, Tree)> {
-    if !tree.root_node().has_error() {
+pub fn rewrite_mis_scanned_strings(root: Node, src: &str) -> Option<(String, Tree)> {
+    if !root.has_error() {
         return None;
     }
-    // CPython's string tokens (up to its first tokenizer error). The rewrites keep offsets and
-    // token boundaries, so the tokens stay valid.
-    let strings: Vec<(usize, usize)> = tokenize(src)
-        .tokens
+    rewrite_with_tokens(root, src, &tokenize(src).tokens)
+}
+
+/// [`rewrite_mis_scanned_strings`] given CPython's tokens of `src` ([`tokenize`], up to its
+/// first tokenizer error), for callers that have them already (`SYN001`).
+pub fn rewrite_with_tokens(root: Node, src: &str, tokens: &[Token]) -> Option<(String, Tree)> {
+    if !root.has_error() {
+        return None;
+    }
+    // CPython's string tokens. The rewrites keep offsets and token boundaries, so the tokens
+    // stay valid.
+    let strings: Vec<(usize, usize)> = tokens
         .iter()
         .filter(|t| t.kind == Kind::String)
         .map(|t| (t.range.start, t.range.end))
@@ -45,16 +54,15 @@ pub fn rewrite_mis_scanned_strings(tree: &Tree, src: &str) -> Option<(String, Tr
     let mut out: Option<(Vec<u8>, Tree)> = None;
     let mut next = 0;
     for _ in 0..MAX_REWRITES {
-        let cur = out.as_ref().map_or(tree, |(_, t)| t);
-        let root = cur.root_node();
-        if !root.has_error() {
+        let cur = out.as_ref().map_or(root, |(_, t)| t.root_node());
+        if !cur.has_error() {
             break;
         }
         // A token is read alike when the smallest node spanning it is a `string` node with
         // exactly its range and no error inside.
         let Some(i) = (next..strings.len()).find(|&i| {
             let (s, e) = strings[i];
-            root.descendant_for_byte_range(s, e).is_none_or(|n| {
+            cur.descendant_for_byte_range(s, e).is_none_or(|n| {
                 n.kind() != "string" || n.start_byte() != s || n.end_byte() != e || n.has_error()
             })
         }) else {
@@ -132,7 +140,7 @@ mod tests {
     use crate::parse;
 
     fn rewrite(src: &str) -> Option<String> {
-        rewrite_mis_scanned_strings(&parse::parse(src, None), src).map(|(s, _)| s)
+        rewrite_mis_scanned_strings(parse::parse(src, None).root_node(), src).map(|(s, _)| s)
     }
 
     #[test]
