@@ -621,6 +621,74 @@ fn nth_last_segment(key: &str, n: usize) -> Option<&str> {
 }
 
 /// The guardrail replayer. Feed it reader events; collect the report at the end.
+/// Cell codes whose swallowed-block results [`SwallowCache`] keeps.
+const SWALLOW_CODES: usize = 16;
+/// Results kept per cell code (blocked key, resolved key, position in the cell).
+const SWALLOW_PER_CODE: usize = 64;
+
+/// One cell code and its [`crate::trace::colony::swallowed_block`] results: `(raw key,
+/// resolved key, position before the call) -> result`, oldest first.
+type CodeResults = (
+    Box<str>,
+    Vec<(
+        (Box<str>, Box<str>, u64),
+        Option<crate::trace::colony::Swallowed>,
+    )>,
+);
+
+/// [`crate::trace::colony::swallowed_block`]'s results for the cell codes seen last (issue 6
+/// T5-17): the analysis parses the cell's code (0.5-2 ms of CPU for 35-120 lines), and a cell's
+/// code is the same for every block in it and often for many cells. The same result for the
+/// same code and call, so the replay's decisions do not change. At most [`SWALLOW_CODES`]
+/// codes (the least recently used dropped first), each with at most [`SWALLOW_PER_CODE`]
+/// results (the oldest dropped first), so memory stays flat over any number of cells.
+#[derive(Default)]
+struct SwallowCache {
+    /// Most recently used last.
+    codes: Vec<CodeResults>,
+}
+
+impl SwallowCache {
+    /// How a block of the call with key as written `raw` (resolving to `resolved`), the
+    /// call after `before` earlier ones of its cell, ends in the cell `code`: as
+    /// [`crate::trace::colony::swallowed_block`] says, computed once per code and call.
+    fn swallowed(
+        &mut self,
+        code: &str,
+        raw: &str,
+        resolved: &str,
+        before: u64,
+    ) -> Option<crate::trace::colony::Swallowed> {
+        let at = match self.codes.iter().rposition(|(c, _)| **c == *code) {
+            Some(i) => {
+                let e = self.codes.remove(i);
+                self.codes.push(e);
+                self.codes.len() - 1
+            }
+            None => {
+                if self.codes.len() >= SWALLOW_CODES {
+                    self.codes.remove(0);
+                }
+                self.codes.push((code.into(), Vec::new()));
+                self.codes.len() - 1
+            }
+        };
+        let results = &mut self.codes[at].1;
+        let found = results
+            .iter()
+            .find(|((r, k, b), _)| **r == *raw && **k == *resolved && *b == before);
+        if let Some((_, s)) = found {
+            return s.clone();
+        }
+        let s = crate::trace::colony::swallowed_block(code, raw, resolved, before);
+        if results.len() >= SWALLOW_PER_CODE {
+            results.remove(0);
+        }
+        results.push(((raw.into(), resolved.into(), before), s.clone()));
+        s
+    }
+}
+
 pub struct Replayer<'a> {
     cfg: &'a ReplayConfig,
     kb: &'a KnowledgeBase,
@@ -638,6 +706,8 @@ pub struct Replayer<'a> {
     no_bits: Bits,
     /// Index in `report.streaks` of the current trace's first block streak.
     streaks_from: usize,
+    /// Swallowed-block analyses of recent cell codes.
+    swallow_cache: SwallowCache,
 }
 
 impl<'a> Replayer<'a> {
@@ -680,6 +750,7 @@ impl<'a> Replayer<'a> {
             ),
             no_bits: vec![0u64; cfg.guardrails.patterns.len().div_ceil(64).max(1)].into(),
             streaks_from: 0,
+            swallow_cache: SwallowCache::default(),
         }
     }
 
@@ -1038,10 +1109,17 @@ impl<'a> Replayer<'a> {
         }
         let mut verdict = Verdict::Allowed;
         let mut block = None;
-        let skipped = run
+        let after = run
             .swallowed
             .as_mut()
-            .is_some_and(|s| s.skips(keys.raw, keys.resolved));
+            .map(|s| s.next_call(keys.raw, keys.resolved));
+        if after == Some(crate::trace::colony::AfterBlock::Unknown) {
+            // The replay cannot tell whether the swallowed block skips this call: the rest of
+            // the cell is treated as aborted (fail-closed, issue 6 T6-1).
+            run.aborted = true;
+            run.swallowed = None;
+        }
+        let skipped = after == Some(crate::trace::colony::AfterBlock::Skipped);
         if run.aborted || skipped {
             verdict = Verdict::Unreached;
         } else {
@@ -1125,12 +1203,8 @@ impl<'a> Replayer<'a> {
                         OnBlock::StopCell => {
                             let before = run.pos.saturating_sub(1);
                             let swallowed = run.cell_code.as_deref().and_then(|code| {
-                                crate::trace::colony::swallowed_block(
-                                    code,
-                                    keys.raw,
-                                    keys.resolved,
-                                    before,
-                                )
+                                self.swallow_cache
+                                    .swallowed(code, keys.raw, keys.resolved, before)
                             });
                             match swallowed {
                                 // The cell's code catches the `GuardrailBlockedError` around
@@ -1465,6 +1539,56 @@ mod tests {
     use crate::config::Profile;
     use crate::guardrails::config::parse_str;
     use crate::trace::read_str;
+
+    /// Issue 6 T5-17: the swallowed-block cache gives the analysis's own results, for codes and
+    /// calls seen again after others (beyond its bounds), and holds at most its bounds.
+    #[test]
+    fn swallow_cache_agrees_with_the_analysis_and_stays_bounded() {
+        let code = |n: usize| {
+            format!(
+                "x = await run(\"S.S.ok\")\ntry:\n    await run(\"S.S.bad_{n}\")\n    await run(\"S.S.after\")\nexcept Exception:\n    pass\nawait run(\"S.S.end\")\n"
+            )
+        };
+        let mut cache = SwallowCache::default();
+        let mut calls = Vec::new();
+        for round in 0..2 {
+            for n in 0..SWALLOW_CODES + 3 {
+                for before in 0..3 {
+                    calls.push((
+                        code(n % (SWALLOW_CODES + 3 - round)),
+                        format!("S.S.bad_{n}"),
+                        before,
+                    ));
+                }
+            }
+        }
+        // One code with more calls than a code keeps.
+        for before in 0..SWALLOW_PER_CODE as u64 + 5 {
+            calls.push((
+                code(0),
+                "S.S.bad_0".into(),
+                before % (SWALLOW_PER_CODE as u64 + 2),
+            ));
+        }
+        calls.push((code(0), "bad_0".into(), 1));
+        calls.push((code(0), "S.S.ok".into(), 0));
+        let mut swallowed = 0;
+        for (code, key, before) in &calls {
+            let want = crate::trace::colony::swallowed_block(code, key, key, *before);
+            let got = cache.swallowed(code, key, key, *before);
+            assert_eq!(
+                format!("{got:?}"),
+                format!("{want:?}"),
+                "{code} {key} {before}"
+            );
+            swallowed += usize::from(got.is_some());
+            assert!(cache.codes.len() <= SWALLOW_CODES);
+            assert!(cache.codes.iter().all(|c| c.1.len() <= SWALLOW_PER_CODE));
+        }
+        // Both kinds of answers were checked.
+        assert!(swallowed > 0 && swallowed < calls.len(), "{swallowed}");
+    }
+
     use std::path::Path;
 
     fn replay(config: &str, trace: &str, kb: &KnowledgeBase, opts: Options) -> Report {

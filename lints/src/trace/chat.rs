@@ -715,27 +715,74 @@ pub(crate) fn conversation_fast(ctx: &mut DocCtx, text: &str, line: u64) -> bool
     if !text.starts_with('{') {
         return false;
     }
-    match fast_conversation(text, line) {
-        Some((wrapper, msgs)) => {
-            header(ctx, line, &wrapper);
-            emit(ctx, msgs);
+    let Ok(c) = serde_json::from_str::<FastConv>(text) else {
+        return false;
+    };
+    match fast_conversation(FastParsed(c), text.as_bytes(), line) {
+        Some(conv) => {
+            emit_fast(ctx, conv, line);
             true
         }
         None => false,
     }
 }
 
+/// A conversation object parsed by [`parse_fast_prefix`], not yet converted.
+pub(crate) struct FastParsed<'a>(FastConv<'a>);
+
+/// What [`parse_fast_prefix`] found at the start of a byte slice.
+#[allow(clippy::large_enum_variant)] // one per list element, returned once: no need to box it
+pub(crate) enum FastPrefix<'a> {
+    /// A conversation object of [`FastConv`]'s shape, and its length in bytes (the index just
+    /// after its closing `}`).
+    Parsed(FastParsed<'a>, usize),
+    /// The slice ends inside the value: more input may make it one of the others.
+    Incomplete,
+    /// Anything else (not an object, invalid JSON, another shape): the general reader's.
+    Other,
+}
+
+/// Parses the JSON value at the start of `bytes` (no leading whitespace) as a conversation
+/// object of the common shape ([`FastConv`]), in the same single pass that finds where the
+/// value ends: the streaming reader's way to take a list element without scanning it first.
+/// Strings are checked to be UTF-8 as they are read; a value that parses here is valid JSON.
+pub(crate) fn parse_fast_prefix(bytes: &[u8]) -> FastPrefix<'_> {
+    if bytes.first() != Some(&b'{') {
+        return FastPrefix::Other;
+    }
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<FastConv>();
+    match values.next() {
+        Some(Ok(c)) => FastPrefix::Parsed(FastParsed(c), values.byte_offset()),
+        Some(Err(e)) if e.is_eof() => FastPrefix::Incomplete,
+        Some(Err(_)) => FastPrefix::Other,
+        None => FastPrefix::Incomplete,
+    }
+}
+
+/// Emits a conversation read by [`fast_conversation`] (starting at one-based `line`) into
+/// `ctx`: its header record, then its messages' records.
+pub(crate) fn emit_fast(ctx: &mut DocCtx, conv: FastConversation, line: u64) {
+    let (wrapper, msgs) = conv;
+    header(ctx, line, &wrapper);
+    emit(ctx, msgs);
+}
+
 /// A conversation read by [`fast_conversation`]: its header's keys and its parsed messages.
-type FastConversation = (Map<String, Value>, Vec<Option<Parsed>>);
+pub(crate) type FastConversation = (Map<String, Value>, Vec<Option<Parsed>>);
 
 /// A conversation object of the common shape (its message list under the first of
-/// [`LIST_KEYS`] present, every message of [`FastMessage`]'s shape) read in one pass over
-/// `text`, which starts at one-based `line`: the header's keys and the parsed messages, each
-/// with its line. `None` for anything else.
-fn fast_conversation(text: &str, line: u64) -> Option<FastConversation> {
-    let mut c = serde_json::from_str::<FastConv>(text).ok()?;
+/// [`LIST_KEYS`] present, every message of [`FastMessage`]'s shape), parsed from `text` (which
+/// starts at one-based `line`; the parsed keys borrow from it where they hold no escapes): the
+/// header's keys and the converted messages, each with its line. `None` for anything else
+/// (nothing is emitted; the general reader takes the conversation).
+pub(crate) fn fast_conversation(
+    parsed: FastParsed,
+    text: &[u8],
+    line: u64,
+) -> Option<FastConversation> {
+    let mut c = parsed.0;
     let mut lines = LineCursor {
-        text: text.as_bytes(),
+        text,
         offset: 0,
         line,
     };

@@ -488,6 +488,14 @@ pub(crate) fn prepare(bytes: Vec<u8>) -> Prepared {
     }
 }
 
+/// True when [`prepare`] would hand `text` back as it is, with no warnings: it holds no
+/// surrogate escape or reserved character and no `NaN` / `Infinity` token (the two passes
+/// [`prepare`] runs only when [`super::nonfinite::document_needs`] says they may apply). Lets a
+/// reader that parsed text in place skip copying it through [`prepare`].
+pub(crate) fn prepare_keeps(text: &str) -> bool {
+    super::nonfinite::document_needs(text) == (false, false)
+}
+
 /// Reads a JSON document (or JSON Lines of non-native items) in `format`, or the detected
 /// format when `None`.
 ///

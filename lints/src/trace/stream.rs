@@ -210,7 +210,7 @@ pub(crate) fn open(
     if !matches!(format, None | Some(Format::OpenaiChat)) {
         return Ok(Err((head, input)));
     }
-    let mut src = Src {
+    let src = Src {
         input,
         buf: head,
         pos: 0,
@@ -219,6 +219,11 @@ pub(crate) fn open(
         line: 1,
         col: 1,
     };
+    Ok(open_stream(path, src)?.map(|r| Box::new(r) as BoxedReader))
+}
+
+/// [`open`] with its input in `src`: the reader itself, or the bytes read and the input.
+fn open_stream(path: &Path, mut src: Src) -> Result<Result<StreamReader, Unstreamed>, TraceError> {
     let mode =
         probe(&mut src).map_err(|e| TraceError::plain(path, format!("cannot read trace: {e}")))?;
     let Some(mode) = mode else {
@@ -234,7 +239,7 @@ pub(crate) fn open(
     src.line = 1;
     src.col = 1;
     src.keep = false;
-    Ok(Ok(Box::new(StreamReader {
+    Ok(Ok(StreamReader {
         src,
         mode,
         path: path.to_path_buf(),
@@ -242,7 +247,8 @@ pub(crate) fn open(
         last_line: 1,
         pending: Vec::new().into_iter(),
         stats: ReadStats::default(),
-    })))
+        one_pass: true,
+    }))
 }
 
 /// Looks at the first value (or line) of the input: `Some` mode when it is streamed.
@@ -322,6 +328,9 @@ struct StreamReader {
     /// The current conversation's events not yet taken.
     pending: std::vec::IntoIter<Event>,
     stats: ReadStats,
+    /// List elements are first tried by [`Self::fast_element`] (false only in tests, which
+    /// compare the two ways).
+    one_pass: bool,
 }
 
 /// One conversation's text and where it starts in the file.
@@ -355,7 +364,8 @@ impl StreamReader {
         }
     }
 
-    /// The next conversation, or the events that end the file (`Err`), or `None` after them.
+    /// The next conversation: its text (`Ok`), or events ready to hand out (`Err`: a conversation
+    /// converted as it was read, or the events that end the file); `None` after the last.
     fn next_unit(&mut self) -> std::io::Result<Option<Result<Unit, Vec<Event>>>> {
         self.src.compact();
         match self.mode {
@@ -435,6 +445,14 @@ impl StreamReader {
                 }
                 let (line, col) = (self.src.line, self.src.col);
                 self.last_line = line;
+                let fast = if self.one_pass {
+                    self.fast_element(line)?
+                } else {
+                    None
+                };
+                if let Some(events) = fast {
+                    return Ok(Some(Err(events)));
+                }
                 match self.src.value_end()? {
                     Some(end) => {
                         let bytes = self.src.buf[self.src.pos..end].to_vec();
@@ -460,6 +478,52 @@ impl StreamReader {
                     }
                 }
             }
+        }
+    }
+
+    /// The list element starting at `buf[pos]` (on one-based `line`), converted in the one
+    /// pass that also finds its end, when it is a conversation object of the common shape
+    /// ([`chat::parse_fast_prefix`]) whose text [`doc::prepare`] would keep as it is: its events
+    /// (the element consumed, counted as conversation `n`). `None`, with nothing consumed, for
+    /// any other element: [`Self::convert`] then takes it as before, with the same events.
+    ///
+    /// An element that does not fit in the buffered input is parsed again after one more
+    /// [`CHUNK`] is read; a larger one is left to the bracket scan, which reads only as far as
+    /// the element goes (the buffer holds about one element, whatever its size).
+    fn fast_element(&mut self, line: u64) -> std::io::Result<Option<Vec<Event>>> {
+        let mut grown = false;
+        loop {
+            let start = self.src.pos;
+            let (parsed, len) = match chat::parse_fast_prefix(&self.src.buf[start..]) {
+                chat::FastPrefix::Parsed(parsed, len) => (parsed, len),
+                chat::FastPrefix::Incomplete
+                    if !grown && self.src.buf.len() - start < CHUNK && !self.src.eof =>
+                {
+                    grown = true;
+                    self.src.fill()?;
+                    continue;
+                }
+                _ => return Ok(None),
+            };
+            let bytes = &self.src.buf[start..start + len];
+            let Some(text) = std::str::from_utf8(bytes)
+                .ok()
+                .filter(|t| doc::prepare_keeps(t))
+            else {
+                return Ok(None);
+            };
+            let Some(conv) = chat::fast_conversation(parsed, bytes, line) else {
+                return Ok(None);
+            };
+            let n = self.n;
+            self.n += 1;
+            let mut ctx = DocCtx::at_line(&self.path, text, line);
+            ctx.start_trace(Some(n), Format::OpenaiChat);
+            chat::emit_fast(&mut ctx, conv, line);
+            self.stats.add(&ctx.stats);
+            let events = ctx.events;
+            self.src.advance(len);
+            return Ok(Some(events));
         }
     }
 
@@ -777,6 +841,98 @@ mod tests {
         );
         assert_eq!(skips.len(), 1, "{skips:?}");
         assert!(skips[0].starts_with("1:"), "{skips:?}");
+    }
+
+    /// Every event of the list `text` streamed with the first `head` bytes in memory and the
+    /// rest read from the input (so the buffer ends, once, after `head` bytes), list elements
+    /// taken in one pass (`one_pass`) or found by the bracket scan first.
+    fn streamed_events(text: &[u8], head: usize, one_pass: bool) -> String {
+        let input: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(text[head..].to_vec()));
+        let src = Src {
+            input,
+            buf: text[..head].to_vec(),
+            pos: 0,
+            eof: false,
+            keep: true,
+            line: 1,
+            col: 1,
+        };
+        let Ok(Ok(mut r)) = open_stream(Path::new("c.json"), src) else {
+            panic!("not streamed: {}", String::from_utf8_lossy(text));
+        };
+        r.one_pass = one_pass;
+        let events: Vec<Event> = r.by_ref().collect();
+        format!("{events:#?}\n{:?}", r.stats())
+    }
+
+    /// List elements read in one pass (their end found by the parse that reads them) give the
+    /// events of the bracket scan's way, wherever the buffered input ends: brackets, quotes
+    /// and escapes in strings at element boundaries, whitespace and line breaks between and
+    /// inside elements, texts [`doc::prepare`] changes (surrogate escapes, `NaN`, invalid
+    /// UTF-8, a reserved character), other shapes, an invalid element in the middle (skipped
+    /// at its line:column) and a last element cut short.
+    #[test]
+    fn one_pass_elements_agree_with_the_bracket_scan() {
+        let call = r#"{"role": "assistant", "content": null, "tool_calls": [{"id": "c]1", "type": "function", "function": {"name": "book", "arguments": "{\"x\": [1, {\"y\": \"]}\"}]}"}}]}"#;
+        let elements: Vec<Vec<u8>> = vec![
+            br#"{"traj": [{"role": "user", "content": "a ] } , [ { \" \\"}]}"#.to_vec(),
+            format!("{{ \"task_id\" : 1 ,\n  \"traj\" :\r\n [ {call} ,\n{{\"role\": \"tool\", \"tool_call_id\": \"c]1\", \"content\": \"Error: ]\"}} ] , \"info\": {{\"a\": [\"}}\"]}} }}").into_bytes(),
+            br#"{"messages": [{"role": "user", "content": "NaN is text \u00e9"}], "reward": 1.0}"#.to_vec(),
+            br#"{"traj": [{"role": "user", "content": "\ud83d\ude00 pair, \ud800 lone"}]}"#.to_vec(),
+            "{\"traj\": [{\"role\": \"user\", \"content\": \"\u{10F000}\"}]}".as_bytes().to_vec(),
+            b"{\"traj\": [{\"role\": \"user\", \"content\": \"bad \xff byte\"}]}".to_vec(),
+            br#"{"traj": [{"role": "user", "content": "x", "n": NaN}]}"#.to_vec(),
+            br#"[{"role": "user", "content": "a list"}]"#.to_vec(),
+            br#"{"traj": [{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}]}"#.to_vec(),
+            br#"{"traj": [{"role": tru}]}"#.to_vec(),
+            br#"{"traj": [{"role": "user", "content": "a"}], "traj": []}"#.to_vec(),
+            br#"{"conversation": [{"role": "user", "content": "\"quoted\" \\ back"}]}"#.to_vec(),
+        ];
+        let mut text = b"[\n".to_vec();
+        for (i, e) in elements.iter().enumerate() {
+            if i > 0 {
+                text.extend_from_slice(if i % 2 == 0 { b",\n  " } else { b" ,\r\n" });
+            }
+            text.extend_from_slice(e);
+        }
+        let whole = [text.clone(), b"\n]\n".to_vec()].concat();
+        let cut = [&text[..], b",\n", &elements[0][..20]].concat();
+        for doc in [&whole, &cut] {
+            let want = streamed_events(doc, doc.len(), false);
+            // The invalid element is skipped at its position, the others replayed.
+            assert!(
+                want.contains("conversation 9: invalid JSON: expected ident"),
+                "{want}"
+            );
+            assert_eq!(want.matches("TraceStart").count(), 12, "{want}");
+            for head in (elements[0].len()..doc.len()).step_by(7).chain([doc.len()]) {
+                assert_eq!(
+                    streamed_events(doc, head, true),
+                    want,
+                    "buffer end at {head}"
+                );
+            }
+        }
+        assert!(streamed_events(&cut, cut.len(), true)
+            .contains("the list element starting here is incomplete"));
+        // Elements larger than the bytes read at a time, around ones that are not.
+        let big = |n: usize| {
+            format!(
+                "{{\"traj\": [{{\"role\": \"user\", \"content\": \"{}]\\\"\"}}]}}",
+                "x".repeat(n)
+            )
+        };
+        let text = format!(
+            "[{}, {}, {}, {}]",
+            big(10),
+            big(CHUNK - 100),
+            big(3 * CHUNK),
+            big(CHUNK / 2)
+        );
+        let want = streamed_events(text.as_bytes(), 100, false);
+        assert_eq!(want.matches("TraceStart").count(), 4);
+        assert!(!want.contains("Skipped"));
+        assert_eq!(streamed_events(text.as_bytes(), 100, true), want);
     }
 
     /// A reader over a list of conversations takes input as it goes: after the first
