@@ -1484,3 +1484,46 @@ fn unusable_tmpdir_is_named() {
     assert!(err.contains("/nonexistent-cellguard-tmp"), "{err}");
     assert!(err.contains("TMPDIR"), "{err}");
 }
+
+/// Issue 6 T6-17: a reader that closes standard output early (`| head -c 100`) does not turn
+/// the run green: the replay runs to its end and exits 1 because calls were blocked, in every
+/// format (the run used to stop at the first failed write and exit 0).
+#[test]
+fn closed_stdout_keeps_the_exit_code() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    // 20,000 blocked calls: every report is far larger than a pipe's buffer.
+    let mut trace = String::from("{\"rec\":\"cell\",\"index\":0}\n");
+    for i in 0..20_000 {
+        trace.push_str(&format!(
+            "{{\"rec\":\"call\",\"cell\":0,\"index\":{i},\"raw_key\":\"A.A.delete_{i}\",\"status\":\"ok\"}}\n"
+        ));
+    }
+    let trace = write(dir.path(), "t.jsonl", &trace);
+    for format in ["json-lines", "text", "json", "sarif", "html"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+            .args(["replay", "--config", &cfg, &trace, "--all-decisions"])
+            .args(["--output-format", format])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 100];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        // The read end is dropped here: the pipe is closed.
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -44,7 +44,71 @@ pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
     current
 }
 
+/// Indentation levels past which the part of a text that nests deeper is hidden from
+/// tree-sitter. tree-sitter-python's scanner serializes its indent stack into a 1,024-byte
+/// buffer and aborts the process (a C assertion) at about 512 levels (issue 6 T6-5). CPython
+/// refuses more than 100 levels ("too many levels of indentation", reported by `SYN001` from
+/// its own tokenizer), so nothing past this depth can have run.
+const MAX_PARSED_INDENT: usize = 400;
+
+/// The byte offset of the first line whose indentation would push the indent stack past
+/// [`MAX_PARSED_INDENT`] levels, or `None`. Counts the indentation of every non-blank,
+/// non-comment line as CPython's tokenizer does (a tab to the next multiple of 8), without
+/// tracking strings or brackets: lines inside them can only make the count larger, so this
+/// hides too much only from texts already over 400 levels in some reading.
+fn indent_overflow(text: &str) -> Option<usize> {
+    let mut stack: Vec<usize> = Vec::new();
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let at = start;
+        start += line.len();
+        let mut col = 0;
+        let mut rest = line;
+        for (i, c) in line.char_indices() {
+            match c {
+                ' ' => col += 1,
+                '\t' => col = (col / 8 + 1) * 8,
+                '\x0c' => col = 0,
+                _ => {
+                    rest = &line[i..];
+                    break;
+                }
+            }
+        }
+        if matches!(rest.as_bytes().first(), None | Some(b'#' | b'\n' | b'\r'))
+            || rest.trim().is_empty()
+        {
+            continue;
+        }
+        while stack.last().is_some_and(|&top| col < top) {
+            stack.pop();
+        }
+        if col > stack.last().copied().unwrap_or(0) {
+            stack.push(col);
+            if stack.len() > MAX_PARSED_INDENT {
+                return Some(at);
+            }
+        }
+    }
+    None
+}
+
 fn parse_raw(text: &str, old: Option<&Tree>) -> Tree {
+    if let Some(cut) = indent_overflow(text) {
+        // Same length, same line breaks: offsets and positions of the visible part are kept.
+        let mut masked = String::with_capacity(text.len());
+        masked.push_str(&text[..cut]);
+        masked.extend(
+            text[cut..]
+                .bytes()
+                .map(|b| if b == b'\n' { '\n' } else { ' ' }),
+        );
+        return parse_unchecked(&masked, None);
+    }
+    parse_unchecked(text, old)
+}
+
+fn parse_unchecked(text: &str, old: Option<&Tree>) -> Tree {
     PARSER.with(|p| {
         let mut p = p.borrow_mut();
         match p.parse(text, old) {
@@ -225,6 +289,86 @@ pub fn walk(root: Node) -> impl Iterator<Item = Node> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` nested `if` lines indented one space per level, then a call with a string (the
+    /// shape that made tree-sitter-python's scanner abort the process; issue 6 T6-5).
+    fn nested(n: usize) -> String {
+        let mut s: String = (0..n)
+            .map(|i| format!("{}if x:\n", " ".repeat(i)))
+            .collect();
+        s.push_str(&format!("{}await run(\"S.S.bad\")\n", " ".repeat(n)));
+        s
+    }
+
+    /// Whether the tree holds a `string` node (a cursor walk: `to_sexp` is slow on deep trees).
+    fn has_string(tree: &Tree) -> bool {
+        let mut c = tree.walk();
+        loop {
+            if c.node().kind() == "string" {
+                return true;
+            }
+            if c.goto_first_child() || c.goto_next_sibling() {
+                continue;
+            }
+            loop {
+                if !c.goto_parent() {
+                    return false;
+                }
+                if c.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn deep_indentation_is_parsed_up_to_the_limit_and_hidden_beyond() {
+        // Under the limit nothing is hidden: the call's string is in the tree.
+        let ok = nested(MAX_PARSED_INDENT);
+        assert_eq!(indent_overflow(&ok), None);
+        assert!(has_string(&parse(&ok, None)));
+        for n in [MAX_PARSED_INDENT + 1, 600] {
+            let deep = nested(n);
+            let cut = indent_overflow(&deep).expect("over the limit");
+            // The cut is the start of the line that opens level MAX_PARSED_INDENT + 1.
+            let line = deep[cut..].lines().next().unwrap();
+            assert_eq!(line.len() - line.trim_start().len(), MAX_PARSED_INDENT + 1);
+            let tree = parse(&deep, None);
+            assert_eq!(tree.root_node().end_byte(), deep.len());
+            assert!(!has_string(&tree), "{n}");
+        }
+        assert!(indent_overflow(&nested(3_000)).is_some());
+        // Blank and comment lines do not count; dedents pop.
+        let flat = "if x:\n    # c\n\n    y = 1\nz = 2\n".repeat(1_000);
+        assert_eq!(indent_overflow(&flat), None);
+    }
+
+    #[test]
+    fn an_incremental_parse_after_a_hidden_region_matches_a_fresh_parse() {
+        let deep = nested(600) + "print('tail')\n";
+        let mut tree = parse(&deep, None);
+        // Delete the first 500 lines in one edit: what was hidden is now parsed.
+        let cut = deep
+            .match_indices('\n')
+            .nth(499)
+            .map(|(i, _)| i + 1)
+            .unwrap();
+        let new = deep[cut..].to_string();
+        let point = |s: &str| tree_sitter::Point::new(s.matches('\n').count(), 0);
+        tree.edit(&tree_sitter::InputEdit {
+            start_byte: 0,
+            old_end_byte: cut,
+            new_end_byte: 0,
+            start_position: tree_sitter::Point::new(0, 0),
+            old_end_position: point(&deep[..cut]),
+            new_end_position: tree_sitter::Point::new(0, 0),
+        });
+        let incremental = parse(&new, Some(&tree));
+        assert_eq!(
+            incremental.root_node().to_sexp(),
+            parse(&new, None).root_node().to_sexp()
+        );
+    }
 
     fn first_expr(src: &str) -> (Tree, String) {
         (parse(src, None), src.to_string())

@@ -333,6 +333,34 @@ fn group_by_config(args: &ReplayArgs) -> anyhow::Result<Vec<Group>> {
         .collect()
 }
 
+/// Errors when some traces' configs declare guardrails or policies and another trace's closest
+/// config declares neither (a lint-only `[tool.cellguard]` table of a sub-package): that config
+/// shadows the project's guardrails for its traces, which would be replayed unchecked next to
+/// gated ones, the case T4-7 refuses for a trace with no config at all (issue 6 T6-15).
+fn refuse_ungated_groups(
+    args: &ReplayArgs,
+    groups: &[Group],
+    inputs: &[Loaded],
+) -> anyhow::Result<()> {
+    if !inputs.iter().any(Loaded::gated) {
+        return Ok(());
+    }
+    let Some((g, l)) = groups.iter().zip(inputs).find(|(_, l)| !l.gated()) else {
+        return Ok(());
+    };
+    let names: Vec<String> = g
+        .traces
+        .iter()
+        .map(|&i| args.traces[i].display().to_string())
+        .collect();
+    anyhow::bail!(
+        "{}: {} configures no guardrails or policies for {} (the other traces' configs do); declare them there, `extend` the project's config, or pass `--config`",
+        names.join(", "),
+        l.label.as_deref().unwrap_or("its config"),
+        if names.len() == 1 { "this trace" } else { "these traces" },
+    )
+}
+
 /// A group's replay inputs, loaded before anything is written.
 struct Loaded {
     project: config::ReplayProject,
@@ -340,6 +368,13 @@ struct Loaded {
     policies: cellguard_lints::policies::config::PolicyConfig,
     /// The config path as reports show it (relative to the working directory when below it).
     label: Option<std::sync::Arc<str>>,
+}
+
+impl Loaded {
+    /// Whether the config declares any guardrail or policy.
+    fn gated(&self) -> bool {
+        !self.cfg.guardrails.is_empty() || !self.policies.is_empty()
+    }
 }
 
 /// Loads the guardrails, policies and knowledge base of one group and prints their warnings.
@@ -366,15 +401,6 @@ fn load_group(args: &ReplayArgs, g: &Group, overrides: &Overrides) -> anyhow::Re
         eprintln!("cellguard: warning: {w}");
     }
     let label = loaded.map(|l| super::check::relative(&l.path).display().to_string().into());
-    if cfg.guardrails.is_empty() && policies.is_empty() {
-        eprintln!(
-            "cellguard: warning: no guardrails configured{}; every call is allowed",
-            label
-                .as_deref()
-                .map(|l: &str| format!(" in {l}"))
-                .unwrap_or_else(|| " (no config found; pass --config)".into())
-        );
-    }
     Ok(Loaded {
         project,
         cfg,
@@ -406,6 +432,16 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     for g in &groups {
         inputs.push(load_group(&args, g, &overrides)?);
     }
+    refuse_ungated_groups(&args, &groups, &inputs)?;
+    for l in inputs.iter().filter(|l| !l.gated()) {
+        eprintln!(
+            "cellguard: warning: no guardrails configured{}; every call is allowed",
+            l.label
+                .as_deref()
+                .map(|l: &str| format!(" in {l}"))
+                .unwrap_or_else(|| " (no config found; pass --config)".into())
+        );
+    }
     // Writing the report over one of the inputs would destroy it while it is read (issue 6
     // T4-6): refused before anything is opened for writing.
     if let Some(o) = &args.output {
@@ -428,12 +464,12 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     let (mut out, pending): (Box<dyn Write>, Option<PendingReport>) = match &args.output {
         Some(p) => match std::fs::metadata(p) {
             Ok(m) if !m.is_file() => (
-                Box::new(std::io::BufWriter::new(
+                Box::new(std::io::BufWriter::new(PipeSink::new(
                     std::fs::OpenOptions::new()
                         .write(true)
                         .open(p)
                         .with_context(|| format!("{}: cannot write the report", p.display()))?,
-                )),
+                ))),
                 None,
             ),
             Ok(_) => {
@@ -460,7 +496,9 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             }
         },
         None => (
-            Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+            Box::new(std::io::BufWriter::new(PipeSink::new(
+                std::io::stdout().lock(),
+            ))),
             None,
         ),
     };
@@ -620,4 +658,52 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     } else {
         ExitStatus::Success
     })
+}
+
+/// A writer whose reader may close the pipe early (`cellguard replay ... | head`, a FIFO given
+/// to `-o`): once a write fails with `BrokenPipe`, the rest of the report is dropped instead of
+/// ending the run, so the replay still runs to its end and the exit code still says whether a
+/// call was blocked (issue 6 T6-17: the run used to stop and exit 0). Other errors (a full
+/// disk) pass through and end the run with exit 2.
+struct PipeSink<W> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> PipeSink<W> {
+    fn new(inner: W) -> Self {
+        PipeSink {
+            inner,
+            closed: false,
+        }
+    }
+
+    /// `Ok(default)` in place of a `BrokenPipe` error, remembering that the reader is gone.
+    fn absorb<T>(&mut self, r: std::io::Result<T>, default: T) -> std::io::Result<T> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(default)
+            }
+            r => r,
+        }
+    }
+}
+
+impl<W: Write> Write for PipeSink<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        let r = self.inner.write(buf);
+        self.absorb(r, buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.flush();
+        self.absorb(r, ())
+    }
 }

@@ -611,7 +611,8 @@ impl<'a> Scanner<'a> {
         // Find the closing quote, skipping escaped characters.
         let mut j = open + 1;
         loop {
-            j += memchr::memchr2(b'"', b'\\', &self.b[j..])?;
+            // `get`: a line cut right after a backslash leaves `j` past the end (issue 6 T6-4).
+            j += memchr::memchr2(b'"', b'\\', self.b.get(j..)?)?;
             if self.b[j] == b'\\' {
                 j += 2;
                 continue;
@@ -1007,6 +1008,41 @@ mod tests {
         let mut r = NativeReader::new(text.as_bytes(), "t.jsonl");
         let events: Vec<Event> = r.by_ref().collect();
         (events, r.stats())
+    }
+
+    /// Issue 6 T6-4: a line cut anywhere (as a writer killed mid-line leaves it), in particular
+    /// right after a backslash of an escape in a key or a cell's code, is reported and skipped;
+    /// the complete line before it is kept.
+    #[test]
+    fn a_line_cut_at_any_byte_is_skipped_and_the_earlier_record_kept() {
+        let good = r#"{"rec":"call","cell":0,"index":0,"raw_key":"S.S.ok","action_key":"S.S.ok","status":"ok"}"#;
+        let lines = [
+            r#"{"rec":"call","action_key":"S.S.a\\b\"c","raw_key":"x\\y","call_id":"i\u0064","status":"ok"}"#,
+            r#"{"rec":"cell","cell":1,"code":"x = 1\nawait run(\"S.S.bad\")\n"}"#,
+        ];
+        for line in lines {
+            let (_, whole) = read(&format!("{good}\n{line}"));
+            assert_eq!((whole.read, whole.skipped), (2, 0), "{line}");
+            for cut in (1..line.len()).filter(|&c| line.is_char_boundary(c)) {
+                let text = format!("{good}\n{}", &line[..cut]);
+                let (events, stats) = read(&text);
+                assert_eq!(stats.read, 2, "cut at {cut}: {}", &line[..cut]);
+                assert_eq!(stats.skipped, 1, "cut at {cut}: {}", &line[..cut]);
+                let calls = events
+                    .iter()
+                    .filter(|e| {
+                        matches!(
+                            e,
+                            Event::Record {
+                                record: Record::Call(_),
+                                ..
+                            }
+                        )
+                    })
+                    .count();
+                assert_eq!(calls, 1, "cut at {cut}: {events:?}");
+            }
+        }
     }
 
     #[test]

@@ -66,17 +66,26 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
     );
     if let Some(history) = o.get("history").and_then(|h| arr(h)) {
         let mut msgs: Vec<Option<Parsed>> = Vec::new();
+        // Assistant messages that are agent steps (they carry an `action`, possibly blank, or
+        // tool calls): the trajectory has one step per such message (issue 6 T6-18).
+        let mut turns = 0;
         for r in history {
             let line = ctx.line_of(r);
             let parsed = match map(r) {
                 Some(m) => chat::parse_message(&m, line).map(|mut p| {
-                    if p.role == "assistant" && p.calls.is_empty() {
-                        if let Some(c) = m
-                            .get("action")
-                            .and_then(Value::as_str)
-                            .and_then(action_call)
-                        {
-                            p.calls.push(c);
+                    if p.role == "assistant" {
+                        let action = m.get("action").and_then(Value::as_str);
+                        if p.calls.is_empty() {
+                            if let Some(c) = action.and_then(action_call) {
+                                p.calls.push(c);
+                            } else if action.is_some() {
+                                p.warnings.push(
+                                    "an assistant step with a blank `action`: no call".into(),
+                                );
+                            }
+                        }
+                        if action.is_some() || !p.calls.is_empty() {
+                            turns += 1;
                         }
                     }
                     p
@@ -97,12 +106,8 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
             }
         }
         // SWE-agent appends the step of the model's last response (typically `submit`) to
-        // `trajectory` but not to `history`: replay the steps beyond those in the history.
-        let turns = msgs
-            .iter()
-            .flatten()
-            .filter(|p| p.role == "assistant" && !p.calls.is_empty())
-            .count();
+        // `trajectory` but not to `history`: replay the steps beyond those in the history
+        // (aligned by position: the n-th step of the history is the n-th of the trajectory).
         chat::emit(ctx, msgs);
         if let Some(steps) = o.get("trajectory").and_then(|t| arr(t)) {
             if steps.len() > turns {

@@ -711,10 +711,7 @@ fn is_method_dunder(name: &str) -> bool {
 }
 
 fn named(node: Node) -> Vec<Node> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        .filter(|c| c.kind_name() != "comment")
-        .collect()
+    super::scan::named_children(node)
 }
 
 fn is_field(parent: Node, f: F, node: Node) -> bool {

@@ -709,10 +709,7 @@ pub struct Interp<'t, 'a> {
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor)
-        .filter(|c| c.kind_name() != "comment")
-        .collect()
+    scan::named_children(node)
 }
 
 /// The text of an identifier (or dotted name) as Python reads it: NFKC-normalised, so that
@@ -729,7 +726,7 @@ pub fn ident<'s>(node: Node, src: &'s str) -> std::borrow::Cow<'s, str> {
 
 /// The first named, non-comment child.
 pub fn first_named(node: Node) -> Option<Node> {
-    named_children(node).into_iter().next()
+    scan::first_named_child(node)
 }
 
 /// Skips parentheses (and comments inside them).

@@ -1607,6 +1607,32 @@ impl<'t> Children<'t> {
     }
 }
 
+/// The named children of `node` other than comments, in order: what
+/// `node.named_children(&mut node.walk())` without the comments gives, read as [`Children`]
+/// reads them (by index for a narrow node: no cursor to allocate and no sibling steps through
+/// tree-sitter's hidden nodes, the bulk of the reporting walk's child lists).
+pub fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut kids = Children::new(node);
+    while let Some((c, _)) = kids.next(false) {
+        if c.is_named() && c.kind_name() != "comment" {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The first of [`named_children`], without collecting the others.
+pub fn first_named_child(node: Node) -> Option<Node> {
+    let mut kids = Children::new(node);
+    while let Some((c, _)) = kids.next(false) {
+        if c.is_named() && c.kind_name() != "comment" {
+            return Some(c);
+        }
+    }
+    None
+}
+
 impl Facts<'_> {
     /// The variables a site binds, decoded (`names + f` for function results).
     pub fn site_vars(&self, site: usize, n_names: usize) -> impl Iterator<Item = usize> + '_ {
