@@ -537,9 +537,11 @@ fn json_lines_closes_each_trace_with_its_totals() {
     for (t, j) in totals.iter().zip(traces) {
         for k in [
             "trace",
+            "agent_id",
             "format",
             "epoch",
             "on_block",
+            "config",
             "calls",
             "allowed",
             "blocked",
@@ -548,7 +550,13 @@ fn json_lines_closes_each_trace_with_its_totals() {
         ] {
             assert_eq!(t[k], j[k], "{k}");
         }
+        assert_eq!(t.as_object().unwrap().len(), j.as_object().unwrap().len());
     }
+    // SARIF carries the same entries (spooled like the json ones as each trace ends, issue 6
+    // T5-16).
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "sarif"]);
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sarif["runs"][0]["properties"]["traces"], json["traces"]);
     assert_eq!(totals[0]["blocked"], 3);
     assert_eq!(totals[1]["calls"], 2);
     assert_eq!(totals[2]["calls"], 0);
@@ -1405,6 +1413,52 @@ fn failed_run_keeps_the_previous_report() {
             .is_symlink());
         assert!(std::fs::read_to_string(&real).unwrap().contains("delete_x"));
     }
+}
+
+/// Issue 6 T6-9: `-o` over an existing report writes that file in place once the run ends
+/// well: its mode (a `600` report stays private) and hard links are kept, and a failed run
+/// still leaves it as it was.
+#[cfg(unix)]
+#[test]
+fn existing_report_keeps_its_mode_and_links() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "cellguard.toml", CONFIG);
+    let good = write(dir.path(), "good.jsonl", TRACE);
+    let bad = write(dir.path(), "bad.jsonl", "not json\n");
+    let report = dir.path().join("priv.txt");
+    let link = dir.path().join("link.txt");
+    for format in ["text", "json", "json-lines", "sarif", "html"] {
+        std::fs::write(&report, "SECRET\n").unwrap();
+        std::fs::set_permissions(&report, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let _ = std::fs::remove_file(&link);
+        std::fs::hard_link(&report, &link).unwrap();
+        let run = |trace: &str| {
+            replay(&[
+                "--config",
+                &cfg,
+                &good,
+                trace,
+                "-o",
+                report.to_str().unwrap(),
+                "--output-format",
+                format,
+            ])
+        };
+        assert_eq!(run(&bad).status.code(), Some(2), "{format}");
+        assert_eq!(std::fs::read_to_string(&report).unwrap(), "SECRET\n");
+        assert_eq!(run(&good).status.code(), Some(1), "{format}");
+        let written = std::fs::read_to_string(&report).unwrap();
+        assert!(written.contains("delete_x"), "{format}: {written}");
+        let mode = std::fs::metadata(&report).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{format}");
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), written, "{format}");
+    }
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 5, "{names:?}");
 }
 
 /// Issue 6 T5-18: an unusable temporary directory is named in the error.

@@ -9,7 +9,8 @@
 //! `--config` (each trace's config is discovered) and also pins which config each trace used
 //! (`configs`: `[trace, config]` pairs from the report's `traces`). Cases under
 //! `fixtures/replay/robustness/` also record the warnings printed on standard error (`warnings`,
-//! one entry per line, the `cellguard: warning: ` prefix removed).
+//! one entry per line, the `cellguard: warning: ` prefix removed). A case whose `expected.json`
+//! has a `traces` key also pins the report's per-trace entries (`traces`; kept when blessing).
 //!
 //! A case whose input is large holds `template.EXT` instead of its trace: the text with
 //! `<<C*N>>` markers (the character `C` written `N` times), expanded into `trace.EXT` in a copy
@@ -132,6 +133,11 @@ fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
     if let Ok(extra) = std::fs::read_to_string(dir.join("args")) {
         cmd.args(extra.lines().map(str::trim).filter(|l| !l.is_empty()));
     }
+    // A case whose expected file has `traces` pins the report's per-trace entries too.
+    let pins_traces = std::fs::read_to_string(&expected_path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .is_some_and(|v| v.get("traces").is_some());
     let out = cmd.output().map_err(|e| e.to_string())?;
     let code = out.status.code().unwrap_or(-1);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -149,6 +155,9 @@ fn run_case_with(dir: &Path, with_warnings: bool) -> Result<(), String> {
             if let Some(v) = report.get(k) {
                 a[k] = v.clone();
             }
+        }
+        if pins_traces {
+            a["traces"] = report["traces"].clone();
         }
         if config_rel.is_none() {
             let pairs: Vec<Value> = report["traces"]
@@ -351,4 +360,51 @@ fn text_report_names_each_traces_config() {
         text.contains(&format!("Config: {dir}/b/cellguard.toml.\n")),
         "{text}"
     );
+}
+
+/// State policies on values read from `Infinity`, `-Infinity` and `NaN`: the messages show the
+/// tokens as Python's `json.dumps` writes them, never the reader's stand-in string, and the
+/// checks treat them as the floats Python reads (fixture `t5-state-nonfinite-shown`).
+#[test]
+fn state_policies_show_nonfinite_values() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = "fixtures/replay/issue6/t5-state-nonfinite-shown";
+    let run = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+            .current_dir(root)
+            .args(["replay", "--output-format", format, "--config"])
+            .arg(format!("{dir}/cellguard.toml"))
+            .arg(format!("{dir}/trace.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            !text.contains('\u{10F800}'),
+            "{format}: stand-in shown: {text}"
+        );
+        text
+    };
+    let text = run("text");
+    for want in [
+        ":2: `temp` set Infinity: would raise by `temp-range` (range): Infinity is above the maximum 100",
+        ":3: `temp` set -Infinity: would raise by `temp-range` (range): -Infinity is below the minimum 0",
+        ":5: `name` set Infinity: would raise by `name-pattern` (regex): Infinity is not a string",
+        ":6: `size` set -Infinity: would raise by `size-len` (max-length): -Infinity has no len()",
+        ":7: `tags` set [1,NaN]: would raise by `tags-known` (one-of): element 1: NaN is not one of 1, 2",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    // `NaN` compares false both ways: no finding for line 4.
+    assert!(!text.contains(":4: "), "{text}");
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let writes = json["state_writes"].as_array().unwrap();
+    let lines: Vec<u64> = writes.iter().map(|w| w["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [2, 3, 5, 6, 7]);
+    assert_eq!(writes[0]["value"], "Infinity");
+    assert_eq!(writes[1]["value"], "-Infinity");
+    assert_eq!(writes[4]["value"], json!([1, "NaN"]));
+    assert_eq!(writes[4]["committed"], json!([1, "NaN"]));
+    run("sarif");
+    run("html");
 }

@@ -227,6 +227,13 @@ pub struct BlockStreak {
 pub struct TraceTotals {
     /// Trace name.
     pub trace: Arc<str>,
+    /// The trace's file, as the decisions' `file` names it.
+    #[serde(skip)]
+    pub file: Arc<str>,
+    /// The agent that recorded the trace, from its header (`agent_id`: a native header, a
+    /// colony-replay recording, the cells of codegen iterations, each agent of a span export;
+    /// issue 6 T5-6); `None` when the recording names none.
+    pub agent_id: Option<String>,
     /// The format it was read as.
     pub format: String,
     /// Calls.
@@ -344,7 +351,7 @@ pub struct Report {
     pub summary: Summary,
     /// Listed decisions (notable ones, or all with `all_decisions`), in trace order.
     pub decisions: Vec<Decision>,
-    /// Per-trace totals, in order.
+    /// Per-trace totals, in order (none when [`Options::keep_traces`] is off).
     pub traces: Vec<TraceTotals>,
     /// Replayed completions.
     pub completions: Vec<CompletionDecision>,
@@ -446,6 +453,10 @@ pub struct Options {
     /// Keep block streaks in the report (off when the sink writes them as they end,
     /// [`DecisionSink::streak`], so memory stays bounded; issue 6 T5-7).
     pub keep_streaks: bool,
+    /// Keep each trace's totals in the report's `traces` (off when the sink writes or spools
+    /// them as each trace ends, [`DecisionSink::trace_end`], so memory stays flat in the number
+    /// of traces; issue 6 T5-16). The summary counts every trace either way.
+    pub keep_traces: bool,
     /// The path of the config the guardrails come from, as shown in the report's per-trace
     /// totals ([`TraceTotals::config`]); `None` when the run has no config file.
     pub config: Option<Arc<str>>,
@@ -459,6 +470,7 @@ impl Default for Options {
             all_decisions: false,
             keep_decisions: true,
             keep_streaks: true,
+            keep_traces: true,
             config: None,
         }
     }
@@ -806,10 +818,11 @@ impl<'a> Replayer<'a> {
         let e = epoch.unwrap_or_default();
         let name: Arc<str> = info.name.as_str().into();
         let ob = on_block.unwrap_or(OnBlock::for_epoch(e));
+        let file: Arc<str> = info.path.display().to_string().into();
         self.run = Some(Run {
             info: info.clone(),
             name: name.clone(),
-            file: info.path.display().to_string().into(),
+            file: file.clone(),
             epoch: e,
             epoch_fixed: epoch.is_some(),
             on_block: ob,
@@ -823,6 +836,7 @@ impl<'a> Replayer<'a> {
             last_time: None,
             totals: TraceTotals {
                 trace: name,
+                file,
                 format: info.format.as_str().into(),
                 epoch: e.as_str().into(),
                 on_block: ob.as_str().into(),
@@ -866,7 +880,9 @@ impl<'a> Replayer<'a> {
             s.blocked += t.blocked;
             s.unreached += t.unreached;
             s.changed += t.changed;
-            self.report.traces.push(run.totals);
+            if self.opts.keep_traces {
+                self.report.traces.push(run.totals);
+            }
         }
     }
 
@@ -906,6 +922,7 @@ impl<'a> Replayer<'a> {
                 }
                 if h.agent_id.is_some() {
                     run.state.agent_id = h.agent_id.clone();
+                    run.totals.agent_id = h.agent_id.clone();
                 }
                 if h.goals.is_some() {
                     run.goals = h.goals.clone();

@@ -72,7 +72,8 @@ fn parse_profile(s: &str) -> Option<Profile> {
 
 /// Where the engine's decisions and per-trace ends go while the replay runs: `json-lines`
 /// writes each decision as it is made, each block streak when it ends (issue 6 T5-7) and, at
-/// the end of each trace, its totals, then flushes (issue 6 T10); `json`/`sarif` spool the decisions; `html` keeps a
+/// the end of each trace, its totals, then flushes (issue 6 T10); `json`/`sarif` spool the
+/// decisions and each trace's totals (issue 6 T5-16), `text` the decisions; `html` keeps a
 /// bounded share. The first write error stops the writing and is returned after the run.
 struct CliSink<'a> {
     out: &'a mut Box<dyn Write>,
@@ -81,6 +82,9 @@ struct CliSink<'a> {
     err: &'a mut Option<std::io::Error>,
     spool: &'a mut Option<render::DecisionSpool>,
     kept: &'a mut render::HtmlDecisions,
+    /// The files of which a trace had calls (for [`forced_format_misread`], without keeping
+    /// every trace's totals).
+    files_with_calls: &'a mut Vec<std::sync::Arc<str>>,
 }
 
 impl replay::DecisionSink for CliSink<'_> {
@@ -109,6 +113,14 @@ impl replay::DecisionSink for CliSink<'_> {
     }
 
     fn trace_end(&mut self, totals: &replay::TraceTotals, streaks: &[replay::BlockStreak]) {
+        if totals.calls > 0 && !self.files_with_calls.contains(&totals.file) {
+            self.files_with_calls.push(totals.file.clone());
+        }
+        if let Some(sp) = self.spool.as_mut().filter(|_| self.err.is_none()) {
+            if let Err(e) = sp.add_trace(totals) {
+                *self.err = Some(e);
+            }
+        }
         if self.streaming && self.err.is_none() {
             let written = render::json_lines_trace_end(totals, streaks, &mut *self.out)
                 .and_then(|()| self.out.flush());
@@ -148,11 +160,13 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 /// trace of the file has a call or a completion) while detection reads the file as another
 /// format: a misread, never a clean run (`--format colony` on a native trace accepts its `cell`
 /// lines as Colony cells without calls). Returns the format detected (or why none is), `None`
-/// when the file gave a call or completion, or is detected as `forced`. Standard input cannot
+/// when the file gave a call (`files_with_calls`: the files of which a trace had calls) or a
+/// completion, or is detected as `forced`. Standard input cannot
 /// be read again to detect it: it is not judged.
 fn forced_format_misread(
     path: &std::path::Path,
     forced: Format,
+    files_with_calls: &[std::sync::Arc<str>],
     report: &replay::Report,
 ) -> Option<String> {
     if path.as_os_str() == "-" {
@@ -161,10 +175,7 @@ fn forced_format_misread(
     let name = path.display().to_string();
     let numbered = format!("{name}#");
     let of_file = |t: &str| t == name || t.starts_with(&numbered);
-    let replayed = report
-        .traces
-        .iter()
-        .any(|t| of_file(&t.trace) && t.calls > 0)
+    let replayed = files_with_calls.iter().any(|f| **f == *name)
         || report.completions.iter().any(|c| of_file(&c.trace));
     if replayed {
         return None;
@@ -195,6 +206,63 @@ fn report_file_beside(target: &std::path::Path) -> anyhow::Result<tempfile::Name
     }
     b.tempfile_in(&dir)
         .with_context(|| format!("{}: cannot write the report", target.display()))
+}
+
+/// Where a finished `-o` report goes ([`run`]).
+enum PendingReport {
+    /// A new file: the temporary file beside it is renamed to it.
+    Rename(tempfile::TempPath, PathBuf),
+    /// An existing regular file: the anonymous temporary file (the report) is copied over its
+    /// content, so the file itself (mode, owner, links) stays.
+    CopyOver(std::fs::File, PathBuf),
+}
+
+impl PendingReport {
+    /// Moves the finished report to its target.
+    ///
+    /// Errors: the rename, or opening, reading back or writing the files (the message names
+    /// the target).
+    fn finish(self) -> anyhow::Result<()> {
+        use std::io::Seek;
+        match self {
+            PendingReport::Rename(tmp, target) => tmp
+                .persist(&target)
+                .map(drop)
+                .with_context(|| format!("{}: cannot write the report", target.display())),
+            PendingReport::CopyOver(mut report, target) => {
+                let written = (|| -> std::io::Result<()> {
+                    report.seek(std::io::SeekFrom::Start(0))?;
+                    let mut dest = std::fs::OpenOptions::new()
+                        .write(true)
+                        .truncate(true)
+                        .open(&target)?;
+                    std::io::copy(&mut report, &mut dest)?;
+                    dest.flush()
+                })();
+                written.with_context(|| format!("{}: cannot write the report", target.display()))
+            }
+        }
+    }
+}
+
+/// An anonymous temporary file for the report that will be copied over the existing file
+/// `target`: in the target's directory when it can be created there, else in the system's
+/// temporary directory.
+///
+/// Errors: neither place can hold it (the message names both).
+fn spool_file_for(target: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    tempfile::tempfile_in(&dir).or_else(|_| tempfile::tempfile()).with_context(|| {
+        format!(
+            "{}: cannot create a temporary file for the report in {} or in {} (the system's temporary directory: set `TMPDIR` to a writable one)",
+            target.display(),
+            dir.display(),
+            std::env::temp_dir().display()
+        )
+    })
 }
 
 /// Skips and warnings shown on standard error.
@@ -385,39 +453,55 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             );
         }
     }
-    // `-o`: the report goes to a temporary file beside the target, renamed over it only once
-    // the run has ended without an error, so a failed run leaves an earlier report as it was
-    // (issue 6 T5-14). Dropping `pending` on an error path deletes the temporary file.
-    // A target that exists and is not a regular file (`/dev/null`, a FIFO) is written directly;
-    // a symbolic link is followed, as `File::create` would.
-    let (mut out, pending): (Box<dyn Write>, Option<(tempfile::TempPath, PathBuf)>) =
-        match &args.output {
-            Some(p) => match std::fs::metadata(p) {
-                Ok(m) if !m.is_file() => (
-                    Box::new(std::io::BufWriter::new(PipeSink::new(
-                        std::fs::OpenOptions::new()
-                            .write(true)
-                            .open(p)
-                            .with_context(|| format!("{}: cannot write the report", p.display()))?,
-                    ))),
-                    None,
-                ),
-                meta => {
-                    let target = match meta {
-                        Ok(_) => std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()),
-                        Err(_) => p.clone(),
-                    };
-                    let (file, tmp) = report_file_beside(&target)?.into_parts();
-                    (Box::new(std::io::BufWriter::new(file)), Some((tmp, target)))
-                }
-            },
-            None => (
+    // `-o`: the report goes to a temporary file and reaches the target only once the run has
+    // ended without an error, so a failed run leaves an earlier report as it was (issue 6
+    // T5-14). A new report file is created beside the target and renamed to it. An existing
+    // regular file is written in place from the finished temporary file, so it keeps its mode,
+    // owner, hard links and ACLs and the directory need not be writable (issue 6 T6-9). A
+    // target that exists and is not a regular file (`/dev/null`, a FIFO) is written directly; a
+    // symbolic link is followed, as `File::create` would. Dropping `pending` on an error path
+    // deletes the temporary file.
+    let (mut out, pending): (Box<dyn Write>, Option<PendingReport>) = match &args.output {
+        Some(p) => match std::fs::metadata(p) {
+            Ok(m) if !m.is_file() => (
                 Box::new(std::io::BufWriter::new(PipeSink::new(
-                    std::io::stdout().lock(),
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(p)
+                        .with_context(|| format!("{}: cannot write the report", p.display()))?,
                 ))),
                 None,
             ),
-        };
+            Ok(_) => {
+                // Refused now rather than after the whole replay.
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(p)
+                    .with_context(|| format!("{}: cannot write the report", p.display()))?;
+                let file = spool_file_for(p)?;
+                let copy = file
+                    .try_clone()
+                    .with_context(|| format!("{}: cannot write the report", p.display()))?;
+                (
+                    Box::new(std::io::BufWriter::new(file)),
+                    Some(PendingReport::CopyOver(copy, p.clone())),
+                )
+            }
+            Err(_) => {
+                let (file, tmp) = report_file_beside(p)?.into_parts();
+                (
+                    Box::new(std::io::BufWriter::new(file)),
+                    Some(PendingReport::Rename(tmp, p.clone())),
+                )
+            }
+        },
+        None => (
+            Box::new(std::io::BufWriter::new(PipeSink::new(
+                std::io::stdout().lock(),
+            ))),
+            None,
+        ),
+    };
     let streaming = args.output_format == ReplayFormat::JsonLines;
     let html = args.output_format == ReplayFormat::Html;
     let opts = Options {
@@ -429,6 +513,9 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         keep_decisions: false,
         // json-lines writes each block streak when it ends (issue 6 T5-7).
         keep_streaks: !streaming,
+        // json-lines writes each trace's totals when it ends, json and sarif spool them (issue
+        // 6 T5-16); text and html read them at the end.
+        keep_traces: matches!(args.output_format, ReplayFormat::Text | ReplayFormat::Html),
         config: None,
     };
     let mut spool = render::DecisionSpool::new(args.output_format).with_context(|| {
@@ -444,6 +531,7 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     }
     let mut io_error: Option<std::io::Error> = None;
     let mut html_kept = render::HtmlDecisions::default();
+    let mut files_with_calls = Vec::new();
     // One run per config, in order; their reports are merged into one.
     let mut report: Option<replay::Report> = None;
     // What was read of each trace, in the groups' order.
@@ -456,6 +544,7 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             err: &mut io_error,
             spool: &mut spool,
             kept: &mut html_kept,
+            files_with_calls: &mut files_with_calls,
         };
         let mut observers: Vec<Box<dyn replay::Observer>> = Vec::new();
         if !input.policies.is_empty() {
@@ -527,7 +616,8 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             );
         }
         if let Some(forced) = args.format {
-            if let Some(detected) = forced_format_misread(path, forced, &report) {
+            if let Some(detected) = forced_format_misread(path, forced, &files_with_calls, &report)
+            {
                 anyhow::bail!(
                     "{}: read as {} (`--format {}`), the file gave no call or completion ({} records read, {} accepted, {} skipped), and its content is detected as {detected}; check `--format`",
                     path.display(),
@@ -554,9 +644,8 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     }
     out.flush()?;
     drop(out);
-    if let Some((tmp, target)) = pending {
-        tmp.persist(&target)
-            .with_context(|| format!("{}: cannot write the report", target.display()))?;
+    if let Some(p) = pending {
+        p.finish()?;
     }
     let s = &report.summary;
     let findings = if args.expect_recorded {

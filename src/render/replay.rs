@@ -110,21 +110,12 @@ fn skip_json(s: &Skip) -> Value {
     })
 }
 
-/// The per-trace totals: `[{trace, format, epoch, on_block, config, calls, allowed, blocked,
-/// unreached, changed}]` (the `json` report's `traces`, SARIF's `run.properties.traces`;
-/// `config`: the config file the trace was replayed with, or null).
+/// The per-trace totals ([`trace_json`] of each, in order): the `json` report's `traces`,
+/// SARIF's `run.properties.traces`, as the buffered writers build them (the CLI spools them,
+/// [`DecisionSpool::add_trace`]).
+#[cfg(test)]
 fn traces_json(report: &Report) -> Value {
-    Value::Array(
-        report
-            .traces
-            .iter()
-            .map(|t| {
-                json!({"trace": &*t.trace, "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
-                       "config": t.config.as_deref(), "calls": t.calls, "allowed": t.allowed,
-                       "blocked": t.blocked, "unreached": t.unreached, "changed": t.changed})
-            })
-            .collect(),
-    )
+    Value::Array(report.traces.iter().map(trace_json).collect())
 }
 
 /// The `json` document: `summary`, `decisions`, then `traces` (per-trace totals),
@@ -135,15 +126,16 @@ pub fn json_report(report: &Report) -> Value {
     json_report_with(
         report,
         Value::Array(report.decisions.iter().map(Decision::to_json).collect()),
+        traces_json(report),
     )
 }
 
-/// The `json` document with `decisions` set to the given value.
-fn json_report_with(report: &Report, decisions: Value) -> Value {
+/// The `json` document with `decisions` and `traces` set to the given values.
+fn json_report_with(report: &Report, decisions: Value, traces: Value) -> Value {
     let mut top = serde_json::Map::new();
     top.insert("summary".into(), summary_json(report));
     top.insert("decisions".into(), decisions);
-    top.insert("traces".into(), traces_json(report));
+    top.insert("traces".into(), traces);
     if !report.streaks.is_empty() {
         top.insert(
             "block_streaks".into(),
@@ -214,9 +206,9 @@ pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result
 
 /// The `json-lines` lines that close one trace (issue 6 T10), written when the trace ends:
 /// one `{"trace": NAME, "block_streak": {line, action_key, count, reason, suggestion}}` per
-/// block streak the trace produced, then `{"trace": NAME, "totals": {format, epoch, on_block,
-/// calls, allowed, blocked, unreached, changed}}` (the values of the `json` report's `traces`
-/// and `block_streaks` entries).
+/// block streak the trace produced, then `{"trace": NAME, "totals": {agent_id, format, epoch,
+/// on_block, config, calls, allowed, blocked, unreached, changed}}` (the values of the `json`
+/// report's `traces` and `block_streaks` entries).
 ///
 /// Errors: those of `out`.
 pub fn json_lines_trace_end(
@@ -231,7 +223,7 @@ pub fn json_lines_trace_end(
     writeln!(
         out,
         "{}",
-        json!({"trace": &*t.trace, "totals": {"format": t.format, "epoch": t.epoch,
+        json!({"trace": &*t.trace, "totals": {"agent_id": agent_shown(t), "format": t.format, "epoch": t.epoch,
                "on_block": t.on_block, "config": t.config.as_deref(), "calls": t.calls, "allowed": t.allowed,
                "blocked": t.blocked, "unreached": t.unreached, "changed": t.changed}})
     )
@@ -246,6 +238,13 @@ pub fn json_lines_streak(s: &BlockStreak, out: &mut impl Write) -> std::io::Resu
         json!({"trace": &*s.trace, "block_streak": {"line": s.line, "action_key": s.action_key,
                "count": s.count, "reason": s.reason, "suggestion": s.suggestion}})
     )
+}
+
+/// The agent id of a trace as reports show it (a `NaN` / `Infinity` stand-in as its token).
+fn agent_shown(t: &TraceTotals) -> Option<std::borrow::Cow<'_, str>> {
+    t.agent_id
+        .as_deref()
+        .map(cellguard_lints::trace::nonfinite::display)
 }
 
 /// ` [#N]` when the trace is one of several in its file (` [NAME]` for other names).
@@ -491,9 +490,11 @@ fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Re
     if !changed.is_empty() && report.traces.len() > 1 {
         writeln!(out, "Traces with blocks or changes:")?;
         for t in changed {
+            let agent =
+                agent_shown(t).map_or_else(String::new, |a| format!(" (agent {})", ctl(&a)));
             writeln!(
                 out,
-                "  {}: {} calls, {} blocked, {} unreached, {} changed ({}, epoch {}, on-block {})",
+                "  {}{agent}: {} calls, {} blocked, {} unreached, {} changed ({}, epoch {}, on-block {})",
                 ctl(&t.trace),
                 t.calls,
                 t.blocked,
@@ -704,11 +705,11 @@ fn sarif_notifications(report: &Report) -> Vec<Value> {
 }
 
 /// The run-level totals (`run.properties`): `summary` (the `json` summary, [`summary_json`])
-/// and `traces` (the `json` report's per-trace totals).
-fn sarif_run_properties(report: &Report) -> Value {
+/// and `traces` (the given value: the `json` report's per-trace totals).
+fn sarif_run_properties(report: &Report, traces: Value) -> Value {
     json!({
         "summary": summary_json(report),
-        "traces": traces_json(report),
+        "traces": traces,
     })
 }
 
@@ -723,7 +724,7 @@ fn matching(report: &Report) -> String {
 /// The SARIF document with `results` set to the given value: one run whose tool lists the
 /// rules, whose invocation carries the skipped records and reader warnings as notifications,
 /// and whose properties hold the run-level totals ([`sarif_run_properties`]).
-fn sarif_doc(report: &Report, results: Value) -> Value {
+fn sarif_doc(report: &Report, results: Value, traces: Value) -> Value {
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -742,7 +743,7 @@ fn sarif_doc(report: &Report, results: Value) -> Value {
                 "executionSuccessful": true,
                 "toolExecutionNotifications": sarif_notifications(report),
             }],
-            "properties": sarif_run_properties(report),
+            "properties": sarif_run_properties(report, traces),
             "results": results,
         }]
     })
@@ -762,7 +763,12 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(
         out,
         "{}",
-        serde_json::to_string_pretty(&sarif_doc(report, Value::Array(results))).unwrap_or_default()
+        serde_json::to_string_pretty(&sarif_doc(
+            report,
+            Value::Array(results),
+            traces_json(report)
+        ))
+        .unwrap_or_default()
     )
 }
 
@@ -775,56 +781,41 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
 /// `results`), so their decisions cannot go straight to the output. `text` lists decisions
 /// first, but the report is written only once the replay has ended well (a trace none of whose
 /// records could be read ends the run with exit 2 and no report, issue 6 T3), and warnings go
-/// to standard error before it; spooling keeps both. The bytes equal those of the buffered
-/// writers.
+/// to standard error before it; spooling keeps both. The per-trace totals of `json` (`traces`)
+/// and `sarif` (`run.properties.traces`) are spooled the same way, into a second temporary
+/// file, as each trace ends ([`DecisionSpool::add_trace`]), so a file of many short traces
+/// does not hold a JSON tree per trace until the end (issue 6 T5-16). The bytes equal those of
+/// the buffered writers.
 pub struct DecisionSpool {
     format: ReplayFormat,
-    file: std::io::BufWriter<std::fs::File>,
-    entries: u64,
+    /// The listed decisions (text lines, or the items of `decisions` / `results`).
+    decisions: Spill,
+    /// The items of the per-trace totals array (`json` and `sarif`; `None` for `text`).
+    traces: Option<Spill>,
     /// ANSI colours in the text report ([`DecisionSpool::set_color`]).
     color: bool,
 }
 
-/// Marker value of the decisions' place in the document before it is spliced in.
-const SPLICE: &str = "cellguard-replay-spool";
+/// One spooled part of a report: an anonymous temporary file and the number of items in it.
+struct Spill {
+    file: std::io::BufWriter<std::fs::File>,
+    entries: u64,
+}
 
-impl DecisionSpool {
-    /// A spool for `format` (`Text`, `Json` or `Sarif`; `None` for the others: `json-lines`
-    /// streams, `html` keeps a bounded sample, [`HtmlDecisions`]).
-    ///
+impl Spill {
     /// Errors: the temporary file cannot be created.
-    pub fn new(format: ReplayFormat) -> std::io::Result<Option<Self>> {
-        if !matches!(
-            format,
-            ReplayFormat::Text | ReplayFormat::Json | ReplayFormat::Sarif
-        ) {
-            return Ok(None);
-        }
-        Ok(Some(DecisionSpool {
-            format,
+    fn new() -> std::io::Result<Self> {
+        Ok(Spill {
             file: std::io::BufWriter::new(tempfile::tempfile()?),
             entries: 0,
-            color: false,
-        }))
+        })
     }
 
-    /// Colours the text report's decisions with ANSI escapes (`--color`; off by default, and
-    /// without effect on the other formats).
-    pub fn set_color(&mut self, on: bool) {
-        self.color = on && self.format == ReplayFormat::Text;
-    }
-
-    /// Indentation of the array's items: `decisions` (json) is a key of the top object,
-    /// `results` (sarif) a key of `runs[0]`.
-    fn indent(&self) -> &'static str {
-        match self.format {
-            ReplayFormat::Sarif => "        ",
-            _ => "    ",
-        }
-    }
-
-    fn push(&mut self, v: &Value) -> std::io::Result<()> {
-        let indent = self.indent();
+    /// Appends `v` as one item of a JSON array whose items are indented by `indent`: pretty
+    /// printed, every line indented, separated from the previous item by `,` and a newline.
+    ///
+    /// Errors: writing the temporary file.
+    fn push(&mut self, v: &Value, indent: &str) -> std::io::Result<()> {
         if self.entries > 0 {
             self.file.write_all(b",\n")?;
         }
@@ -841,86 +832,204 @@ impl DecisionSpool {
         Ok(())
     }
 
-    /// Adds one listed decision (SARIF lists only blocked, unreached and changed calls).
-    ///
-    /// Errors: writing the temporary file.
-    pub fn add(&mut self, d: &Decision) -> std::io::Result<()> {
-        match self.format {
-            ReplayFormat::Text => {
-                self.entries += 1;
-                text_decision(d, self.color, &mut self.file)
-            }
-            ReplayFormat::Sarif if d.notable() => self.push(&sarif_result(d)),
-            ReplayFormat::Sarif => Ok(()),
-            _ => self.push(&d.to_json()),
-        }
-    }
-
     /// Copies the spooled bytes to `out`.
+    ///
+    /// Errors: those of `out` and of reading back the temporary file.
     fn copy_to(self, out: &mut impl Write) -> std::io::Result<()> {
         let mut file = self.file.into_inner().map_err(|e| e.into_error())?;
         file.seek(std::io::SeekFrom::Start(0))?;
         std::io::copy(&mut file, out)?;
         Ok(())
     }
+}
+
+/// Marker value of a spooled array's place in the document before it is spliced in.
+const SPLICE: &str = "cellguard-replay-spool";
+
+/// One per-trace totals entry: `{trace, agent_id, format, epoch, on_block, config, calls,
+/// allowed, blocked, unreached, changed}` (`agent_id`: the agent the recording names, or null,
+/// issue 6 T5-6; `config`: the config file the trace was replayed with, or null).
+fn trace_json(t: &TraceTotals) -> Value {
+    json!({"trace": &*t.trace, "agent_id": agent_shown(t), "format": t.format, "epoch": t.epoch, "on_block": t.on_block,
+           "config": t.config.as_deref(), "calls": t.calls, "allowed": t.allowed,
+           "blocked": t.blocked, "unreached": t.unreached, "changed": t.changed})
+}
+
+impl DecisionSpool {
+    /// A spool for `format` (`Text`, `Json` or `Sarif`; `None` for the others: `json-lines`
+    /// streams, `html` keeps a bounded sample, [`HtmlDecisions`]).
+    ///
+    /// Errors: a temporary file cannot be created.
+    pub fn new(format: ReplayFormat) -> std::io::Result<Option<Self>> {
+        if !matches!(
+            format,
+            ReplayFormat::Text | ReplayFormat::Json | ReplayFormat::Sarif
+        ) {
+            return Ok(None);
+        }
+        Ok(Some(DecisionSpool {
+            format,
+            decisions: Spill::new()?,
+            traces: match format {
+                ReplayFormat::Text => None,
+                _ => Some(Spill::new()?),
+            },
+            color: false,
+        }))
+    }
+
+    /// Colours the text report's decisions with ANSI escapes (`--color`; off by default, and
+    /// without effect on the other formats).
+    pub fn set_color(&mut self, on: bool) {
+        self.color = on && self.format == ReplayFormat::Text;
+    }
+
+    /// Indentation of the closing bracket of the decisions' array: `decisions` (json) is a key
+    /// of the top object, `results` (sarif) a key of `runs[0]`.
+    fn close_indent(&self) -> &'static str {
+        match self.format {
+            ReplayFormat::Sarif => "      ",
+            _ => "  ",
+        }
+    }
+
+    /// Indentation of the closing bracket of the per-trace totals' array: `traces` is a key of
+    /// the top object (json) or of `runs[0].properties` (sarif).
+    fn traces_close_indent(&self) -> &'static str {
+        match self.format {
+            ReplayFormat::Sarif => "        ",
+            _ => "  ",
+        }
+    }
+
+    /// Adds one listed decision (SARIF lists only blocked, unreached and changed calls).
+    ///
+    /// Errors: writing the temporary file.
+    pub fn add(&mut self, d: &Decision) -> std::io::Result<()> {
+        let indent = format!("{}  ", self.close_indent());
+        match self.format {
+            ReplayFormat::Text => {
+                self.decisions.entries += 1;
+                text_decision(d, self.color, &mut self.decisions.file)
+            }
+            ReplayFormat::Sarif if d.notable() => self.decisions.push(&sarif_result(d), &indent),
+            ReplayFormat::Sarif => Ok(()),
+            _ => self.decisions.push(&d.to_json(), &indent),
+        }
+    }
+
+    /// Adds the totals of a trace that ended, in replay order (`json`: an item of `traces`;
+    /// `sarif`: of `run.properties.traces`; `text` keeps nothing here: it reads
+    /// `report.traces`).
+    ///
+    /// Errors: writing the temporary file.
+    pub fn add_trace(&mut self, t: &TraceTotals) -> std::io::Result<()> {
+        let indent = format!("{}  ", self.traces_close_indent());
+        match self.traces.as_mut() {
+            Some(sp) => sp.push(&trace_json(t), &indent),
+            None => Ok(()),
+        }
+    }
 
     /// Writes the text report: the spooled decisions' lines, then the rest ([`text_tail`]).
     ///
     /// Errors: those of `out` and of reading back the temporary file.
     pub fn write_text(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
-        let listed = self.entries > 0;
-        self.copy_to(out)?;
+        let listed = self.decisions.entries > 0;
+        self.decisions.copy_to(out)?;
         text_tail(report, listed, out)
     }
 
-    /// Writes the whole document: `doc` (with [`SPLICE`] as the value of `key`) with the
-    /// spooled items and then `extra` in place of the marker.
+    /// Writes the whole document: `doc` with each spooled array of `splices` (the key whose
+    /// value is [`SPLICE`] in `doc`, the indentation of that key, the items; in document order)
+    /// in place of its marker.
     fn write_doc(
-        mut self,
         doc: &Value,
-        key: &str,
-        extra: &[Value],
+        splices: Vec<(&str, &str, Spill)>,
         out: &mut impl Write,
     ) -> std::io::Result<()> {
-        for v in extra {
-            self.push(v)?;
-        }
         let text = serde_json::to_string_pretty(doc).map_err(std::io::Error::from)?;
-        let close_indent = &self.indent()[2..];
-        // The key at exactly its own indentation (nested keys are deeper, and a quote inside a
-        // string is escaped), so the match is the array's place.
-        let marker = format!("\n{close_indent}\"{key}\": \"{SPLICE}\"");
-        let at = text.find(&marker).ok_or_else(|| {
-            std::io::Error::other(format!("internal: no `{key}` in the report document"))
-        })?;
-        let value_at = at + marker.len() - SPLICE.len() - 2;
-        out.write_all(&text.as_bytes()[..value_at])?;
-        if self.entries == 0 {
-            out.write_all(b"[]")?;
-        } else {
-            out.write_all(b"[\n")?;
-            self.copy_to(out)?;
-            write!(out, "\n{close_indent}]")?;
+        let mut from = 0;
+        for (key, close_indent, spill) in splices {
+            // The key at exactly its own indentation (nested keys are deeper, and a quote
+            // inside a string is escaped), so the match is the array's place.
+            let marker = format!("\n{close_indent}\"{key}\": \"{SPLICE}\"");
+            let at = from
+                + text[from..].find(&marker).ok_or_else(|| {
+                    std::io::Error::other(format!("internal: no `{key}` in the report document"))
+                })?;
+            let value_at = at + marker.len() - SPLICE.len() - 2;
+            out.write_all(&text.as_bytes()[from..value_at])?;
+            if spill.entries == 0 {
+                out.write_all(b"[]")?;
+            } else {
+                out.write_all(b"[\n")?;
+                spill.copy_to(out)?;
+                write!(out, "\n{close_indent}]")?;
+            }
+            from = at + marker.len();
         }
-        out.write_all(&text.as_bytes()[at + marker.len()..])?;
+        out.write_all(&text.as_bytes()[from..])?;
         out.write_all(b"\n")
     }
 
-    /// Writes the `json` document (the shape of the buffered `json_report`) with the spooled decisions.
+    /// The spooled per-trace totals (an empty spill for a spool without them).
     ///
-    /// Errors: those of `out` and of reading back the temporary file.
-    pub fn write_json(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
-        let doc = json_report_with(report, Value::String(SPLICE.into()));
-        self.write_doc(&doc, "decisions", &[], out)
+    /// Errors: the temporary file cannot be created.
+    fn take_traces(&mut self) -> std::io::Result<Spill> {
+        match self.traces.take() {
+            Some(t) => Ok(t),
+            None => Spill::new(),
+        }
     }
 
-    /// Writes the SARIF document with the spooled decisions' results, then the sections'.
+    /// Writes the `json` document (the shape of the buffered `json_report`) with the spooled
+    /// decisions and per-trace totals.
     ///
-    /// Errors: those of `out` and of reading back the temporary file.
-    pub fn write_sarif(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
-        let doc = sarif_doc(report, Value::String(SPLICE.into()));
-        let extra = tail_sarif_results(report);
-        self.write_doc(&doc, "results", &extra, out)
+    /// Errors: those of `out` and of reading back the temporary files.
+    pub fn write_json(mut self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+        let doc = json_report_with(
+            report,
+            Value::String(SPLICE.into()),
+            Value::String(SPLICE.into()),
+        );
+        let traces = self.take_traces()?;
+        let (close, traces_close) = (self.close_indent(), self.traces_close_indent());
+        Self::write_doc(
+            &doc,
+            vec![
+                ("decisions", close, self.decisions),
+                ("traces", traces_close, traces),
+            ],
+            out,
+        )
+    }
+
+    /// Writes the SARIF document with the spooled decisions' results, then the sections', and
+    /// the spooled per-trace totals.
+    ///
+    /// Errors: those of `out` and of reading back the temporary files.
+    pub fn write_sarif(mut self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
+        let indent = format!("{}  ", self.close_indent());
+        for v in tail_sarif_results(report) {
+            self.decisions.push(&v, &indent)?;
+        }
+        let doc = sarif_doc(
+            report,
+            Value::String(SPLICE.into()),
+            Value::String(SPLICE.into()),
+        );
+        let traces = self.take_traces()?;
+        let (close, traces_close) = (self.close_indent(), self.traces_close_indent());
+        // `run.properties` (with `traces`) comes before `results` in the document.
+        Self::write_doc(
+            &doc,
+            vec![
+                ("traces", traces_close, traces),
+                ("results", close, self.decisions),
+            ],
+            out,
+        )
     }
 }
 
@@ -955,20 +1064,20 @@ const NOTABLE_CAP: usize = 10_000;
 enum Mark {
     /// A call drawn as one mark.
     Call(Decision),
-    /// A run of this many allowed calls (recorded as dispatched) past [`TIMELINE_CAP`], drawn as
-    /// one count marker.
-    Allowed(u64),
-    /// This many blocked, unreached or changed calls past [`NOTABLE_CAP`], drawn as one count
-    /// marker.
-    Omitted(u64),
+    /// Calls between two drawn marks that are only counted, drawn as one count marker: `allowed`
+    /// allowed calls (recorded as dispatched) past [`TIMELINE_CAP`] and `not_drawn` blocked,
+    /// unreached or changed calls past [`NOTABLE_CAP`], in any order.
+    Counted { allowed: u64, not_drawn: u64 },
 }
 
 /// The decisions an HTML report keeps while a replay streams, as per-trace timelines: the first
 /// [`TIMELINE_CAP`] calls of each trace as one mark each; after that every blocked, unreached or
-/// changed call (the first [`NOTABLE_CAP`] of the report) keeps its mark and each run of allowed
-/// calls between them is one count marker (issue 6 T4-9). Memory and the page stay bounded: at
-/// most [`TIMELINE_CAP`] marks per trace plus [`NOTABLE_CAP`] marks, and one marker between two
-/// kept marks.
+/// changed call (the first [`NOTABLE_CAP`] of the report) keeps its mark and the calls between
+/// two kept marks are one count marker (issue 6 T4-9): allowed calls, and blocked, unreached
+/// or changed ones past the cap, folded together (issue 6 T6-3: past the cap a trace no longer
+/// alternates two markers per block). Memory and the page stay bounded: at most
+/// [`TIMELINE_CAP`] marks per trace plus [`NOTABLE_CAP`] marks, and one marker between two kept
+/// marks.
 #[derive(Default)]
 pub struct HtmlDecisions {
     /// Timelines in replay order: trace name and its items.
@@ -997,20 +1106,22 @@ impl HtmlDecisions {
         if notable && self.notable < NOTABLE_CAP {
             self.notable += 1;
             marks.push(Mark::Call(d.clone()));
-        } else if notable {
-            self.omitted_notable += 1;
+        } else if notable || !in_prefix {
+            let (a, n) = (u64::from(!notable), u64::from(notable));
+            self.omitted_notable += n;
+            self.elided_allowed += a;
             match marks.last_mut() {
-                Some(Mark::Omitted(n)) => *n += 1,
-                _ => marks.push(Mark::Omitted(1)),
+                Some(Mark::Counted { allowed, not_drawn }) => {
+                    *allowed += a;
+                    *not_drawn += n;
+                }
+                _ => marks.push(Mark::Counted {
+                    allowed: a,
+                    not_drawn: n,
+                }),
             }
-        } else if in_prefix {
-            marks.push(Mark::Call(d.clone()));
         } else {
-            self.elided_allowed += 1;
-            match marks.last_mut() {
-                Some(Mark::Allowed(n)) => *n += 1,
-                _ => marks.push(Mark::Allowed(1)),
-            }
+            marks.push(Mark::Call(d.clone()));
         }
     }
 
@@ -1097,8 +1208,8 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
         let elided: u64 = marks
             .iter()
             .map(|m| match m {
-                Mark::Allowed(n) => *n,
-                _ => 0,
+                Mark::Counted { allowed, .. } => *allowed,
+                Mark::Call(_) => 0,
             })
             .sum();
         let elided = if elided > 0 {
@@ -1106,8 +1217,14 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
         } else {
             String::new()
         };
+        let agent = agent_shown(t).map_or_else(String::new, |a| {
+            format!(
+                " <span class=\"muted\">agent</span> <code>{}</code>",
+                esc(&a)
+            )
+        });
         h.push_str(&format!(
-            "<details{open}><summary><code>{}</code> <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; format {}, epoch {}, on-block {}{elided}</span></summary><div class=\"tl\">",
+            "<details{open}><summary><code>{}</code>{agent} <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; format {}, epoch {}, on-block {}{elided}</span></summary><div class=\"tl\">",
             esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.format), esc(&t.epoch), esc(&t.on_block)
         ));
         let mut last_cell = None;
@@ -1127,19 +1244,20 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
                         esc(&mark_title(d))
                     ));
                 }
-                Mark::Allowed(n) => {
+                Mark::Counted { allowed, not_drawn } => {
                     last_cell = None;
-                    drawn += n;
-                    h.push_str(&format!(
-                        "<span class=\"gap\" title=\"{n} allowed calls, not drawn one by one\">+{n} allowed</span>"
-                    ));
-                }
-                Mark::Omitted(n) => {
-                    last_cell = None;
-                    drawn += n;
-                    h.push_str(&format!(
-                        "<span class=\"gap more\" title=\"{n} blocked, unreached or changed calls beyond the report's {NOTABLE_CAP}\">+{n} not drawn</span>"
-                    ));
+                    drawn += allowed + not_drawn;
+                    h.push_str(&match (allowed, not_drawn) {
+                        (n, 0) => format!(
+                            "<span class=\"gap\" title=\"{n} allowed calls, not drawn one by one\">+{n} allowed</span>"
+                        ),
+                        (0, n) => format!(
+                            "<span class=\"gap more\" title=\"{n} blocked, unreached or changed calls beyond the report's {NOTABLE_CAP}\">+{n} not drawn</span>"
+                        ),
+                        (a, n) => format!(
+                            "<span class=\"gap more\" title=\"{a} allowed calls and {n} blocked, unreached or changed calls beyond the report's {NOTABLE_CAP}, in replay order, not drawn one by one\">+{a} allowed, +{n} not drawn</span>"
+                        ),
+                    });
                 }
             }
         }
@@ -1332,7 +1450,12 @@ mod tests {
             }
             r.traces.push(TraceTotals {
                 trace: name,
+                format: "native".into(),
                 calls: calls as u64,
+                blocked: calls.div_ceil(4) as u64,
+                epoch: "current".into(),
+                on_block: "stop-cell".into(),
+                config: (t % 2 == 1).then(|| Arc::from("cfg \"x\".toml")),
                 ..Default::default()
             });
         }
@@ -1356,6 +1479,9 @@ mod tests {
         let mut sp = DecisionSpool::new(format).unwrap().unwrap();
         for d in &r.decisions {
             sp.add(d).unwrap();
+        }
+        for t in &r.traces {
+            sp.add_trace(t).unwrap();
         }
         let mut out = Vec::new();
         match format {
@@ -1384,6 +1510,14 @@ mod tests {
                     for (got, d) in ds.iter().zip(&r.decisions) {
                         assert_eq!(got, &d.to_json(), "json, {what}");
                     }
+                    // The spooled per-trace totals (issue 6 T5-16).
+                    let ts = v["traces"].as_array().unwrap();
+                    assert_eq!(ts.len(), traces, "json, {what}");
+                    for (got, t) in ts.iter().zip(&r.traces) {
+                        assert_eq!(got["trace"], json!(&*t.trace), "{what}");
+                        assert_eq!(got["blocked"], json!(calls.div_ceil(4)), "{what}");
+                        assert_eq!(got["config"], json!(t.config.as_deref()), "{what}");
+                    }
 
                     let mut buffered = Vec::new();
                     sarif(&r, &mut buffered).unwrap();
@@ -1394,6 +1528,11 @@ mod tests {
                         "sarif, {what}"
                     );
                     let v: Value = serde_json::from_str(&stream).unwrap();
+                    assert_eq!(
+                        v["runs"][0]["properties"]["traces"],
+                        traces_json(&r),
+                        "sarif, {what}"
+                    );
                     let results = v["runs"][0]["results"].as_array().unwrap();
                     let notable: Vec<&Decision> =
                         r.decisions.iter().filter(|d| d.notable()).collect();
@@ -1482,10 +1621,21 @@ mod tests {
                 .map(|s| s.split(' ').next().unwrap().parse::<u64>().unwrap())
                 .sum()
         };
-        let not_drawn = sum(&format!("beyond the report's {NOTABLE_CAP}\">+"));
+        // Past the cap, blocks and allowed calls alternate: one folded marker holds them all
+        // (issue 6 T6-3), not two markers per block.
+        let folded =
+            format!("beyond the report's {NOTABLE_CAP}, in replay order, not drawn one by one\">+");
+        assert_eq!(h.matches(&folded).count(), 1);
+        let tail = h.split(&folded).nth(1).unwrap();
+        let (a, n) = tail.split_once(" allowed, +").unwrap();
+        let n = n.split(' ').next().unwrap();
+        let (folded_allowed, folded_not_drawn): (u64, u64) =
+            (a.parse().unwrap(), n.parse().unwrap());
+        let not_drawn = sum(&format!("beyond the report's {NOTABLE_CAP}\">+")) + folded_not_drawn;
         assert_eq!(not_drawn, kept.omitted_notable);
         let allowed_marks = h.matches("<i class=\"c allowed").count() as u64;
-        let allowed_counted = sum("allowed calls, not drawn one by one\">+");
+        let allowed_counted = sum("allowed calls, not drawn one by one\">+") + folded_allowed;
+
         assert_eq!(
             NOTABLE_CAP as u64 + not_drawn + allowed_marks + allowed_counted,
             calls

@@ -123,20 +123,22 @@ pub fn fact_json(f: &FactAtRisk) -> Value {
     })
 }
 
-/// The `state_writes` object of one finding.
+/// The `state_writes` object of one finding (values read from `NaN` / `Infinity` as the
+/// strings of those tokens, [`crate::trace::nonfinite::display_value`]).
 pub fn state_json(f: &StateFinding) -> Value {
+    use crate::trace::nonfinite::display_value;
     json!({
         "trace": &*f.trace,
         "line": f.line,
         "field": f.field,
         "op": f.op,
-        "value": f.value,
+        "value": display_value(&f.value),
         "policy": f.policy,
         "kind": f.kind,
         "outcome": f.outcome.as_str(),
         "message": f.message,
-        "result": f.result,
-        "committed": f.committed,
+        "result": f.result.as_ref().map(display_value),
+        "committed": f.committed.as_ref().map(display_value),
         "actual": f.actual,
         "documented": f.documented,
     })
@@ -886,7 +888,7 @@ impl Section for StateSection {
                         "artifactLocation": {"uri": &*f.file},
                         "region": {"startLine": f.line.max(1)}
                     }}],
-                    "properties": {"trace": &*f.trace, "field": f.field, "op": f.op, "outcome": f.outcome.as_str(), "committed": f.committed, "documented": f.documented},
+                    "properties": {"trace": &*f.trace, "field": f.field, "op": f.op, "outcome": f.outcome.as_str(), "committed": f.committed.as_ref().map(crate::trace::nonfinite::display_value), "documented": f.documented},
                 })
             })
             .collect()

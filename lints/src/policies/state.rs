@@ -38,6 +38,7 @@
 
 use crate::guardrails::predicates::json_eq;
 use crate::pyregex::MatchMode;
+use crate::trace::nonfinite;
 use crate::trace::{StateOp, StateRecord};
 use serde_json::Value;
 use std::sync::Arc;
@@ -91,9 +92,11 @@ pub enum Verdict {
     Transform(Value, String),
 }
 
-/// Short JSON rendering of a value for messages (long strings are cut).
+/// Short JSON rendering of a value for messages (long strings are cut). A value read from
+/// `NaN`, `Infinity` or `-Infinity` is shown as that token, as Python's `json.dumps` writes
+/// the float (never the reader's internal stand-in, [`crate::trace::nonfinite`]).
 pub fn show(v: &Value) -> String {
-    let s = v.to_string();
+    let s = nonfinite::display_json(v);
     if s.chars().count() > 80 {
         let cut: String = s.chars().take(77).collect();
         format!("{cut}...")
@@ -102,9 +105,14 @@ pub fn show(v: &Value) -> String {
     }
 }
 
+/// True when `v` is a string as Python sees it (not the stand-in of a non-finite float).
+fn is_py_str(s: &str) -> bool {
+    nonfinite::number_of_str(s).is_none()
+}
+
 fn py_len(v: &Value) -> Option<u64> {
     match v {
-        Value::String(s) => Some(s.chars().count() as u64),
+        Value::String(s) if is_py_str(s) => Some(s.chars().count() as u64),
         Value::Array(a) => Some(a.len() as u64),
         Value::Object(o) => Some(o.len() as u64),
         _ => None,
@@ -114,6 +122,7 @@ fn py_len(v: &Value) -> Option<u64> {
 fn as_number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
+        Value::String(s) => nonfinite::number_of_str(s),
         Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
         _ => None,
     }
@@ -180,7 +189,7 @@ impl Check {
                 Verdict::Pass
             }
             Check::Regex(re, mode) => match v {
-                Value::String(s) => match re.is_match(*mode, s) {
+                Value::String(s) if is_py_str(s) => match re.is_match(*mode, s) {
                     Ok(true) => Verdict::Pass,
                     Ok(false) => Verdict::Raise(format!(
                         "{} does not match /{}/{}",

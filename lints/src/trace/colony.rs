@@ -27,10 +27,12 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tree_sitter::Node;
 
-/// Converts a Colony document.
+/// Converts a Colony document. A list of cells (codegen iterations, colony-replay `cells`) is
+/// returned unconverted after its header, to be converted one cell at a time
+/// ([`Cells::step`], issue 6 T5-12); any other shape is converted into `ctx` here (`None`).
 ///
 /// Errors: a document with none of the shapes above.
-pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
+pub(crate) fn read<'a>(ctx: &mut DocCtx, root: &Root<'a>) -> Result<Option<Cells<'a>>, TraceError> {
     if let Root::Value(v) = root {
         if let Some(o) = obj(v) {
             if let Some(cells) = o.get("cells").or(o.get("iterations")).copied() {
@@ -40,8 +42,8 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
                 };
                 let items: Vec<Item> = list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
                 ctx.start_trace(None, Format::Colony);
-                cells_trace(ctx, &items, &m, ctx.line_of(v));
-                return Ok(());
+                let line = ctx.line_of(v);
+                return Ok(Some(Cells::start(ctx, items, &m, line)));
             }
             if let Some(spans) = o.get("spans").copied() {
                 let Some(list) = arr(spans) else {
@@ -49,13 +51,13 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
                 };
                 let items: Vec<Item> = list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
                 span_traces(ctx, &items);
-                return Ok(());
+                return Ok(None);
             }
             if o.contains_key("run_call_trace") || o.contains_key("step_index") {
                 ctx.start_trace(None, Format::Colony);
                 let line = ctx.line_of(v);
                 cells_trace(ctx, &[(line, Ok(*v))], &Map::new(), line);
-                return Ok(());
+                return Ok(None);
             }
             return Err(ctx.error_at(
                 v,
@@ -76,7 +78,7 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
                 ctx.skip(*line, "a Colony record must be a JSON object");
             }
         }
-        return Ok(());
+        return Ok(None);
     };
     if first.contains_key("span_id") {
         span_traces(ctx, &items);
@@ -86,13 +88,21 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         let line = items.first().map_or(1, |i| i.0);
         header(ctx, line, &Map::new(), None);
         ctx.record(line, Record::Cell(CellRecord::default()));
-        entries(ctx, &items, None, None, &[], &mut Approvals::default());
+        entries(
+            ctx,
+            &items,
+            None,
+            None,
+            None,
+            &[],
+            &mut Approvals::default(),
+        );
     } else {
         ctx.start_trace(None, Format::Colony);
         let line = items.first().map_or(1, |i| i.0);
-        cells_trace(ctx, &items, &Map::new(), line);
+        return Ok(Some(Cells::start(ctx, items, &Map::new(), line)));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The epoch of a recording that started at `wall` (Unix seconds).
@@ -143,142 +153,207 @@ fn header(ctx: &mut DocCtx, line: u64, root: &Map<String, Value>, first_wall: Op
 
 /// Cell objects (colony-replay `cells` or codegen iterations), in order.
 fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line: u64) {
-    // The date of the first cell: its `start_wall` (codegen iterations) or, for cells without
-    // one (`colony-replay/1`), the earliest `start_wall` of its child action spans, so the same
-    // recording gets the same epoch in either shape (issue 6 T4-5).
-    let first_wall = items.iter().find_map(|(_, r)| {
-        let m = map(r.as_ref().ok()?)?;
-        m.get("start_wall").and_then(Value::as_f64).or_else(|| {
-            m.get("child_action_spans")?
-                .as_array()?
-                .iter()
-                .filter_map(|s| s.get("start_wall")?.as_f64())
-                .min_by(f64::total_cmp)
-        })
-    });
-    let mut root = root.clone();
-    if !root.contains_key("agent_id") {
-        if let Some(a) = items.iter().find_map(|(_, r)| {
-            map(r.as_ref().ok()?)?
-                .get("agent_id")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        }) {
-            root.insert("agent_id".into(), Value::String(a));
+    let mut cells = Cells::start(ctx, items.to_vec(), root, line);
+    while cells.step(ctx) {}
+}
+
+/// The cells of one trace (colony-replay `cells` or codegen iterations), converted one at a
+/// time ([`Cells::step`]) so that a reader holds the records of one cell, not those of the
+/// whole recording (issue 6 T5-12): the items not yet converted, the next one's number, and
+/// the approvals seen so far.
+pub(crate) struct Cells<'a> {
+    items: std::vec::IntoIter<Item<'a>>,
+    n: usize,
+    approvals: Approvals,
+}
+
+impl<'a> Cells<'a> {
+    /// Emits the trace's header at `line`: the fields of the `root` object (the document that
+    /// holds the list, or none), the `agent_id` of the first item with one when `root` has
+    /// none, and the epoch from the date of the first cell. The cells follow, one per
+    /// [`Cells::step`].
+    fn start(ctx: &mut DocCtx, items: Vec<Item<'a>>, root: &Map<String, Value>, line: u64) -> Self {
+        // The date of the first cell: its `start_wall` (codegen iterations) or, for cells
+        // without one (`colony-replay/1`), the earliest `start_wall` of its child action spans,
+        // so the same recording gets the same epoch in either shape (issue 6 T4-5).
+        // An item is parsed whole only when it has one of the keys looked for (or cannot be
+        // read as an object cheaply): a recording without them costs no second parse.
+        let may_have = |r: &RawValue, keys: &[&str]| {
+            obj(r).is_none_or(|o| keys.iter().any(|k| o.contains_key(*k)))
+        };
+        let first_wall = items.iter().find_map(|(_, r)| {
+            let r = r.as_ref().ok()?;
+            if !may_have(r, &["start_wall", "child_action_spans"]) {
+                return None;
+            }
+            let m = map(r)?;
+            m.get("start_wall").and_then(Value::as_f64).or_else(|| {
+                m.get("child_action_spans")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(|s| s.get("start_wall")?.as_f64())
+                    .min_by(f64::total_cmp)
+            })
+        });
+        let mut root = root.clone();
+        if !root.contains_key("agent_id") {
+            if let Some(a) = items.iter().find_map(|(_, r)| {
+                let r = r.as_ref().ok()?;
+                if !may_have(r, &["agent_id"]) {
+                    return None;
+                }
+                map(r)?
+                    .get("agent_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            }) {
+                root.insert("agent_id".into(), Value::String(a));
+            }
+        }
+        header(ctx, line, &root, first_wall);
+        Cells {
+            items: items.into_iter(),
+            n: 0,
+            approvals: Approvals::default(),
         }
     }
-    header(ctx, line, &root, first_wall);
-    let mut approvals = Approvals::default();
-    for (n, (line, item)) in items.iter().enumerate() {
-        let (v, o) = match item {
-            Ok(v) => match (obj(v), map(v)) {
-                (Some(o), Some(_)) => (*v, o),
-                _ => {
-                    ctx.skip(*line, "a cell must be a JSON object");
-                    continue;
-                }
-            },
-            Err(e) => {
-                ctx.skip(*line, e.clone());
-                continue;
+
+    /// Converts the next cell into `ctx`'s events (a skip when it is no cell); false when every
+    /// cell was converted.
+    pub(crate) fn step(&mut self, ctx: &mut DocCtx) -> bool {
+        let Some((line, item)) = self.items.next() else {
+            return false;
+        };
+        let n = self.n;
+        self.n += 1;
+        cell(ctx, n, line, item, &mut self.approvals);
+        true
+    }
+}
+
+/// Converts cell number `n` (0-based) of a trace, read at `line`: its `cell` record, the
+/// approvals its prompt shows, then its run-call-trace entries.
+fn cell(
+    ctx: &mut DocCtx,
+    n: usize,
+    line: u64,
+    item: Result<&RawValue, String>,
+    approvals: &mut Approvals,
+) {
+    let (o, m) = match item {
+        Ok(v) => match (obj(v), map(v)) {
+            (Some(o), Some(m)) => (o, m),
+            _ => {
+                ctx.skip(line, "a cell must be a JSON object");
+                return;
             }
-        };
-        const CELL_KEYS: [&str; 8] = [
-            "run_call_trace",
-            "code",
-            "generated_code",
-            "iteration",
-            "step_index",
-            "cell_success",
-            "action_id",
-            "agent_step_span_id",
-        ];
-        let has_trace_metadata = o
-            .get("metadata")
-            .and_then(|md| obj(md))
-            .is_some_and(|md| md.contains_key("run_call_trace"));
-        if !has_trace_metadata && !CELL_KEYS.iter().any(|k| o.contains_key(*k)) {
-            ctx.skip(
-                *line,
-                "not a Colony cell (expected `run_call_trace`, `code`, `generated_code`, `iteration` or `step_index`)",
-            );
-            continue;
+        },
+        Err(e) => {
+            ctx.skip(line, e);
+            return;
         }
-        let m = map(v).unwrap_or_default();
-        let index = m
-            .get("iteration")
-            .or(m.get("step_index"))
-            .and_then(Value::as_u64)
-            .unwrap_or(n as u64);
-        let code = match m.get("code").or(m.get("generated_code")) {
-            Some(Value::String(s)) => Some(unwrap_code(s)),
-            _ => None,
-        };
-        let success = m
-            .get("cell_success")
-            .or(m.get("success"))
-            .and_then(Value::as_bool);
-        let error = m
-            .get("cell_error")
-            .or(m.get("error"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        ctx.accept();
-        ctx.record(
-            *line,
-            Record::Cell(CellRecord {
-                index: Some(index),
-                code: code.clone(),
-                success,
-                error,
-            }),
+    };
+    const CELL_KEYS: [&str; 8] = [
+        "run_call_trace",
+        "code",
+        "generated_code",
+        "iteration",
+        "step_index",
+        "cell_success",
+        "action_id",
+        "agent_step_span_id",
+    ];
+    let has_trace_metadata = o
+        .get("metadata")
+        .and_then(|md| obj(md))
+        .is_some_and(|md| md.contains_key("run_call_trace"));
+    if !has_trace_metadata && !CELL_KEYS.iter().any(|k| o.contains_key(*k)) {
+        ctx.skip(
+            line,
+            "not a Colony cell (expected `run_call_trace`, `code`, `generated_code`, `iteration` or `step_index`)",
         );
-        // The responses the cell's prompt shows had landed before its code ran.
-        if let Some(Value::String(prompt)) = m.get("prompt") {
-            approvals.prompt_bindings(ctx, *line, prompt);
-        }
-        let trace = o.get("run_call_trace").copied().or_else(|| {
+        return;
+    }
+    let index = m
+        .get("iteration")
+        .or(m.get("step_index"))
+        .and_then(Value::as_u64)
+        .unwrap_or(n as u64);
+    let code = match m.get("code").or(m.get("generated_code")) {
+        Some(Value::String(s)) => Some(unwrap_code(s)),
+        _ => None,
+    };
+    let success = m
+        .get("cell_success")
+        .or(m.get("success"))
+        .and_then(Value::as_bool);
+    let error = m
+        .get("cell_error")
+        .or(m.get("error"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    ctx.accept();
+    ctx.record(
+        line,
+        Record::Cell(CellRecord {
+            index: Some(index),
+            code: code.clone(),
+            success,
+            error,
+        }),
+    );
+    // The responses the cell's prompt shows had landed before its code ran.
+    if let Some(Value::String(prompt)) = m.get("prompt") {
+        approvals.prompt_bindings(ctx, line, prompt);
+    }
+    let (trace, parsed) = match o.get("run_call_trace") {
+        Some(t) => (Some(*t), m.get("run_call_trace")),
+        None => (
             o.get("metadata")
                 .and_then(|md| obj(md))
-                .and_then(|md| md.get("run_call_trace").copied())
-        });
-        let spans: Vec<(f64, Option<f64>)> = o
-            .get("child_action_spans")
-            .and_then(|s| arr(s))
-            .map(|list| {
-                let mut t: Vec<(f64, Option<f64>)> = list
-                    .iter()
-                    .filter_map(|s| map(s))
-                    .filter_map(|s| {
-                        Some((
-                            s.get("start_wall")?.as_f64()?,
-                            s.get("end_wall").and_then(Value::as_f64),
-                        ))
-                    })
-                    .collect();
-                t.sort_by(|a, b| a.0.total_cmp(&b.0));
-                t
-            })
-            .unwrap_or_default();
-        if let Some(t) = trace {
-            match arr(t) {
-                Some(list) => {
-                    let list: Vec<Item> =
-                        list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
-                    entries(
-                        ctx,
-                        &list,
-                        Some(index),
-                        code.as_deref(),
-                        &spans,
-                        &mut approvals,
-                    );
-                }
-                None => ctx.warn(
-                    *line,
-                    "`run_call_trace` is not a list; cell replayed without calls",
-                ),
+                .and_then(|md| md.get("run_call_trace").copied()),
+            m.get("metadata").and_then(|md| md.get("run_call_trace")),
+        ),
+    };
+    let spans: Vec<(f64, Option<f64>)> = o
+        .get("child_action_spans")
+        .and_then(|s| arr(s))
+        .map(|list| {
+            let mut t: Vec<(f64, Option<f64>)> = list
+                .iter()
+                .filter_map(|s| map(s))
+                .filter_map(|s| {
+                    Some((
+                        s.get("start_wall")?.as_f64()?,
+                        s.get("end_wall").and_then(Value::as_f64),
+                    ))
+                })
+                .collect();
+            t.sort_by(|a, b| a.0.total_cmp(&b.0));
+            t
+        })
+        .unwrap_or_default();
+    if let Some(t) = trace {
+        match arr(t) {
+            Some(list) => {
+                let list: Vec<Item> = list.into_iter().map(|r| (ctx.line_of(r), Ok(r))).collect();
+                // The entries as the cell's parse read them (the same values each entry's own
+                // parse gives), so they are not parsed again.
+                let parsed = parsed.and_then(Value::as_array).map(Vec::as_slice);
+                entries(
+                    ctx,
+                    &list,
+                    parsed,
+                    Some(index),
+                    code.as_deref(),
+                    &spans,
+                    approvals,
+                );
             }
+            None => ctx.warn(
+                line,
+                "`run_call_trace` is not a list; cell replayed without calls",
+            ),
         }
     }
 }
@@ -1254,10 +1329,13 @@ fn resolves_to(raw: &str, resolved: &str) -> bool {
             && raw.as_bytes()[raw.len() - resolved.len() - 1] == b'.')
 }
 
-/// Converts one cell's run-call-trace entries.
+/// Converts one cell's run-call-trace entries: `items` (each with its line), and, when the
+/// caller parsed them already, `parsed`, the same entries as values (in the same order, read
+/// instead of parsing each item again).
 fn entries(
     ctx: &mut DocCtx,
     items: &[Item],
+    parsed: Option<&[Value]>,
     cell: Option<u64>,
     code: Option<&str>,
     spans: &[(f64, Option<f64>)],
@@ -1267,8 +1345,17 @@ fn entries(
     let literals = &sites.literals;
     let mut cursor = 0usize;
     let mut dispatched = 0usize;
-    for (line, item) in items {
-        let Some(m) = item.as_ref().ok().and_then(|r: &&RawValue| map(r)) else {
+    for (i, (line, item)) in items.iter().enumerate() {
+        let m = match parsed.and_then(|p| p.get(i)) {
+            Some(Value::Object(m)) => Some(std::borrow::Cow::Borrowed(m)),
+            Some(_) => None,
+            None => item
+                .as_ref()
+                .ok()
+                .and_then(|r: &&RawValue| map(r))
+                .map(std::borrow::Cow::Owned),
+        };
+        let Some(m) = m else {
             ctx.skip(
                 *line,
                 match item {
@@ -1474,17 +1561,23 @@ impl Approvals {
     }
 
     /// Records `a` at `line` unless the same response was recorded before; a typed choice
-    /// without an action type (its request is not in the recording) is reported.
+    /// without an action type is reported, saying why it has none: its request is not in the
+    /// recording, or the request was recorded without an `action_type` (issue 6 T6-7).
     fn emit(&mut self, ctx: &mut DocCtx, line: u64, a: ApprovalRecord) {
         let id = a.request_id.clone().unwrap_or_default();
         if !self.recorded.insert((id.clone(), a.choice.clone())) {
             return;
         }
         if a.action_type.is_none() && matches!(a.choice.as_str(), "approve_once" | "approve_all") {
+            let why = if self.requests.contains_key(&id) {
+                format!("its request (`{REQUEST_METHOD}`) was recorded without an `action_type`")
+            } else {
+                format!("the request (`{REQUEST_METHOD}` with its `action_type`) is not in the recording")
+            };
             ctx.warn(
                 line,
                 format!(
-                    "human approval `{}` of request `{id}`: the request (`{REQUEST_METHOD}` with its `action_type`) is not in the recording, so the action it approves is unknown and it approves nothing",
+                    "human approval `{}` of request `{id}`: {why}, so the action it approves is unknown and it approves nothing",
                     a.choice
                 ),
             );
@@ -1743,17 +1836,19 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
                 c.m.get("metadata")
                     .and_then(|md| md.get("run_call_trace"))
                     .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
+                    .map_or(&[][..], Vec::as_slice);
             // Entries come from a parsed value: give them the cell span's line.
             let raws: Vec<Box<RawValue>> = trace
                 .iter()
                 .filter_map(|e| serde_json::value::to_raw_value(e).ok())
                 .collect();
             let list: Vec<Item> = raws.iter().map(|r| (c.line, Ok(r.as_ref()))).collect();
+            // `raws` holds every entry (a `Value` always serializes), in order.
+            let parsed = (raws.len() == trace.len()).then_some(trace);
             entries(
                 ctx,
                 &list,
+                parsed,
                 Some(i as u64),
                 code.as_deref(),
                 &children,

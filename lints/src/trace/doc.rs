@@ -125,6 +125,11 @@ pub(crate) struct DocCtx<'a> {
     text: &'a str,
     /// Built on first use: the one-pass chat reader counts its lines itself.
     index: std::cell::OnceCell<LineIndex>,
+    /// The last offset looked up without the index and its zero-based line: lookups that move
+    /// forward (the common order: items, then their parts) count the line breaks in between
+    /// instead of indexing the whole text (a line index of a pretty-printed recording costs 8
+    /// bytes per line).
+    cursor: std::cell::Cell<(usize, usize)>,
     pub events: Vec<Event>,
     pub stats: ReadStats,
     name: String,
@@ -144,6 +149,7 @@ impl<'a> DocCtx<'a> {
             path,
             text,
             index: std::cell::OnceCell::new(),
+            cursor: std::cell::Cell::new((0, 0)),
             events: Vec::new(),
             stats: ReadStats::default(),
             name: path.display().to_string(),
@@ -156,9 +162,22 @@ impl<'a> DocCtx<'a> {
         self.index.get_or_init(|| LineIndex::new(self.text))
     }
 
-    /// One-based line of byte `offset` of the document.
+    /// One-based line of byte `offset` of the document. Lines end as [`LineIndex`] ends them
+    /// (`\n`, `\r\n`, a lone `\r`).
     pub fn line_at(&self, offset: usize) -> u64 {
-        self.base + (self.index().line_of(offset) + 1) as u64
+        let (at, line) = self.cursor.get();
+        let zero_based = match self.index.get() {
+            None if offset >= at && offset <= self.text.len() => {
+                let b = self.text.as_bytes();
+                let breaks = memchr::memchr2_iter(b'\n', b'\r', &b[at..offset])
+                    .filter(|&i| b[at + i] == b'\n' || b.get(at + i + 1) != Some(&b'\n'))
+                    .count();
+                self.cursor.set((offset, line + breaks));
+                line + breaks
+            }
+            _ => self.index().line_of(offset),
+        };
+        self.base + (zero_based + 1) as u64
     }
 
     /// One-based line where `r` starts (1 when `r` is not a slice of the document).
@@ -513,6 +532,108 @@ pub(crate) fn read_document_with(
         warnings,
         nonfinite_at,
     } = prepare(bytes);
+    // A recording converted cell by cell keeps its text (and the path its events name) for as
+    // long as it is read; any other document is converted whole here and its text dropped.
+    let converted = LazyDoc::try_new((path.to_path_buf(), text), |(path, text)| {
+        match convert(path, text, warnings, &nonfinite_at, format) {
+            Ok(Converted::Lazy(run)) => Ok(*run),
+            Ok(Converted::Done(reader)) => Err(Ok(reader)),
+            Err(e) => Err(Err(e)),
+        }
+    });
+    match converted {
+        Ok(doc) => Ok(Box::new(LazyReader {
+            doc,
+            pending: Vec::new().into_iter(),
+            done: false,
+        })),
+        Err(Ok(reader)) => Ok(Box::new(reader)),
+        Err(Err(e)) => Err(e),
+    }
+}
+
+/// What [`convert`] made of a document: every event (`Done`), or the events so far and the
+/// cells still to convert (`Lazy`: a Colony recording's cells, issue 6 T5-12).
+enum Converted<'a> {
+    Done(DocReader),
+    Lazy(Box<LazyRun<'a>>),
+}
+
+/// A document being converted one cell at a time: its conversion state (events not yet
+/// taken, counters, line index) and the cells left.
+pub(crate) struct LazyRun<'a> {
+    ctx: DocCtx<'a>,
+    cells: super::colony::Cells<'a>,
+    format: Format,
+}
+
+self_cell::self_cell!(
+    /// The text of a document (and its path) with the conversion that borrows it.
+    struct LazyDoc {
+        owner: (std::path::PathBuf, String),
+        #[covariant]
+        dependent: LazyRun,
+    }
+);
+
+/// The reader over a [`LazyDoc`]: each cell is converted when the events before it are taken,
+/// so only one cell's events are held at a time (the text is held whole).
+struct LazyReader {
+    doc: LazyDoc,
+    pending: std::vec::IntoIter<Event>,
+    done: bool,
+}
+
+impl Iterator for LazyReader {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(e) = self.pending.next() {
+                return Some(e);
+            }
+            if self.done {
+                return None;
+            }
+            // The events emitted before the first cell (document warnings, the trace start
+            // and header) are taken first; then one cell's per step.
+            let events = self.doc.with_dependent_mut(|_, run| {
+                if run.ctx.events.is_empty() && !run.cells.step(&mut run.ctx) {
+                    return None;
+                }
+                Some(std::mem::take(&mut run.ctx.events))
+            });
+            match events {
+                Some(events) => self.pending = events.into_iter(),
+                None => {
+                    self.done = true;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+impl TraceReader for LazyReader {
+    fn stats(&self) -> ReadStats {
+        self.doc.borrow_dependent().ctx.stats
+    }
+    fn format(&self) -> Format {
+        self.doc.borrow_dependent().format
+    }
+}
+
+/// Converts the prepared `text` of a document at `path` (with the preparation's `warnings`
+/// and stand-in offsets `nonfinite_at`, [`prepare`]) in `format`, or the detected format when
+/// `None`: whole, or, for a Colony recording's list of cells, lazily ([`Converted`]).
+///
+/// Errors: as [`read_document`].
+fn convert<'a>(
+    path: &'a Path,
+    text: &'a str,
+    warnings: Vec<(u64, String)>,
+    nonfinite_at: &[usize],
+    format: Option<Format>,
+) -> Result<Converted<'a>, TraceError> {
     // One-based column in the input of column `c` (one-based) of one-based line `l`.
     let input_column = |text: &str, l: usize, c: usize| -> usize {
         if nonfinite_at.is_empty() {
@@ -521,11 +642,11 @@ pub(crate) fn read_document_with(
         let start = LineIndex::new(text)
             .line_start(l.saturating_sub(1))
             .unwrap_or(0);
-        super::nonfinite::original_column(&nonfinite_at, start, c)
+        super::nonfinite::original_column(nonfinite_at, start, c)
     };
     // Events about the whole document (emitted first).
     let early = {
-        let mut ctx = DocCtx::new(path, &text);
+        let mut ctx = DocCtx::new(path, text);
         for (line, message) in warnings {
             ctx.warn(line, message);
         }
@@ -533,31 +654,31 @@ pub(crate) fn read_document_with(
     };
     if text.trim().is_empty() {
         // Only reachable with a forced non-native format: one trace without records.
-        let mut ctx = DocCtx::new(path, &text);
+        let mut ctx = DocCtx::new(path, text);
         ctx.events = early;
         let format = format.unwrap_or(Format::OpenaiChat);
         ctx.start_trace(None, format);
         ctx.warn(0, "empty trace file (no records)");
         let stats = ctx.stats;
-        return Ok(Box::new(DocReader {
+        return Ok(Converted::Done(DocReader {
             events: ctx.events.into_iter(),
             stats,
             format,
         }));
     }
-    let mut ctx = DocCtx::new(path, &text);
+    let mut ctx = DocCtx::new(path, text);
     ctx.events = early;
     // An array document is validated and split into its elements in one pass; anything else
     // (and an array that fails to parse, for the error's position) takes the general path.
     let json_ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
     let start = text.len() - text.trim_start_matches(json_ws).len();
     let list = match text[start..].starts_with('[') {
-        true => serde_json::from_str::<Vec<&RawValue>>(&text).ok(),
+        true => serde_json::from_str::<Vec<&RawValue>>(text).ok(),
         false => None,
     };
     let parsed = match list {
         Some(items) => Ok(Root::List(ctx.line_at(start), items)),
-        None => serde_json::from_str::<&RawValue>(&text).map(Root::Value),
+        None => serde_json::from_str::<&RawValue>(text).map(Root::Value),
     };
     // A list document cut short (a run killed while writing it): its complete elements are
     // replayed and the incomplete one is reported as skipped (issue 6 R13).
@@ -568,7 +689,7 @@ pub(crate) fn read_document_with(
             if e.classify() == serde_json::error::Category::Eof
                 && text[start..].starts_with('[') =>
         {
-            match complete_prefix(&text, start) {
+            match complete_prefix(text, start) {
                 Some((items, at)) if !items.is_empty() => {
                     last_at = items.last().map_or(start, |v| {
                         v.get().as_ptr() as usize - text.as_ptr() as usize
@@ -603,7 +724,7 @@ pub(crate) fn read_document_with(
                     serde_json::from_str::<&RawValue>(slice).map_err(|e| {
                         format!(
                             "invalid JSON at column {}",
-                            super::nonfinite::original_column(&nonfinite_at, start, e.column())
+                            super::nonfinite::original_column(nonfinite_at, start, e.column())
                         )
                     }),
                 ));
@@ -629,7 +750,7 @@ pub(crate) fn read_document_with(
                 return Err(TraceError {
                     path: path.to_path_buf(),
                     line: Some(e.line() as u64),
-                    column: Some(input_column(&text, e.line(), e.column()) as u64),
+                    column: Some(input_column(text, e.line(), e.column()) as u64),
                     message: format!("invalid JSON: {}", strip_position(&e.to_string())),
                 });
             }
@@ -641,7 +762,7 @@ pub(crate) fn read_document_with(
         ctx.start_trace(None, Format::OpenaiChat);
         ctx.warn(0, "empty list (no records)");
         let stats = ctx.stats;
-        return Ok(Box::new(DocReader {
+        return Ok(Converted::Done(DocReader {
             events: ctx.events.into_iter(),
             stats,
             format: Format::OpenaiChat,
@@ -687,12 +808,16 @@ pub(crate) fn read_document_with(
         }
         Format::OpenaiChat => super::chat::read(&mut ctx, &root)?,
         Format::Pyagentic => super::pyagentic::read(&mut ctx, &root)?,
-        Format::Colony => super::colony::read(&mut ctx, &root)?,
+        Format::Colony => {
+            if let Some(cells) = super::colony::read(&mut ctx, &root)? {
+                return Ok(Converted::Lazy(Box::new(LazyRun { ctx, cells, format })));
+            }
+        }
         Format::SweAgent => super::sweagent::read(&mut ctx, &root)?,
         Format::AgentsRunstate => super::runstate::read(&mut ctx, &root)?,
     }
     let stats = ctx.stats;
-    Ok(Box::new(DocReader {
+    Ok(Converted::Done(DocReader {
         events: ctx.events.into_iter(),
         stats,
         format,
@@ -766,6 +891,25 @@ pub(crate) fn root_items<'a>(ctx: &DocCtx, root: &Root<'a>) -> Option<Vec<Item<'
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines counted forward from the last lookup equal the line index's, for every line
+    /// ending, in any order of lookups.
+    #[test]
+    fn forward_line_counts_equal_the_index() {
+        let text = "a\nb\r\nc\rd\n\n\re\r";
+        let index = LineIndex::new(text);
+        let want = |o: usize| (index.line_of(o) + 1) as u64;
+        let ctx = DocCtx::new(Path::new("t"), text);
+        for o in 0..=text.len() {
+            assert_eq!(ctx.line_at(o), want(o), "forward {o}");
+        }
+        let ctx = DocCtx::new(Path::new("t"), text);
+        for o in [3, 3, 9, 1, 12, 0] {
+            assert_eq!(ctx.line_at(o), want(o), "jump {o}");
+        }
+        let ctx = DocCtx::at_line(Path::new("t"), text, 10);
+        assert_eq!(ctx.line_at(text.len()), want(text.len()) + 9);
+    }
 
     #[test]
     fn deep_values_read_as_python_does() {

@@ -112,6 +112,55 @@ pub fn display_in_place(s: &mut String) {
     }
 }
 
+/// `v` (a value read from a trace) with every stand-in string written back as the JSON string
+/// of its token (`"Infinity"`) and every other string as [`display`] shows it, so a JSON report
+/// never carries the internal marker (docs/trace-format.md: JSON has no non-finite numbers, so
+/// the token is written as a string). Object keys are shown the same way.
+pub fn display_value(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => Value::String(display(s).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(display_value).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (display(k).into_owned(), display_value(x)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Compact JSON text of `v` (a value read from a trace) as Python's `json.dumps` writes the
+/// same value: a stand-in is its bare token (`Infinity`, `-Infinity`, `NaN`), not a string,
+/// and other strings are shown as [`display`] shows them.
+pub fn display_json(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => match number_of_str(s) {
+            Some(_) => display(s).into_owned(),
+            None => Value::String(display(s).into_owned()).to_string(),
+        },
+        Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(display_json).collect();
+            format!("[{}]", items.join(","))
+        }
+        Value::Object(o) => {
+            let items: Vec<String> = o
+                .iter()
+                .map(|(k, x)| {
+                    format!(
+                        "{}:{}",
+                        Value::String(display(k).into_owned()),
+                        display_json(x)
+                    )
+                })
+                .collect();
+            format!("{{{}}}", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// A cheap pre-check: true when `text` may hold a bare token.
 pub fn may_have(text: &str) -> bool {
     let b = text.as_bytes();
@@ -163,6 +212,67 @@ pub fn document_needs(text: &str) -> (bool, bool) {
     (sur, nf)
 }
 
+/// The offsets of the bytes of JSON text that lie outside strings and that a search selects,
+/// in order, for the scans of this module ([`rewrite`], [`overflow_to_infinity`]). `find` gives
+/// the offset, in the slice it is given, of the first byte that is a quote or a byte the scan
+/// wants (`None`: there is none); a quote opens a string, which is skipped to its closing quote
+/// (a backslash escapes the byte after it; an unclosed string runs to the end of the text).
+/// After an offset is yielded the scan goes on from the next byte, or from where
+/// [`OutsideStrings::resume_at`] says (past a token the caller consumed).
+struct OutsideStrings<'a, F> {
+    b: &'a [u8],
+    /// Where the search goes on.
+    i: usize,
+    find: F,
+}
+
+impl<'a, F: Fn(&[u8]) -> Option<usize>> OutsideStrings<'a, F> {
+    fn new(b: &'a [u8], find: F) -> Self {
+        Self { b, i: 0, find }
+    }
+
+    /// Goes on from byte `i` (the end of what the caller consumed).
+    fn resume_at(&mut self, i: usize) {
+        self.i = i;
+    }
+}
+
+impl<F: Fn(&[u8]) -> Option<usize>> Iterator for OutsideStrings<'_, F> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let b = self.b;
+        while self.i < b.len() {
+            let Some(j) = (self.find)(&b[self.i..]) else {
+                self.i = b.len();
+                return None;
+            };
+            let at = self.i + j;
+            if b[at] != b'"' {
+                self.i = at + 1;
+                return Some(at);
+            }
+            // Skip the string: to its closing quote, jumping over escapes.
+            let mut k = at + 1;
+            loop {
+                match memchr::memchr2(b'"', b'\\', &b[k.min(b.len())..]) {
+                    None => {
+                        k = b.len();
+                        break;
+                    }
+                    Some(m) if b[k + m] == b'\\' => k += m + 2,
+                    Some(m) => {
+                        k += m + 1;
+                        break;
+                    }
+                }
+            }
+            self.i = k;
+        }
+        None
+    }
+}
+
 /// `text` with every `NaN`, `Infinity` and `-Infinity` token outside strings rewritten to its
 /// stand-in, and the byte offsets (in the rewritten text) where the stand-ins start; `None`
 /// when there is none. Like Python's scanner, a token is recognised where a value may start
@@ -175,32 +285,9 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<usize>)> {
     let mut out = String::new();
     let mut at = Vec::new();
     let mut copied = 0;
-    let mut i = 0;
-    // Jumps from one byte that matters to the next: outside strings a quote or a token's first
-    // letter, inside a string its closing quote or a backslash.
-    while i < b.len() {
-        let Some(j) = memchr::memchr3(b'"', b'N', b'I', &b[i..]) else {
-            break;
-        };
-        i += j;
-        if b[i] == b'"' {
-            // Skip the string.
-            i += 1;
-            loop {
-                match memchr::memchr2(b'"', b'\\', &b[i.min(b.len())..]) {
-                    None => {
-                        i = b.len();
-                        break;
-                    }
-                    Some(k) if b[i + k] == b'\\' => i += k + 2,
-                    Some(k) => {
-                        i += k + 1;
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
+    // Jumps from one byte that matters to the next: a token's first letter outside strings.
+    let mut scan = OutsideStrings::new(b, |s| memchr::memchr3(b'"', b'N', b'I', s));
+    while let Some(i) = scan.next() {
         // A token where a value may start (not inside a word); `-Infinity` with its sign
         // (and, as a plain scan would, `Infinity` after a `-` that starts no token).
         let at_start = |start: usize| {
@@ -217,18 +304,15 @@ pub fn rewrite(text: &str) -> Option<(String, Vec<usize>)> {
         let signed = (b[i] == b'I' && i > 0 && b[i - 1] == b'-')
             .then(|| at_start(i - 1).map(|t| (i - 1, t)))
             .flatten();
-        match signed.or_else(|| at_start(i).map(|t| (i, t))) {
-            Some((start, t)) => {
-                out.push_str(&text[copied..start]);
-                at.push(out.len());
-                out.push('"');
-                out.push(MARK);
-                out.push_str(t);
-                out.push('"');
-                i = start + t.len();
-                copied = i;
-            }
-            None => i += 1,
+        if let Some((start, t)) = signed.or_else(|| at_start(i).map(|t| (i, t))) {
+            out.push_str(&text[copied..start]);
+            at.push(out.len());
+            out.push('"');
+            out.push(MARK);
+            out.push_str(t);
+            out.push('"');
+            copied = start + t.len();
+            scan.resume_at(copied);
         }
     }
     if at.is_empty() {
@@ -255,46 +339,31 @@ pub fn overflow_to_infinity(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut out = String::new();
     let mut copied = 0;
-    let mut i = 0;
-    let mut in_string = false;
-    while i < b.len() {
+    let mut scan = OutsideStrings::new(b, |s| {
+        s.iter()
+            .position(|&c| c == b'"' || c == b'-' || c.is_ascii_digit())
+    });
+    while let Some(i) = scan.next() {
         let c = b[i];
-        if in_string {
-            match c {
-                b'\\' => i += 2,
-                b'"' => {
-                    in_string = false;
-                    i += 1;
-                }
-                _ => i += 1,
-            }
-            continue;
-        }
-        if c == b'"' {
-            in_string = true;
-            i += 1;
-            continue;
-        }
         let boundary =
             i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
-        if boundary && (c == b'-' || c.is_ascii_digit()) {
-            let start = i;
-            let mut j = i + usize::from(c == b'-');
-            while j < b.len()
-                && (b[j].is_ascii_digit() || matches!(b[j], b'.' | b'e' | b'E' | b'+' | b'-'))
-            {
-                j += 1;
-            }
-            let token = &text[start..j];
-            if token.parse::<f64>().is_ok_and(f64::is_infinite) {
-                out.push_str(&text[copied..start]);
-                out.push_str(if c == b'-' { "-Infinity" } else { "Infinity" });
-                copied = j;
-            }
-            i = j.max(i + 1);
+        if !boundary {
             continue;
         }
-        i += 1;
+        let start = i;
+        let mut j = i + usize::from(c == b'-');
+        while j < b.len()
+            && (b[j].is_ascii_digit() || matches!(b[j], b'.' | b'e' | b'E' | b'+' | b'-'))
+        {
+            j += 1;
+        }
+        let token = &text[start..j];
+        if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+            out.push_str(&text[copied..start]);
+            out.push_str(if c == b'-' { "-Infinity" } else { "Infinity" });
+            copied = j;
+        }
+        scan.resume_at(j.max(i + 1));
     }
     if copied == 0 {
         return None;
@@ -439,6 +508,82 @@ mod tests {
         assert!(checked > 5_000, "{checked}");
     }
 
+    /// The byte-by-byte scan [`overflow_to_infinity`] used before it shared [`OutsideStrings`].
+    fn overflow_reference(text: &str) -> Option<String> {
+        let b = text.as_bytes();
+        let (mut out, mut copied, mut i, mut in_string) = (String::new(), 0, 0, false);
+        while i < b.len() {
+            let c = b[i];
+            if in_string {
+                match c {
+                    b'\\' => i += 2,
+                    b'"' => {
+                        in_string = false;
+                        i += 1;
+                    }
+                    _ => i += 1,
+                }
+                continue;
+            }
+            if c == b'"' {
+                in_string = true;
+                i += 1;
+                continue;
+            }
+            let boundary = i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+            if boundary && (c == b'-' || c.is_ascii_digit()) {
+                let start = i;
+                let mut j = i + usize::from(c == b'-');
+                while j < b.len()
+                    && (b[j].is_ascii_digit() || matches!(b[j], b'.' | b'e' | b'E' | b'+' | b'-'))
+                {
+                    j += 1;
+                }
+                if text[start..j].parse::<f64>().is_ok_and(f64::is_infinite) {
+                    out.push_str(&text[copied..start]);
+                    out.push_str(if c == b'-' { "-Infinity" } else { "Infinity" });
+                    copied = j;
+                }
+                i = j.max(i + 1);
+                continue;
+            }
+            i += 1;
+        }
+        if copied == 0 {
+            return None;
+        }
+        out.push_str(&text[copied..]);
+        Some(out)
+    }
+
+    /// The shared outside-strings scan finds the same numbers as the plain scan did, on every
+    /// text up to 4 atoms over the alphabet that matters (quotes, backslashes, signs, word
+    /// characters, dots, huge and ordinary numbers).
+    #[test]
+    fn overflow_scan_equals_the_plain_scan() {
+        let atoms = [
+            "\"", "\\", "-", "x", ".", "1e400", "9", "e", " ", "1E+999", ",",
+        ];
+        let mut texts = vec![String::new()];
+        let (mut checked, mut found) = (0, 0);
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for t in &texts {
+                for a in atoms {
+                    let s = format!("{t}{a}");
+                    let got = overflow_to_infinity(&s);
+                    assert_eq!(got, overflow_reference(&s), "{s:?}");
+                    checked += 1;
+                    found += usize::from(got.is_some());
+                    next.push(s);
+                }
+            }
+            texts = next;
+        }
+        assert!(checked > 10_000 && found > 1_000, "{checked} {found}");
+    }
+
     #[test]
     fn document_needs_agrees_with_the_two_pre_checks() {
         for t in [
@@ -497,6 +642,24 @@ mod tests {
         let mut s = format!("x{m}NaN");
         display_in_place(&mut s);
         assert_eq!(s, "xNaN");
+    }
+
+    #[test]
+    fn values_show_the_tokens() {
+        let m = MARK;
+        let v = serde_json::json!({"a": format!("{m}Infinity"), "b": [format!("{m}NaN"), "x\"y", 1.5], format!("{m}-Infinity"): null});
+        assert_eq!(
+            display_json(&v),
+            r#"{"a":Infinity,"b":[NaN,"x\"y",1.5],"-Infinity":null}"#
+        );
+        assert!(!display_json(&v).contains(m));
+        assert_eq!(
+            display_value(&v),
+            serde_json::json!({"a": "Infinity", "b": ["NaN", "x\"y", 1.5], "-Infinity": null})
+        );
+        // Plain values render as serde_json does.
+        let plain = serde_json::json!({"k": [1, "two", true, null, {"n": -0.5}]});
+        assert_eq!(display_json(&plain), plain.to_string());
     }
 
     #[test]
