@@ -1585,8 +1585,14 @@ impl Approvals {
         ctx.record(line, Record::from(a));
     }
 
-    /// The `human_approval_response:<request_id>` bindings a prompt shows, each with the
-    /// value that follows it (its first `{...}`, within 2,000 bytes).
+    /// The `human_approval_response:<request_id>` bindings a prompt shows, each with its
+    /// value: a `{...}` right after the key (or its closing quote) and a `=` or `:` (spaces
+    /// allowed around it), read
+    /// up to its matching `}` (at most 2,000 bytes). A mention of the key that is not such a
+    /// binding (the agent's own code echoed in the prompt, `bb.get("human_approval_response:r1")`,
+    /// or a binding whose value is not a dict) gives nothing, and so does a value whose
+    /// `request_id` names another request (issue 6 T6-16: any later dict with a `choice` was
+    /// taken).
     fn prompt_bindings(&mut self, ctx: &mut DocCtx, line: u64, prompt: &str) {
         let prefix = crate::guardrails::approval::RESPONSE_CONTEXT_KEY_PREFIX;
         let mut rest = prompt;
@@ -1596,20 +1602,29 @@ impl Approvals {
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
                 .unwrap_or(rest.len());
             let id = &rest[..id_len];
+            // A key written quoted (a JSON or `repr` mapping: `"human_approval_response:ID": {`)
+            // ends with its quote.
             let after = &rest[id_len..];
-            let window = &after[..floor_char_boundary(after, 2000)];
-            let next = window.find(prefix).unwrap_or(window.len());
-            let Some(open) = window[..next].find('{') else {
+            let after = after.strip_prefix(['"', '\'']).unwrap_or(after);
+            let Some(value) = after
+                .trim_start_matches([' ', '\t'])
+                .strip_prefix(['=', ':'])
+                .map(|v| v.trim_start_matches([' ', '\t']))
+                .filter(|v| v.starts_with('{'))
+            else {
                 continue;
             };
-            let value = balanced(&window[open..]);
+            let value = balanced(&value[..floor_char_boundary(value, 2000)]);
             let fields = quoted_pairs(value);
             let field = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
             let Some(choice) = field("choice") else {
                 continue;
             };
-            let request_id =
-                field("request_id").or_else(|| (!id.is_empty()).then(|| id.to_string()));
+            let request_id = match field("request_id") {
+                Some(r) if !id.is_empty() && r != id => continue,
+                Some(r) => Some(r),
+                None => (!id.is_empty()).then(|| id.to_string()),
+            };
             let a = self.record(request_id, choice, field("explanation"));
             self.emit(ctx, line, a);
         }
