@@ -20,12 +20,14 @@ pub mod rules;
 pub mod semantic;
 pub mod source;
 pub mod suppress;
+pub mod workers;
 
 pub use config::{Dialect, Profile, Settings};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};
 pub use kb::KnowledgeBase;
 pub use lint::check_file;
 pub use source::{SourceFile, TextRange};
+pub use workers::start_worker_pool;
 pub mod completion;
 pub mod guardrails;
 pub mod policies;
