@@ -681,30 +681,7 @@ fn bound_names<'t>(root: Node, text: &'t str) -> FxHashMap<&'t str, Binding> {
             out.entry(name).or_default().other = true;
             continue;
         }
-        let mut child = node;
-        let mut up = node.parent();
-        while let Some(n) = up.filter(|n| TARGET_WRAPPERS.contains(&n.kind())) {
-            child = n;
-            up = n.parent();
-        }
-        let Some(parent) = up else { continue };
-        let field_is = |f: &str| parent.child_by_field_name(f).map(|c| c.id()) == Some(child.id());
-        let binds = match parent.kind() {
-            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                field_is("left")
-            }
-            "named_expression"
-            | "function_definition"
-            | "class_definition"
-            | "import_from_statement"
-            | "import_statement" => field_is("name"),
-            "aliased_import" => field_is("alias"),
-            "with_item" | "except_clause" | "as_pattern" => {
-                field_is("alias") || child.kind() == "as_pattern_target"
-            }
-            _ => false,
-        };
-        if binds {
+        if let Some(parent) = binding_parent(node) {
             let b = out.entry(name).or_default();
             match parent.kind() {
                 "import_from_statement" | "import_statement" | "aliased_import" => b.import = true,
@@ -713,6 +690,36 @@ fn bound_names<'t>(root: Node, text: &'t str) -> FxHashMap<&'t str, Binding> {
         }
     }
     out
+}
+
+/// The statement that binds the identifier `node`, when `node` is (part of) a binding target:
+/// an assignment's or `for`'s left side, a walrus, `def`/`class` name, an import, a `with ... as`
+/// or `except ... as` alias. `None` for a read (or a `case` capture, see [`bound_names`]).
+fn binding_parent(node: Node) -> Option<Node> {
+    let mut child = node;
+    let mut up = node.parent();
+    while let Some(n) = up.filter(|n| TARGET_WRAPPERS.contains(&n.kind())) {
+        child = n;
+        up = n.parent();
+    }
+    let parent = up?;
+    let field_is = |f: &str| parent.child_by_field_name(f).map(|c| c.id()) == Some(child.id());
+    let binds = match parent.kind() {
+        "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+            field_is("left")
+        }
+        "named_expression"
+        | "function_definition"
+        | "class_definition"
+        | "import_from_statement"
+        | "import_statement" => field_is("name"),
+        "aliased_import" => field_is("alias"),
+        "with_item" | "except_clause" | "as_pattern" => {
+            field_is("alias") || child.kind() == "as_pattern_target"
+        }
+        _ => false,
+    };
+    binds.then_some(parent)
 }
 
 /// Whether a handler (or `contextlib.suppress(...)`) catches a `GuardrailBlockedError`.
@@ -806,6 +813,195 @@ fn handler_raises(clause: Node) -> bool {
     body.is_some_and(|b| {
         crate::parse::walk(b).any(|n| matches!(n.kind(), "raise_statement" | "assert_statement"))
     })
+}
+
+/// True when the handler `clause` of the `try` statement `stmt` changes nothing the rest of the
+/// cell sees, except names it binds ([`reads_skipped_binding`] checks them): its body holds only
+/// `pass`, `...`, constants (a docstring), `print(...)`/`log(...)`/`logger.<level>(...)` calls,
+/// assignments of plain names, and a `continue` that ends the loop round anyway (the `try` is
+/// the last statement of a loop body); none with an `await`, walrus, `yield`, lambda or
+/// `run(...)` in it. Anything else (a `break`, `return`, an attribute or item store, a fallback
+/// `await run(...)` that the guardrails may block in its turn) makes what follows the `try`
+/// depend on the block in ways the recording cannot show (issue 6 T7-1, T7-7): the replay then
+/// cannot tell whether the cell goes on, and the block aborts it (fail-closed).
+fn handler_inert(stmt: Node, clause: Node, text: &str) -> bool {
+    let mut cursor = clause.walk();
+    let Some(body) = clause
+        .named_children(&mut cursor)
+        .filter(|n| n.kind() == "block")
+        .last()
+    else {
+        return false;
+    };
+    let last_in_loop = stmt.next_named_sibling().is_none()
+        && stmt
+            .parent()
+            .and_then(|b| b.parent())
+            .is_some_and(|l| matches!(l.kind(), "for_statement" | "while_statement"));
+    let breaks = handler_breaks(stmt, clause).is_some();
+    let mut c = body.walk();
+    let inert = body
+        .named_children(&mut c)
+        .filter(|s| !s.is_extra())
+        .all(|stmt| match stmt.kind() {
+            "pass_statement" => true,
+            "continue_statement" => last_in_loop,
+            "break_statement" => breaks,
+            "expression_statement" => {
+                let mut c = stmt.walk();
+                let exprs: Vec<Node> = stmt.named_children(&mut c).collect();
+                exprs.len() == 1 && inert_expression(exprs[0], text)
+            }
+            _ => false,
+        });
+    inert
+}
+
+/// The loop that the handler `clause` of the `try` statement `stmt` leaves: its last statement
+/// is a `break` and `stmt` is a statement of the loop's body. `None` otherwise (a `break` that
+/// is not last, or from a `try` nested deeper, is not followed: the block then aborts the cell).
+fn handler_breaks<'t>(stmt: Node<'t>, clause: Node<'t>) -> Option<Node<'t>> {
+    let mut cursor = clause.walk();
+    let body = clause
+        .named_children(&mut cursor)
+        .filter(|n| n.kind() == "block")
+        .last()?;
+    let mut c = body.walk();
+    let last = body
+        .named_children(&mut c)
+        .filter(|s| !s.is_extra())
+        .last()?;
+    if last.kind() != "break_statement" {
+        return None;
+    }
+    let lp = stmt.parent().filter(|b| b.kind() == "block")?.parent()?;
+    let in_body = lp.child_by_field_name("body").map(|b| b.id()) == stmt.parent().map(|b| b.id());
+    (matches!(lp.kind(), "for_statement" | "while_statement") && in_body).then_some(lp)
+}
+
+/// Logging functions a handler may call without changing what the cell does next.
+const LOG_FUNCTIONS: &[&str] = &["print", "log"];
+
+/// Logger methods (`logger.warning(...)`, `logging.error(...)`) a handler may call.
+const LOG_METHODS: &[&str] = &[
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "log",
+];
+
+/// True for an expression statement of an inert handler ([`handler_inert`]).
+fn inert_expression(e: Node, text: &str) -> bool {
+    let quiet = || {
+        !crate::parse::walk(e).any(|n| match n.kind() {
+            "await" | "named_expression" | "yield" | "lambda" => true,
+            "call" => n
+                .child_by_field_name("function")
+                .is_some_and(|f| f.kind() == "identifier" && crate::parse::text(f, text) == "run"),
+            _ => false,
+        })
+    };
+    match e.kind() {
+        "string"
+        | "concatenated_string"
+        | "ellipsis"
+        | "integer"
+        | "float"
+        | "none"
+        | "true"
+        | "false" => quiet(),
+        "assignment" | "augmented_assignment" => {
+            let plain = e.child_by_field_name("left").is_some_and(|l| {
+                crate::parse::walk(l)
+                    .all(|n| n.kind() == "identifier" || TARGET_WRAPPERS.contains(&n.kind()))
+            });
+            plain && quiet()
+        }
+        "call" => {
+            let logs = e
+                .child_by_field_name("function")
+                .is_some_and(|f| match f.kind() {
+                    "identifier" => LOG_FUNCTIONS.contains(&crate::parse::text(f, text)),
+                    "attribute" => f
+                        .child_by_field_name("attribute")
+                        .is_some_and(|a| LOG_METHODS.contains(&crate::parse::text(a, text))),
+                    _ => false,
+                });
+            logs && quiet()
+        }
+        _ => false,
+    }
+}
+
+/// True when code that a swallowed block skipped (`skipped`: the rest of the catching body
+/// from the statement that raised, and the `try`'s `else`), or that only the block made run
+/// (`skipped`: the catching handler), binds a name that the cell reads afterwards (issue 6
+/// T7-7): `res = await run(...)` blocked, then `res.output` after the `try` raises `NameError`
+/// (or reads an older value) in Python; `failed = True` in the handler, then `if not failed:`
+/// skips what the recording shows. The recording cannot show either.
+/// A read counts from the end of the skipped code on, until the name is rebound by a plain
+/// assignment that runs whenever the catching statement `stmt` ran (a statement of the same
+/// block); inside a loop around `stmt`, a read before it counts too (a later round).
+/// Attribute names and keyword-argument names are not reads of a name.
+fn reads_skipped_binding(stmt: Node, skipped: &[std::ops::Range<usize>], text: &str) -> bool {
+    let Some(first) = skipped.iter().map(|r| r.start).min() else {
+        return false;
+    };
+    let inside = |b: usize| skipped.iter().any(|r| r.contains(&b));
+    let root = std::iter::successors(Some(stmt), |n| n.parent())
+        .last()
+        .unwrap_or(stmt);
+    let names: FxHashSet<&str> = crate::parse::walk(root)
+        .filter(|n| n.kind() == "identifier" && inside(n.start_byte()))
+        .filter(|n| binding_parent(*n).is_some())
+        .map(|n| crate::parse::text(n, text))
+        .collect();
+    if names.is_empty() {
+        return false;
+    }
+    let loop_start = outer_loop(stmt).map(|r| r.start);
+    let mut settled: FxHashSet<&str> = FxHashSet::default();
+    for n in crate::parse::walk(root).filter(|n| n.kind() == "identifier") {
+        let name = crate::parse::text(n, text);
+        let at = n.start_byte();
+        if !names.contains(name) || settled.contains(name) || inside(at) {
+            continue;
+        }
+        let not_a_name = n.parent().is_some_and(|p| {
+            let field = |f: &str| p.child_by_field_name(f).map(|c| c.id()) == Some(n.id());
+            (p.kind() == "attribute" && field("attribute"))
+                || (p.kind() == "keyword_argument" && field("name"))
+        });
+        if not_a_name {
+            continue;
+        }
+        let binding = binding_parent(n);
+        if at < first {
+            if binding.is_none() && loop_start.is_some_and(|l| at >= l) {
+                return true;
+            }
+            continue;
+        }
+        match binding {
+            None => return true,
+            Some(b) => {
+                let same_block = b.kind() == "assignment"
+                    && b.parent()
+                        .filter(|p| p.kind() == "expression_statement")
+                        .and_then(|p| p.parent())
+                        .map(|p| p.id())
+                        == stmt.parent().map(|p| p.id());
+                if same_block {
+                    settled.insert(name);
+                }
+            }
+        }
+    }
+    false
 }
 
 /// How the `with` statement `w` treats a block raised in its body: `Yes` when it enters
@@ -925,6 +1121,7 @@ const BRANCHING: &[&str] = &[
 fn catcher(node: Node, text: &str, bound: &FxHashMap<&str, Binding>) -> Option<Catch> {
     let mut keep = Vec::new();
     let mut inner_loop = None;
+    let mut below = node;
     let mut prev = node;
     let mut up = node.parent();
     while let Some(n) = up {
@@ -937,6 +1134,11 @@ fn catcher(node: Node, text: &str, bound: &FxHashMap<&str, Binding>) -> Option<C
             inner_loop = Some(n.start_byte());
         }
         let swallows = |body: Vec<std::ops::Range<usize>>, handlers, keep| {
+            let mut skipped = body.clone();
+            skipped[0].start = below.start_byte();
+            if reads_skipped_binding(n, &skipped, text) {
+                return None;
+            }
             Some(Catch {
                 stmt: n.byte_range(),
                 body,
@@ -960,7 +1162,34 @@ fn catcher(node: Node, text: &str, bound: &FxHashMap<&str, Binding>) -> Option<C
                         Catches::No => continue,
                         Catches::Unknown => return None,
                         Catches::Yes if handler_raises(*h) => break,
+                        Catches::Yes if !handler_inert(n, *h, text) => return None,
+                        Catches::Yes if reads_skipped_binding(n, &[h.byte_range()], text) => {
+                            return None
+                        }
                         Catches::Yes => {
+                            let handlers = handlers.iter().map(|h| h.byte_range()).collect();
+                            if let Some(lp) = handler_breaks(n, *h) {
+                                // The handler leaves the loop: the rest of the loop (this round
+                                // and later ones) is skipped, the `try`'s `finally` runs.
+                                keep.extend(
+                                    parts
+                                        .iter()
+                                        .filter(|p| p.kind() == "finally_clause")
+                                        .map(|p| p.byte_range()),
+                                );
+                                let skipped = [below.start_byte()..lp.end_byte()];
+                                if reads_skipped_binding(lp, &skipped, text) {
+                                    return None;
+                                }
+                                return Some(Catch {
+                                    stmt: lp.byte_range(),
+                                    body: vec![lp.byte_range()],
+                                    handlers,
+                                    keep,
+                                    inner_loop: Some(lp.start_byte()),
+                                    outer_loop: outer_loop(lp),
+                                });
+                            }
                             let mut body = vec![prev.byte_range()];
                             body.extend(
                                 parts
@@ -968,7 +1197,6 @@ fn catcher(node: Node, text: &str, bound: &FxHashMap<&str, Binding>) -> Option<C
                                     .filter(|p| p.kind() == "else_clause")
                                     .map(|p| p.byte_range()),
                             );
-                            let handlers = handlers.iter().map(|h| h.byte_range()).collect();
                             return swallows(body, handlers, keep);
                         }
                     }
@@ -987,6 +1215,7 @@ fn catcher(node: Node, text: &str, bound: &FxHashMap<&str, Binding>) -> Option<C
             },
             _ => {}
         }
+        below = prev;
         prev = n;
         up = n.parent();
     }
@@ -1953,6 +2182,43 @@ mod tests {
         }
     }
 
+    /// Issue 6 T7-1, T7-7: the block is swallowed with certainty only when the handler changes
+    /// nothing the rest of the cell reads and the rest does not read what the block skipped.
+    #[test]
+    fn swallowed_only_when_the_rest_of_the_cell_cannot_tell() {
+        let swallowed = |code: &str| swallowed_block(code, "a", "A.A.a", 0).is_some();
+        for code in [
+            // T7-1: a fallback call in the handler may be blocked in its turn.
+            "try:\n    await run('a')\nexcept Exception:\n    await run('fallback')\nawait run('b')\n",
+            "try:\n    await run('a')\nexcept Exception:\n    r = await run('fallback')\n",
+            // T7-7: the blocked statement's target is read after the `try`.
+            "try:\n    res = await run('a')\nexcept Exception as e:\n    log(f'failed: {e}')\nawait run('b', item=res.output['id'])\n",
+            "try:\n    res = await run('a')\nexcept Exception:\n    res = None\nawait run('b', item=res.output['id'])\n",
+            "try:\n    res = await run('a')\n    n = len(res.output)\nexcept Exception:\n    pass\nprint(n)\n",
+            // A flag set by the handler, a deferred raise, a `break` out of the loop.
+            "failed = False\ntry:\n    await run('a')\nexcept Exception:\n    failed = True\nif not failed:\n    await run('b')\n",
+            "err = None\ntry:\n    await run('a')\nexcept Exception as e:\n    err = e\nif err:\n    raise err\nawait run('b')\n",
+            "ok = True\nfor k in ['a']:\n    try:\n        await run(k)\n    except Exception:\n        ok = False\n        break\nif ok:\n    await run('b')\n",
+            // Read in a later round of a loop around the `try`.
+            "for k in ks:\n    if res:\n        await run('b')\n    try:\n        res = await run('a')\n    except Exception:\n        pass\n",
+            // `continue` skipping the rest of the round, a store into an object.
+            "for i in range(3):\n    try:\n        await run('a')\n    except Exception:\n        continue\n    await run('b')\n",
+            "try:\n    await run('a')\nexcept Exception:\n    state.failed = True\n",
+            "with contextlib.suppress(Exception):\n    res = await run('a')\nawait run('b', x=res)\n",
+        ] {
+            assert!(!swallowed(code), "{code:?}");
+        }
+        for code in [
+            "try:\n    res = await run('a')\nexcept Exception as e:\n    log(e)\nres = await run('b')\nuse(res)\n",
+            "try:\n    await run('a')\nexcept Exception:\n    logger.warning('x')\n    count = 1\n    \"doc\"\nawait run('b')\n",
+            "try:\n    res = await run('a')\n    use(res)\nexcept Exception:\n    pass\nawait run('b', res=1, x=y.res)\n",
+            "for i in range(3):\n    try:\n        await run('a')\n    except Exception:\n        continue\n",
+            "for i in range(3):\n    try:\n        await run('a')\n    except Exception:\n        log(i)\n        break\n    await run('b')\nawait run('c')\n",
+        ] {
+            assert!(swallowed(code), "{code:?}");
+        }
+    }
+
     /// Issue 6 T5-4: a swallowed block leaves the `try` body at the blocked call: the later
     /// calls of that body (and its `else`) are skipped, those of its `finally` and after it are
     /// not; `with contextlib.suppress(Exception)` swallows like a `try`; a rebound `Exception`
@@ -1992,6 +2258,23 @@ mod tests {
                 &[true, false, false],
             ),
         ];
+        let breaks = "for i in range(3):\n    try:\n        await run('bad')\n        await run('x')\n    except Exception:\n        break\n    finally:\n        await run('f')\n    await run('y')\nawait run('z')\n";
+        let mut s = swallowed_block(breaks, "bad", "S.S.bad", 0).expect("swallowed");
+        let got: Vec<AfterBlock> = ["x", "f", "y", "bad", "z"]
+            .iter()
+            .map(|c| s.next_call(c, &format!("S.S.{c}")))
+            .collect();
+        // The recording went on with the loop; after the block the handler leaves it.
+        assert_eq!(
+            got,
+            [
+                AfterBlock::Skipped,
+                AfterBlock::Runs,
+                AfterBlock::Skipped,
+                AfterBlock::Skipped,
+                AfterBlock::Runs
+            ]
+        );
         for (code, calls, skipped) in cases {
             let mut s = swallowed_block(code, "bad", "S.S.bad", 0)
                 .unwrap_or_else(|| panic!("not swallowed: {code:?}"));
