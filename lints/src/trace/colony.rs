@@ -1177,8 +1177,8 @@ fn catcher(node: Node, text: &str, bound: &FxHashMap<&str, Binding>) -> Option<C
                                         .filter(|p| p.kind() == "finally_clause")
                                         .map(|p| p.byte_range()),
                                 );
-                                let skipped = [below.start_byte()..lp.end_byte()];
-                                if reads_skipped_binding(lp, &skipped, text) {
+                                let skipped = below.start_byte()..lp.end_byte();
+                                if reads_skipped_binding(lp, std::slice::from_ref(&skipped), text) {
                                     return None;
                                 }
                                 return Some(Catch {
