@@ -746,6 +746,55 @@ fn report_file_that_is_an_input_is_refused() {
     assert_eq!(std::fs::read(&trace).unwrap(), original);
 }
 
+/// Issue 6 T7-4: `-o` naming the config (given or discovered) or a file it `extend`s is
+/// refused with exit 2, and the file is left as it was.
+#[test]
+fn report_file_that_is_a_config_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let base =
+        "[[guardrails]]\nid = \"cb\"\nkind = \"capability-boundary\"\nblock = [\"S.S.bad\"]\n";
+    let child = "extend = \"base.toml\"\n";
+    std::fs::write(dir.path().join("base.toml"), base).unwrap();
+    std::fs::write(dir.path().join("cellguard.toml"), child).unwrap();
+    let trace = dir.path().join("t.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"rec\": \"call\", \"cell\": 0, \"index\": 0, \"action_key\": \"S.S.bad\", \"status\": \"ok\"}\n",
+    )
+    .unwrap();
+    let cfg = dir.path().join("cellguard.toml");
+    let t = trace.to_str().unwrap();
+    for (args, target) in [
+        (vec!["--config", cfg.to_str().unwrap(), t], "cellguard.toml"),
+        (vec![t], "cellguard.toml"),
+        (vec![t], "base.toml"),
+        (vec!["--config", cfg.to_str().unwrap(), t], "base.toml"),
+    ] {
+        let out = dir.path().join(target);
+        let mut a = args.clone();
+        a.extend(["-o", out.to_str().unwrap()]);
+        let o = replay(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?} -o {target}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("the report file is also a config file"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("base.toml")).unwrap(),
+            base
+        );
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), child);
+    }
+    // The guardrails came through `extend`: another report file is written, the call blocked.
+    let other = dir.path().join("report.txt");
+    let o = replay(&[t, "-o", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(std::fs::read_to_string(&other)
+        .unwrap()
+        .contains("blocked by cb"));
+}
+
 /// The SARIF 2.1.0 schema and its definitions (`tests/fixtures/sarif`).
 fn sarif_schema() -> Value {
     let path = support::root().join("tests/fixtures/sarif/sarif-2.1.0.schema.json");

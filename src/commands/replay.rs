@@ -131,6 +131,27 @@ impl replay::DecisionSink for CliSink<'_> {
     }
 }
 
+/// Every file the run reads, with what it is: the traces, each group's config and the files it
+/// `extend`s, and the knowledge bases (`--kb`, a config's `knowledge-base`, resolved as the
+/// config loader resolves them).
+fn run_inputs(args: &ReplayArgs, groups: &[Group]) -> Vec<(&'static str, PathBuf)> {
+    let mut out: Vec<(&'static str, PathBuf)> = args
+        .traces
+        .iter()
+        .map(|t| ("an input trace", t.clone()))
+        .collect();
+    out.extend(args.kb.iter().map(|k| ("a knowledge base", k.clone())));
+    for l in groups.iter().filter_map(|g| g.loaded.as_ref()) {
+        out.push(("a config file", l.path.clone()));
+        out.extend(l.extended.iter().map(|e| ("a config file", e.clone())));
+        let dir = l.path.parent().unwrap_or(std::path::Path::new("."));
+        for k in l.file.knowledge_base.iter().flatten() {
+            out.push(("a knowledge base", dir.join(k)));
+        }
+    }
+    out
+}
+
 /// True when `a` and `b` name the same existing file (the same device and inode on Unix, so a
 /// symlink, a hard link or `./x` are caught; the same canonical path elsewhere). `-` (standard
 /// input) and files that do not exist are never the same.
@@ -333,10 +354,11 @@ fn group_by_config(args: &ReplayArgs) -> anyhow::Result<Vec<Group>> {
         .collect()
 }
 
-/// Errors when some traces' configs declare guardrails or policies and another trace's closest
-/// config declares neither (a lint-only `[tool.cellguard]` table of a sub-package): that config
-/// shadows the project's guardrails for its traces, which would be replayed unchecked next to
-/// gated ones, the case T4-7 refuses for a trace with no config at all (issue 6 T6-15).
+/// Errors when some traces' configs declare guardrails and another trace's closest config
+/// declares none (a lint-only `[tool.cellguard]` table of a sub-package, issue 6 T6-15, or one
+/// with only `[[policies]]`, T7-12: policies never gate a call): that config shadows the
+/// project's guardrails for its traces, which would be replayed unchecked next to gated ones,
+/// the case T4-7 refuses for a trace with no config at all.
 fn refuse_ungated_groups(
     args: &ReplayArgs,
     groups: &[Group],
@@ -354,7 +376,7 @@ fn refuse_ungated_groups(
         .map(|&i| args.traces[i].display().to_string())
         .collect();
     anyhow::bail!(
-        "{}: {} configures no guardrails or policies for {} (the other traces' configs do); declare them there, `extend` the project's config, or pass `--config`",
+        "{}: {} configures no guardrails for {} (the other traces' configs do); declare them there, `extend` the project's config, or pass `--config`",
         names.join(", "),
         l.label.as_deref().unwrap_or("its config"),
         if names.len() == 1 { "this trace" } else { "these traces" },
@@ -371,9 +393,10 @@ struct Loaded {
 }
 
 impl Loaded {
-    /// Whether the config declares any guardrail or policy.
+    /// Whether the config declares any guardrail (policies shape the context, they never gate
+    /// a call).
     fn gated(&self) -> bool {
-        !self.cfg.guardrails.is_empty() || !self.policies.is_empty()
+        !self.cfg.guardrails.is_empty()
     }
 }
 
@@ -432,14 +455,18 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
                 .unwrap_or_else(|| " (no config found; pass --config)".into())
         );
     }
-    // Writing the report over one of the inputs would destroy it while it is read (issue 6
-    // T4-6): refused before anything is opened for writing.
+    // Writing the report over one of the inputs would destroy it (issue 6 T4-6: a trace while
+    // it is read; T7-4: the config, an `extend` base or a knowledge base the guardrails come
+    // from): refused before anything is opened for writing.
     if let Some(o) = &args.output {
-        if let Some(t) = args.traces.iter().find(|t| same_file(o, t)) {
+        if let Some((what, p)) = run_inputs(&args, &groups)
+            .into_iter()
+            .find(|(_, p)| same_file(o, p))
+        {
             anyhow::bail!(
-                "{}: the report file is also an input trace ({}); choose another `-o`",
+                "{}: the report file is also {what} of this run ({}); choose another `-o`",
                 o.display(),
-                t.display()
+                p.display()
             );
         }
     }

@@ -1035,7 +1035,18 @@ fn args_rule(
             ))
         }
         Some(p) => match &p.kind {
-            SKind::Str(s) if s.is_empty() => Prior::Nothing,
+            SKind::Str(s) if s.is_empty() => {
+                // Kept for Colony's rule, but never silent: an empty value is more often a
+                // template or environment substitution gone wrong (issue 6 T7-11).
+                d.warn(
+                    &p.span,
+                    "`required-prior = \"\"` makes this rule never block (Colony skips a rule \
+                     whose required_prior is empty); give the prior call's pattern, or remove \
+                     the rule"
+                        .to_string(),
+                );
+                Prior::Nothing
+            }
             SKind::Str(s) => {
                 let pid =
                     set.add_pattern(compile_pattern(d, s, mode, &p.span)?);
