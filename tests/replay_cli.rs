@@ -1576,3 +1576,120 @@ fn closed_stdout_keeps_the_exit_code() {
         );
     }
 }
+
+/// Issue 6 T6-11: the block streaks are spooled (`text`, `json`, `sarif`) or kept bounded
+/// (`html`) instead of kept in the engine, and still come out the same in every format: the
+/// same (line, key, count) entries in the same order as `json-lines` writes them as they end.
+/// Input: two traces alternating blocked keys, so streaks end by another key's block, by a
+/// dispatched call and by the end of a trace.
+#[test]
+fn streaks_are_the_same_in_every_format() {
+    let dir = "fixtures/replay/issue6/t6-11-alternating-streaks";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let run = |format: &str| {
+        let out = replay(&["--config", &cfg, &trace, "--output-format", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let key = |v: &Value| {
+        (
+            v["line"].as_u64().unwrap(),
+            v["action_key"].as_str().unwrap().to_string(),
+            v["count"].as_u64().unwrap(),
+        )
+    };
+    let expected: Vec<(u64, String, u64)> = [
+        (4, "S.S.bad_a", 3),
+        (7, "S.S.bad_b", 3),
+        (10, "S.S.bad_a", 3),
+        (18, "S.S.bad_b", 6),
+        (24, "S.S.bad_c", 3),
+    ]
+    .iter()
+    .map(|(l, k, c)| (*l, k.to_string(), *c))
+    .collect();
+
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let from_json: Vec<_> = json["block_streaks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(key)
+        .collect();
+    assert_eq!(from_json, expected);
+
+    let from_lines: Vec<_> = run("json-lines")
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|l| l.get("block_streak").map(key))
+        .collect();
+    assert_eq!(from_lines, expected);
+
+    let text = run("text");
+    let from_text: Vec<&str> = text
+        .lines()
+        .filter(|l| l.ends_with("(block streak)"))
+        .collect();
+    let want: Vec<String> = expected
+        .iter()
+        .map(|(line, k, c)| {
+            let tag = if k == "S.S.bad_c" { " [#1]" } else { "" };
+            format!("{trace}:{line}:{tag} `{k}` blocked {c} times in a row (block streak)")
+        })
+        .collect();
+    assert_eq!(from_text, want);
+
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let from_sarif: Vec<_> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "block-streak")
+        .map(|r| {
+            (
+                r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                    .as_u64()
+                    .unwrap(),
+                r["properties"]["action_key"].as_str().unwrap().to_string(),
+                r["properties"]["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(from_sarif, expected);
+    // The streaks follow the decisions' results.
+    let rules: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
+    let first = rules.iter().position(|r| *r == "block-streak").unwrap();
+    assert!(rules[first..].iter().all(|r| *r == "block-streak"));
+    assert_eq!(first, 21);
+
+    let html = run("html");
+    let table = html.split("<h2>Block streaks</h2>").nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    let from_html: Vec<_> = table
+        .split("<tr><td><code>")
+        .skip(1)
+        .map(|row| {
+            let cells: Vec<&str> = row
+                .split("<td>")
+                .map(|c| {
+                    c.trim_end_matches("</tr>")
+                        .trim_end_matches("</td>")
+                        .trim_start_matches("<code>")
+                        .trim_end_matches("</code>")
+                })
+                .collect();
+            (
+                cells[1].parse().unwrap(),
+                cells[2].to_string(),
+                cells[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(from_html, expected);
+}

@@ -482,14 +482,14 @@ pub trait DecisionSink {
     /// One listed decision.
     fn decision(&mut self, d: &Decision);
     /// A block streak ended (a successful dispatch, a block of another key, or the end of the
-    /// trace), with its last diagnostic; given before the decision that ended it. A streaming
-    /// report writes it here (issue 6 T5-7).
+    /// trace), with its last diagnostic; given before the decision that ended it, in the order
+    /// the report's `streaks` get them. A streaming report writes it here (issue 6 T5-7), the
+    /// others spool it (issue 6 T6-11).
     fn streak(&mut self, _s: &BlockStreak) {}
-    /// The current trace ended: its totals and the block streaks it produced that the report
-    /// keeps ([`Options::keep_streaks`]; in order), the same values the report's `traces` and
-    /// `streaks` get. Called once per trace, after its last decision and streak; a streaming
-    /// report writes the totals and flushes here (issue 6 T10).
-    fn trace_end(&mut self, _totals: &TraceTotals, _streaks: &[BlockStreak]) {}
+    /// The current trace ended: its totals, the value the report's `traces` gets. Called once
+    /// per trace, after its last decision and streak; a streaming report writes the totals and
+    /// flushes here (issue 6 T10).
+    fn trace_end(&mut self, _totals: &TraceTotals) {}
 }
 
 impl<F: FnMut(&Decision)> DecisionSink for F {
@@ -704,8 +704,6 @@ pub struct Replayer<'a> {
     modes: (bool, bool),
     /// The empty pattern set.
     no_bits: Bits,
-    /// Index in `report.streaks` of the current trace's first block streak.
-    streaks_from: usize,
     /// Swallowed-block analyses of recent cell codes.
     swallow_cache: SwallowCache,
 }
@@ -749,7 +747,6 @@ impl<'a> Replayer<'a> {
                     .any(|p| p.mode == MatchMode::Key),
             ),
             no_bits: vec![0u64; cfg.guardrails.patterns.len().div_ceil(64).max(1)].into(),
-            streaks_from: 0,
             swallow_cache: SwallowCache::default(),
         }
     }
@@ -811,7 +808,6 @@ impl<'a> Replayer<'a> {
     }
 
     fn start_trace(&mut self, info: &TraceInfo) {
-        self.streaks_from = self.report.streaks.len();
         let s = &self.cfg.settings;
         let epoch = self.opts.epoch.or(s.epoch);
         let on_block = self.opts.on_block.or(s.on_block);
@@ -870,8 +866,7 @@ impl<'a> Replayer<'a> {
                 self.opts.keep_streaks,
                 sink,
             );
-            let from = self.streaks_from.min(self.report.streaks.len());
-            sink.trace_end(&run.totals, &self.report.streaks[from..]);
+            sink.trace_end(&run.totals);
             let t = &run.totals;
             let s = &mut self.report.summary;
             s.traces += 1;

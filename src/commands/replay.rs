@@ -73,8 +73,8 @@ fn parse_profile(s: &str) -> Option<Profile> {
 /// Where the engine's decisions and per-trace ends go while the replay runs: `json-lines`
 /// writes each decision as it is made, each block streak when it ends (issue 6 T5-7) and, at
 /// the end of each trace, its totals, then flushes (issue 6 T10); `json`/`sarif` spool the
-/// decisions and each trace's totals (issue 6 T5-16), `text` the decisions; `html` keeps a
-/// bounded share. The first write error stops the writing and is returned after the run.
+/// decisions, the block streaks (issue 6 T6-11) and each trace's totals (issue 6 T5-16),
+/// `text` the decisions and streaks; `html` keeps a bounded share of both. The first write error stops the writing and is returned after the run.
 struct CliSink<'a> {
     out: &'a mut Box<dyn Write>,
     streaming: bool,
@@ -110,9 +110,17 @@ impl replay::DecisionSink for CliSink<'_> {
                 *self.err = Some(e);
             }
         }
+        if let Some(sp) = self.spool.as_mut().filter(|_| self.err.is_none()) {
+            if let Err(e) = sp.add_streak(s) {
+                *self.err = Some(e);
+            }
+        }
+        if self.html {
+            self.kept.add_streak(s);
+        }
     }
 
-    fn trace_end(&mut self, totals: &replay::TraceTotals, streaks: &[replay::BlockStreak]) {
+    fn trace_end(&mut self, totals: &replay::TraceTotals) {
         if totals.calls > 0 && !self.files_with_calls.contains(&totals.file) {
             self.files_with_calls.push(totals.file.clone());
         }
@@ -122,7 +130,7 @@ impl replay::DecisionSink for CliSink<'_> {
             }
         }
         if self.streaming && self.err.is_none() {
-            let written = render::json_lines_trace_end(totals, streaks, &mut *self.out)
+            let written = render::json_lines_trace_end(totals, &mut *self.out)
                 .and_then(|()| self.out.flush());
             if let Err(e) = written {
                 *self.err = Some(e);
@@ -528,8 +536,9 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         // streams and text/json/sarif spool instead of keeping.
         all_decisions: args.all_decisions || html,
         keep_decisions: false,
-        // json-lines writes each block streak when it ends (issue 6 T5-7).
-        keep_streaks: !streaming,
+        // json-lines writes each block streak when it ends (issue 6 T5-7), text/json/sarif
+        // spool them and html keeps a bounded share (issue 6 T6-11).
+        keep_streaks: false,
         // json-lines writes each trace's totals when it ends, json and sarif spool them (issue
         // 6 T5-16); text and html read them at the end.
         keep_traces: matches!(args.output_format, ReplayFormat::Text | ReplayFormat::Html),

@@ -119,34 +119,41 @@ fn traces_json(report: &Report) -> Value {
 }
 
 /// The `json` document: `summary`, `decisions`, then `traces` (per-trace totals),
-/// `completions` (when any), and the keys of report sections; `decisions` holds
-/// `report.decisions` (the buffered form, kept as the tests' reference for the streamed one).
+/// `block_streaks` and `completions` (when any), and the keys of report sections; `decisions`
+/// holds `report.decisions`, `block_streaks` `report.streaks` (the buffered form, kept as the
+/// tests' reference for the streamed one).
 #[cfg(test)]
 pub fn json_report(report: &Report) -> Value {
     json_report_with(
         report,
         Value::Array(report.decisions.iter().map(Decision::to_json).collect()),
         traces_json(report),
+        (!report.streaks.is_empty())
+            .then(|| Value::Array(report.streaks.iter().map(streak_json).collect())),
     )
 }
 
-/// The `json` document with `decisions` and `traces` set to the given values.
-fn json_report_with(report: &Report, decisions: Value, traces: Value) -> Value {
+/// One `block_streaks` entry of the `json` report: `{trace, line, action_key, count, reason,
+/// suggestion}`.
+fn streak_json(s: &BlockStreak) -> Value {
+    json!({"trace": &*s.trace, "line": s.line, "action_key": s.action_key, "count": s.count,
+           "reason": s.reason, "suggestion": s.suggestion})
+}
+
+/// The `json` document with `decisions` and `traces` set to the given values, and
+/// `block_streaks` when `streaks` is given (the report has any).
+fn json_report_with(
+    report: &Report,
+    decisions: Value,
+    traces: Value,
+    streaks: Option<Value>,
+) -> Value {
     let mut top = serde_json::Map::new();
     top.insert("summary".into(), summary_json(report));
     top.insert("decisions".into(), decisions);
     top.insert("traces".into(), traces);
-    if !report.streaks.is_empty() {
-        top.insert(
-            "block_streaks".into(),
-            Value::Array(
-                report
-                    .streaks
-                    .iter()
-                    .map(|s| json!({"trace": &*s.trace, "line": s.line, "action_key": s.action_key, "count": s.count, "reason": s.reason, "suggestion": s.suggestion}))
-                    .collect(),
-            ),
-        );
+    if let Some(streaks) = streaks {
+        top.insert("block_streaks".into(), streaks);
     }
     if !report.completions.is_empty() {
         top.insert(
@@ -204,21 +211,13 @@ pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result
     writeln!(out, "{}", json!({"summary": summary_json(report)}))
 }
 
-/// The `json-lines` lines that close one trace (issue 6 T10), written when the trace ends:
-/// one `{"trace": NAME, "block_streak": {line, action_key, count, reason, suggestion}}` per
-/// block streak the trace produced, then `{"trace": NAME, "totals": {agent_id, format, epoch,
-/// on_block, config, calls, allowed, blocked, unreached, changed}}` (the values of the `json`
-/// report's `traces` and `block_streaks` entries).
+/// The `json-lines` line that closes one trace (issue 6 T10), written when the trace ends:
+/// `{"trace": NAME, "totals": {agent_id, format, epoch, on_block, config, calls, allowed,
+/// blocked, unreached, changed}}` (the values of the `json` report's `traces` entry; its block
+/// streaks were written as each ended, [`json_lines_streak`]).
 ///
 /// Errors: those of `out`.
-pub fn json_lines_trace_end(
-    totals: &TraceTotals,
-    streaks: &[BlockStreak],
-    out: &mut impl Write,
-) -> std::io::Result<()> {
-    for s in streaks {
-        json_lines_streak(s, out)?;
-    }
+pub fn json_lines_trace_end(totals: &TraceTotals, out: &mut impl Write) -> std::io::Result<()> {
     let t = totals;
     writeln!(
         out,
@@ -286,7 +285,31 @@ pub fn text(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
     for d in &report.decisions {
         text_decision(d, false, out)?;
     }
-    text_tail(report, !report.decisions.is_empty(), out)
+    text_tail(
+        report,
+        !report.decisions.is_empty(),
+        |out| {
+            report
+                .streaks
+                .iter()
+                .try_for_each(|st| text_streak(st, out))
+        },
+        out,
+    )
+}
+
+/// The text report's line of one block streak: `FILE:LINE:[ #N] `KEY` blocked N times in a row
+/// (block streak)`.
+fn text_streak(st: &BlockStreak, out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}:{}:{} `{}` blocked {} times in a row (block streak)",
+        ctl(&st.file),
+        st.line,
+        trace_tag(&st.trace, &st.file),
+        ctl(&st.action_key),
+        st.count
+    )
 }
 
 /// The text report's lines of one listed decision: `FILE:LINE:[ #N] cell C, call I: `KEY`
@@ -408,9 +431,15 @@ fn config_lines(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
 }
 
 /// What the text report prints after the listed decisions: changed or rejected completions,
-/// block streaks, a blank line when any decision was listed (`listed`), the summary, blocks
-/// per guardrail, traces with blocks or changes, and report sections.
-fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Result<()> {
+/// block streaks (written by `streaks`, [`text_streak`] lines), a blank line when any decision
+/// was listed (`listed`), the summary, blocks per guardrail, traces with blocks or changes, and
+/// report sections.
+fn text_tail<W: Write>(
+    report: &Report,
+    listed: bool,
+    streaks: impl FnOnce(&mut W) -> std::io::Result<()>,
+    out: &mut W,
+) -> std::io::Result<()> {
     for c in report.completions.iter().filter(|c| completion_listed(c)) {
         writeln!(
             out,
@@ -422,17 +451,7 @@ fn text_tail(report: &Report, listed: bool, out: &mut impl Write) -> std::io::Re
             ctl(&completion_simulated(c))
         )?;
     }
-    for st in &report.streaks {
-        writeln!(
-            out,
-            "{}:{}:{} `{}` blocked {} times in a row (block streak)",
-            ctl(&st.file),
-            st.line,
-            trace_tag(&st.trace, &st.file),
-            ctl(&st.action_key),
-            st.count
-        )?;
-    }
+    streaks(out)?;
     let s = &report.summary;
     if listed {
         writeln!(out)?;
@@ -620,17 +639,15 @@ fn sarif_completion(c: &CompletionDecision) -> Value {
     })
 }
 
-/// The SARIF results that follow the decisions': block streaks, listed completions, then the
-/// sections' results (trace paths as URI references).
+/// The SARIF results that follow the decisions' and the block streaks': listed completions,
+/// then the sections' results (trace paths as URI references).
 fn tail_sarif_results(report: &Report) -> Vec<Value> {
-    let mut results: Vec<Value> = report.streaks.iter().map(sarif_streak).collect();
-    results.extend(
-        report
-            .completions
-            .iter()
-            .filter(|c| completion_listed(c))
-            .map(sarif_completion),
-    );
+    let mut results: Vec<Value> = report
+        .completions
+        .iter()
+        .filter(|c| completion_listed(c))
+        .map(sarif_completion)
+        .collect();
     results.extend(section_sarif_results(report));
     results
 }
@@ -759,6 +776,7 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         .filter(|d| d.notable())
         .map(sarif_result)
         .collect();
+    results.extend(report.streaks.iter().map(sarif_streak));
     results.extend(tail_sarif_results(report));
     writeln!(
         out,
@@ -784,14 +802,19 @@ pub fn sarif(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
 /// to standard error before it; spooling keeps both. The per-trace totals of `json` (`traces`)
 /// and `sarif` (`run.properties.traces`) are spooled the same way, into a second temporary
 /// file, as each trace ends ([`DecisionSpool::add_trace`]), so a file of many short traces
-/// does not hold a JSON tree per trace until the end (issue 6 T5-16). The bytes equal those of
-/// the buffered writers.
+/// does not hold a JSON tree per trace until the end (issue 6 T5-16), and so are the block
+/// streaks, into a third, as each streak ends ([`DecisionSpool::add_streak`]; issue 6 T6-11:
+/// an agent alternating between blocked actions made one entry per streak, 2-4 KB each, stay
+/// in memory until the end). The bytes equal those of the buffered writers.
 pub struct DecisionSpool {
     format: ReplayFormat,
     /// The listed decisions (text lines, or the items of `decisions` / `results`).
     decisions: Spill,
     /// The items of the per-trace totals array (`json` and `sarif`; `None` for `text`).
     traces: Option<Spill>,
+    /// The block streaks (text lines, the items of `block_streaks`, or SARIF results that
+    /// follow the decisions').
+    streaks: Spill,
     /// ANSI colours in the text report ([`DecisionSpool::set_color`]).
     color: bool,
 }
@@ -830,6 +853,20 @@ impl Spill {
             self.file.write_all(line.as_bytes())?;
         }
         Ok(())
+    }
+
+    /// Appends the items of `other` (spooled at the same indentation) after this spill's.
+    ///
+    /// Errors: writing this temporary file, reading back `other`'s.
+    fn append(&mut self, other: Spill) -> std::io::Result<()> {
+        if other.entries == 0 {
+            return Ok(());
+        }
+        if self.entries > 0 {
+            self.file.write_all(b",\n")?;
+        }
+        self.entries += other.entries;
+        other.copy_to(&mut self.file)
     }
 
     /// Copies the spooled bytes to `out`.
@@ -874,6 +911,7 @@ impl DecisionSpool {
                 ReplayFormat::Text => None,
                 _ => Some(Spill::new()?),
             },
+            streaks: Spill::new()?,
             color: false,
         }))
     }
@@ -894,7 +932,8 @@ impl DecisionSpool {
     }
 
     /// Indentation of the closing bracket of the per-trace totals' array: `traces` is a key of
-    /// the top object (json) or of `runs[0].properties` (sarif).
+    /// the top object (json) or of `runs[0].properties` (sarif). Also that of `block_streaks`
+    /// (json), a key of the top object.
     fn traces_close_indent(&self) -> &'static str {
         match self.format {
             ReplayFormat::Sarif => "        ",
@@ -931,13 +970,36 @@ impl DecisionSpool {
         }
     }
 
-    /// Writes the text report: the spooled decisions' lines, then the rest ([`text_tail`]).
+    /// Adds a block streak that ended, in replay order (`text`: a line after the changed
+    /// completions; `json`: an item of `block_streaks`; `sarif`: a result after the decisions').
     ///
-    /// Errors: those of `out` and of reading back the temporary file.
+    /// Errors: writing the temporary file.
+    pub fn add_streak(&mut self, st: &BlockStreak) -> std::io::Result<()> {
+        match self.format {
+            ReplayFormat::Text => {
+                self.streaks.entries += 1;
+                text_streak(st, &mut self.streaks.file)
+            }
+            ReplayFormat::Sarif => {
+                let indent = format!("{}  ", self.close_indent());
+                self.streaks.push(&sarif_streak(st), &indent)
+            }
+            _ => {
+                let indent = format!("{}  ", self.traces_close_indent());
+                self.streaks.push(&streak_json(st), &indent)
+            }
+        }
+    }
+
+    /// Writes the text report: the spooled decisions' lines, then the rest ([`text_tail`],
+    /// with the spooled streaks' lines).
+    ///
+    /// Errors: those of `out` and of reading back the temporary files.
     pub fn write_text(self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         let listed = self.decisions.entries > 0;
         self.decisions.copy_to(out)?;
-        text_tail(report, listed, out)
+        let streaks = self.streaks;
+        text_tail(report, listed, |out| streaks.copy_to(out), out)
     }
 
     /// Writes the whole document: `doc` with each spooled array of `splices` (the key whose
@@ -992,41 +1054,44 @@ impl DecisionSpool {
             report,
             Value::String(SPLICE.into()),
             Value::String(SPLICE.into()),
+            (self.streaks.entries > 0).then(|| Value::String(SPLICE.into())),
         );
         let traces = self.take_traces()?;
         let (close, traces_close) = (self.close_indent(), self.traces_close_indent());
-        Self::write_doc(
-            &doc,
-            vec![
-                ("decisions", close, self.decisions),
-                ("traces", traces_close, traces),
-            ],
-            out,
-        )
+        let mut splices = vec![
+            ("decisions", close, self.decisions),
+            ("traces", traces_close, traces),
+        ];
+        if self.streaks.entries > 0 {
+            splices.push(("block_streaks", traces_close, self.streaks));
+        }
+        Self::write_doc(&doc, splices, out)
     }
 
-    /// Writes the SARIF document with the spooled decisions' results, then the sections', and
-    /// the spooled per-trace totals.
+    /// Writes the SARIF document with the spooled decisions' results, the spooled block
+    /// streaks', then the completions' and sections', and the spooled per-trace totals.
     ///
     /// Errors: those of `out` and of reading back the temporary files.
     pub fn write_sarif(mut self, report: &Report, out: &mut impl Write) -> std::io::Result<()> {
-        let indent = format!("{}  ", self.close_indent());
+        let traces = self.take_traces()?;
+        let (close, traces_close) = (self.close_indent(), self.traces_close_indent());
+        let indent = format!("{close}  ");
+        let mut results = self.decisions;
+        results.append(self.streaks)?;
         for v in tail_sarif_results(report) {
-            self.decisions.push(&v, &indent)?;
+            results.push(&v, &indent)?;
         }
         let doc = sarif_doc(
             report,
             Value::String(SPLICE.into()),
             Value::String(SPLICE.into()),
         );
-        let traces = self.take_traces()?;
-        let (close, traces_close) = (self.close_indent(), self.traces_close_indent());
         // `run.properties` (with `traces`) comes before `results` in the document.
         Self::write_doc(
             &doc,
             vec![
                 ("traces", traces_close, traces),
-                ("results", close, self.decisions),
+                ("results", close, results),
             ],
             out,
         )
@@ -1077,9 +1142,14 @@ enum Mark {
 /// or changed ones past the cap, folded together (issue 6 T6-3: past the cap a trace no longer
 /// alternates two markers per block). Memory and the page stay bounded: at most
 /// [`TIMELINE_CAP`] marks per trace plus [`NOTABLE_CAP`] marks, and one marker between two kept
-/// marks.
+/// marks. Block streaks are kept the same way: the first [`NOTABLE_CAP`] of the report, the
+/// others counted (issue 6 T6-11).
 #[derive(Default)]
 pub struct HtmlDecisions {
+    /// The first [`NOTABLE_CAP`] block streaks, in replay order.
+    streaks: Vec<BlockStreak>,
+    /// Block streaks beyond [`NOTABLE_CAP`]: counted, not kept.
+    omitted_streaks: u64,
     /// Timelines in replay order: trace name and its items.
     timelines: Vec<(std::sync::Arc<str>, Vec<Mark>)>,
     /// Blocked, unreached and changed calls beyond [`NOTABLE_CAP`]: counted, not kept.
@@ -1125,6 +1195,15 @@ impl HtmlDecisions {
         }
     }
 
+    /// Offers one block streak that ended (every one of the report, in replay order).
+    pub fn add_streak(&mut self, st: &BlockStreak) {
+        if self.streaks.len() < NOTABLE_CAP {
+            self.streaks.push(st.clone());
+        } else {
+            self.omitted_streaks += 1;
+        }
+    }
+
     /// The kept decisions, in replay order.
     fn decisions(&self) -> impl Iterator<Item = &Decision> {
         self.timelines.iter().flat_map(|(_, m)| {
@@ -1159,7 +1238,8 @@ fn mark_title(d: &Decision) -> String {
 /// The HTML report: summary, blocks per guardrail, a timeline per trace (one mark per call,
 /// blocked calls in red, unreached in grey, changed outcomes outlined; long traces elided as
 /// [`HtmlDecisions`] keeps them, with count markers), the blocked, unreached and changed calls,
-/// block streaks, completions and report sections. `kept` should have been offered every call.
+/// block streaks (those `kept` holds), completions and report sections. `kept` should have been
+/// offered every call and every block streak.
 pub fn html(report: &Report, kept: &HtmlDecisions, out: &mut impl Write) -> std::io::Result<()> {
     let s = &report.summary;
     let mut h = String::new();
@@ -1288,7 +1368,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
             ));
         }
     }
-    html_streaks_and_completions(report, &mut h);
+    html_streaks_and_completions(report, kept, &mut h);
     html_skips(report, &mut h);
     for sec in &report.sections {
         h.push_str(&format!("<h2>{}</h2>{}", esc(&sec.title()), sec.html()));
@@ -1327,19 +1407,25 @@ fn html_skips(report: &Report, h: &mut String) {
     }
 }
 
-/// The HTML report's block streaks (a table, as the text report's streak lines) and
-/// completions (the counts of the text summary, then a table of the listed ones:
-/// [`completion_listed`]).
-fn html_streaks_and_completions(report: &Report, h: &mut String) {
-    if !report.streaks.is_empty() {
+/// The HTML report's block streaks (a table, as the text report's streak lines, of those
+/// `kept` holds; a last line counts the others) and completions (the counts of the text
+/// summary, then a table of the listed ones: [`completion_listed`]).
+fn html_streaks_and_completions(report: &Report, kept: &HtmlDecisions, h: &mut String) {
+    if !kept.streaks.is_empty() {
         h.push_str("<h2>Block streaks</h2><table><tr><th>trace</th><th>line</th><th>key</th><th>blocked in a row</th><th>latest reason</th><th>suggestion</th></tr>");
-        for st in &report.streaks {
+        for st in &kept.streaks {
             h.push_str(&format!(
                 "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&st.trace), st.line, esc(&st.action_key), st.count, esc(&st.reason), esc(&st.suggestion)
             ));
         }
         h.push_str("</table>");
+        if kept.omitted_streaks > 0 {
+            h.push_str(&format!(
+                "<p class=\"muted\">… and {} more block streaks (every one is in <code>--output-format json-lines</code>).</p>",
+                kept.omitted_streaks
+            ));
+        }
     }
     let s = &report.summary;
     if s.completions == 0 {
@@ -1448,6 +1534,18 @@ mod tests {
                     suggestion: (i % 3 == 0).then(|| "ask {first}".into()),
                 });
             }
+            // One block streak per three calls, its text with characters to escape.
+            for i in 0..calls / 3 {
+                r.streaks.push(BlockStreak {
+                    trace: name.clone(),
+                    file: name.clone(),
+                    line: 3 * i as u64 + 3,
+                    action_key: format!("k.s{i}\u{1b}"),
+                    count: 3 * (i as u64 + 1),
+                    reason: "blocked \"s\"\nagain".into(),
+                    suggestion: format!("<wait {i}>"),
+                });
+            }
             r.traces.push(TraceTotals {
                 trace: name,
                 format: "native".into(),
@@ -1482,6 +1580,9 @@ mod tests {
         }
         for t in &r.traces {
             sp.add_trace(t).unwrap();
+        }
+        for st in &r.streaks {
+            sp.add_streak(st).unwrap();
         }
         let mut out = Vec::new();
         match format {
@@ -1518,6 +1619,21 @@ mod tests {
                         assert_eq!(got["blocked"], json!(calls.div_ceil(4)), "{what}");
                         assert_eq!(got["config"], json!(t.config.as_deref()), "{what}");
                     }
+                    // The spooled block streaks (issue 6 T6-11), in order; no key without any.
+                    let streaks = traces * (calls / 3);
+                    assert_eq!(r.streaks.len(), streaks, "{what}");
+                    match v.get("block_streaks") {
+                        None => assert_eq!(streaks, 0, "json, {what}"),
+                        Some(got) => {
+                            let got = got.as_array().unwrap();
+                            assert_eq!(got.len(), streaks, "json, {what}");
+                            for (g, st) in got.iter().zip(&r.streaks) {
+                                assert_eq!(g["line"], json!(st.line), "{what}");
+                                assert_eq!(g["action_key"], json!(st.action_key), "{what}");
+                                assert_eq!(g["reason"], json!(st.reason), "{what}");
+                            }
+                        }
+                    }
 
                     let mut buffered = Vec::new();
                     sarif(&r, &mut buffered).unwrap();
@@ -1540,7 +1656,7 @@ mod tests {
                     assert_eq!(notable.len(), traces * (calls - calls / 4), "{what}");
                     assert_eq!(
                         results.len(),
-                        notable.len() + extra.unwrap_or(0),
+                        notable.len() + streaks + extra.unwrap_or(0),
                         "sarif, {what}"
                     );
                     for (got, d) in results.iter().zip(&notable) {
@@ -1556,7 +1672,17 @@ mod tests {
                             "{what}"
                         );
                     }
-                    for (i, got) in results[notable.len()..].iter().enumerate() {
+                    let after = &results[notable.len()..];
+                    for (got, st) in after.iter().zip(&r.streaks) {
+                        assert_eq!(got["ruleId"], json!("block-streak"), "{what}");
+                        assert_eq!(got["properties"]["count"], json!(st.count), "{what}");
+                        assert_eq!(
+                            got["locations"][0]["physicalLocation"]["region"]["startLine"],
+                            json!(st.line),
+                            "{what}"
+                        );
+                    }
+                    for (i, got) in after[streaks..].iter().enumerate() {
                         assert_eq!(got["message"]["text"], json!(format!("extra {i}")));
                         assert_eq!(
                             got["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
@@ -1646,6 +1772,43 @@ mod tests {
         assert!(h.contains(&format!("… and {} more", kept.omitted_notable)));
     }
 
+    /// The HTML report keeps the first [`NOTABLE_CAP`] block streaks, in order, and counts
+    /// the others (issue 6 T6-11: every streak used to stay in memory until the end).
+    #[test]
+    fn html_keeps_the_first_streaks_and_counts_the_rest() {
+        let r = report(1, 0, None);
+        for (n, more) in [(3, 0), (NOTABLE_CAP + 7, 7)] {
+            let mut kept = HtmlDecisions::default();
+            for i in 0..n {
+                kept.add_streak(&BlockStreak {
+                    trace: r.traces[0].trace.clone(),
+                    file: r.traces[0].trace.clone(),
+                    line: i as u64 + 1,
+                    action_key: format!("S.S.k{i}"),
+                    count: 3,
+                    reason: "r".into(),
+                    suggestion: "<s>".into(),
+                });
+            }
+            assert_eq!(kept.streaks.len(), n - more);
+            let mut out = Vec::new();
+            html(&r, &kept, &mut out).unwrap();
+            let h = String::from_utf8(out).unwrap();
+            let table = h.split("<h2>Block streaks</h2>").nth(1).unwrap();
+            let table = table.split("</table>").next().unwrap();
+            assert_eq!(table.matches("<tr><td>").count(), n - more);
+            let last = n - more - 1;
+            assert!(table.ends_with(&format!(
+                "<td>{}</td><td><code>S.S.k{last}</code></td><td>3</td><td>r</td><td>&lt;s&gt;</td></tr>",
+                last + 1
+            )));
+            assert_eq!(
+                h.contains(&format!("… and {more} more block streaks")),
+                more > 0
+            );
+        }
+    }
+
     #[test]
     fn spool_is_only_for_text_json_and_sarif() {
         for f in [ReplayFormat::JsonLines, ReplayFormat::Html] {
@@ -1670,8 +1833,10 @@ mod tests {
                     text(&r, &mut buffered).unwrap();
                     let stream = streamed(&r, ReplayFormat::Text);
                     assert_eq!(stream, String::from_utf8(buffered).unwrap(), "{what}");
-                    let heads: Vec<&str> =
-                        stream.lines().filter(|l| l.starts_with("dir/t ")).collect();
+                    let heads: Vec<&str> = stream
+                        .lines()
+                        .filter(|l| l.starts_with("dir/t ") && !l.ends_with("(block streak)"))
+                        .collect();
                     assert_eq!(heads.len(), traces * calls, "{what}");
                     for (l, d) in heads.iter().zip(&r.decisions) {
                         assert!(
@@ -1687,6 +1852,25 @@ mod tests {
                         "{what}"
                     );
                     assert!(!stream.contains('\u{1b}'), "{what}");
+                    // The spooled block streaks (issue 6 T6-11), in order, after the decisions.
+                    let streak_lines: Vec<&str> = stream
+                        .lines()
+                        .filter(|l| l.ends_with("(block streak)"))
+                        .collect();
+                    assert_eq!(streak_lines.len(), r.streaks.len(), "{what}");
+                    for (l, st) in streak_lines.iter().zip(&r.streaks) {
+                        assert_eq!(
+                            *l,
+                            format!(
+                                "{}:{}: `{}` blocked {} times in a row (block streak)",
+                                st.file,
+                                st.line,
+                                ctl(&st.action_key),
+                                st.count
+                            ),
+                            "{what}"
+                        );
+                    }
                     let summary = stream.find("Replayed ").unwrap();
                     assert_eq!(
                         &stream[summary.saturating_sub(2)..summary] == "\n\n",
