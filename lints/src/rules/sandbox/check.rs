@@ -910,6 +910,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.run_block(root, &mut flow, true, 0);
+        self.check_attribute_validation();
+        self.check_host_run_hooks();
         // Stars of the enclosing cell, for the code strings it runs (`exec`, annotations).
         for m in self.star_modules.clone() {
             if self.nesting > 0 {
@@ -1926,9 +1928,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
             && ctx == Ctx::Load
             && !nctx.callee
             && class_name_only(node, self.it.src);
+        // `object.__setattr__(self, "field", v)` in a method of the cell's own class: the
+        // documented way to set a field of a frozen dataclass (round 6 S6-25).
+        let own_field_store = name == "__setattr__"
+            && ctx == Ctx::Load
+            && nctx.callee
+            && self.own_field_setattr(node, obj, env);
         if is_dunder(name)
             && !allowed_call
             && !class_name
+            && !own_field_store
             && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&name))
         {
             let what = match ctx {
@@ -2317,6 +2326,44 @@ impl<'t, 'a> Sbx<'t, 'a> {
             v = component(&v, i, n);
         }
         v
+    }
+
+    /// True when `attr` (an `object.__setattr__` attribute, `object` the builtin) is the callee
+    /// of `object.__setattr__(self, "name", value)`, `self` being an instance of a sealed cell
+    /// class ([`Self::self_instance`]) and `name` a constant non-dunder attribute the class
+    /// declares: that is `self.name = value` on the cell's own object, the way a frozen
+    /// dataclass's `__post_init__` sets its fields (Python's `dataclasses` documentation).
+    fn own_field_setattr(&mut self, attr: Node<'t>, obj: Node<'t>, env: &Env) -> bool {
+        let Some(call) = self.it.parent(attr).filter(|c| {
+            c.kind_name() == "call" && c.field(F::Function).is_some_and(|f| f.id() == attr.id())
+        }) else {
+            return false;
+        };
+        let (pos, kws, splat) = call_args(call.field(F::Arguments), self.it.src);
+        if pos.len() != 3 || !kws.is_empty() || splat {
+            return false;
+        }
+        let is_object = {
+            let v = self.it.eval(obj, env, 0);
+            !v.is_empty() && v.iter().all(|x| matches!(x, Val::Builtin("object")))
+        };
+        if !is_object {
+            return false;
+        }
+        let names = self.it.eval(pos[1], env, 0);
+        if names.has_unknown() || names.strs().next().is_none() {
+            return false;
+        }
+        let Some(id) = self.self_instance(unparen(pos[0])) else {
+            return false;
+        };
+        let Some(info) = self.it.classes.get(id as usize) else {
+            return false;
+        };
+        let own = names
+            .strs()
+            .all(|n| !is_dunder(n) && info.fields.contains(n));
+        own
     }
 
     /// The cell class whose instance `obj` is when `obj` is the first parameter (`self`) of an
@@ -3542,6 +3589,179 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// pydantic validation from attributes is `getattr(obj, name)` for every field of the model,
+    /// done by pydantic in C with names the cell never writes as attribute reads: the field's
+    /// `alias`/`validation_alias` when it has a constant one (`Field(alias="_sys")`), and the
+    /// field name itself (`sys: Any`, read back through `model_dump()`, `dict(m)` or iteration).
+    /// A cell validates from attributes when it mentions `from_attributes` (v2: a keyword of
+    /// `model_validate`/`validate_python`, a `model_config` key, a class keyword) or pydantic
+    /// v1's `orm_mode`/`from_orm`. Then every field read of every model (annotated class-body
+    /// names of the cell's classes, keyword fields of `create_model`) is checked as that
+    /// `getattr`: dunders are SBX002, frame attributes SBX008, and the rest are checked like the
+    /// attribute written out on the objects the cell validates that model from
+    /// (`M.model_validate(collections, from_attributes=True)` with `s: Any =
+    /// Field(alias="_sys")` reads `collections._sys`, SBX005). For a model the cell does not
+    /// visibly validate (nested models, `create_model` results, a model validated from a value
+    /// cellguard cannot resolve), the object may be anything, and a host-reaching name (`sys`,
+    /// `_os`, `codecs`) is reported. Round 6 S6-1, S6-3, S6-11.
+    fn check_attribute_validation(&mut self) {
+        let src = self.it.src;
+        if !(src.contains("from_attributes")
+            || src.contains("orm_mode")
+            || src.contains("from_orm"))
+        {
+            return;
+        }
+        let Some(ix) = self.index() else { return };
+        let calls = ix.of_kinds(&["call"]);
+        let classes = ix.of_kinds(&["class_definition"]);
+        // The objects each cell class is validated from, by class id.
+        let mut receivers: rustc_hash::FxHashMap<u32, (VSet, String)> = Default::default();
+        let mut models: Vec<(Vec<(String, TextRange)>, Option<u32>)> = Vec::new();
+        for call in calls {
+            let Some(callee) = call.field(F::Function).map(unparen) else {
+                continue;
+            };
+            let (pos, kws, _) = call_args(call.field(F::Arguments), src);
+            if self.text(callee).rsplit('.').next() == Some("create_model") {
+                let mut reads = Vec::new();
+                for (k, v) in &kws {
+                    if k.starts_with("__") {
+                        continue;
+                    }
+                    if let Some(kw) = v.parent().filter(|p| p.kind_name() == "keyword_argument") {
+                        if let Some(name) = kw.field(F::Name) {
+                            reads.push((k.clone(), parse::range(name)));
+                        }
+                    }
+                    self.field_aliases(*v, &mut reads);
+                }
+                models.push((reads, None));
+            } else if callee.kind_name() == "attribute" {
+                let (Some(model), Some(attr)) =
+                    (callee.field(F::Object), callee.field(F::Attribute))
+                else {
+                    continue;
+                };
+                let method = ident(attr, src);
+                if !matches!(&*method, "model_validate" | "validate_python" | "from_orm") {
+                    continue;
+                }
+                let Some(obj) = pos
+                    .first()
+                    .copied()
+                    .or_else(|| kws.iter().find(|(k, _)| k == "obj").map(|(_, v)| *v))
+                else {
+                    continue;
+                };
+                // `TypeAdapter(M).validate_python(obj)`: the model is the adapter's argument.
+                let mut model = unparen(model);
+                if method == "validate_python" && model.kind_name() == "call" {
+                    let (mpos, _, _) = call_args(model.field(F::Arguments), src);
+                    match mpos.first() {
+                        Some(m) => model = unparen(*m),
+                        None => continue,
+                    }
+                }
+                let objv = self.it.eval(obj, &Env::Global, 0);
+                let shown = short(self.text(obj));
+                for v in self.it.eval(model, &Env::Global, 0).iter() {
+                    if let Val::Class(id) = v {
+                        let e = receivers
+                            .entry(*id)
+                            .or_insert_with(|| (VSet::default(), shown.clone()));
+                        e.0.join(&objv);
+                    }
+                }
+            }
+        }
+        for class in classes {
+            let Some(&id) = self.it.class_ids.get(&class.id()) else {
+                continue;
+            };
+            let Some(body) = class.field(F::Body) else {
+                continue;
+            };
+            let mut reads = Vec::new();
+            for st in named(body) {
+                let Some(a) = first_named(st)
+                    .filter(|a| a.kind_name() == "assignment" && a.field(F::Type).is_some())
+                else {
+                    continue;
+                };
+                if let Some(l) = a.field(F::Left).filter(|l| l.kind_name() == "identifier") {
+                    reads.push((ident(l, src).into_owned(), parse::range(l)));
+                }
+                for f in [F::Type, F::Right] {
+                    if let Some(x) = a.field(f) {
+                        self.field_aliases(x, &mut reads);
+                    }
+                }
+            }
+            models.push((reads, Some(id)));
+        }
+        for (reads, id) in models {
+            let (objv, shown) = id
+                .and_then(|id| receivers.get(&id).cloned())
+                .unwrap_or_else(|| (VSet::unknown(), "validated_obj".to_string()));
+            for (name, range) in reads {
+                if is_dunder(&name) {
+                    if !BENIGN_DUNDER_READS.contains(&name.as_str()) {
+                        self.report(
+                            &DUNDER_ACCESS,
+                            range,
+                            format!("pydantic reads dunder attribute `{name}` of {shown} with `getattr` when it validates from attributes"),
+                            Some("Validation from attributes (`from_attributes`, `orm_mode`, `from_orm`) reads each field's alias or name as an attribute".into()),
+                        );
+                    }
+                    continue;
+                }
+                if FRAME_ATTRS.contains(&name.as_str()) {
+                    self.report(
+                        &FRAME_WALK,
+                        range,
+                        format!("pydantic reads frame attribute `{name}` with `getattr` when it validates from attributes: frames expose globals and builtins"),
+                        None,
+                    );
+                }
+                self.attr_findings(&objv, &name, range, &shown);
+            }
+        }
+    }
+
+    /// The constant names a field's `Field(...)` calls (in its annotation or default, also
+    /// nested: `Annotated[Any, Field(alias="a")]`, `(Any, Field(alias="a"))`) give as `alias` or
+    /// `validation_alias`, with the range of the value, pushed onto `out`. String arguments of
+    /// `AliasChoices(...)`/`AliasPath(...)` values count too.
+    fn field_aliases(&mut self, root: Node<'t>, out: &mut Vec<(String, TextRange)>) {
+        let mut stack = vec![root];
+        let mut budget = 4096u32;
+        while let Some(n) = stack.pop() {
+            budget = budget.saturating_sub(1);
+            if budget == 0 {
+                return;
+            }
+            if n.kind_name() == "keyword_argument" {
+                if let (Some(k), Some(v)) = (n.field(F::Name), n.field(F::Value)) {
+                    if matches!(&*ident(k, self.it.src), "alias" | "validation_alias") {
+                        let mut vals = self.it.eval(v, &Env::Global, 0);
+                        if unparen(v).kind_name() == "call" {
+                            let (vpos, _, _) =
+                                call_args(unparen(v).field(F::Arguments), self.it.src);
+                            for a in vpos {
+                                vals.join(&self.it.eval(a, &Env::Global, 0));
+                            }
+                        }
+                        for s in vals.strs() {
+                            out.push((s.to_string(), parse::range(v)));
+                        }
+                    }
+                }
+            }
+            stack.extend(named(n));
+        }
+    }
+
     /// SBX005 for a method call that changes a host object in place: a container method
     /// (`update`, `setdefault`, `pop`, `clear`, `append`, ...) or an ABC's `register` on a
     /// module member or a part of a pre-bound object (`ActionResult.model_config.update(...)`,
@@ -4436,6 +4656,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
         self.check_host_mutator_call(callee, env, false);
         for (k, v) in &kws {
             self.check_computed_alias(k, *v, env);
+            // pydantic's `TypeAdapter(t, _parent_depth=n)` and `model_rebuild(
+            // _parent_namespace_depth=n)` take `sys._getframe(n)` and evaluate type strings in
+            // that frame's globals and locals: past the cell's frame, the executor's (round 6
+            // S6-15). The default (2) is the caller's frame.
+            if matches!(k.as_str(), "_parent_depth" | "_parent_namespace_depth")
+                && self.text(unparen(*v)) != "2"
+            {
+                self.report(
+                    &FRAME_WALK,
+                    parse::range(*v),
+                    format!("`{k}` makes pydantic take `sys._getframe(n)` and evaluate type strings in that frame's globals and locals, which may be the executor's"),
+                    Some("Leave `_parent_depth`/`_parent_namespace_depth` at their default".into()),
+                );
+            }
         }
         // `str.format` / `str.format_map` passed as a value (`partial(str.format, t)`,
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
@@ -5767,6 +6001,97 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The field names of a class of the cell that `name` (a `getattr`/`setattr` name argument)
+    /// takes in turn, as constants: `f.name` for `f` looping over `dataclasses.fields(x)`, and
+    /// a name looping over `C.model_fields` (also `.keys()`), `C.__fields__`,
+    /// `C.__dataclass_fields__` or `C._fields` (`collections.namedtuple`, `typing.NamedTuple`),
+    /// where `x`/`C` is a class of the cell or an instance of one. The names are what the class
+    /// declares ([`super::interp::ClassInfo::fields`]), so `getattr(r, f.name)` over the cell's
+    /// own fields is checked as the reads it is instead of as a computed name, and the same
+    /// loop on another object (`getattr(random, f.name)` with a field `_os`) is reported for
+    /// the attribute it reads. `None` for any other shape. Round 6 S6-29.
+    fn declared_field_names(&mut self, name: Node<'t>, env: &Env) -> Option<VSet> {
+        let n = unparen(name);
+        let (var, via_attr) = match n.kind_name() {
+            "attribute" => {
+                let a = n.field(F::Attribute)?;
+                let o = unparen(n.field(F::Object)?);
+                if ident(a, self.it.src) != "name" || o.kind_name() != "identifier" {
+                    return None;
+                }
+                (ident(o, self.it.src).into_owned(), true)
+            }
+            "identifier" => (ident(n, self.it.src).into_owned(), false),
+            _ => return None,
+        };
+        let mut out = VSet::default();
+        for it in self.for_iterables_of(&var)? {
+            let mut it = unparen(it);
+            // `C.model_fields.keys()`
+            if !via_attr && it.kind_name() == "call" {
+                let f = unparen(it.field(F::Function)?);
+                let (pos, kws, splat) = call_args(it.field(F::Arguments), self.it.src);
+                if f.kind_name() == "attribute"
+                    && f.field(F::Attribute)
+                        .is_some_and(|a| ident(a, self.it.src) == "keys")
+                    && pos.is_empty()
+                    && kws.is_empty()
+                    && !splat
+                {
+                    it = unparen(f.field(F::Object)?);
+                }
+            }
+            let owner = if via_attr {
+                // `dataclasses.fields(x)`
+                if it.kind_name() != "call" {
+                    return None;
+                }
+                let f = it.field(F::Function)?;
+                let is_fields = self
+                    .it
+                    .eval(f, env, 0)
+                    .iter()
+                    .all(|v| matches!(v, Val::Member(p) if &**p == "dataclasses.fields"));
+                let (pos, _, _) = call_args(it.field(F::Arguments), self.it.src);
+                if !is_fields || pos.len() != 1 {
+                    return None;
+                }
+                pos[0]
+            } else {
+                if it.kind_name() != "attribute" {
+                    return None;
+                }
+                let a = ident(it.field(F::Attribute)?, self.it.src);
+                if !matches!(
+                    &*a,
+                    "model_fields" | "__fields__" | "__dataclass_fields__" | "_fields"
+                ) {
+                    return None;
+                }
+                it.field(F::Object)?
+            };
+            let ov = self.it.eval(owner, env, 0);
+            let mut names: Option<Vec<String>> = None;
+            if !ov.is_empty() && ov.iter().all(|v| matches!(v, Val::Class(_) | Val::Inst(_))) {
+                let mut all = Vec::new();
+                for v in ov.iter() {
+                    if let Val::Class(id) | Val::Inst(id) = v {
+                        let info = self.it.classes.get(*id as usize)?;
+                        all.extend(info.fields.iter().cloned());
+                    }
+                }
+                names = Some(all);
+            } else if unparen(owner).kind_name() == "identifier" {
+                let o = ident(unparen(owner), self.it.src).into_owned();
+                names = self.functional_match_args(&o);
+            }
+            for s in names? {
+                out.push(Val::str(s));
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     /// The iterables of the `for` loops and comprehension clauses whose target is exactly
     /// `name`, or `None` when there are none.
     fn for_iterables_of(&self, name: &str) -> Option<Vec<Node<'t>>> {
@@ -5878,7 +6203,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         }
         let store = matches!(b, "setattr" | "delattr");
-        let names = self.it.eval(pos[1], env, 0);
+        let mut names = self.it.eval(pos[1], env, 0);
+        if names.has_unknown() {
+            if let Some(fields) = self.declared_field_names(pos[1], env) {
+                names = fields;
+            }
+        }
         let objs = self.it.eval(pos[0], env, 0);
         if store {
             let shown_names: Vec<String> = names.strs().map(str::to_string).collect();
@@ -7262,6 +7592,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `name_at`, once per body.
     fn check_string_dunder_body(&mut self, name: &str, name_at: Node<'t>, body: Node<'t>) {
         let src = self.it.src;
+        let (methods, properties) = self.class_methods_around(body);
         let mut what: Option<String> = None;
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
@@ -7299,7 +7630,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .it
                             .eval(c, &Env::Global, 0)
                             .iter()
-                            .any(|x| matches!(x, Val::Func(_)));
+                            .any(|x| matches!(x, Val::Func(_)))
+                            || self.cell_function_ref(c, &methods);
                         (cell_fn && unparen(c).kind_name() != "lambda").then(|| {
                             format!(
                                 "runs `{}` through `{}`",
@@ -7320,6 +7652,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 "global_statement" | "nonlocal_statement" => {
                     Some("rebinds names outside the method".to_string())
                 }
+                // `while True: pass` builds no string.
+                "while_statement" => Some("loops with `while`".to_string()),
+                // `self.label` where `label` is a `@property` of the class runs its getter
+                // (round 6 S6-16).
+                "attribute" => n
+                    .field(F::Attribute)
+                    .map(|a| ident(a, src))
+                    .filter(|a| properties.contains(&**a))
+                    .map(|a| format!("reads property `{a}`, whose getter is cell code")),
                 "delete_statement" => Some("deletes".to_string()),
                 "await" => Some("awaits".to_string()),
                 "yield" => Some("yields".to_string()),
@@ -7337,9 +7678,117 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(name_at),
-                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value or reporting its exception), after the cell and outside its checks"),
-                Some("Let `__repr__`/`__str__` only build and return a string from the object's fields".into()),
+                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value or reporting its exception, pydantic formatting or serialising the model), after the cell and outside its checks"),
+                Some("Let `__repr__`/`__str__` (and the methods the host calls to format or serialise an object) only build and return a value from the object's fields".into()),
             );
+        }
+    }
+
+    /// The method names and the `@property` (`functools.cached_property`) names of the class
+    /// whose method body is `body` (empty when `body` is not a method body of a `class`
+    /// statement).
+    fn class_methods_around(&self, body: Node<'t>) -> (HashSet<String>, HashSet<String>) {
+        let mut methods = HashSet::default();
+        let mut props = HashSet::default();
+        let mut up = body.parent().and_then(|d| d.parent());
+        if up.is_some_and(|p| p.kind_name() == "decorated_definition") {
+            up = up.and_then(|p| p.parent());
+        }
+        let Some(class_body) = up.filter(|b| {
+            b.kind_name() == "block"
+                && b.parent()
+                    .is_some_and(|c| c.kind_name() == "class_definition")
+        }) else {
+            return (methods, props);
+        };
+        for st in named(class_body) {
+            let (def, decorators) = if st.kind_name() == "decorated_definition" {
+                (st.field(F::Definition), decorator_names(st, self.it.src))
+            } else {
+                (Some(st), Vec::new())
+            };
+            let Some(def) = def.filter(|d| d.kind_name() == "function_definition") else {
+                continue;
+            };
+            if let Some(n) = def.field(F::Name) {
+                let n = ident(n, self.it.src).into_owned();
+                if decorators.iter().any(|d| {
+                    matches!(
+                        d.as_str(),
+                        "property" | "cached_property" | "computed_field"
+                    )
+                }) {
+                    props.insert(n.clone());
+                }
+                methods.insert(n);
+            }
+        }
+        (methods, props)
+    }
+
+    /// True when `c` names cell code: a function the cell defines by name (`key=spin`), or
+    /// `self.m` / `cls.m` for a method `m` of the enclosing class (`map(self.fmt, xs)`).
+    fn cell_function_ref(&mut self, c: Node<'t>, methods: &HashSet<String>) -> bool {
+        let c = unparen(c);
+        match c.kind_name() {
+            "identifier" => {
+                let n = ident(c, self.it.src).into_owned();
+                self.index().is_some_and(|ix| {
+                    ix.of_kinds(&["function_definition"])
+                        .iter()
+                        .any(|d| d.field(F::Name).is_some_and(|m| ident(m, self.it.src) == n))
+                })
+            }
+            "attribute" => c
+                .field(F::Attribute)
+                .is_some_and(|a| methods.contains(&*ident(a, self.it.src))),
+            _ => false,
+        }
+    }
+
+    /// SBX009 for the methods the host runs to format or serialise a cell object, which run
+    /// outside the executor's limits like `__repr__`/`__str__`: pydantic's `@computed_field`
+    /// getters (the model's `repr`/`str` call them), `@model_serializer`/`@field_serializer`
+    /// methods (`model_dump` in the host runs them), and `utcoffset`/`tzname`/`dst` of a cell
+    /// `tzinfo` class (any formatting of an aware `datetime` calls them). Their bodies get
+    /// [`Self::check_string_dunder_body`]. Round 6 S6-12.
+    fn check_host_run_hooks(&mut self) {
+        let src = self.it.src;
+        if !(src.contains("computed_field")
+            || src.contains("_serializer")
+            || src.contains("tzinfo"))
+        {
+            return;
+        }
+        let Some(ix) = self.index() else { return };
+        for def in ix.of_kinds(&["function_definition"]) {
+            let (Some(name), Some(body)) = (def.field(F::Name), def.field(F::Body)) else {
+                continue;
+            };
+            let n = ident(name, src).into_owned();
+            let decorated = def
+                .parent()
+                .filter(|p| p.kind_name() == "decorated_definition")
+                .map(|p| decorator_names(p, src))
+                .unwrap_or_default();
+            let hook = decorated.iter().any(|d| {
+                matches!(
+                    d.as_str(),
+                    "computed_field" | "model_serializer" | "field_serializer"
+                )
+            }) || (matches!(n.as_str(), "utcoffset" | "tzname" | "dst") && {
+                let mut up = def.parent();
+                if up.is_some_and(|p| p.kind_name() == "decorated_definition") {
+                    up = up.and_then(|p| p.parent());
+                }
+                up.and_then(|b| b.parent())
+                    .filter(|c| c.kind_name() == "class_definition")
+                    .and_then(|c| c.field(F::Superclasses))
+                    .is_some_and(|b| self.text(b).contains("tzinfo"))
+            });
+            if hook {
+                self.check_string_dunder_body(&n, name, body);
+            }
         }
     }
 
@@ -7820,6 +8269,20 @@ fn is_len_argument(node: Node, src: &str) -> bool {
 /// True when function definition `def` has an annotation that is evaluated later: a string
 /// (also nested, `list["T"]`), or any annotation when `future` (`from __future__ import
 /// annotations` makes every annotation a string).
+/// The last dotted segment of each decorator of `decorated` (a `decorated_definition`), call
+/// arguments dropped: `@pydantic.computed_field(repr=True)` is `computed_field`.
+fn decorator_names(decorated: Node, src: &str) -> Vec<String> {
+    named(decorated)
+        .into_iter()
+        .filter(|d| d.kind_name() == "decorator")
+        .map(|d| {
+            let t = parse::text(d, src).trim_start_matches('@').trim();
+            let t = t.split('(').next().unwrap_or(t).trim();
+            t.rsplit('.').next().unwrap_or(t).trim().to_string()
+        })
+        .collect()
+}
+
 fn has_string_annotation(def: Node, future: bool) -> bool {
     fn has_string(n: Node) -> bool {
         if matches!(n.kind_name(), "string" | "concatenated_string") {

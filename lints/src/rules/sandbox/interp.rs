@@ -2673,6 +2673,18 @@ impl<'t, 'a> Interp<'t, 'a> {
                 None => VSet::unknown(),
             };
         }
+        // pydantic v1's `GetterDict(obj)` is a mapping whose items are `getattr(obj, key)`: the
+        // object's namespace, as `vars(obj)` (round 6 S6-11).
+        if path.starts_with("pydantic") && last == "GetterDict" {
+            return match pos.first() {
+                Some(a) => self
+                    .eval(*a, env, d)
+                    .iter()
+                    .map(|x| Val::ns(x.clone()))
+                    .collect(),
+                None => VSet::unknown(),
+            };
+        }
         if path == "json.loads" {
             // A JSON string constant decodes to a string (`json.loads('"_\\u005fclass__"')`).
             let Some(a) = pos.first() else {

@@ -397,6 +397,21 @@ const TRIGGER_WORDS: &[&str] = &[
     "validation_alias",
     "alias_generator",
     "_types_namespace",
+    // Validation from attributes reads every field with `getattr` (round 6 S6-1, S6-3, S6-11).
+    "from_attributes",
+    "orm_mode",
+    "from_orm",
+    "model_validate",
+    "validate_python",
+    "GetterDict",
+    // pydantic's frame-depth parameters (`sys._getframe(n)`, round 6 S6-15).
+    "_parent_depth",
+    "_parent_namespace_depth",
+    // Methods the host runs to format or serialise a cell object (round 6 S6-12).
+    "computed_field",
+    "model_serializer",
+    "field_serializer",
+    "tzinfo",
     // On any receiver: pydantic's file loader on every model, and the asyncio scheduling
     // methods whose code runs on the host's loop after the cell (`SBX009`).
     "parse_file",
