@@ -613,6 +613,8 @@ pub struct Sbx<'t, 'a> {
     index: std::cell::OnceCell<CellIndex<'t>>,
     /// [`Sbx::denied_last_segment`] results by attribute name.
     denied_last: rustc_hash::FxHashMap<String, bool>,
+    /// [`Sbx::module_denied_entry`] results by attribute name.
+    module_denied: rustc_hash::FxHashMap<String, Option<&'a str>>,
     /// Class definitions of the cell by name (filled on first use).
     class_defs: Option<rustc_hash::FxHashMap<String, Node<'t>>>,
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
@@ -884,6 +886,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             pos_subjects: Default::default(),
             index: std::cell::OnceCell::new(),
             denied_last: Default::default(),
+            module_denied: Default::default(),
             class_defs: None,
             assigned: None,
             flows: None,
@@ -1294,8 +1297,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                     descend = false;
                 }
+                // The class namespace's annotations dict read by name: `dataclass(C)` pastes
+                // its keys into the source of the `__init__` it `exec`s (round 6 S6-26).
+                "identifier" if ident(n, self.it.src) == "__annotations__" => {
+                    self.report(
+                        &DUNDER_ACCESS,
+                        parse::range(n),
+                        "Use of the class body's `__annotations__` dict: `dataclasses.dataclass` pastes its keys, as field names, into the `__init__` source it executes".into(),
+                        Some("Declare fields with annotations (`x: int`)".into()),
+                    );
+                }
                 "assignment" => {
                     if let Some(l) = n.field(F::Left) {
+                        // `__module__ = "os"`: `typing.get_type_hints` and pydantic resolve the
+                        // class's string annotations in `sys.modules[__module__]` (round 6
+                        // S6-27: `x: "system"` is then `os.system`).
+                        if l.kind() == "identifier" && ident(l, self.it.src) == "__module__" {
+                            self.report(
+                                &DUNDER_ACCESS,
+                                parse::range(l),
+                                "Binding `__module__` in a class body: `typing.get_type_hints` and pydantic resolve the class's string annotations in the globals of the module it names (`sys.modules[__module__]`)".into(),
+                                Some("Leave `__module__` to Python".into()),
+                            );
+                        }
                         let constant = n.field(F::Right).is_none_or(constant_value);
                         if !(constant && l.kind() == "identifier") {
                             let how = if constant {
@@ -3617,13 +3641,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let classes = ix.of_kinds(&["class_definition"]);
         // The objects each cell class is validated from, by class id.
         let mut receivers: rustc_hash::FxHashMap<u32, (VSet, String)> = Default::default();
-        let mut models: Vec<(Vec<(String, TextRange)>, Option<u32>)> = Vec::new();
+        // Each model's attribute reads (name, where to report) and its class id, if any.
+        type Reads = Vec<(String, TextRange)>;
+        let mut models: Vec<(Reads, Option<u32>)> = Vec::new();
         for call in calls {
             let Some(callee) = call.field(F::Function).map(unparen) else {
                 continue;
             };
             let (pos, kws, _) = call_args(call.field(F::Arguments), src);
-            if self.text(callee).rsplit('.').next() == Some("create_model") {
+            let last = match callee.kind_name() {
+                "attribute" => callee.field(F::Attribute).map(|a| ident(a, src)),
+                "identifier" => Some(ident(callee, src)),
+                _ => None,
+            };
+            if last.as_deref() == Some("create_model") {
                 let mut reads = Vec::new();
                 for (k, v) in &kws {
                     if k.starts_with("__") {
@@ -3847,6 +3878,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Val::Module(m) => {
                     let (res, esc) = self.it.module_step(m, name);
                     self.module_findings(m, name, &res, esc, range);
+                    let real = m.real.clone();
+                    self.allowed_submodule(&real, name, &res, range);
                 }
                 Val::Member(p) if !is_dunder(name) => {
                     let path = format!("{p}.{name}");
@@ -3870,6 +3903,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         if !opaque || shown.is_empty() {
             return;
+        }
+        // A denied member of a module named on a receiver that may be that module
+        // (`asyncio` out of a generator, then `m.create_subprocess_exec`; round 6 S6-30).
+        if let Some(entry) = self.module_denied_entry(name) {
+            self.report(
+                &DANGEROUS_MEMBER,
+                range,
+                format!("`{shown}.{name}` may be a denied member of an allowed module (`{entry}`): cellguard cannot tell what `{shown}` is, and a module passed through a value flow is still that module"),
+                Some("It reaches processes, files, the network or host state, or runs code later in the host; see `[lint.imports] deny-members`".into()),
+            );
         }
         if let Some((target, via)) = unknown_host_attr(name) {
             let example = if via.is_empty() {
@@ -4853,6 +4896,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 if p.starts_with("functools.") && matches!(last, "update_wrapper" | "wraps") {
                     self.check_wrapper_names(last, &pos, &kws, env);
+                }
+                // A library metaclass called as `type(name, bases, ns)` is (`typing.ABCMeta`,
+                // `typing.NamedTupleMeta`, `enum.EnumMeta`): the namespace's dunder keys are
+                // methods of the new class (round 6 S6-20).
+                if pos.len() == 3 && (last.ends_with("Meta") || last == "EnumType") {
+                    self.check_type_dict(pos[2], env);
+                    self.check_type_base_overrides(pos[1], pos[2], env);
                 }
                 if inner_callee.kind_name() != "attribute" && !self.deny_entries.is_empty() {
                     self.deny_check(p, crange);
@@ -6106,6 +6156,40 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .filter_map(|n| n.field(F::Right))
             .collect();
         (!out.is_empty()).then_some(out)
+    }
+
+    /// The deny-members entry a module-level function or object called `name` matches, for an
+    /// attribute read on a receiver cellguard cannot resolve: an entry `m.name` (or
+    /// `m.*.name`) whose last segment is exactly `name`, whose other segments are module names
+    /// (lower case: class members such as `asyncio.AbstractEventLoop.stop` are judged on loop
+    /// values), and whose root module the allowlist or the namespace lets the cell reach. A
+    /// name a class of the cell declares (`self.logger` of a cell class) may be that field
+    /// instead and is left alone. Memoised by name.
+    fn module_denied_entry(&mut self, name: &str) -> Option<&'a str> {
+        if let Some(v) = self.module_denied.get(name) {
+            return *v;
+        }
+        let declared = GENERIC_MEMBER_NAMES.contains(&name)
+            || self.it.classes.iter().any(|c| c.fields.contains(name));
+        let entries: &'a [String] = self.deny_entries;
+        let found = if declared {
+            None
+        } else {
+            entries.iter().map(String::as_str).find(|e| {
+                let Some((prefix, last)) = e.rsplit_once('.') else {
+                    return false;
+                };
+                let root = root_of(e);
+                last == name
+                    && !root.contains('*')
+                    && prefix
+                        .split('.')
+                        .all(|seg| !seg.chars().any(|c| c.is_ascii_uppercase()))
+                    && (is_allowed(root, self.it.cfg.allow) || self.it.cfg.prebound.contains(root))
+            })
+        };
+        self.module_denied.insert(name.to_string(), found);
+        found
     }
 
     /// True when `name` matches the last segment of some deny-members entry (not `*`),
@@ -7926,6 +8010,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         );
                     }
                     self.module_findings(&base, &name, &res, esc, range);
+                    self.allowed_submodule(&module, &name, &res, range);
                     self.builtin_refs(name_node, &res, &name, false);
                 }
             }
@@ -8034,6 +8119,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// SBX006 for an import of `module` that the allowlist lets in. `binds_root` is true for a
     /// plain `import a.b`, which binds (and so hands out) the root package `a`.
+    /// SBX006 for a submodule reached as a name of its allowed parent, by `from parent import
+    /// sub` or `parent.sub` (`from lib2to3.pgen2 import driver`, `email.utils`), when the
+    /// submodule is host-reaching: the same module `import parent.sub` binds (round 6 S6-18).
+    /// `res` is what the step from `parent` to `name` gives; only module values count.
+    fn allowed_submodule(&mut self, parent: &str, name: &str, res: &VSet, range: TextRange) {
+        if is_private(name) || !res.iter().any(|v| matches!(v, Val::Module(_))) {
+            return;
+        }
+        let sub = format!("{parent}.{name}");
+        if super::host_module(&sub).is_some() && super::host_module(parent).is_none() {
+            let allow = self.it.cfg.allow;
+            self.unsafe_allowed(&sub, false, range, allow);
+        }
+    }
+
     fn unsafe_allowed(
         &mut self,
         module: &str,
@@ -8117,6 +8217,50 @@ fn dunder_help(name: &str) -> Option<String> {
 fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
 }
+
+/// Names of denied module members that ordinary objects commonly have as methods or fields
+/// (`client.close()`, `rng.seed(1)`, `path.exists()`, `self.logger`): not reported on a
+/// receiver cellguard cannot resolve ([`Sbx::module_denied_entry`]); the module itself, when
+/// cellguard sees it, is still judged by the deny list.
+const GENERIC_MEMBER_NAMES: &[&str] = &[
+    "close",
+    "stop",
+    "set_debug",
+    "sendfile",
+    "getaddrinfo",
+    "getnameinfo",
+    "add_reader",
+    "add_writer",
+    "remove_reader",
+    "remove_writer",
+    "disable",
+    "exists",
+    "lexists",
+    "finalize",
+    "load",
+    "save",
+    "logger",
+    "main",
+    "ref",
+    "register",
+    "seed",
+    "getstate",
+    "setstate",
+    "get_stack",
+    "print_stack",
+    "isdir",
+    "isfile",
+    "islink",
+    "ismount",
+    "getsize",
+    "abspath",
+    "realpath",
+    "relpath",
+    "Timer",
+    "memmap",
+    "fromfile",
+    "open",
+];
 
 /// Names the host pre-binds for its own bookkeeping (Colony's `_run_call_trace`, the policy's
 /// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or

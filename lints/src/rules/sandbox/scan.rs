@@ -2131,6 +2131,8 @@ pub fn relevance<'t>(
             || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
             || super::interp::is_denied_loop_method(t, cfg.deny)
+            // A denied module member on a receiver that may be the module (round 6 S6-30).
+            || cfg.deny.iter().any(|d| d.rsplit('.').next() == Some(t))
             || super::check::string_hook(t)
         {
             text_trigger[id] = true;
