@@ -6912,13 +6912,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 (false, [n, v, ..]) => (obj, *n, *v),
                 _ => return,
             };
-            let names: Vec<(String, TextRange)> = self
-                .it
-                .eval(name, env, 0)
-                .strs()
-                .map(|s| (s.to_string(), parse::range(node)))
-                .collect();
-            self.check_base_method_store(holder, &names, Some(value), env);
+            self.check_key_store(holder, name, parse::range(node), Some(value), env);
             return;
         }
         if !matches!(method.as_str(), "update" | "setdefault" | "__setitem__") {
@@ -6934,20 +6928,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for (k, v) in &kws {
             self.check_base_method_store(owner, &[(k.clone(), parse::range(*v))], Some(*v), env);
         }
-        let mut names: Vec<(String, TextRange)> = Vec::new();
         match method.as_str() {
             "update" => {
+                let mut names: Vec<(String, TextRange)> = Vec::new();
                 for p in &pos {
                     if unparen(*p).kind_name() == "dictionary" {
                         for pair in named(unparen(*p)) {
                             if let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) {
-                                let keys: Vec<(String, TextRange)> = self
-                                    .it
-                                    .eval(k, env, 0)
-                                    .strs()
-                                    .map(|s| (s.to_string(), parse::range(k)))
-                                    .collect();
-                                self.check_base_method_store(owner, &keys, Some(v), env);
+                                self.check_key_store(owner, k, parse::range(k), Some(v), env);
                             }
                         }
                         continue;
@@ -6960,19 +6948,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         }
                     }
                 }
+                self.check_base_method_store(owner, &names, None, env);
             }
             _ => {
                 if let Some(k) = pos.first() {
-                    let keys = self.it.eval(*k, env, 0);
-                    names.extend(keys.strs().map(|s| (s.to_string(), range)));
+                    self.check_key_store(owner, *k, range, pos.get(1).copied(), env);
                 }
             }
         }
-        let stored = match method.as_str() {
-            "update" => None,
-            _ => pos.get(1).copied(),
-        };
-        self.check_base_method_store(owner, &names, stored, env);
+    }
+
+    /// [`Self::check_base_method_store`] for the constant names `key` folds to, each reported
+    /// at `at`: the written names of `setattr`-like stores and namespace-dict updates.
+    fn check_key_store(
+        &mut self,
+        holder: Node<'t>,
+        key: Node<'t>,
+        at: TextRange,
+        value: Option<Node<'t>>,
+        env: &Env,
+    ) {
+        let names: Vec<(String, TextRange)> = self
+            .it
+            .eval(key, env, 0)
+            .strs()
+            .map(|s| (s.to_string(), at))
+            .collect();
+        self.check_base_method_store(holder, &names, value, env);
     }
 
     fn report_base_overrides(&mut self, bases: &[&'static str], names: Vec<(String, TextRange)>) {
