@@ -20,18 +20,6 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Stack size of the worker threads: rules walk syntax trees, and a deeply nested cell must not
-/// overflow a thread's stack.
-const WORKER_STACK_BYTES: usize = 64 << 20;
-
-/// Builds rayon's global pool with [`WORKER_STACK_BYTES`] stacks. Call it before the first
-/// parallel iterator; the error (a pool already exists, never in the binary) is ignored.
-pub(crate) fn start_worker_pool() {
-    let _ = rayon::ThreadPoolBuilder::new()
-        .stack_size(WORKER_STACK_BYTES)
-        .build_global();
-}
-
 fn main() -> ExitCode {
     let cli = match commands::Cli::try_parse() {
         Ok(cli) => cli,
@@ -44,11 +32,6 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    // `replay` builds the pool only when it scans a knowledge base: starting the worker threads
-    // is a measurable part of replaying a small trace.
-    if !matches!(cli.command, commands::Command::Replay(_)) {
-        start_worker_pool();
-    }
     match commands::run(cli) {
         Ok(status) => ExitCode::from(status as u8),
         // A reader that closed the pipe early (`cellguard kb show | head`) is not an error:

@@ -1,6 +1,7 @@
 //! `cellguard-lints`: the rule engine behind `cellguard check`, `cellguard server` and
 //! `cellguard replay`. Pure: text, configuration and knowledge base in, data out; no stdout, no
-//! global state, safe to call from any thread.
+//! global state of its own (parallel work goes to rayon's global pool, built by [`workers`]),
+//! safe to call from any thread.
 //!
 //! Data flows one way: [`source`] -> [`extract`] (cells) -> [`parse`] (tree-sitter) ->
 //! [`rules`] (via [`lint`]) -> [`diagnostic`]s.
@@ -20,12 +21,14 @@ pub mod rules;
 pub mod semantic;
 pub mod source;
 pub mod suppress;
+pub mod workers;
 
 pub use config::{Dialect, Profile, Settings};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Rule, Severity};
 pub use kb::KnowledgeBase;
 pub use lint::check_file;
 pub use source::{SourceFile, TextRange};
+pub use workers::start_worker_pool;
 pub mod completion;
 pub mod guardrails;
 pub mod policies;

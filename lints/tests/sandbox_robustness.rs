@@ -5,22 +5,7 @@ use cellguard_lints::config::{ConfigFile, Overrides, Settings};
 use cellguard_lints::{check_file, KnowledgeBase, SourceFile};
 use proptest::prelude::*;
 
-/// The rule families run on rayon's global pool (`rules::check_cell_whole`'s `rayon::join`).
-/// The binary builds that pool with 64 MiB stacks (`src/main.rs` `WORKER_STACK_BYTES`); a test
-/// must do the same, or the deep cases below run on rayon's default 2 MiB stacks, which a
-/// debug build can overflow (a CI run aborted here with "thread '<unknown>' has overflowed
-/// its stack").
-fn big_stack_pool() {
-    static POOL: std::sync::Once = std::sync::Once::new();
-    POOL.call_once(|| {
-        let _ = rayon::ThreadPoolBuilder::new()
-            .stack_size(64 << 20)
-            .build_global();
-    });
-}
-
 fn run(src: &str) -> Vec<&'static str> {
-    big_stack_pool();
     let file: ConfigFile = toml::from_str("dialect = \"functions\"\n").unwrap();
     let settings = Settings::resolve(&file, None, &Overrides::default()).unwrap();
     check_file(

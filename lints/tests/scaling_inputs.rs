@@ -5,21 +5,22 @@
 use cellguard_lints::{check_file, Diagnostic, KnowledgeBase, Settings, SourceFile};
 
 fn lint(src: &str) -> Vec<Diagnostic> {
-    let src = src.to_string();
-    // A thread with a small stack: recursion proportional to the input would overflow it.
-    std::thread::Builder::new()
+    // A pool of threads with small stacks: recursion proportional to the input would overflow
+    // them. `install` keeps the rules' own `rayon::join` on this pool, not on the global one
+    // with its 64 MiB stacks (`cellguard_lints::workers`).
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
         .stack_size(1 << 20)
-        .spawn(move || {
-            let settings = Settings::default();
-            check_file(
-                &SourceFile::new("cell.py", src),
-                &settings,
-                &KnowledgeBase::new(),
-            )
-        })
-        .unwrap()
-        .join()
-        .expect("linting panicked")
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let settings = Settings::default();
+        check_file(
+            &SourceFile::new("cell.py", src),
+            &settings,
+            &KnowledgeBase::new(),
+        )
+    })
 }
 
 fn message<'d>(ds: &'d [Diagnostic], code: &str) -> &'d str {

@@ -502,6 +502,7 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
         return Ok(finish(&problems, status));
     }
 
+    cellguard_lints::start_worker_pool();
     let outcomes: Vec<Outcome> = inputs
         .into_par_iter()
         .map(|i| check_input(i, &resolver, &args.fixes))

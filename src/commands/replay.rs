@@ -418,16 +418,6 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         knowledge_base: args.kb.clone(),
         ..Default::default()
     };
-    // Scanning a knowledge base uses the worker pool (with its large stacks).
-    if !args.kb.is_empty()
-        || groups.iter().any(|g| {
-            g.loaded
-                .as_ref()
-                .is_some_and(|l| l.file.knowledge_base.is_some())
-        })
-    {
-        crate::start_worker_pool();
-    }
     let mut inputs = Vec::new();
     for g in &groups {
         inputs.push(load_group(&args, g, &overrides)?);

@@ -160,6 +160,7 @@ impl ScanCache {
     ///
     /// Errors: a path that does not exist.
     pub fn scan_paths(&self, paths: &[PathBuf]) -> Result<ScanResult, KbError> {
+        crate::workers::start_worker_pool();
         let mut warnings = Vec::new();
         let files = walk_python(paths)?;
         let previous: HashMap<PathBuf, CachedFile> = {
@@ -292,6 +293,7 @@ fn parse_needed(
     inputs: &[Arc<SourceText>],
     known: &HashMap<usize, Arc<FileFacts>>,
 ) -> (Vec<Option<Arc<FileFacts>>>, usize) {
+    crate::workers::start_worker_pool();
     let mut parsed_now = 0;
     let mut facts: Vec<Option<Arc<FileFacts>>> = vec![None; inputs.len()];
     for (&i, f) in known {

@@ -193,7 +193,9 @@ pub fn check_cell(checker: &mut Checker) {
 /// The `SBX` analysis (its own interpreter over the tree; no semantic model) runs alongside
 /// the other families (`rayon::join`: on another core when one is free, inline otherwise), and
 /// its findings are put where the sequential order puts them, after `IMP` and before `API`.
+/// The pool is rayon's global one, with large stacks ([`crate::workers`]).
 pub fn check_cell_whole(checker: &mut Checker) {
+    crate::workers::start_worker_pool();
     let mut sbx = Checker::with_table(
         checker.cell,
         checker.tree,

@@ -622,65 +622,19 @@ const CATCHES_BLOCK: &[&str] = &["Exception", "BaseException"];
 /// unless the cell itself imported the name (issue 6 T6-2).
 const BLOCK_CLASS: &str = "GuardrailBlockedError";
 
-/// Builtin exception classes that are not `GuardrailBlockedError`'s bases (`Exception`,
-/// `BaseException`): a handler naming only these (and not rebinding them) lets the block pass.
-const OTHER_BUILTIN_EXCEPTIONS: &[&str] = &[
-    "ArithmeticError",
-    "AssertionError",
-    "AttributeError",
-    "BaseExceptionGroup",
-    "BlockingIOError",
-    "BrokenPipeError",
-    "BufferError",
-    "ChildProcessError",
-    "ConnectionAbortedError",
-    "ConnectionError",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "EOFError",
-    "EnvironmentError",
-    "ExceptionGroup",
-    "FileExistsError",
-    "FileNotFoundError",
-    "FloatingPointError",
-    "GeneratorExit",
-    "IOError",
-    "ImportError",
-    "IndentationError",
-    "IndexError",
-    "InterruptedError",
-    "IsADirectoryError",
-    "KeyError",
-    "KeyboardInterrupt",
-    "LookupError",
-    "MemoryError",
-    "ModuleNotFoundError",
-    "NameError",
-    "NotADirectoryError",
-    "NotImplementedError",
-    "OSError",
-    "OverflowError",
-    "PermissionError",
-    "ProcessLookupError",
-    "RecursionError",
-    "ReferenceError",
-    "RuntimeError",
-    "StopAsyncIteration",
-    "StopIteration",
-    "SyntaxError",
-    "SystemError",
-    "SystemExit",
-    "TabError",
-    "TimeoutError",
-    "TypeError",
-    "UnboundLocalError",
-    "UnicodeDecodeError",
-    "UnicodeEncodeError",
-    "UnicodeError",
-    "UnicodeTranslateError",
-    "ValueError",
-    "ZeroDivisionError",
-];
+/// Builtin constants that start with a capital letter, like the exception classes.
+const BUILTIN_CONSTANTS: &[&str] = &["Ellipsis", "False", "None", "NotImplemented", "True"];
+
+/// True for a builtin exception class (warnings included) that is not one of
+/// `GuardrailBlockedError`'s bases (`Exception`, `BaseException`): a handler naming only these
+/// (and not rebinding them) lets the block pass. The classes are the capitalised names of
+/// [`crate::semantic::PYTHON_BUILTINS`] (CPython 3.11's `dir(builtins)`) less its constants.
+fn is_other_builtin_exception(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && crate::semantic::is_builtin(name)
+        && !BUILTIN_CONSTANTS.contains(&name)
+        && !CATCHES_BLOCK.contains(&name)
+}
 
 /// Ancestors an identifier may sit in while still being (part of) a binding target:
 /// `Exception, x = ...`, `for (Exception, y) in ...`, `from m import Exception`.
@@ -784,7 +738,7 @@ fn class_catches(n: Node, text: &str, bound: &FxHashMap<&str, Binding>, entered:
             Some(_) => Catches::Unknown,
             None if CATCHES_BLOCK.contains(&t) => Catches::Yes,
             None if t == BLOCK_CLASS && entered => Catches::Yes,
-            None if OTHER_BUILTIN_EXCEPTIONS.contains(&t) => Catches::No,
+            None if is_other_builtin_exception(t) => Catches::No,
             None => Catches::Unknown,
         },
         "attribute" => {
@@ -1877,6 +1831,39 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
 mod tests {
     use super::*;
     use crate::trace::{read_str, Event};
+
+    #[test]
+    fn other_builtin_exceptions_are_the_builtin_classes_but_the_blocks_bases() {
+        let all: Vec<&str> = crate::semantic::PYTHON_BUILTINS
+            .iter()
+            .copied()
+            .filter(|n| is_other_builtin_exception(n))
+            .collect();
+        // CPython 3.11: 74 capitalised names in `dir(builtins)`, 5 of them constants, 2 of
+        // them the block's bases.
+        assert_eq!(all.len(), 67, "{all:?}");
+        for n in [
+            "ValueError",
+            "KeyboardInterrupt",
+            "SystemExit",
+            "UserWarning",
+            "Warning",
+        ] {
+            assert!(all.contains(&n), "{n}");
+        }
+        for n in [
+            "Exception",
+            "BaseException",
+            "None",
+            "True",
+            "Ellipsis",
+            "GuardrailBlockedError",
+            "int",
+            "Foo",
+        ] {
+            assert!(!is_other_builtin_exception(n), "{n}");
+        }
+    }
 
     #[test]
     fn literals_in_source_order() {
