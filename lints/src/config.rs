@@ -2130,11 +2130,18 @@ mod tests {
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         // On top of a replaced list too, once.
         let s = resolve_text(
-            "[lint.imports]\ndeny-members = [\"asyncio.*\", \"pydantic.*\"]\nextend-deny-members = [\"asyncio.*\", \"json.loads\"]\n",
+            "[lint.imports]\ndeny-members = [\"asyncio.*\", \"pydantic.*\", \"json.tool.*\", \"typing.clear_overloads\", \"dataclasses.FunctionType\"]\nextend-deny-members = [\"asyncio.*\", \"json.loads\"]\n",
         );
         assert_eq!(
             s.deny_members,
-            vec!["asyncio.*", "pydantic.*", "json.loads"]
+            vec![
+                "asyncio.*",
+                "pydantic.*",
+                "json.tool.*",
+                "typing.clear_overloads",
+                "dataclasses.FunctionType",
+                "json.loads"
+            ]
         );
         assert!(
             s.warnings.is_empty(),
@@ -2210,7 +2217,7 @@ mod tests {
             s.warnings[0].message
         );
         let s = resolve_text(
-            "dialect = \"functions\"\n[lint.imports]\nallow = [\"json\"]\ndeny-members = [\"requests.*\"]\n",
+            "dialect = \"functions\"\n[lint.imports]\nallow = [\"re\"]\ndeny-members = [\"requests.*\"]\n",
         );
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         let s = resolve_text("[lint.imports]\ndeny-members = []\n");

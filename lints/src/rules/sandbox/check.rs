@@ -2449,6 +2449,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return false;
         }
         let cname = ident(cname, src);
+        // `typing.get_origin(typing.Type[int])` is `type`, obtained without reading its name
+        // (round 6 S6-21).
+        if !index.identifiers(&["get_origin"]).is_empty() {
+            return false;
+        }
         // The only identifiers the loop looks at: reads of `type` and of the class name.
         let ids = index.identifiers(&["type", &cname]);
         for n in ids {

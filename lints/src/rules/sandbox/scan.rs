@@ -2133,6 +2133,7 @@ pub fn relevance<'t>(
             || super::interp::is_denied_loop_method(t, cfg.deny)
             // A denied module member on a receiver that may be the module (round 6 S6-30).
             || cfg.deny.iter().any(|d| d.rsplit('.').next() == Some(t))
+            || super::host_submodule_name(t)
             || super::check::string_hook(t)
         {
             text_trigger[id] = true;
