@@ -1049,8 +1049,39 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "pydantic.v1.BaseSettings",
     "pydantic.v1.env_settings.*",
     "pydantic.v1.utils.import_string",
+    // `getattr_migration(module)(name)` is `sys.modules[module].__dict__[name]` (round 6 S6-13).
+    "pydantic.*getattr_migration",
+    // `GetterDict(obj)[key]` is `getattr(obj, key)` for any key (round 6 S6-11).
+    "pydantic.*GetterDict",
+    // `types` internals re-exported by pydantic v1 and `dataclasses`: code objects from bytes,
+    // functions from them, classes whose namespace a callback fills (round 6 S6-6).
+    "pydantic.*CodeType",
+    "pydantic.*FunctionType",
+    "pydantic.*new_class",
+    "pydantic.*prepare_class",
+    "pydantic.*resolve_bases",
+    "pydantic.*ModuleType",
+    "dataclasses.FunctionType",
+    // `python -m json.tool` inside the host: the host's `sys.argv`, files, `sys.exit` (S6-31).
+    "json.tool.main",
+    // Empties `typing`'s process-wide overload registry (round 6 S6-28).
+    "typing.clear_overloads",
+    // asyncio's `logging.Logger` instance: the host's handlers, streams and logging switches
+    // (round 6 S6-19).
+    "asyncio.*.logger",
     "os.path.expanduser",
     "os.path.expandvars",
+    "genericpath.exists",
+    "genericpath.isfile",
+    "genericpath.isdir",
+    "genericpath.islink",
+    "genericpath.isjunction",
+    "genericpath.getsize",
+    "genericpath.getmtime",
+    "genericpath.getatime",
+    "genericpath.getctime",
+    "genericpath.samefile",
+    "genericpath.sameopenfile",
     "posixpath.expanduser",
     "posixpath.expandvars",
     "ntpath.expanduser",
@@ -2099,11 +2130,18 @@ mod tests {
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         // On top of a replaced list too, once.
         let s = resolve_text(
-            "[lint.imports]\ndeny-members = [\"asyncio.*\", \"pydantic.*\"]\nextend-deny-members = [\"asyncio.*\", \"json.loads\"]\n",
+            "[lint.imports]\ndeny-members = [\"asyncio.*\", \"pydantic.*\", \"json.tool.*\", \"typing.clear_overloads\", \"dataclasses.FunctionType\"]\nextend-deny-members = [\"asyncio.*\", \"json.loads\"]\n",
         );
         assert_eq!(
             s.deny_members,
-            vec!["asyncio.*", "pydantic.*", "json.loads"]
+            vec![
+                "asyncio.*",
+                "pydantic.*",
+                "json.tool.*",
+                "typing.clear_overloads",
+                "dataclasses.FunctionType",
+                "json.loads"
+            ]
         );
         assert!(
             s.warnings.is_empty(),
@@ -2179,7 +2217,7 @@ mod tests {
             s.warnings[0].message
         );
         let s = resolve_text(
-            "dialect = \"functions\"\n[lint.imports]\nallow = [\"json\"]\ndeny-members = [\"requests.*\"]\n",
+            "dialect = \"functions\"\n[lint.imports]\nallow = [\"re\"]\ndeny-members = [\"requests.*\"]\n",
         );
         assert!(s.warnings.is_empty(), "{:?}", s.warnings);
         let s = resolve_text("[lint.imports]\ndeny-members = []\n");

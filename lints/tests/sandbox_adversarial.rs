@@ -224,16 +224,17 @@ fn rename_variables(src: &str, rng: &mut Rng) -> String {
                 n.child_by_field_name("left").into_iter().collect()
             }
             // A method's name is an attribute name (`def items(self)` overrides `dict.items`).
+            // Decorated methods too (`@property def label(self)`): the parent of a decorated
+            // definition is the `decorated_definition`, whose parent is the class body.
             "function_definition"
                 if n.parent()
                     .and_then(|b| b.parent())
-                    .or_else(|| {
-                        n.parent()
-                            .filter(|d| d.kind() == "decorated_definition")
-                            .and_then(|d| d.parent())
-                            .and_then(|b| b.parent())
-                    })
-                    .is_some_and(|c| c.kind() == "class_definition") =>
+                    .is_some_and(|c| c.kind() == "class_definition")
+                    || n.parent()
+                        .filter(|d| d.kind() == "decorated_definition")
+                        .and_then(|d| d.parent())
+                        .and_then(|b| b.parent())
+                        .is_some_and(|c| c.kind() == "class_definition") =>
             {
                 if let Some(l) = n.child_by_field_name("name") {
                     keyword_names.insert(text(l));

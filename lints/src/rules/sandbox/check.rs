@@ -613,6 +613,8 @@ pub struct Sbx<'t, 'a> {
     index: std::cell::OnceCell<CellIndex<'t>>,
     /// [`Sbx::denied_last_segment`] results by attribute name.
     denied_last: rustc_hash::FxHashMap<String, bool>,
+    /// [`Sbx::module_denied_entry`] results by attribute name.
+    module_denied: rustc_hash::FxHashMap<String, Option<&'a str>>,
     /// Class definitions of the cell by name (filled on first use).
     class_defs: Option<rustc_hash::FxHashMap<String, Node<'t>>>,
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
@@ -884,6 +886,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             pos_subjects: Default::default(),
             index: std::cell::OnceCell::new(),
             denied_last: Default::default(),
+            module_denied: Default::default(),
             class_defs: None,
             assigned: None,
             flows: None,
@@ -910,6 +913,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             }
         }
         self.run_block(root, &mut flow, true, 0);
+        self.check_attribute_validation();
+        self.check_host_run_hooks();
         // Stars of the enclosing cell, for the code strings it runs (`exec`, annotations).
         for m in self.star_modules.clone() {
             if self.nesting > 0 {
@@ -1292,8 +1297,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                     descend = false;
                 }
+                // The class namespace's annotations dict read by name: `dataclass(C)` pastes
+                // its keys into the source of the `__init__` it `exec`s (round 6 S6-26).
+                "identifier" if ident(n, self.it.src) == "__annotations__" => {
+                    self.report(
+                        &DUNDER_ACCESS,
+                        parse::range(n),
+                        "Use of the class body's `__annotations__` dict: `dataclasses.dataclass` pastes its keys, as field names, into the `__init__` source it executes".into(),
+                        Some("Declare fields with annotations (`x: int`)".into()),
+                    );
+                }
                 "assignment" => {
                     if let Some(l) = n.field(F::Left) {
+                        // `__module__ = "os"`: `typing.get_type_hints` and pydantic resolve the
+                        // class's string annotations in `sys.modules[__module__]` (round 6
+                        // S6-27: `x: "system"` is then `os.system`).
+                        if l.kind() == "identifier" && ident(l, self.it.src) == "__module__" {
+                            self.report(
+                                &DUNDER_ACCESS,
+                                parse::range(l),
+                                "Binding `__module__` in a class body: `typing.get_type_hints` and pydantic resolve the class's string annotations in the globals of the module it names (`sys.modules[__module__]`)".into(),
+                                Some("Leave `__module__` to Python".into()),
+                            );
+                        }
                         let constant = n.field(F::Right).is_none_or(constant_value);
                         if !(constant && l.kind() == "identifier") {
                             let how = if constant {
@@ -1926,9 +1952,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
             && ctx == Ctx::Load
             && !nctx.callee
             && class_name_only(node, self.it.src);
+        // `object.__setattr__(self, "field", v)` in a method of the cell's own class: the
+        // documented way to set a field of a frozen dataclass (round 6 S6-25).
+        let own_field_store = name == "__setattr__"
+            && ctx == Ctx::Load
+            && nctx.callee
+            && self.own_field_setattr(node, obj, env);
         if is_dunder(name)
             && !allowed_call
             && !class_name
+            && !own_field_store
             && (ctx != Ctx::Load || !BENIGN_DUNDER_READS.contains(&name))
         {
             let what = match ctx {
@@ -2319,6 +2352,44 @@ impl<'t, 'a> Sbx<'t, 'a> {
         v
     }
 
+    /// True when `attr` (an `object.__setattr__` attribute, `object` the builtin) is the callee
+    /// of `object.__setattr__(self, "name", value)`, `self` being an instance of a sealed cell
+    /// class ([`Self::self_instance`]) and `name` a constant non-dunder attribute the class
+    /// declares: that is `self.name = value` on the cell's own object, the way a frozen
+    /// dataclass's `__post_init__` sets its fields (Python's `dataclasses` documentation).
+    fn own_field_setattr(&mut self, attr: Node<'t>, obj: Node<'t>, env: &Env) -> bool {
+        let Some(call) = self.it.parent(attr).filter(|c| {
+            c.kind_name() == "call" && c.field(F::Function).is_some_and(|f| f.id() == attr.id())
+        }) else {
+            return false;
+        };
+        let (pos, kws, splat) = call_args(call.field(F::Arguments), self.it.src);
+        if pos.len() != 3 || !kws.is_empty() || splat {
+            return false;
+        }
+        let is_object = {
+            let v = self.it.eval(obj, env, 0);
+            !v.is_empty() && v.iter().all(|x| matches!(x, Val::Builtin("object")))
+        };
+        if !is_object {
+            return false;
+        }
+        let names = self.it.eval(pos[1], env, 0);
+        if names.has_unknown() || names.strs().next().is_none() {
+            return false;
+        }
+        let Some(id) = self.self_instance(unparen(pos[0])) else {
+            return false;
+        };
+        let Some(info) = self.it.classes.get(id as usize) else {
+            return false;
+        };
+        let own = names
+            .strs()
+            .all(|n| !is_dunder(n) && info.fields.contains(n));
+        own
+    }
+
     /// The cell class whose instance `obj` is when `obj` is the first parameter (`self`) of an
     /// undecorated method defined directly in the body of a plain cell class
     /// ([`super::interp::ClassInfo::plain`]) that is sealed: the cell reads the class's name
@@ -2378,6 +2449,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return false;
         }
         let cname = ident(cname, src);
+        // `typing.get_origin(typing.Type[int])` is `type`, obtained without reading its name
+        // (round 6 S6-21).
+        if !index.identifiers(&["get_origin"]).is_empty() {
+            return false;
+        }
         // The only identifiers the loop looks at: reads of `type` and of the class name.
         let ids = index.identifiers(&["type", &cname]);
         for n in ids {
@@ -3542,6 +3618,186 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// pydantic validation from attributes is `getattr(obj, name)` for every field of the model,
+    /// done by pydantic in C with names the cell never writes as attribute reads: the field's
+    /// `alias`/`validation_alias` when it has a constant one (`Field(alias="_sys")`), and the
+    /// field name itself (`sys: Any`, read back through `model_dump()`, `dict(m)` or iteration).
+    /// A cell validates from attributes when it mentions `from_attributes` (v2: a keyword of
+    /// `model_validate`/`validate_python`, a `model_config` key, a class keyword) or pydantic
+    /// v1's `orm_mode`/`from_orm`. Then every field read of every model (annotated class-body
+    /// names of the cell's classes, keyword fields of `create_model`) is checked as that
+    /// `getattr`: dunders are SBX002, frame attributes SBX008, and the rest are checked like the
+    /// attribute written out on the objects the cell validates that model from
+    /// (`M.model_validate(collections, from_attributes=True)` with `s: Any =
+    /// Field(alias="_sys")` reads `collections._sys`, SBX005). For a model the cell does not
+    /// visibly validate (nested models, `create_model` results, a model validated from a value
+    /// cellguard cannot resolve), the object may be anything, and a host-reaching name (`sys`,
+    /// `_os`, `codecs`) is reported. Round 6 S6-1, S6-3, S6-11.
+    fn check_attribute_validation(&mut self) {
+        let src = self.it.src;
+        if !(src.contains("from_attributes")
+            || src.contains("orm_mode")
+            || src.contains("from_orm"))
+        {
+            return;
+        }
+        let Some(ix) = self.index() else { return };
+        let calls = ix.of_kinds(&["call"]);
+        let classes = ix.of_kinds(&["class_definition"]);
+        // The objects each cell class is validated from, by class id.
+        let mut receivers: rustc_hash::FxHashMap<u32, (VSet, String)> = Default::default();
+        // Each model's attribute reads (name, where to report) and its class id, if any.
+        type Reads = Vec<(String, TextRange)>;
+        let mut models: Vec<(Reads, Option<u32>)> = Vec::new();
+        for call in calls {
+            let Some(callee) = call.field(F::Function).map(unparen) else {
+                continue;
+            };
+            let (pos, kws, _) = call_args(call.field(F::Arguments), src);
+            let last = match callee.kind_name() {
+                "attribute" => callee.field(F::Attribute).map(|a| ident(a, src)),
+                "identifier" => Some(ident(callee, src)),
+                _ => None,
+            };
+            if last.as_deref() == Some("create_model") {
+                let mut reads = Vec::new();
+                for (k, v) in &kws {
+                    if k.starts_with("__") {
+                        continue;
+                    }
+                    if let Some(kw) = v.parent().filter(|p| p.kind_name() == "keyword_argument") {
+                        if let Some(name) = kw.field(F::Name) {
+                            reads.push((k.clone(), parse::range(name)));
+                        }
+                    }
+                    self.field_aliases(*v, &mut reads);
+                }
+                models.push((reads, None));
+            } else if callee.kind_name() == "attribute" {
+                let (Some(model), Some(attr)) =
+                    (callee.field(F::Object), callee.field(F::Attribute))
+                else {
+                    continue;
+                };
+                let method = ident(attr, src);
+                if !matches!(&*method, "model_validate" | "validate_python" | "from_orm") {
+                    continue;
+                }
+                let Some(obj) = pos
+                    .first()
+                    .copied()
+                    .or_else(|| kws.iter().find(|(k, _)| k == "obj").map(|(_, v)| *v))
+                else {
+                    continue;
+                };
+                // `TypeAdapter(M).validate_python(obj)`: the model is the adapter's argument.
+                let mut model = unparen(model);
+                if method == "validate_python" && model.kind_name() == "call" {
+                    let (mpos, _, _) = call_args(model.field(F::Arguments), src);
+                    match mpos.first() {
+                        Some(m) => model = unparen(*m),
+                        None => continue,
+                    }
+                }
+                let objv = self.it.eval(obj, &Env::Global, 0);
+                let shown = short(self.text(obj));
+                for v in self.it.eval(model, &Env::Global, 0).iter() {
+                    if let Val::Class(id) = v {
+                        let e = receivers
+                            .entry(*id)
+                            .or_insert_with(|| (VSet::default(), shown.clone()));
+                        e.0.join(&objv);
+                    }
+                }
+            }
+        }
+        for class in classes {
+            let Some(&id) = self.it.class_ids.get(&class.id()) else {
+                continue;
+            };
+            let Some(body) = class.field(F::Body) else {
+                continue;
+            };
+            let mut reads = Vec::new();
+            for st in named(body) {
+                let Some(a) = first_named(st)
+                    .filter(|a| a.kind_name() == "assignment" && a.field(F::Type).is_some())
+                else {
+                    continue;
+                };
+                if let Some(l) = a.field(F::Left).filter(|l| l.kind_name() == "identifier") {
+                    reads.push((ident(l, src).into_owned(), parse::range(l)));
+                }
+                for f in [F::Type, F::Right] {
+                    if let Some(x) = a.field(f) {
+                        self.field_aliases(x, &mut reads);
+                    }
+                }
+            }
+            models.push((reads, Some(id)));
+        }
+        for (reads, id) in models {
+            let (objv, shown) = id
+                .and_then(|id| receivers.get(&id).cloned())
+                .unwrap_or_else(|| (VSet::unknown(), "validated_obj".to_string()));
+            for (name, range) in reads {
+                if is_dunder(&name) {
+                    if !BENIGN_DUNDER_READS.contains(&name.as_str()) {
+                        self.report(
+                            &DUNDER_ACCESS,
+                            range,
+                            format!("pydantic reads dunder attribute `{name}` of {shown} with `getattr` when it validates from attributes"),
+                            Some("Validation from attributes (`from_attributes`, `orm_mode`, `from_orm`) reads each field's alias or name as an attribute".into()),
+                        );
+                    }
+                    continue;
+                }
+                if FRAME_ATTRS.contains(&name.as_str()) {
+                    self.report(
+                        &FRAME_WALK,
+                        range,
+                        format!("pydantic reads frame attribute `{name}` with `getattr` when it validates from attributes: frames expose globals and builtins"),
+                        None,
+                    );
+                }
+                self.attr_findings(&objv, &name, range, &shown);
+            }
+        }
+    }
+
+    /// The constant names a field's `Field(...)` calls (in its annotation or default, also
+    /// nested: `Annotated[Any, Field(alias="a")]`, `(Any, Field(alias="a"))`) give as `alias` or
+    /// `validation_alias`, with the range of the value, pushed onto `out`. String arguments of
+    /// `AliasChoices(...)`/`AliasPath(...)` values count too.
+    fn field_aliases(&mut self, root: Node<'t>, out: &mut Vec<(String, TextRange)>) {
+        let mut stack = vec![root];
+        let mut budget = 4096u32;
+        while let Some(n) = stack.pop() {
+            budget = budget.saturating_sub(1);
+            if budget == 0 {
+                return;
+            }
+            if n.kind_name() == "keyword_argument" {
+                if let (Some(k), Some(v)) = (n.field(F::Name), n.field(F::Value)) {
+                    if matches!(&*ident(k, self.it.src), "alias" | "validation_alias") {
+                        let mut vals = self.it.eval(v, &Env::Global, 0);
+                        if unparen(v).kind_name() == "call" {
+                            let (vpos, _, _) =
+                                call_args(unparen(v).field(F::Arguments), self.it.src);
+                            for a in vpos {
+                                vals.join(&self.it.eval(a, &Env::Global, 0));
+                            }
+                        }
+                        for s in vals.strs() {
+                            out.push((s.to_string(), parse::range(v)));
+                        }
+                    }
+                }
+            }
+            stack.extend(named(n));
+        }
+    }
+
     /// SBX005 for a method call that changes a host object in place: a container method
     /// (`update`, `setdefault`, `pop`, `clear`, `append`, ...) or an ABC's `register` on a
     /// module member or a part of a pre-bound object (`ActionResult.model_config.update(...)`,
@@ -3627,6 +3883,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 Val::Module(m) => {
                     let (res, esc) = self.it.module_step(m, name);
                     self.module_findings(m, name, &res, esc, range);
+                    let real = m.real.clone();
+                    self.allowed_submodule(&real, name, &res, range);
                 }
                 Val::Member(p) if !is_dunder(name) => {
                     let path = format!("{p}.{name}");
@@ -3650,6 +3908,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         if !opaque || shown.is_empty() {
             return;
+        }
+        // A denied member of a module named on a receiver that may be that module
+        // (`asyncio` out of a generator, then `m.create_subprocess_exec`; round 6 S6-30).
+        if let Some(entry) = self.module_denied_entry(name) {
+            self.report(
+                &DANGEROUS_MEMBER,
+                range,
+                format!("`{shown}.{name}` may be a denied member of an allowed module (`{entry}`): cellguard cannot tell what `{shown}` is, and a module passed through a value flow is still that module"),
+                Some("It reaches processes, files, the network or host state, or runs code later in the host; see `[lint.imports] deny-members`".into()),
+            );
         }
         if let Some((target, via)) = unknown_host_attr(name) {
             let example = if via.is_empty() {
@@ -4436,6 +4704,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
         self.check_host_mutator_call(callee, env, false);
         for (k, v) in &kws {
             self.check_computed_alias(k, *v, env);
+            // pydantic's `TypeAdapter(t, _parent_depth=n)` and `model_rebuild(
+            // _parent_namespace_depth=n)` take `sys._getframe(n)` and evaluate type strings in
+            // that frame's globals and locals: past the cell's frame, the executor's (round 6
+            // S6-15). The default (2) is the caller's frame.
+            if matches!(k.as_str(), "_parent_depth" | "_parent_namespace_depth")
+                && self.text(unparen(*v)) != "2"
+            {
+                self.report(
+                    &FRAME_WALK,
+                    parse::range(*v),
+                    format!("`{k}` makes pydantic take `sys._getframe(n)` and evaluate type strings in that frame's globals and locals, which may be the executor's"),
+                    Some("Leave `_parent_depth`/`_parent_namespace_depth` at their default".into()),
+                );
+            }
         }
         // `str.format` / `str.format_map` passed as a value (`partial(str.format, t)`,
         // `map(str.format, ts, xs)`): the templates among the following arguments (or their
@@ -4619,6 +4901,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 if p.starts_with("functools.") && matches!(last, "update_wrapper" | "wraps") {
                     self.check_wrapper_names(last, &pos, &kws, env);
+                }
+                // A library metaclass called as `type(name, bases, ns)` is (`typing.ABCMeta`,
+                // `typing.NamedTupleMeta`, `enum.EnumMeta`): the namespace's dunder keys are
+                // methods of the new class (round 6 S6-20).
+                if pos.len() == 3 && (last.ends_with("Meta") || last == "EnumType") {
+                    self.check_type_dict(pos[2], env);
+                    self.check_type_base_overrides(pos[1], pos[2], env);
                 }
                 if inner_callee.kind_name() != "attribute" && !self.deny_entries.is_empty() {
                     self.deny_check(p, crange);
@@ -5767,6 +6056,97 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The field names of a class of the cell that `name` (a `getattr`/`setattr` name argument)
+    /// takes in turn, as constants: `f.name` for `f` looping over `dataclasses.fields(x)`, and
+    /// a name looping over `C.model_fields` (also `.keys()`), `C.__fields__`,
+    /// `C.__dataclass_fields__` or `C._fields` (`collections.namedtuple`, `typing.NamedTuple`),
+    /// where `x`/`C` is a class of the cell or an instance of one. The names are what the class
+    /// declares ([`super::interp::ClassInfo::fields`]), so `getattr(r, f.name)` over the cell's
+    /// own fields is checked as the reads it is instead of as a computed name, and the same
+    /// loop on another object (`getattr(random, f.name)` with a field `_os`) is reported for
+    /// the attribute it reads. `None` for any other shape. Round 6 S6-29.
+    fn declared_field_names(&mut self, name: Node<'t>, env: &Env) -> Option<VSet> {
+        let n = unparen(name);
+        let (var, via_attr) = match n.kind_name() {
+            "attribute" => {
+                let a = n.field(F::Attribute)?;
+                let o = unparen(n.field(F::Object)?);
+                if ident(a, self.it.src) != "name" || o.kind_name() != "identifier" {
+                    return None;
+                }
+                (ident(o, self.it.src).into_owned(), true)
+            }
+            "identifier" => (ident(n, self.it.src).into_owned(), false),
+            _ => return None,
+        };
+        let mut out = VSet::default();
+        for it in self.for_iterables_of(&var)? {
+            let mut it = unparen(it);
+            // `C.model_fields.keys()`
+            if !via_attr && it.kind_name() == "call" {
+                let f = unparen(it.field(F::Function)?);
+                let (pos, kws, splat) = call_args(it.field(F::Arguments), self.it.src);
+                if f.kind_name() == "attribute"
+                    && f.field(F::Attribute)
+                        .is_some_and(|a| ident(a, self.it.src) == "keys")
+                    && pos.is_empty()
+                    && kws.is_empty()
+                    && !splat
+                {
+                    it = unparen(f.field(F::Object)?);
+                }
+            }
+            let owner = if via_attr {
+                // `dataclasses.fields(x)`
+                if it.kind_name() != "call" {
+                    return None;
+                }
+                let f = it.field(F::Function)?;
+                let is_fields = self
+                    .it
+                    .eval(f, env, 0)
+                    .iter()
+                    .all(|v| matches!(v, Val::Member(p) if &**p == "dataclasses.fields"));
+                let (pos, _, _) = call_args(it.field(F::Arguments), self.it.src);
+                if !is_fields || pos.len() != 1 {
+                    return None;
+                }
+                pos[0]
+            } else {
+                if it.kind_name() != "attribute" {
+                    return None;
+                }
+                let a = ident(it.field(F::Attribute)?, self.it.src);
+                if !matches!(
+                    &*a,
+                    "model_fields" | "__fields__" | "__dataclass_fields__" | "_fields"
+                ) {
+                    return None;
+                }
+                it.field(F::Object)?
+            };
+            let ov = self.it.eval(owner, env, 0);
+            let mut names: Option<Vec<String>> = None;
+            if !ov.is_empty() && ov.iter().all(|v| matches!(v, Val::Class(_) | Val::Inst(_))) {
+                let mut all = Vec::new();
+                for v in ov.iter() {
+                    if let Val::Class(id) | Val::Inst(id) = v {
+                        let info = self.it.classes.get(*id as usize)?;
+                        all.extend(info.fields.iter().cloned());
+                    }
+                }
+                names = Some(all);
+            } else if unparen(owner).kind_name() == "identifier" {
+                let o = ident(unparen(owner), self.it.src).into_owned();
+                names = self.functional_match_args(&o);
+            }
+            for s in names? {
+                out.push(Val::str(s));
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     /// The iterables of the `for` loops and comprehension clauses whose target is exactly
     /// `name`, or `None` when there are none.
     fn for_iterables_of(&self, name: &str) -> Option<Vec<Node<'t>>> {
@@ -5781,6 +6161,40 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .filter_map(|n| n.field(F::Right))
             .collect();
         (!out.is_empty()).then_some(out)
+    }
+
+    /// The deny-members entry a module-level function or object called `name` matches, for an
+    /// attribute read on a receiver cellguard cannot resolve: an entry `m.name` (or
+    /// `m.*.name`) whose last segment is exactly `name`, whose other segments are module names
+    /// (lower case: class members such as `asyncio.AbstractEventLoop.stop` are judged on loop
+    /// values), and whose root module the allowlist or the namespace lets the cell reach. A
+    /// name a class of the cell declares (`self.logger` of a cell class) may be that field
+    /// instead and is left alone. Memoised by name.
+    fn module_denied_entry(&mut self, name: &str) -> Option<&'a str> {
+        if let Some(v) = self.module_denied.get(name) {
+            return *v;
+        }
+        let declared = GENERIC_MEMBER_NAMES.contains(&name)
+            || self.it.classes.iter().any(|c| c.fields.contains(name));
+        let entries: &'a [String] = self.deny_entries;
+        let found = if declared {
+            None
+        } else {
+            entries.iter().map(String::as_str).find(|e| {
+                let Some((prefix, last)) = e.rsplit_once('.') else {
+                    return false;
+                };
+                let root = root_of(e);
+                last == name
+                    && !root.contains('*')
+                    && prefix
+                        .split('.')
+                        .all(|seg| !seg.chars().any(|c| c.is_ascii_uppercase()))
+                    && (is_allowed(root, self.it.cfg.allow) || self.it.cfg.prebound.contains(root))
+            })
+        };
+        self.module_denied.insert(name.to_string(), found);
+        found
     }
 
     /// True when `name` matches the last segment of some deny-members entry (not `*`),
@@ -5878,7 +6292,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return;
         }
         let store = matches!(b, "setattr" | "delattr");
-        let names = self.it.eval(pos[1], env, 0);
+        let mut names = self.it.eval(pos[1], env, 0);
+        if names.has_unknown() {
+            if let Some(fields) = self.declared_field_names(pos[1], env) {
+                names = fields;
+            }
+        }
         let objs = self.it.eval(pos[0], env, 0);
         if store {
             let shown_names: Vec<String> = names.strs().map(str::to_string).collect();
@@ -6498,13 +6917,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 (false, [n, v, ..]) => (obj, *n, *v),
                 _ => return,
             };
-            let names: Vec<(String, TextRange)> = self
-                .it
-                .eval(name, env, 0)
-                .strs()
-                .map(|s| (s.to_string(), parse::range(node)))
-                .collect();
-            self.check_base_method_store(holder, &names, Some(value), env);
+            self.check_key_store(holder, name, parse::range(node), Some(value), env);
             return;
         }
         if !matches!(method.as_str(), "update" | "setdefault" | "__setitem__") {
@@ -6520,20 +6933,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
         for (k, v) in &kws {
             self.check_base_method_store(owner, &[(k.clone(), parse::range(*v))], Some(*v), env);
         }
-        let mut names: Vec<(String, TextRange)> = Vec::new();
         match method.as_str() {
             "update" => {
+                let mut names: Vec<(String, TextRange)> = Vec::new();
                 for p in &pos {
                     if unparen(*p).kind_name() == "dictionary" {
                         for pair in named(unparen(*p)) {
                             if let (Some(k), Some(v)) = (pair.field(F::Key), pair.field(F::Value)) {
-                                let keys: Vec<(String, TextRange)> = self
-                                    .it
-                                    .eval(k, env, 0)
-                                    .strs()
-                                    .map(|s| (s.to_string(), parse::range(k)))
-                                    .collect();
-                                self.check_base_method_store(owner, &keys, Some(v), env);
+                                self.check_key_store(owner, k, parse::range(k), Some(v), env);
                             }
                         }
                         continue;
@@ -6546,19 +6953,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         }
                     }
                 }
+                self.check_base_method_store(owner, &names, None, env);
             }
             _ => {
                 if let Some(k) = pos.first() {
-                    let keys = self.it.eval(*k, env, 0);
-                    names.extend(keys.strs().map(|s| (s.to_string(), range)));
+                    self.check_key_store(owner, *k, range, pos.get(1).copied(), env);
                 }
             }
         }
-        let stored = match method.as_str() {
-            "update" => None,
-            _ => pos.get(1).copied(),
-        };
-        self.check_base_method_store(owner, &names, stored, env);
+    }
+
+    /// [`Self::check_base_method_store`] for the constant names `key` folds to, each reported
+    /// at `at`: the written names of `setattr`-like stores and namespace-dict updates.
+    fn check_key_store(
+        &mut self,
+        holder: Node<'t>,
+        key: Node<'t>,
+        at: TextRange,
+        value: Option<Node<'t>>,
+        env: &Env,
+    ) {
+        let names: Vec<(String, TextRange)> = self
+            .it
+            .eval(key, env, 0)
+            .strs()
+            .map(|s| (s.to_string(), at))
+            .collect();
+        self.check_base_method_store(holder, &names, value, env);
     }
 
     fn report_base_overrides(&mut self, bases: &[&'static str], names: Vec<(String, TextRange)>) {
@@ -7262,6 +7683,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `name_at`, once per body.
     fn check_string_dunder_body(&mut self, name: &str, name_at: Node<'t>, body: Node<'t>) {
         let src = self.it.src;
+        let (methods, properties) = self.class_methods_around(body);
         let mut what: Option<String> = None;
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
@@ -7299,7 +7721,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .it
                             .eval(c, &Env::Global, 0)
                             .iter()
-                            .any(|x| matches!(x, Val::Func(_)));
+                            .any(|x| matches!(x, Val::Func(_)))
+                            || self.cell_function_ref(c, &methods);
                         (cell_fn && unparen(c).kind_name() != "lambda").then(|| {
                             format!(
                                 "runs `{}` through `{}`",
@@ -7320,6 +7743,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 "global_statement" | "nonlocal_statement" => {
                     Some("rebinds names outside the method".to_string())
                 }
+                // `while True: pass` builds no string.
+                "while_statement" => Some("loops with `while`".to_string()),
+                // `self.label` where `label` is a `@property` of the class runs its getter
+                // (round 6 S6-16).
+                "attribute" => n
+                    .field(F::Attribute)
+                    .map(|a| ident(a, src))
+                    .filter(|a| properties.contains(&**a))
+                    .map(|a| format!("reads property `{a}`, whose getter is cell code")),
                 "delete_statement" => Some("deletes".to_string()),
                 "await" => Some("awaits".to_string()),
                 "yield" => Some("yields".to_string()),
@@ -7337,9 +7769,117 @@ impl<'t, 'a> Sbx<'t, 'a> {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(name_at),
-                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value or reporting its exception), after the cell and outside its checks"),
-                Some("Let `__repr__`/`__str__` only build and return a string from the object's fields".into()),
+                format!("`{name}` {w}: it runs in the host whenever the object crosses into it (an exception the cell raises, `log(obj)`, `results[k] = obj`, IPython displaying the cell's value or reporting its exception, pydantic formatting or serialising the model), after the cell and outside its checks"),
+                Some("Let `__repr__`/`__str__` (and the methods the host calls to format or serialise an object) only build and return a value from the object's fields".into()),
             );
+        }
+    }
+
+    /// The method names and the `@property` (`functools.cached_property`) names of the class
+    /// whose method body is `body` (empty when `body` is not a method body of a `class`
+    /// statement).
+    fn class_methods_around(&self, body: Node<'t>) -> (HashSet<String>, HashSet<String>) {
+        let mut methods = HashSet::default();
+        let mut props = HashSet::default();
+        let mut up = body.parent().and_then(|d| d.parent());
+        if up.is_some_and(|p| p.kind_name() == "decorated_definition") {
+            up = up.and_then(|p| p.parent());
+        }
+        let Some(class_body) = up.filter(|b| {
+            b.kind_name() == "block"
+                && b.parent()
+                    .is_some_and(|c| c.kind_name() == "class_definition")
+        }) else {
+            return (methods, props);
+        };
+        for st in named(class_body) {
+            let (def, decorators) = if st.kind_name() == "decorated_definition" {
+                (st.field(F::Definition), decorator_names(st, self.it.src))
+            } else {
+                (Some(st), Vec::new())
+            };
+            let Some(def) = def.filter(|d| d.kind_name() == "function_definition") else {
+                continue;
+            };
+            if let Some(n) = def.field(F::Name) {
+                let n = ident(n, self.it.src).into_owned();
+                if decorators.iter().any(|d| {
+                    matches!(
+                        d.as_str(),
+                        "property" | "cached_property" | "computed_field"
+                    )
+                }) {
+                    props.insert(n.clone());
+                }
+                methods.insert(n);
+            }
+        }
+        (methods, props)
+    }
+
+    /// True when `c` names cell code: a function the cell defines by name (`key=spin`), or
+    /// `self.m` / `cls.m` for a method `m` of the enclosing class (`map(self.fmt, xs)`).
+    fn cell_function_ref(&mut self, c: Node<'t>, methods: &HashSet<String>) -> bool {
+        let c = unparen(c);
+        match c.kind_name() {
+            "identifier" => {
+                let n = ident(c, self.it.src).into_owned();
+                self.index().is_some_and(|ix| {
+                    ix.of_kinds(&["function_definition"])
+                        .iter()
+                        .any(|d| d.field(F::Name).is_some_and(|m| ident(m, self.it.src) == n))
+                })
+            }
+            "attribute" => c
+                .field(F::Attribute)
+                .is_some_and(|a| methods.contains(&*ident(a, self.it.src))),
+            _ => false,
+        }
+    }
+
+    /// SBX009 for the methods the host runs to format or serialise a cell object, which run
+    /// outside the executor's limits like `__repr__`/`__str__`: pydantic's `@computed_field`
+    /// getters (the model's `repr`/`str` call them), `@model_serializer`/`@field_serializer`
+    /// methods (`model_dump` in the host runs them), and `utcoffset`/`tzname`/`dst` of a cell
+    /// `tzinfo` class (any formatting of an aware `datetime` calls them). Their bodies get
+    /// [`Self::check_string_dunder_body`]. Round 6 S6-12.
+    fn check_host_run_hooks(&mut self) {
+        let src = self.it.src;
+        if !(src.contains("computed_field")
+            || src.contains("_serializer")
+            || src.contains("tzinfo"))
+        {
+            return;
+        }
+        let Some(ix) = self.index() else { return };
+        for def in ix.of_kinds(&["function_definition"]) {
+            let (Some(name), Some(body)) = (def.field(F::Name), def.field(F::Body)) else {
+                continue;
+            };
+            let n = ident(name, src).into_owned();
+            let decorated = def
+                .parent()
+                .filter(|p| p.kind_name() == "decorated_definition")
+                .map(|p| decorator_names(p, src))
+                .unwrap_or_default();
+            let hook = decorated.iter().any(|d| {
+                matches!(
+                    d.as_str(),
+                    "computed_field" | "model_serializer" | "field_serializer"
+                )
+            }) || (matches!(n.as_str(), "utcoffset" | "tzname" | "dst") && {
+                let mut up = def.parent();
+                if up.is_some_and(|p| p.kind_name() == "decorated_definition") {
+                    up = up.and_then(|p| p.parent());
+                }
+                up.and_then(|b| b.parent())
+                    .filter(|c| c.kind_name() == "class_definition")
+                    .and_then(|c| c.field(F::Superclasses))
+                    .is_some_and(|b| self.text(b).contains("tzinfo"))
+            });
+            if hook {
+                self.check_string_dunder_body(&n, name, body);
+            }
         }
     }
 
@@ -7477,6 +8017,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         );
                     }
                     self.module_findings(&base, &name, &res, esc, range);
+                    self.allowed_submodule(&module, &name, &res, range);
                     self.builtin_refs(name_node, &res, &name, false);
                 }
             }
@@ -7585,6 +8126,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// SBX006 for an import of `module` that the allowlist lets in. `binds_root` is true for a
     /// plain `import a.b`, which binds (and so hands out) the root package `a`.
+    /// SBX006 for a submodule reached as a name of its allowed parent, by `from parent import
+    /// sub` or `parent.sub` (`from lib2to3.pgen2 import driver`, `email.utils`), when the
+    /// submodule is host-reaching: the same module `import parent.sub` binds (round 6 S6-18).
+    /// `res` is what the step from `parent` to `name` gives; only module values count.
+    fn allowed_submodule(&mut self, parent: &str, name: &str, res: &VSet, range: TextRange) {
+        if is_private(name) || !res.iter().any(|v| matches!(v, Val::Module(_))) {
+            return;
+        }
+        let sub = format!("{parent}.{name}");
+        if super::host_module(&sub).is_some() && super::host_module(parent).is_none() {
+            let allow = self.it.cfg.allow;
+            self.unsafe_allowed(&sub, false, range, allow);
+        }
+    }
+
     fn unsafe_allowed(
         &mut self,
         module: &str,
@@ -7668,6 +8224,50 @@ fn dunder_help(name: &str) -> Option<String> {
 fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
 }
+
+/// Names of denied module members that ordinary objects commonly have as methods or fields
+/// (`client.close()`, `rng.seed(1)`, `path.exists()`, `self.logger`): not reported on a
+/// receiver cellguard cannot resolve ([`Sbx::module_denied_entry`]); the module itself, when
+/// cellguard sees it, is still judged by the deny list.
+const GENERIC_MEMBER_NAMES: &[&str] = &[
+    "close",
+    "stop",
+    "set_debug",
+    "sendfile",
+    "getaddrinfo",
+    "getnameinfo",
+    "add_reader",
+    "add_writer",
+    "remove_reader",
+    "remove_writer",
+    "disable",
+    "exists",
+    "lexists",
+    "finalize",
+    "load",
+    "save",
+    "logger",
+    "main",
+    "ref",
+    "register",
+    "seed",
+    "getstate",
+    "setstate",
+    "get_stack",
+    "print_stack",
+    "isdir",
+    "isfile",
+    "islink",
+    "ismount",
+    "getsize",
+    "abspath",
+    "realpath",
+    "relpath",
+    "Timer",
+    "memmap",
+    "fromfile",
+    "open",
+];
 
 /// Names the host pre-binds for its own bookkeeping (Colony's `_run_call_trace`, the policy's
 /// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or
@@ -7820,6 +8420,20 @@ fn is_len_argument(node: Node, src: &str) -> bool {
 /// True when function definition `def` has an annotation that is evaluated later: a string
 /// (also nested, `list["T"]`), or any annotation when `future` (`from __future__ import
 /// annotations` makes every annotation a string).
+/// The last dotted segment of each decorator of `decorated` (a `decorated_definition`), call
+/// arguments dropped: `@pydantic.computed_field(repr=True)` is `computed_field`.
+fn decorator_names(decorated: Node, src: &str) -> Vec<String> {
+    named(decorated)
+        .into_iter()
+        .filter(|d| d.kind_name() == "decorator")
+        .map(|d| {
+            let t = parse::text(d, src).trim_start_matches('@').trim();
+            let t = t.split('(').next().unwrap_or(t).trim();
+            t.rsplit('.').next().unwrap_or(t).trim().to_string()
+        })
+        .collect()
+}
+
 fn has_string_annotation(def: Node, future: bool) -> bool {
     fn has_string(n: Node) -> bool {
         if matches!(n.kind_name(), "string" | "concatenated_string") {

@@ -388,6 +388,37 @@ pub const HOST_MODULE_NAMES: &[&str] = &[
     "codecs",
 ];
 
+/// Modules that are module attributes of allowed modules and hand out host state or run cell
+/// code in the host, outside the reachability table's target families: threads
+/// (`asyncio.base_events.threading`), the host's logging tree and files
+/// (`asyncio.log.logging.FileHandler`), file reads (`traceback.linecache.getlines`), host-exit
+/// and garbage-collection hooks (`weakref.finalize`, `gc`), the process-wide pickle/deepcopy
+/// reducer table (`re.copyreg`), and the C modules behind `os`, `signal`, `socket`, `ssl`,
+/// `pickle`, `ctypes` and the import system. Reported on receivers cellguard cannot resolve
+/// like the host module names (round 6 S6-7; resolved module attributes are judged by the
+/// table and the allowlist).
+pub const UNKNOWN_RECEIVER_HOST_MODULES: &[&str] = &[
+    "threading",
+    "_thread",
+    "logging",
+    "traceback",
+    "linecache",
+    "weakref",
+    "_weakref",
+    "copyreg",
+    "gc",
+    "tokenize",
+    "_posixsubprocess",
+    "_signal",
+    "_socket",
+    "_ssl",
+    "_imp",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "_pickle",
+    "_ctypes",
+];
+
 /// The host-reaching module an attribute `name` may be when its receiver is a value the
 /// analysis cannot resolve, with a recorded module that has it (`("os", "contextlib")` for
 /// `x.os`): such a receiver may be any module a cell can reach (a module laundered through a
@@ -416,7 +447,10 @@ pub fn unknown_host_attr(name: &str) -> Option<(&'static str, &'static str)> {
                 }
             }
         }
-        for n in HOST_MODULE_NAMES {
+        for n in HOST_MODULE_NAMES
+            .iter()
+            .chain(UNKNOWN_RECEIVER_HOST_MODULES)
+        {
             map.entry(n.to_string())
                 .or_insert_with(|| (n.to_string(), String::new()));
         }
@@ -2669,6 +2703,18 @@ impl<'t, 'a> Interp<'t, 'a> {
                         )),
                         _ => Val::Unknown,
                     })
+                    .collect(),
+                None => VSet::unknown(),
+            };
+        }
+        // pydantic v1's `GetterDict(obj)` is a mapping whose items are `getattr(obj, key)`: the
+        // object's namespace, as `vars(obj)` (round 6 S6-11).
+        if path.starts_with("pydantic") && last == "GetterDict" {
+            return match pos.first() {
+                Some(a) => self
+                    .eval(*a, env, d)
+                    .iter()
+                    .map(|x| Val::ns(x.clone()))
                     .collect(),
                 None => VSet::unknown(),
             };

@@ -397,6 +397,21 @@ const TRIGGER_WORDS: &[&str] = &[
     "validation_alias",
     "alias_generator",
     "_types_namespace",
+    // Validation from attributes reads every field with `getattr` (round 6 S6-1, S6-3, S6-11).
+    "from_attributes",
+    "orm_mode",
+    "from_orm",
+    "model_validate",
+    "validate_python",
+    "GetterDict",
+    // pydantic's frame-depth parameters (`sys._getframe(n)`, round 6 S6-15).
+    "_parent_depth",
+    "_parent_namespace_depth",
+    // Methods the host runs to format or serialise a cell object (round 6 S6-12).
+    "computed_field",
+    "model_serializer",
+    "field_serializer",
+    "tzinfo",
     // On any receiver: pydantic's file loader on every model, and the asyncio scheduling
     // methods whose code runs on the host's loop after the cell (`SBX009`).
     "parse_file",
@@ -2137,6 +2152,9 @@ pub fn relevance<'t>(
             || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
             || super::interp::is_denied_loop_method(t, cfg.deny)
+            // A denied module member on a receiver that may be the module (round 6 S6-30).
+            || cfg.deny.iter().any(|d| d.rsplit('.').next() == Some(t))
+            || super::host_submodule_name(t)
             || super::check::string_hook(t)
         {
             text_trigger[id] = true;
