@@ -1009,3 +1009,50 @@ fn l7_12_unanswered_watcher_registration_during_a_config_storm_never_wedges_the_
     }
     assert_eq!(c.shutdown().code(), Some(0));
 }
+
+/// L7-1: once the knowledge base is broken, the server keeps watching it, and fixing it
+/// re-diagnoses the open document (no keystroke needed).
+#[test]
+fn l7_1_a_knowledge_base_broken_once_is_still_watched_and_reloaded_when_fixed() {
+    let ws = workspace();
+    let root = ws.path();
+    let (mut c, _) = start(root, push_caps(), Value::Null);
+    let u = uri(root, "doc.py");
+    c.open(
+        &u,
+        "python",
+        1,
+        "await run(\"AgentPoolCapability.spawn_agents\", count=1)\n",
+    );
+    assert!(codes(&c.diagnostics_at(&u, 1)).contains(&"API002".to_string()));
+    let kb = root.join("kb.json");
+    let good = std::fs::read_to_string(&kb).unwrap();
+    let changed = json!({"changes": [{"uri": file_uri(&kb), "type": 2}]});
+    std::fs::write(&kb, "{\"actions\": [").unwrap();
+    c.notify("workspace/didChangeWatchedFiles", changed.clone());
+    c.wait_for("textDocument/publishDiagnostics", |p| {
+        p["uri"] == u.as_str()
+            && !codes(p["diagnostics"].as_array().unwrap()).contains(&"API002".to_string())
+    });
+    c.drain_for(Duration::from_millis(500));
+    let globs = registered_globs(&c);
+    assert!(
+        globs.iter().any(|g| g.ends_with("/kb.json")),
+        "the broken KB is no longer watched: {globs:?}"
+    );
+    std::fs::write(&kb, good).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", changed);
+    let p = c.try_wait_for(
+        "textDocument/publishDiagnostics",
+        |p| {
+            p["uri"] == u.as_str()
+                && codes(p["diagnostics"].as_array().unwrap()).contains(&"API002".to_string())
+        },
+        Duration::from_secs(10),
+    );
+    assert!(
+        p.is_some(),
+        "fixing the KB did not re-diagnose the document"
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}
