@@ -29,7 +29,11 @@ struct Info {
     parent: u32,
     end: u32,
     child_count: u32,
+    /// The grammar's id of `field` (`0` for none), as `Node::child_by_field_id` takes it.
+    field_id: u16,
     named: bool,
+    /// `Node::is_extra` (comments and line continuations, which hang from no field).
+    extra: bool,
 }
 
 /// Name and namedness of every node kind of the Python grammar, by kind id (what `Node::kind`
@@ -80,6 +84,11 @@ pub struct NodeTable<'t> {
     /// Start byte of each node (what `Node::start_byte` returns), kept apart so that
     /// [`NodeTable::id_of`] searches a plain array instead of calling into tree-sitter per probe.
     starts: Vec<u32>,
+    /// The tree the nodes belong to (`TSNode::tree` of the root), telling its nodes apart from
+    /// another tree's in [`NodeTable::child_by_field_id`].
+    tree: usize,
+    /// Index of each node by `Node::id`, built on the first [`NodeTable::child_by_field_id`].
+    index: std::sync::OnceLock<rustc_hash::FxHashMap<usize, u32>>,
 }
 
 impl<'t> NodeTable<'t> {
@@ -114,23 +123,26 @@ impl<'t> NodeTable<'t> {
                 .get(node.kind_id() as usize)
                 .copied()
                 .unwrap_or_else(|| (node.kind(), node.is_named()));
+            // The root of the table has no parent here, whatever its field in the tree.
+            let field_id = if parent == NONE {
+                None
+            } else {
+                cursor.field_id()
+            };
             info.push(Info {
                 kind,
-                // The root of the table has no parent here, whatever its field in the tree.
-                field: if parent == NONE {
-                    None
-                } else {
-                    cursor.field_id().and_then(|f| {
-                        fields
-                            .get(f.get() as usize)
-                            .copied()
-                            .unwrap_or_else(|| cursor.field_name())
-                    })
-                },
+                field: field_id.and_then(|f| {
+                    fields
+                        .get(f.get() as usize)
+                        .copied()
+                        .unwrap_or_else(|| cursor.field_name())
+                }),
                 parent,
                 end: NONE,
                 child_count: 0,
+                field_id: field_id.map_or(0, |f| f.get()),
                 named,
+                extra: node.is_extra(),
             });
             if cursor.goto_first_child() {
                 ancestors.push(id);
@@ -156,6 +168,8 @@ impl<'t> NodeTable<'t> {
             nodes,
             info,
             starts,
+            tree: root.into_raw().tree as usize,
+            index: std::sync::OnceLock::new(),
         }
     }
 
@@ -271,6 +285,59 @@ impl<'t> NodeTable<'t> {
             .filter(move |&c| self.info[c].field == Some(field))
     }
 
+    /// What `node.child_by_field_id(field_id)` returns, read from the table: `Some(answer)`
+    /// for a node of the table (the same node of the same tree), `None` when the table cannot
+    /// answer and the caller must ask tree-sitter: for a node it does not hold, and for a node
+    /// with an extra child (a comment) before the field's child (where a field names a hidden
+    /// node that starts with the extra, `child_by_field_id` answers with the first visible
+    /// child of that node, the extra, while the cursor gives extras no field), and for a
+    /// `match_statement`, whose cases tree-sitter finds under `alternative` through its body
+    /// while the cursor reports them as the body's children.
+    ///
+    /// Otherwise the answers agree by the grammar: `child_by_field_id` returns the child of
+    /// the first field-map entry of `field_id` in child order, descending into hidden
+    /// children whose fields the parent inherits, which is the first child the cursor reports
+    /// under `field_id`; the `match_statement` body is the one place where a child carries
+    /// both a field and inherited ones. `nodes::tests` checks every node of the fixtures and
+    /// every field of the grammar against tree-sitter. Costs a hash probe and a scan of the
+    /// node's children; the first call builds the index (a hash map of every node).
+    pub fn child_by_field_id(&self, node: Node, field_id: u16) -> Option<Option<Node<'t>>> {
+        let id = self.index_of(node)?;
+        if self.info[id].kind == "match_statement" {
+            return None;
+        }
+        for c in self.children(id) {
+            let info = &self.info[c];
+            if info.extra {
+                return None;
+            }
+            if info.field_id == field_id {
+                return Some(Some(self.nodes[c]));
+            }
+        }
+        Some(None)
+    }
+
+    /// The index of `node`, when it is a node of the table: the same node (`Node::id`) of the
+    /// same tree (`TSNode::tree`), found by a hash probe. The first call builds the index (a
+    /// hash map of every node). Unlike [`NodeTable::id_of`], a node of another tree is never
+    /// taken for one of this table's, even where the two trees share a subtree (an
+    /// incremental re-parse re-uses the old tree's).
+    pub fn index_of(&self, node: Node) -> Option<NodeId> {
+        if node.into_raw().tree as usize != self.tree {
+            return None;
+        }
+        let index = self.index.get_or_init(|| {
+            let mut index = rustc_hash::FxHashMap::default();
+            index.reserve(self.nodes.len());
+            for (i, n) in self.nodes.iter().enumerate() {
+                index.insert(n.id(), i as u32);
+            }
+            index
+        });
+        index.get(&node.id()).map(|&i| i as usize)
+    }
+
     /// The index of `node`, when it belongs to the table's tree (binary search on the start
     /// bytes, then a scan over the nodes starting there).
     pub fn id_of(&self, node: Node) -> Option<NodeId> {
@@ -342,6 +409,7 @@ mod tests {
             assert_eq!(table.is_named(id), node.is_named());
             assert_eq!(table.child_count(id), node.child_count());
             assert_eq!(table.id_of(node), Some(id));
+            assert_eq!(table.index_of(node), Some(id));
             assert_eq!(table.parent(id).map(|p| table.node(p)), node.parent());
             let mut cursor = node.walk();
             let kids: Vec<Node> = node.children(&mut cursor).collect();
@@ -395,6 +463,90 @@ mod tests {
             let got: Vec<Node> = table.subtree(id).map(|c| table.node(c)).collect();
             assert_eq!(got, sub);
         }
+        assert_fields_match(src, &table);
+    }
+
+    /// Checks [`NodeTable::child_by_field_id`] against `Node::child_by_field_id` for every
+    /// node of `tree` and every field of the grammar: the same node (id, kind and range) when
+    /// the table answers, and no answer only for a node with an extra child. Returns the
+    /// number of answers the table gave (found or not).
+    fn assert_fields_match(src: &str, table: &NodeTable) -> usize {
+        let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        let mut answered = 0;
+        for (id, node) in table.iter() {
+            for field in 1..=language.field_count() as u16 {
+                let want = node.child_by_field_id(field);
+                match table.child_by_field_id(node, field) {
+                    Some(got) => {
+                        answered += 1;
+                        let shape = |n: Option<Node>| {
+                            n.map(|n| (n.id(), n.kind_id(), n.byte_range(), n.start_position()))
+                        };
+                        assert_eq!(
+                            shape(got),
+                            shape(want),
+                            "{src:?}: field {field} of {} at {}",
+                            node.kind(),
+                            node.start_byte()
+                        );
+                    }
+                    None => assert!(
+                        table.kind(id) == "match_statement"
+                            || table.children(id).any(|c| table.info[c].extra),
+                        "{src:?}: no answer for field {field} of {}",
+                        node.kind()
+                    ),
+                }
+            }
+        }
+        // Nodes of another tree (the same text parsed again) are never answered for.
+        let other = parse::parse(src, None);
+        assert_eq!(table.child_by_field_id(other.root_node(), 1), None);
+        answered
+    }
+
+    #[test]
+    fn field_children_of_every_fixture_match_tree_sitter() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        let mut stack = vec![dir];
+        let (mut files, mut answered) = (0, 0);
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).expect("fixtures dir reads") {
+                let path = entry.expect("dir entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "py") {
+                    let bytes = std::fs::read(&path).expect("fixture reads");
+                    let src = String::from_utf8_lossy(&bytes).into_owned();
+                    let tree = parse::parse(&src, None);
+                    answered += assert_fields_match(&src, &NodeTable::new(&tree));
+                    files += 1;
+                }
+            }
+        }
+        assert!(files > 100, "only {files} Python fixtures");
+        assert!(answered > 100_000, "only {answered} answers from the table");
+    }
+
+    #[test]
+    fn a_comment_before_a_field_child_is_left_to_tree_sitter() {
+        // A comment among the children of `f`: the table does not answer for `f`, callers ask
+        // tree-sitter (see `child_by_field_id`).
+        let src = "def f():  # c\n    pass\n";
+        let tree = parse::parse(src, None);
+        let table = NodeTable::new(&tree);
+        let def = tree.root_node().child(0).unwrap();
+        let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        let body = language.field_id_for_name("body").unwrap().get();
+        assert_eq!(def.child_by_field_id(body).map(|n| n.kind()), Some("block"));
+        assert_eq!(table.child_by_field_id(def, body), None);
+        // A field child before the comment is answered.
+        let name = language.field_id_for_name("name").unwrap().get();
+        let got = table
+            .child_by_field_id(def, name)
+            .map(|n| n.map(|n| n.byte_range()));
+        assert_eq!(got, Some(Some(4..5)));
+        assert_fields_match(src, &table);
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl<'a, 't> Nav<'a, 't> {
     /// `node.parent()`.
     pub fn parent(self, node: Node<'t>) -> Option<Node<'t>> {
         if let Some(t) = self.table {
-            if let Some(id) = t.id_of(node) {
+            if let Some(id) = t.index_of(node) {
                 return t.parent(id).map(|p| t.node(p));
             }
         }
@@ -61,7 +61,7 @@ impl<'a, 't> Nav<'a, 't> {
         't: 'a,
     {
         if let Some(t) = self.table {
-            if let Some(id) = t.id_of(root) {
+            if let Some(id) = t.index_of(root) {
                 return Box::new(t.nodes()[t.subtree(id)].iter().copied());
             }
         }
@@ -76,7 +76,7 @@ impl<'a, 't> Nav<'a, 't> {
         't: 'a,
     {
         if let Some(t) = self.table {
-            if let Some(id) = t.id_of(root) {
+            if let Some(id) = t.index_of(root) {
                 return t
                     .subtree(id)
                     .filter(|&i| t.kind(i) == "identifier")

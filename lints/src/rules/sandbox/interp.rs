@@ -648,7 +648,7 @@ pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize,
 pub struct Interp<'t, 'a> {
     /// The cell text.
     pub src: &'a str,
-    /// The node table of the cell's tree, when the caller has one (parents in O(log n) instead
+    /// The node table of the cell's tree, when the caller has one (parents by a hash probe instead
     /// of tree-sitter's descent from the root).
     table: Option<&'a crate::nodes::NodeTable<'t>>,
     /// Configuration.
@@ -1034,7 +1034,7 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// not the interpreter.
     pub fn walk(&self, root: Node<'t>) -> Box<dyn Iterator<Item = Node<'t>> + 'a> {
         if let Some(t) = self.table {
-            if let Some(id) = t.id_of(root) {
+            if let Some(id) = t.index_of(root) {
                 return Box::new(t.nodes()[t.subtree(id)].iter().copied());
             }
         }
@@ -1048,7 +1048,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         root: Node<'t>,
     ) -> Box<dyn Iterator<Item = (Node<'t>, &'static str)> + 'a> {
         if let Some(t) = self.table {
-            if let Some(id) = t.id_of(root) {
+            if let Some(id) = t.index_of(root) {
                 return Box::new(t.subtree(id).map(move |i| (t.node(i), t.kind(i))));
             }
         }
@@ -1060,7 +1060,7 @@ impl<'t, 'a> Interp<'t, 'a> {
     /// of every ancestor: a top-level statement's parent lookup scans the whole module).
     pub fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
         if let Some(t) = self.table {
-            if let Some(id) = t.id_of(node) {
+            if let Some(id) = t.index_of(node) {
                 return t.parent(id).map(|p| t.node(p));
             }
         }

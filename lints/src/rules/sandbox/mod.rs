@@ -295,8 +295,14 @@ fn analyse_tree<'t>(
         table: reach::table(),
         deny: &settings.deny_members,
     };
-    let it = interp::Interp::with_table(root, nodes, src, cfg, gate);
-    check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root)
+    let run = || {
+        let it = interp::Interp::with_table(root, nodes, src, cfg, gate);
+        check::Sbx::new(it, &settings.deny_members, &settings.namespace.names).run(root)
+    };
+    match nodes {
+        Some(table) => field::with_table(table, run),
+        None => run(),
+    }
 }
 
 /// Dunder methods a cell may define without SBX009: smolagents' `ALLOWED_DUNDER_METHODS`

@@ -1666,7 +1666,17 @@ impl<'t> Children<'t> {
 /// `node.named_children(&mut node.walk())` without the comments gives, read as [`Children`]
 /// reads them (by index for a narrow node: no cursor to allocate and no sibling steps through
 /// tree-sitter's hidden nodes, the bulk of the reporting walk's child lists).
+///
+/// Inside [`super::field::with_table`], the children of the table's nodes are read from it.
 pub fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let from_table = super::field::table_children(node, |kids| {
+        kids.filter(|&(_, named, kind)| named && kind != "comment")
+            .map(|(c, ..)| c)
+            .collect()
+    });
+    if let Some(out) = from_table {
+        return out;
+    }
     let mut out = Vec::new();
     let mut kids = Children::new(node);
     while let Some((c, _)) = kids.next(false) {
@@ -1679,6 +1689,17 @@ pub fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
 
 /// The first of [`named_children`], without collecting the others.
 pub fn first_named_child(node: Node) -> Option<Node> {
+    let from_table = super::field::table_children(node, |kids| {
+        for (c, named, kind) in kids {
+            if named && kind != "comment" {
+                return Some(c);
+            }
+        }
+        None
+    });
+    if let Some(first) = from_table {
+        return first;
+    }
     let mut kids = Children::new(node);
     while let Some((c, _)) = kids.next(false) {
         if c.is_named() && c.kind_name() != "comment" {
