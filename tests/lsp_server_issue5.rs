@@ -906,3 +906,153 @@ fn s2_a_superseded_lint_is_never_published_and_the_last_version_is() {
     let v5 = c.diagnostics_at(&u, 5);
     assert_eq!(codes(&v5), vec!["CG001", "IMP001", "IMP001", "IMP001"]);
 }
+
+/// The `client/registerCapability` and `client/unregisterCapability` requests the server
+/// sent for its file watchers, as (method, globs) in order.
+fn watcher_requests(c: &Client) -> Vec<(String, Vec<String>)> {
+    c.server_requests
+        .iter()
+        .filter(|r| {
+            r["method"] == "client/registerCapability"
+                || r["method"] == "client/unregisterCapability"
+        })
+        .map(|r| {
+            let globs = r["params"]["registrations"][0]["registerOptions"]["watchers"]
+                .as_array()
+                .map(|w| {
+                    w.iter()
+                        .filter_map(|w| w["globPattern"].as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (r["method"].as_str().unwrap().to_string(), globs)
+        })
+        .collect()
+}
+
+/// L7-12: a burst of edits with many config-file change events while the client has not
+/// answered the server's watcher registration (a busy editor) must not wedge the server:
+/// afterwards requests are answered, the last version is published with the diagnostics of
+/// the final config, and the watcher (un)registrations reach the client in order, ending
+/// with one registration that watches the config and the knowledge base.
+#[test]
+fn l7_12_unanswered_watcher_registration_during_a_config_storm_never_wedges_the_server() {
+    let ws = workspace();
+    let root = ws.path();
+    let mut c = Client::spawn(root);
+    c.hold_server_requests = true;
+    c.initialize(root, push_caps(), Value::Null);
+    let u = uri(root, "doc.py");
+    let line = "await run(\"AgentPoolCapability.spawn_agents\", count=1)\n";
+    c.open(&u, "python", 1, line);
+    let configs = [
+        "knowledge-base = [\"kb.json\"]\n",
+        "knowledge-base = [\"kb.json\"]\n[lint]\nignore = [\"API002\"]\n",
+    ];
+    let config_changed = json!({"changes": [{"uri": uri(root, "cellguard.toml"), "type": 2}]});
+    let edits = 300;
+    for i in 0..edits {
+        c.change(&u, i + 2, Some([0, 0, 0, 0]), "y = 1\n");
+        if i % 7 == 0 {
+            std::fs::write(root.join("cellguard.toml"), configs[(i as usize / 7) % 2]).unwrap();
+            c.notify("workspace/didChangeWatchedFiles", config_changed.clone());
+        }
+    }
+    std::fs::write(root.join("cellguard.toml"), configs[0]).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", config_changed);
+    c.drain_for(Duration::from_secs(2));
+    // The editor catches up: it answers what it held, and everything from now on.
+    c.hold_server_requests = false;
+    c.answer_held();
+    let hover = c.send_request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 0}}),
+    );
+    assert!(
+        c.response_within(hover, Duration::from_secs(20)).is_some(),
+        "the server no longer answers requests; server requests: {:?}",
+        watcher_requests(&c)
+    );
+    let last = c.diagnostics_at(&u, edits + 1);
+    let text = "y = 1\n".repeat(edits as usize) + line;
+    std::fs::write(root.join("doc.py"), &text).unwrap();
+    assert_eq!(sorted(codes(&last)), cli_codes(root, "doc.py"));
+    assert!(codes(&last).contains(&"API002".to_string()), "{last:?}");
+    // Let the registrar settle, then check the order of what the client was asked.
+    c.drain_for(Duration::from_secs(2));
+    let requests = watcher_requests(&c);
+    let methods: Vec<&str> = requests.iter().map(|(m, _)| m.as_str()).collect();
+    assert!(!methods.is_empty());
+    for (i, m) in methods.iter().enumerate() {
+        let expected = if i % 2 == 0 {
+            "client/registerCapability"
+        } else {
+            "client/unregisterCapability"
+        };
+        assert_eq!(*m, expected, "out of order: {methods:?}");
+    }
+    assert_eq!(
+        methods.last(),
+        Some(&"client/registerCapability"),
+        "{methods:?}"
+    );
+    let globs = &requests.last().unwrap().1;
+    for name in ["cellguard.toml", "kb.json"] {
+        let p = root.join(name);
+        let real = std::fs::canonicalize(&p).unwrap();
+        assert!(
+            globs
+                .iter()
+                .any(|g| g == &p.to_string_lossy() || g == &real.to_string_lossy()),
+            "{name} not watched: {globs:?}"
+        );
+    }
+    assert_eq!(c.shutdown().code(), Some(0));
+}
+
+/// L7-1: once the knowledge base is broken, the server keeps watching it, and fixing it
+/// re-diagnoses the open document (no keystroke needed).
+#[test]
+fn l7_1_a_knowledge_base_broken_once_is_still_watched_and_reloaded_when_fixed() {
+    let ws = workspace();
+    let root = ws.path();
+    let (mut c, _) = start(root, push_caps(), Value::Null);
+    let u = uri(root, "doc.py");
+    c.open(
+        &u,
+        "python",
+        1,
+        "await run(\"AgentPoolCapability.spawn_agents\", count=1)\n",
+    );
+    assert!(codes(&c.diagnostics_at(&u, 1)).contains(&"API002".to_string()));
+    let kb = root.join("kb.json");
+    let good = std::fs::read_to_string(&kb).unwrap();
+    let changed = json!({"changes": [{"uri": file_uri(&kb), "type": 2}]});
+    std::fs::write(&kb, "{\"actions\": [").unwrap();
+    c.notify("workspace/didChangeWatchedFiles", changed.clone());
+    c.wait_for("textDocument/publishDiagnostics", |p| {
+        p["uri"] == u.as_str()
+            && !codes(p["diagnostics"].as_array().unwrap()).contains(&"API002".to_string())
+    });
+    c.drain_for(Duration::from_millis(500));
+    let globs = registered_globs(&c);
+    assert!(
+        globs.iter().any(|g| g.ends_with("/kb.json")),
+        "the broken KB is no longer watched: {globs:?}"
+    );
+    std::fs::write(&kb, good).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", changed);
+    let p = c.try_wait_for(
+        "textDocument/publishDiagnostics",
+        |p| {
+            p["uri"] == u.as_str()
+                && codes(p["diagnostics"].as_array().unwrap()).contains(&"API002".to_string())
+        },
+        Duration::from_secs(10),
+    );
+    assert!(
+        p.is_some(),
+        "fixing the KB did not re-diagnose the document"
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}

@@ -226,8 +226,18 @@ struct Shared {
     next_epoch: AtomicU64,
     publish: mpsc::UnboundedSender<Publish>,
     shutdown_requested: AtomicBool,
-    /// Watch globs currently registered with the client.
-    watched: tokio::sync::Mutex<Option<BTreeSet<String>>>,
+    /// The watchers cellguard wants the client to hold; [`watcher_registrar`] brings the
+    /// client's registration to it. Handlers only ever set it, never wait for the client.
+    watch_wanted: tokio::sync::watch::Sender<Option<WatchSet>>,
+    /// Watch globs the client holds (as far as its answers tell), for the debug information.
+    watch_registered: Arc<Mutex<Option<BTreeSet<String>>>>,
+    /// Every config, extended config and knowledge-base path that was part of an open
+    /// document's project since documents were last all closed: still watched when a broken
+    /// file drops out of the project, so that fixing it reloads (issue 5 L7-1).
+    watch_sticky: Mutex<BTreeSet<PathBuf>>,
+    /// Asks [`settings_puller`] to pull `workspace/configuration`: `Some(force)` when a pull
+    /// is pending, `force` meaning reload even when the settings did not change.
+    settings_pull: Arc<(Mutex<Option<bool>>, tokio::sync::Notify)>,
     /// Config errors already shown (cleared on reload), so each is shown once.
     reported: Mutex<HashSet<String>>,
 }
@@ -253,6 +263,13 @@ impl Backend {
     /// A backend talking to `client`. Must be called inside a tokio runtime (it starts the
     /// publication task).
     pub fn new(client: Client) -> Self {
+        let (watch_wanted, wanted) = tokio::sync::watch::channel(None);
+        let watch_registered = Arc::new(Mutex::new(None));
+        tokio::spawn(watcher_registrar(
+            client.clone(),
+            wanted,
+            watch_registered.clone(),
+        ));
         let (tx, mut rx) = mpsc::unbounded_channel::<Publish>();
         let publisher = client.clone();
         tokio::spawn(async move {
@@ -263,24 +280,27 @@ impl Backend {
             }
         });
         let root = std::env::current_dir().unwrap_or_default();
-        Backend {
-            shared: Arc::new(Shared {
-                client,
-                docs: Mutex::new(HashMap::new()),
-                caps: RwLock::new(Caps::default()),
-                config: RwLock::new(ConfigState {
-                    settings: ClientSettings::default(),
-                    resolver: Arc::new(Resolver::new(Overrides::default())),
-                    root,
-                }),
-                generation: AtomicU64::new(0),
-                next_epoch: AtomicU64::new(1),
-                publish: tx,
-                shutdown_requested: AtomicBool::new(false),
-                watched: tokio::sync::Mutex::new(None),
-                reported: Mutex::new(HashSet::new()),
+        let shared = Arc::new(Shared {
+            client,
+            docs: Mutex::new(HashMap::new()),
+            caps: RwLock::new(Caps::default()),
+            config: RwLock::new(ConfigState {
+                settings: ClientSettings::default(),
+                resolver: Arc::new(Resolver::new(Overrides::default())),
+                root,
             }),
-        }
+            generation: AtomicU64::new(0),
+            next_epoch: AtomicU64::new(1),
+            publish: tx,
+            shutdown_requested: AtomicBool::new(false),
+            watch_wanted,
+            watch_registered,
+            watch_sticky: Mutex::new(BTreeSet::new()),
+            settings_pull: Arc::new((Mutex::new(None), tokio::sync::Notify::new())),
+            reported: Mutex::new(HashSet::new()),
+        });
+        tokio::spawn(settings_puller(Arc::downgrade(&shared)));
+        Backend { shared }
     }
 }
 
@@ -495,7 +515,7 @@ impl Shared {
                 .as_ref()
                 .is_none_or(|p| !Arc::ptr_eq(p, &result.project));
             if project_changed {
-                self.ensure_watchers().await;
+                self.ensure_watchers();
             }
         }
     }
@@ -620,7 +640,7 @@ impl Shared {
                     tokio::time::timeout(CLIENT_REQUEST_TIMEOUT, client.inlay_hint_refresh()).await;
             });
         }
-        self.ensure_watchers().await;
+        self.ensure_watchers();
     }
 
     /// Applies new editor settings.
@@ -677,11 +697,16 @@ impl Shared {
                 out.extend(r.project.kb_paths.iter().cloned());
             }
         }
-        out.iter()
-            .flat_map(|p| normal_forms(p))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect()
+        let current: BTreeSet<PathBuf> = out.iter().flat_map(|p| normal_forms(p)).collect();
+        // Paths of a project stay watched while a document is open, even when a broken file
+        // drops them (and itself) from the project; with no document open they are forgotten.
+        let mut sticky = lock(&self.watch_sticky);
+        if docs.is_empty() {
+            sticky.clear();
+        } else {
+            sticky.extend(current.iter().cloned());
+        }
+        current.union(&sticky).cloned().collect()
     }
 
     /// True when a changed file affects configuration or knowledge bases.
@@ -697,9 +722,11 @@ impl Shared {
             .any(|p| watched.iter().any(|w| p == w || p.starts_with(w)))
     }
 
-    /// Registers file watchers for config names and the files in [`Self::watched_paths`], when
-    /// the client supports dynamic registration; re-registers when the set changes.
-    async fn ensure_watchers(&self) {
+    /// Sets the file watchers cellguard wants (config names and the files in
+    /// [`Self::watched_paths`]) when the client supports dynamic registration. Never waits for
+    /// the client: [`watcher_registrar`] registers them, so no handler or lint task holds up
+    /// the message loop on a client round-trip (issue 5 L7-12).
+    fn ensure_watchers(&self) {
         let caps = self.caps();
         if !caps.dynamic_watch {
             return;
@@ -713,42 +740,29 @@ impl Shared {
                 globs.insert(s);
             }
         }
-        let mut current = self.watched.lock().await;
-        if current.as_ref() == Some(&globs) {
-            return;
+        let wanted = WatchSet {
+            globs,
+            relative: caps.relative_patterns,
+        };
+        self.watch_wanted.send_if_modified(|w| {
+            if w.as_ref() == Some(&wanted) {
+                return false;
+            }
+            *w = Some(wanted);
+            true
+        });
+    }
+
+    /// Asks [`settings_puller`] to pull the settings from the client; with `force`, open
+    /// documents are re-diagnosed even when the settings did not change. Pulls asked for
+    /// while one runs collapse into one more.
+    fn request_settings_pull(&self, force: bool) {
+        let (pending, notify) = &*self.settings_pull;
+        {
+            let mut p = lock(pending);
+            *p = Some(p.unwrap_or(false) || force);
         }
-        const ID: &str = "cellguard-watched-files";
-        const METHOD: &str = "workspace/didChangeWatchedFiles";
-        if current.is_some() {
-            let _ = tokio::time::timeout(
-                CLIENT_REQUEST_TIMEOUT,
-                self.client.unregister_capability(vec![lsp::Unregistration {
-                    id: ID.to_string(),
-                    method: METHOD.to_string(),
-                }]),
-            )
-            .await;
-        }
-        let watchers: Vec<lsp::FileSystemWatcher> = globs
-            .iter()
-            .map(|g| lsp::FileSystemWatcher {
-                glob_pattern: watch_pattern(g, caps.relative_patterns),
-                kind: None,
-            })
-            .collect();
-        let options = lsp::DidChangeWatchedFilesRegistrationOptions { watchers };
-        let registered = tokio::time::timeout(
-            CLIENT_REQUEST_TIMEOUT,
-            self.client.register_capability(vec![lsp::Registration {
-                id: ID.to_string(),
-                method: METHOD.to_string(),
-                register_options: serde_json::to_value(options).ok(),
-            }]),
-        )
-        .await;
-        if matches!(registered, Ok(Ok(()))) {
-            *current = Some(globs);
-        }
+        notify.notify_one();
     }
 
     /// The text of `cellguard.printDebugInformation`.
@@ -783,7 +797,7 @@ impl Shared {
                 serde_json::to_string(&c.settings).unwrap_or_default()
             );
         }
-        if let Some(globs) = self.watched.try_lock().ok().and_then(|g| g.clone()) {
+        if let Some(globs) = lock(&self.watch_registered).clone() {
             let _ = writeln!(
                 s,
                 "watched files: {}",
@@ -929,6 +943,104 @@ fn watch_pattern(glob: &str, relative: bool) -> lsp::GlobPattern {
     lsp::GlobPattern::String(glob.to_string())
 }
 
+/// File watchers cellguard wants registered: globs, and whether the client takes relative
+/// patterns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct WatchSet {
+    globs: BTreeSet<String>,
+    relative: bool,
+}
+
+/// The one task that (un)registers file watchers with the client: it waits for each answer
+/// (up to [`CLIENT_REQUEST_TIMEOUT`]) before sending the next request, so unregistrations
+/// and registrations reach the client in order, and wanted sets that change meanwhile
+/// collapse into the latest. Handlers never await these round-trips: tower-lsp reads the
+/// client's answers on the same loop that feeds the handlers (at most 32 at once, 100
+/// queued), so a handler waiting for an answer behind a full queue waits for ever
+/// (issue 5 L7-12).
+async fn watcher_registrar(
+    client: Client,
+    mut wanted: tokio::sync::watch::Receiver<Option<WatchSet>>,
+    registered: Arc<Mutex<Option<BTreeSet<String>>>>,
+) {
+    const ID: &str = "cellguard-watched-files";
+    const METHOD: &str = "workspace/didChangeWatchedFiles";
+    // Whether the client may hold our registration (a timed-out register counts: the
+    // request was sent).
+    let mut held = false;
+    while wanted.changed().await.is_ok() {
+        let Some(want) = wanted.borrow_and_update().clone() else {
+            continue;
+        };
+        if held && lock(&registered).as_ref() == Some(&want.globs) {
+            continue;
+        }
+        if held {
+            let _ = tokio::time::timeout(
+                CLIENT_REQUEST_TIMEOUT,
+                client.unregister_capability(vec![lsp::Unregistration {
+                    id: ID.to_string(),
+                    method: METHOD.to_string(),
+                }]),
+            )
+            .await;
+            held = false;
+            *lock(&registered) = None;
+        }
+        let watchers: Vec<lsp::FileSystemWatcher> = want
+            .globs
+            .iter()
+            .map(|g| lsp::FileSystemWatcher {
+                glob_pattern: watch_pattern(g, want.relative),
+                kind: None,
+            })
+            .collect();
+        let options = lsp::DidChangeWatchedFilesRegistrationOptions { watchers };
+        let answer = tokio::time::timeout(
+            CLIENT_REQUEST_TIMEOUT,
+            client.register_capability(vec![lsp::Registration {
+                id: ID.to_string(),
+                method: METHOD.to_string(),
+                register_options: serde_json::to_value(options).ok(),
+            }]),
+        )
+        .await;
+        if !matches!(answer, Ok(Err(_))) {
+            held = true;
+            *lock(&registered) = Some(want.globs);
+        }
+    }
+}
+
+/// The one task that pulls `workspace/configuration` when [`Shared::request_settings_pull`]
+/// asks, off the message loop (see [`watcher_registrar`]); ends with the server.
+async fn settings_puller(shared: std::sync::Weak<Shared>) {
+    let wake = match shared.upgrade() {
+        Some(s) => s.settings_pull.clone(),
+        None => return,
+    };
+    loop {
+        wake.1.notified().await;
+        let Some(force) = lock(&wake.0).take() else {
+            continue;
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        match shared.pull_settings().await {
+            Some(v) => {
+                let (settings, _) = ClientSettings::from_value(&v);
+                if force || read(&shared.config).settings != settings {
+                    shared.apply_settings(&v).await;
+                }
+            }
+            // Nothing to read: still re-read config files, as the user expects a refresh.
+            None if force => shared.reload(true).await,
+            None => {}
+        }
+    }
+}
+
 fn invalid_params(msg: impl Into<String>) -> RpcError {
     RpcError::invalid_params(msg.into())
 }
@@ -1041,15 +1153,9 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: lsp::InitializedParams) {
         let shared = self.shared.clone();
         if shared.caps().config_pull {
-            if let Some(v) = shared.pull_settings().await {
-                let (settings, _) = ClientSettings::from_value(&v);
-                let changed = read(&shared.config).settings != settings;
-                if changed {
-                    shared.apply_settings(&v).await;
-                }
-            }
+            shared.request_settings_pull(false);
         }
-        shared.ensure_watchers().await;
+        shared.ensure_watchers();
     }
 
     async fn shutdown(&self) -> RpcResult<()> {
@@ -1126,10 +1232,9 @@ impl LanguageServer for Backend {
         let empty = v.is_null() || v.as_object().is_some_and(|o| o.is_empty());
         if empty {
             if shared.caps().config_pull {
-                if let Some(pulled) = shared.pull_settings().await {
-                    shared.apply_settings(&pulled).await;
-                    return;
-                }
+                // Pulled off the message loop: a slow client answer must not hold it up.
+                shared.request_settings_pull(true);
+                return;
             }
             // Nothing to read: still re-read config files, as the user expects a refresh.
             shared.reload(true).await;

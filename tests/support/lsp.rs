@@ -17,8 +17,11 @@ use std::time::{Duration, Instant};
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The binary under test.
+/// `CELLGUARD_TEST_BINARY` overrides it (to show a regression test failing on an older build).
 pub fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_cellguard"))
+    std::env::var_os("CELLGUARD_TEST_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_cellguard")))
 }
 
 /// A running server and the client side of its connection.
@@ -33,6 +36,11 @@ pub struct Client {
     pub server_requests: Vec<Value>,
     /// Answer to `workspace/configuration` (one value per item).
     pub configuration: Value,
+    /// When true, server requests are kept in [`Client::held`] unanswered (a busy editor)
+    /// until [`Client::answer_held`].
+    pub hold_server_requests: bool,
+    /// Server requests received and not answered yet.
+    pub held: Vec<Value>,
     stderr: Arc<Mutex<Vec<u8>>>,
 }
 
@@ -115,6 +123,8 @@ impl Client {
             inbox: VecDeque::new(),
             server_requests: Vec::new(),
             configuration: Value::Null,
+            hold_server_requests: false,
+            held: Vec::new(),
             stderr,
         }
     }
@@ -152,7 +162,11 @@ impl Client {
         match self.rx.recv_timeout(timeout) {
             Ok(Ok(v)) => {
                 if v.get("method").is_some() && v.get("id").is_some() {
-                    self.answer_server_request(&v);
+                    if self.hold_server_requests {
+                        self.held.push(v.clone());
+                    } else {
+                        self.answer_server_request(&v);
+                    }
                 }
                 Some(v)
             }
@@ -174,6 +188,26 @@ impl Client {
         };
         let id = req["id"].clone();
         self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    /// Answers every held server request, in the order they came.
+    pub fn answer_held(&mut self) {
+        for req in std::mem::take(&mut self.held) {
+            self.answer_server_request(&req);
+        }
+    }
+
+    /// Waits up to `limit` for the response to request `id`, keeping other messages in the
+    /// inbox; `None` when none came.
+    pub fn response_within(&mut self, id: i64, limit: Duration) -> Option<Value> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let msg = self.recv(deadline.saturating_duration_since(Instant::now()))?;
+            if msg.get("method").is_none() && msg.get("id") == Some(&json!(id)) {
+                return Some(msg);
+            }
+            self.inbox.push_back(msg);
+        }
     }
 
     /// Waits for the response to request `id`, keeping other messages in the inbox.
