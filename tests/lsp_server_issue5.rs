@@ -1056,3 +1056,37 @@ fn l7_1_a_knowledge_base_broken_once_is_still_watched_and_reloaded_when_fixed() 
     );
     assert_eq!(c.shutdown().code(), Some(0));
 }
+
+/// L7-7: a code action request without `only` sent right after an edit offers fix-all for
+/// the current text, as a settled request does (Helix and Neovim send no `only`).
+#[test]
+fn l7_7_code_actions_without_only_right_after_an_edit_offer_fix_all() {
+    let ws = workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "fa.py");
+    let line = "x = run(\"AgentPoolCapability.AgentPoolCapability.spawn_agents\", count=1)\n";
+    c.open(&u, "python", 1, line);
+    c.diagnostics_at(&u, 1);
+    for i in 0..10u32 {
+        c.change(&u, i64::from(i) + 2, Some([0, 0, 0, 0]), "y = 1\n");
+        let actions = c.request(
+            "textDocument/codeAction",
+            json!({
+                "textDocument": {"uri": u},
+                "range": {"start": {"line": i + 1, "character": 0}, "end": {"line": i + 1, "character": 5}},
+                "context": {"diagnostics": []}
+            }),
+        );
+        let kinds: Vec<&str> = actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|a| a["kind"].as_str())
+            .collect();
+        assert!(
+            kinds.contains(&"source.fixAll.cellguard"),
+            "edit {i}: no fix-all in {actions}"
+        );
+    }
+    assert_eq!(c.shutdown().code(), Some(0));
+}

@@ -69,6 +69,10 @@ const EXIT_GRACE: Duration = Duration::from_millis(150);
 /// How long a code action request carrying diagnostics waits for the lint of the current text
 /// (hover, completion, definition and inlay hints never wait: see `Shared::current_syntax`).
 const FEATURE_WAIT: Duration = Duration::from_secs(5);
+/// How long a code action request without `only` (and without diagnostics) waits for the
+/// lint of the current text before answering from the last lint: long enough for a small
+/// document's lint, short enough that a cursor move on a 5 MB document is not held up.
+const MENU_WAIT: Duration = Duration::from_millis(500);
 /// How long pull diagnostics and fix-all wait for the lint of the current text.
 const DIAGNOSTIC_WAIT: Duration = Duration::from_secs(120);
 
@@ -1316,12 +1320,23 @@ impl LanguageServer for Backend {
         // Quick fixes come from the diagnostics the client sends: with none (a code action
         // request on every cursor move) nothing needs the lint of the current text, so the
         // request never waits for it; with some, they are matched against it (S3).
-        let current = if wants_quickfix && !params.context.diagnostics.is_empty() {
-            self.shared.fresh_result(&uri, FEATURE_WAIT).await
-        } else {
+        // Without `only` (the menu a user opens right after typing), the lint of the current
+        // text is waited for briefly, so fix-all is offered from the current text rather
+        // than left out while that lint runs (issue 5 L7-7).
+        let stored = || {
             lock(&self.shared.docs)
                 .get(&uri)
                 .and_then(|d| d.result.clone())
+        };
+        let current = if wants_quickfix && !params.context.diagnostics.is_empty() {
+            self.shared.fresh_result(&uri, FEATURE_WAIT).await
+        } else if only.is_none() {
+            match self.shared.fresh_result(&uri, MENU_WAIT).await {
+                Some(r) => Some(r),
+                None => stored(),
+            }
+        } else {
+            stored()
         };
         // The version the actions must fit: a diagnostic (and its stored fix) of any other
         // version is re-found in the current result or dropped.
@@ -1363,8 +1378,8 @@ impl LanguageServer for Backend {
         }
         // Fix-all when asked for by kind (`only`, e.g. on save): computed for the current text,
         // waiting for its lint. Without `only` (the light bulb, on every cursor move) it is
-        // offered only when the current text is linted and has a safe fix, so that request
-        // never waits for a lint either.
+        // offered when the current text is linted (waited for up to MENU_WAIT above) and has
+        // a safe fix.
         let fix_all = match only {
             Some(_) => actions::kind_requested(only, actions::FIX_ALL_KIND),
             None => current.as_ref().is_some_and(|r| {
