@@ -1693,3 +1693,99 @@ fn streaks_are_the_same_in_every_format() {
         .collect();
     assert_eq!(from_html, expected);
 }
+
+/// Issue 6 T6-19: an unreached call says why: skipped by a block swallowed in its `try` body
+/// (the cell goes on), its cell aborted by a block, or the rest of the cell treated as aborted
+/// when the replay cannot place a call after a swallowed block; in `text` after `unreached`, in
+/// the json `reason`, and in the SARIF message.
+#[test]
+fn unreached_calls_say_why() {
+    let dir = "fixtures/replay/issue6/t6-19-unreached-reasons";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let out = replay(&["--config", &cfg, &trace]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let unreached: Vec<&str> = text.lines().filter(|l| l.contains("unreached (")).collect();
+    let swallowed = "skipped: the block at line 3 raised out of the enclosing `try` (or `with suppress`) body, which swallowed it; the cell goes on after that statement";
+    let aborted = "its cell was aborted by the block at line 7";
+    let unplaced = "the block at line 10 was swallowed, but the replay cannot tell whether it skips this call: the rest of the cell is treated as aborted";
+    assert_eq!(
+        unreached,
+        [
+            format!("{trace}:4: cell 0, call 1: `Fs.Fs.backup` recorded ok, unreached ({swallowed}), outcome changes"),
+            format!("{trace}:8: cell 1, call 1: `Fs.Fs.backup` recorded ok, unreached ({aborted}), outcome changes"),
+            format!("{trace}:11: cell 2, call 1: `Fs.Fs.read` recorded ok, unreached ({unplaced}), outcome changes"),
+            format!("{trace}:12: cell 2, call 2: `Fs.Fs.backup` recorded ok, unreached ({unplaced}), outcome changes"),
+        ]
+    );
+    // No `reason:` line repeats it.
+    assert_eq!(text.matches("    reason: ").count(), 4, "{text}");
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "sarif"]);
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "unreached")
+        .map(|r| r["message"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        messages[..2],
+        [
+            format!("`Fs.Fs.backup` is never reached: {swallowed}"),
+            format!("`Fs.Fs.backup` is never reached: {aborted}"),
+        ]
+    );
+}
+
+/// Issue 6 T6-6: two projects' configs that both name a guardrail `g` are kept apart in the
+/// merged report: each id is qualified by its config in the text totals and the SARIF rules.
+#[test]
+fn same_guardrail_id_in_two_configs_stays_apart() {
+    let dir = "fixtures/replay/issue6/t6-06-same-id-two-configs";
+    let (a, b) = (
+        format!("{dir}/s1/trace.jsonl"),
+        format!("{dir}/s2/trace.jsonl"),
+    );
+    let out = replay(&[&a, &b]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let per: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Blocks per guardrail:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  ") && !l.contains(".jsonl"))
+        .collect();
+    assert_eq!(
+        per,
+        [
+            format!("  {dir}/s1/cellguard.toml:g  1"),
+            format!("  {dir}/s2/cellguard.toml:g  1"),
+        ]
+    );
+    let out = replay(&[&a, &b, "--output-format", "sarif"]);
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &sarif["runs"][0];
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .take(2)
+        .collect();
+    let ids = [
+        format!("{dir}/s1/cellguard.toml:g"),
+        format!("{dir}/s2/cellguard.toml:g"),
+    ];
+    assert_eq!(rules, ids);
+    let results: Vec<&str> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ids);
+    let html = String::from_utf8(replay(&[&a, &b, "--output-format", "html"]).stdout).unwrap();
+    assert!(html.contains(&format!(", config <code>{dir}/s2/cellguard.toml</code>")));
+}

@@ -98,7 +98,8 @@ pub struct Decision {
     pub decision: Verdict,
     /// The blocking guardrail.
     pub guardrail: Option<Arc<str>>,
-    /// Its reason.
+    /// Its reason; for an unreached call, why it was not reached ([`unreached_reason`]: its
+    /// cell aborted, or a swallowed block skipped it; issue 6 T6-19).
     pub reason: Option<String>,
     /// Its suggestion.
     pub suggestion: Option<String>,
@@ -460,6 +461,11 @@ pub struct Options {
     /// The path of the config the guardrails come from, as shown in the report's per-trace
     /// totals ([`TraceTotals::config`]); `None` when the run has no config file.
     pub config: Option<Arc<str>>,
+    /// Qualify every guardrail id the report shows by [`Options::config`], as `CONFIG:ID`
+    /// (decisions' `guardrail`, blocks per guardrail, the matching summary): set when one
+    /// report merges runs of different configs, whose ids may coincide (issue 6 T6-6). No
+    /// effect without a config.
+    pub qualify_ids: bool,
 }
 
 impl Default for Options {
@@ -472,6 +478,7 @@ impl Default for Options {
             keep_streaks: true,
             keep_traces: true,
             config: None,
+            qualify_ids: false,
         }
     }
 }
@@ -515,6 +522,8 @@ struct Run<'a> {
     cell: Option<u64>,
     cells_seen: bool,
     aborted: bool,
+    /// Why the current cell's later calls are unreached, once `aborted` or `swallowed` is set.
+    stop: Stop,
     /// Set with `aborted` when the aborting block was also recorded as blocked: a later record
     /// of the same cell then proves the recording's cell went on (the block was swallowed by a
     /// `try/except` in the cell, colony-reference §4.0.1). Holds the cell's `failed` flag from
@@ -706,12 +715,33 @@ pub struct Replayer<'a> {
     no_bits: Bits,
     /// Swallowed-block analyses of recent cell codes.
     swallow_cache: SwallowCache,
+    /// Each guardrail id and the id the report shows for it, when ids are qualified
+    /// ([`Options::qualify_ids`]); empty otherwise.
+    shown_ids: rustc_hash::FxHashMap<Arc<str>, Arc<str>>,
 }
 
 impl<'a> Replayer<'a> {
     /// A replayer for `cfg`, resolving keys through `kb` (may be empty).
     pub fn new(cfg: &'a ReplayConfig, kb: &'a KnowledgeBase, opts: Options) -> Self {
-        let ids = cfg.guardrails.ids();
+        let prefix = opts.config.clone().filter(|_| opts.qualify_ids);
+        let shown_ids: rustc_hash::FxHashMap<Arc<str>, Arc<str>> = match &prefix {
+            Some(p) => cfg
+                .guardrails
+                .ids()
+                .into_iter()
+                .map(|id| {
+                    let q = Arc::from(format!("{p}:{id}"));
+                    (id, q)
+                })
+                .collect(),
+            None => rustc_hash::FxHashMap::default(),
+        };
+        let ids: Vec<Arc<str>> = cfg
+            .guardrails
+            .ids()
+            .into_iter()
+            .map(|id| shown_ids.get(&id).cloned().unwrap_or(id))
+            .collect();
         Self {
             cfg,
             kb,
@@ -731,7 +761,7 @@ impl<'a> Replayer<'a> {
             run: None,
             report: Report {
                 mode: single_mode(&cfg.guardrails.guardrails).unwrap_or(cfg.settings.mode),
-                mixed_modes: mixed_modes(&cfg.guardrails.guardrails),
+                mixed_modes: mixed_modes(&cfg.guardrails.guardrails, prefix.as_deref()),
                 ..Default::default()
             },
             per_guardrail: HashMap::new(),
@@ -748,6 +778,7 @@ impl<'a> Replayer<'a> {
             ),
             no_bits: vec![0u64; cfg.guardrails.patterns.len().div_ceil(64).max(1)].into(),
             swallow_cache: SwallowCache::default(),
+            shown_ids,
         }
     }
 
@@ -827,6 +858,7 @@ impl<'a> Replayer<'a> {
             cell: None,
             cells_seen: false,
             aborted: false,
+            stop: Stop::Aborted(0),
             swallow_evidence: None,
             pos: 0,
             last_time: None,
@@ -1113,15 +1145,25 @@ impl<'a> Replayer<'a> {
             // the cell is treated as aborted (fail-closed, issue 6 T6-1).
             run.aborted = true;
             run.swallowed = None;
+            if let Stop::Swallowed(at) = run.stop {
+                run.stop = Stop::Unplaced(at);
+            }
         }
         let skipped = after == Some(crate::trace::colony::AfterBlock::Skipped);
+        let mut unreached_by = None;
         if run.aborted || skipped {
             verdict = Verdict::Unreached;
+            unreached_by = Some(run.stop);
         } else {
             let mut proposed = Proposed::new(&keys, sub_bits, key_bits.clone(), &c.params, now);
             proposed.recorded = Some((c.status, c.error.as_deref()));
             proposed.call_id = c.call_id.as_deref();
             block = set.check(&proposed, &mut run.state);
+            if let Some(b) = block.as_mut() {
+                if let Some(q) = self.shown_ids.get(&b.guardrail) {
+                    b.guardrail = q.clone();
+                }
+            }
             drop(proposed);
             note_undecided(&mut self.report.warnings, &run.file, line, &mut run.state);
             let hist_status = match c.status {
@@ -1212,10 +1254,12 @@ impl<'a> Replayer<'a> {
                                 Some(s) => {
                                     if c.status.dispatched() {
                                         run.swallowed = Some(s);
+                                        run.stop = Stop::Swallowed(line);
                                     }
                                 }
                                 None => {
                                     run.aborted = true;
+                                    run.stop = Stop::Aborted(line);
                                     if !c.status.dispatched() {
                                         run.swallow_evidence = Some(failed_before);
                                     }
@@ -1251,7 +1295,7 @@ impl<'a> Replayer<'a> {
                 Some(shown(&b.reason)),
                 Some(shown(&b.suggestion)),
             ),
-            None => (None, None, None),
+            None => (None, unreached_by.map(unreached_reason), None),
         };
         let d = Decision {
             trace: run.name.clone(),
@@ -1348,6 +1392,35 @@ impl Run<'_> {
     }
 }
 
+/// Why the later calls of a cell are unreached after a block (issue 6 T6-19), with the trace
+/// line of that block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The block aborted the cell (`stop-cell`, no handler of the cell's code swallows it).
+    Aborted(u64),
+    /// The block was raised out of the rest of its `try` body (or `with
+    /// contextlib.suppress(...)` body) and swallowed there: the calls of that rest are skipped,
+    /// the cell goes on after the statement (colony-reference §4.0.1).
+    Swallowed(u64),
+    /// The block was swallowed, but the replay cannot place a later call relative to it: the
+    /// rest of the cell is treated as aborted (fail-closed, issue 6 T6-1).
+    Unplaced(u64),
+}
+
+/// The reason an unreached call is given ([`Decision::reason`]): what the block at which trace
+/// line did to its cell.
+fn unreached_reason(stop: Stop) -> String {
+    match stop {
+        Stop::Aborted(line) => format!("its cell was aborted by the block at line {line}"),
+        Stop::Swallowed(line) => format!(
+            "skipped: the block at line {line} raised out of the enclosing `try` (or `with suppress`) body, which swallowed it; the cell goes on after that statement"
+        ),
+        Stop::Unplaced(line) => format!(
+            "the block at line {line} was swallowed, but the replay cannot tell whether it skips this call: the rest of the cell is treated as aborted"
+        ),
+    }
+}
+
 /// Ends the open block streak, if any: `sink` gets it, and the report keeps it when `keep`.
 fn close_streak(
     open: &mut Option<BlockStreak>,
@@ -1400,14 +1473,21 @@ fn single_mode(guardrails: &[crate::guardrails::Guardrail]) -> Option<MatchMode>
     leaves.iter().all(|(_, m)| *m == first).then_some(first)
 }
 
-/// `key: a, b; substring: c` when the guardrails use both matching modes.
-fn mixed_modes(guardrails: &[crate::guardrails::Guardrail]) -> Option<String> {
+/// `key: a, b; substring: c` when the guardrails use both matching modes; each id as
+/// `PREFIX:ID` with a `prefix` ([`Options::qualify_ids`]).
+fn mixed_modes(
+    guardrails: &[crate::guardrails::Guardrail],
+    prefix: Option<&str>,
+) -> Option<String> {
     let leaves = leaf_modes(guardrails);
-    let ids = |m: MatchMode| -> Vec<&str> {
+    let ids = |m: MatchMode| -> Vec<String> {
         leaves
             .iter()
             .filter(|(_, x)| *x == m)
-            .map(|(id, _)| *id)
+            .map(|(id, _)| match prefix {
+                Some(p) => format!("{p}:{id}"),
+                None => id.to_string(),
+            })
             .collect()
     };
     let (key, sub) = (ids(MatchMode::Key), ids(MatchMode::Substring));

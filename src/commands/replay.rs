@@ -544,6 +544,9 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         // 6 T5-16); text and html read them at the end.
         keep_traces: matches!(args.output_format, ReplayFormat::Text | ReplayFormat::Html),
         config: None,
+        // Traces of different projects: each guardrail id is shown as `CONFIG:ID`, so two
+        // projects' guardrails of the same id are counted apart (issue 6 T6-6).
+        qualify_ids: groups.len() > 1,
     };
     let mut spool = render::DecisionSpool::new(args.output_format).with_context(|| {
         format!(

@@ -313,8 +313,8 @@ fn text_streak(st: &BlockStreak, out: &mut impl Write) -> std::io::Result<()> {
 }
 
 /// The text report's lines of one listed decision: `FILE:LINE:[ #N] cell C, call I: `KEY`
-/// recorded R, DECISION[, outcome changes]`, then the indented `reason:` and `suggestion:`
-/// lines when present. Trace-supplied text has its control characters escaped ([`ctl`]).
+/// recorded R, DECISION[, outcome changes]` (an unreached call's reason in parentheses after
+/// `unreached`), then the indented `reason:` and `suggestion:` lines when present. Trace-supplied text has its control characters escaped ([`ctl`]).
 /// With `color` (`--color`, resolved as `cellguard check` resolves it), the location is bold
 /// and the decision coloured (blocked red, unreached yellow, allowed green) with ANSI escapes.
 fn text_decision(d: &Decision, color: bool, out: &mut impl Write) -> std::io::Result<()> {
@@ -336,7 +336,10 @@ fn text_decision(d: &Decision, color: bool, out: &mut impl Write) -> std::io::Re
             Color::Red,
         ),
         Verdict::Unreached => (
-            "unreached (its cell was aborted by an earlier block)".into(),
+            match &d.reason {
+                Some(r) => format!("unreached ({})", ctl(r)),
+                None => "unreached".into(),
+            },
             Color::Yellow,
         ),
         Verdict::Allowed => ("allowed".into(), Color::Green),
@@ -365,7 +368,11 @@ fn text_decision(d: &Decision, color: bool, out: &mut impl Write) -> std::io::Re
         )?;
     }
     writeln!(out)?;
-    if let Some(r) = &d.reason {
+    if let Some(r) = d
+        .reason
+        .as_ref()
+        .filter(|_| d.decision != Verdict::Unreached)
+    {
         writeln!(out, "    reason: {}", ctl(r))?;
     }
     if let Some(s) = d.suggestion.as_deref().filter(|s| !s.is_empty()) {
@@ -544,8 +551,11 @@ fn sarif_result(d: &Decision) -> Value {
             "unreached".into(),
             "note",
             format!(
-                "`{}` is never reached: an earlier call of its cell was blocked",
-                d.raw_key
+                "`{}` is never reached: {}",
+                d.raw_key,
+                d.reason
+                    .as_deref()
+                    .unwrap_or("an earlier call of its cell was blocked")
             ),
         ),
         Verdict::Allowed => (
@@ -583,7 +593,7 @@ fn sarif_rules(report: &Report) -> Vec<Value> {
         .iter()
         .map(|(id, _)| json!({"id": &**id, "shortDescription": {"text": format!("guardrail `{id}`")}}))
         .collect();
-    rules.push(json!({"id": "unreached", "shortDescription": {"text": "call never evaluated: an earlier call of its cell was blocked"}}));
+    rules.push(json!({"id": "unreached", "shortDescription": {"text": "call never evaluated: an earlier call of its cell was blocked, and the block aborted the cell or skipped the rest of the `try` body that swallowed it"}}));
     rules.push(json!({"id": "outcome-changed", "shortDescription": {"text": "recorded as blocked, allowed by the configured guardrails"}}));
     rules.push(json!({"id": "block-streak", "shortDescription": {"text": "the same key blocked again and again (Colony's BlockStreakTracker diagnostic)"}}));
     rules.push(json!({"id": "completion-validation", "shortDescription": {"text": "signal_completion whose replayed rule-based validation rejects it or changes its recorded verdict"}}));
@@ -1226,8 +1236,10 @@ fn mark_title(d: &Decision) -> String {
         d.recorded.as_str(),
         d.decision.as_str()
     );
-    if let Some(r) = &d.reason {
-        title.push_str(&format!(" [{}] {r}", d.guardrail.as_deref().unwrap_or("")));
+    match (&d.reason, &d.guardrail) {
+        (Some(r), Some(g)) => title.push_str(&format!(" [{g}] {r}")),
+        (Some(r), None) => title.push_str(&format!(": {r}")),
+        _ => {}
     }
     if d.changed() {
         title.push_str(" (outcome changes)");
@@ -1303,8 +1315,12 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:3px 8px;text-
                 esc(&a)
             )
         });
+        let config = t
+            .config
+            .as_deref()
+            .map_or_else(String::new, |c| format!(", config <code>{}</code>", esc(c)));
         h.push_str(&format!(
-            "<details{open}><summary><code>{}</code>{agent} <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; format {}, epoch {}, on-block {}{elided}</span></summary><div class=\"tl\">",
+            "<details{open}><summary><code>{}</code>{agent} <span class=\"muted\">{} calls, {} blocked, {} unreached, {} changed; format {}, epoch {}, on-block {}{config}{elided}</span></summary><div class=\"tl\">",
             esc(&t.trace), t.calls, t.blocked, t.unreached, t.changed, esc(&t.format), esc(&t.epoch), esc(&t.on_block)
         ));
         let mut last_cell = None;
