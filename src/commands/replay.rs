@@ -455,7 +455,10 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
     }
     refuse_ungated_groups(&args, &groups, &inputs)?;
     // A config with only policies replays them and says nothing of calls: no warning there.
-    for l in inputs.iter().filter(|l| !l.gated() && l.policies.is_empty()) {
+    for l in inputs
+        .iter()
+        .filter(|l| !l.gated() && l.policies.is_empty())
+    {
         eprintln!(
             "cellguard: warning: no guardrails configured{}; every call is allowed",
             l.label
