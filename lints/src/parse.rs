@@ -128,6 +128,23 @@ pub fn text<'s>(node: Node, src: &'s str) -> &'s str {
     src.get(node.byte_range()).unwrap_or("")
 }
 
+/// The name an identifier's text stands for, as Python reads it: NFKC-normalised (PEP 3131),
+/// so `ｒｕｎ` is `run` and `＿＿class＿＿` is `__class__`. Borrowed, without work, for ASCII
+/// text (nearly every identifier).
+pub fn ident_name(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        use unicode_normalization::UnicodeNormalization;
+        std::borrow::Cow::Owned(text.nfkc().collect())
+    }
+}
+
+/// [`ident_name`] of `node`'s text in `src`.
+pub fn ident<'s>(node: Node, src: &'s str) -> std::borrow::Cow<'s, str> {
+    ident_name(text(node, src))
+}
+
 /// The range of `node` as a [`crate::source::TextRange`].
 pub fn range(node: Node) -> crate::source::TextRange {
     crate::source::TextRange::new(node.start_byte(), node.end_byte())

@@ -606,13 +606,13 @@ impl<'a> Builder<'a, '_> {
         kind: BindingKind,
         value: Option<Node<'a>>,
     ) {
-        let name = parse::text(name_node, self.src);
+        let name = parse::ident(name_node, self.src);
         if name.is_empty() {
             return;
         }
         self.scopes[scope]
             .bindings
-            .entry(name.to_string())
+            .entry(name.into_owned())
             .or_default()
             .push(Binding {
                 kind,
@@ -710,7 +710,7 @@ impl<'a> Builder<'a, '_> {
                                 );
                                 for child in nodes.children(id) {
                                     if child == v {
-                                        let name = parse::text(left, self.src).to_string();
+                                        let name = parse::ident(left, self.src).into_owned();
                                         self.visit_lambda(lambda, scope, depth + 1, Some(name));
                                     } else if child != left_id {
                                         self.visit(child, scope, depth + 1);
@@ -865,7 +865,7 @@ impl<'a> Builder<'a, '_> {
                 let global = nodes.kind(id) == "global_statement";
                 for ident in nodes.named_children(id) {
                     if nodes.kind(ident) == "identifier" {
-                        let name = parse::text(nodes.node(ident), self.src).to_string();
+                        let name = parse::ident(nodes.node(ident), self.src).into_owned();
                         if global {
                             self.scopes[scope].globals.insert(name);
                         } else {
@@ -897,7 +897,7 @@ impl<'a> Builder<'a, '_> {
                         }
                         "identifier" => {
                             self.awaited_names
-                                .insert(parse::text(inner, self.src).to_string());
+                                .insert(parse::ident(inner, self.src).into_owned());
                         }
                         _ => {}
                     }
@@ -944,7 +944,7 @@ impl<'a> Builder<'a, '_> {
         let capture = |b: &mut Self, dotted: Node<'a>| {
             if dotted.kind() == "dotted_name" && dotted.named_child_count() == 1 {
                 if let Some(id) = dotted.named_child(0) {
-                    if parse::text(id, b.src) != "_" {
+                    if parse::ident(id, b.src) != "_" {
                         b.bind(scope, id, BindingKind::MatchCapture, None);
                     }
                 }
@@ -972,7 +972,7 @@ impl<'a> Builder<'a, '_> {
             }
             "splat_pattern" => {
                 for k in named_children(node) {
-                    if k.kind() == "identifier" && parse::text(k, self.src) != "_" {
+                    if k.kind() == "identifier" && parse::ident(k, self.src) != "_" {
                         self.bind(scope, k, BindingKind::MatchCapture, None);
                     }
                 }
@@ -1111,7 +1111,7 @@ impl<'a> Builder<'a, '_> {
         let fid = self.functions.len();
         self.functions.push(Function {
             node,
-            name: name_node.map(|n| parse::text(n, self.src).to_string()),
+            name: name_node.map(|n| parse::ident(n, self.src).into_owned()),
             is_async,
             is_lambda: false,
             scope: inner,
@@ -1288,11 +1288,11 @@ pub fn dotted_name(node: Node, src: &str) -> Option<String> {
     loop {
         match n.kind() {
             "identifier" => {
-                parts.push(parse::text(n, src));
+                parts.push(parse::ident(n, src));
                 break;
             }
             "attribute" => {
-                parts.push(parse::text(n.child_by_field_name("attribute")?, src));
+                parts.push(parse::ident(n.child_by_field_name("attribute")?, src));
                 n = parse::unparenthesize(n.child_by_field_name("object")?);
             }
             _ => return None,
@@ -1570,9 +1570,9 @@ impl<'a> SemanticModel<'a> {
                 Some(l + &r)
             }
             "identifier" => {
-                let name = parse::text(expr, self.src);
-                let binding_scope = self.lookup(scope, name)?;
-                match self.scopes[binding_scope].bindings.get(name)?.as_slice() {
+                let name = parse::ident(expr, self.src);
+                let binding_scope = self.lookup(scope, &name)?;
+                match self.scopes[binding_scope].bindings.get(&*name)?.as_slice() {
                     [Binding {
                         kind: BindingKind::Assignment,
                         value: Some(v),
@@ -1693,7 +1693,8 @@ impl<'a> SemanticModel<'a> {
             let callee = site.callee;
             let mut kind = CallKind::Other;
             if callee.kind() == "identifier" {
-                let name = parse::text(callee, src);
+                let name = parse::ident(callee, src);
+                let name = &*name;
                 if let Some(binding_scope) = self.lookup(site.scope, name) {
                     let bindings = &self.scopes[binding_scope].bindings[name];
                     if let [only] = bindings.as_slice() {
@@ -1724,7 +1725,8 @@ impl<'a> SemanticModel<'a> {
                 if let (Some(dotted), Some(root)) =
                     (dotted_name(callee, src), root_identifier(callee))
                 {
-                    let root_name = parse::text(root, src);
+                    let root_name = parse::ident(root, src);
+                    let root_name = &*root_name;
                     if self.is_unbound(site.scope, root_name) && !ns.names.contains(root_name) {
                         if kb.get(&dotted).is_some() {
                             actions.push(self.tool_action(i));
@@ -1742,7 +1744,8 @@ impl<'a> SemanticModel<'a> {
             }
             if kind == CallKind::Other {
                 if let Some(root) = root_identifier(callee) {
-                    let name = parse::text(root, src);
+                    let name = parse::ident(root, src);
+                    let name = &*name;
                     let known = !self.is_unbound(site.scope, name)
                         || ns.names.contains(name)
                         || ns.modules.contains(name)
@@ -1848,7 +1851,7 @@ impl<'a> SemanticModel<'a> {
     pub fn namespace_calls<'s>(&'s self, name: &'s str) -> impl Iterator<Item = SiteId> + 's {
         (0..self.sites.len()).filter(move |&i| {
             self.kinds[i] == CallKind::Namespace
-                && parse::text(self.sites[i].callee, self.src) == name
+                && parse::ident(self.sites[i].callee, self.src) == name
         })
     }
 }

@@ -156,7 +156,7 @@ pub fn closest_match<'k>(
 fn is_bare_run(call: Node, src: &str) -> bool {
     call.child_by_field_name("function")
         .map(parse::unparenthesize)
-        .is_some_and(|f| f.kind() == "identifier" && parse::text(f, src) == "run")
+        .is_some_and(|f| f.kind() == "identifier" && parse::ident(f, src) == "run")
 }
 
 /// The first positional argument of a call when it is a `str` constant (`ast.Constant` with a
@@ -312,13 +312,13 @@ fn allowed_roots(checker: &Checker) -> Vec<String> {
 /// The dotted name of a `dotted_name` node without whitespace or comments.
 fn dotted(node: Node, src: &str) -> String {
     let mut cursor = node.walk();
-    let parts: Vec<&str> = node
+    let parts: Vec<std::borrow::Cow<str>> = node
         .named_children(&mut cursor)
         .filter(|n| n.kind() == "identifier")
-        .map(|n| parse::text(n, src))
+        .map(|n| parse::ident(n, src))
         .collect();
     if parts.is_empty() {
-        parse::text(node, src).to_string()
+        parse::ident(node, src).into_owned()
     } else {
         parts.join(".")
     }
@@ -407,12 +407,12 @@ pub fn is_colony_call(node: Node, src: &str, name: &str) -> bool {
         return false;
     };
     match f.kind() {
-        "identifier" => parse::text(f, src) == name,
+        "identifier" => parse::ident(f, src) == name,
         "attribute" => {
             let object = f.child_by_field_name("object").map(parse::unparenthesize);
             let attr = f.child_by_field_name("attribute");
             object.is_some_and(|o| o.kind() == "identifier")
-                && attr.is_some_and(|a| parse::text(a, src) == name)
+                && attr.is_some_and(|a| parse::ident(a, src) == name)
         }
         _ => false,
     }

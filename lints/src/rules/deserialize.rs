@@ -50,12 +50,7 @@ const HELP: &str = "pydantic's deprecated v1 API (`parse_raw`, `parse_file`, `lo
 
 /// The identifier text as Python reads it (NFKC, PEP 3131).
 fn ident(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.is_ascii() {
-        text.into()
-    } else {
-        use unicode_normalization::UnicodeNormalization;
-        text.nfkc().collect::<String>().into()
-    }
+    parse::ident_name(text)
 }
 
 /// The value of a constant string built from literal parts: a literal, an implicit

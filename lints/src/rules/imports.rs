@@ -123,15 +123,18 @@ pub fn imported_modules_in<'t>(nodes: &NodeTable<'t>, src: &str) -> Vec<Imported
                             let n = name.child_by_field_name("name");
                             let alias = name
                                 .child_by_field_name("alias")
-                                .map(|a| parse::text(a, src).to_string());
+                                .map(|a| parse::ident(a, src).into_owned());
                             (n, alias)
                         }
                         _ => (Some(name), None),
                     };
                     let Some(dotted) = dotted else { continue };
-                    let module = parse::text(dotted, src)
-                        .split_whitespace()
-                        .collect::<String>();
+                    let module = parse::ident_name(
+                        &parse::text(dotted, src)
+                            .split_whitespace()
+                            .collect::<String>(),
+                    )
+                    .into_owned();
                     let binds = binds.or_else(|| module.split('.').next().map(str::to_string));
                     out.push(ImportedModule {
                         statement: node,
@@ -149,6 +152,7 @@ pub fn imported_modules_in<'t>(nodes: &NodeTable<'t>, src: &str) -> Vec<Imported
                     continue;
                 };
                 let raw = parse::text(m, src).split_whitespace().collect::<String>();
+                let raw = parse::ident_name(&raw).into_owned();
                 let level = raw.chars().take_while(|&c| c == '.').count();
                 out.push(ImportedModule {
                     statement: node,

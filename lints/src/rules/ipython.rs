@@ -130,13 +130,7 @@ pub fn check(checker: &mut Checker) {
     let mut found = Vec::new();
     for id in nodes.of_kind("identifier") {
         let node = nodes.node(id);
-        let raw = parse::text(node, src);
-        let name: std::borrow::Cow<str> = if raw.is_ascii() {
-            raw.into()
-        } else {
-            use unicode_normalization::UnicodeNormalization;
-            raw.nfkc().collect::<String>().into()
-        };
+        let name = parse::ident(node, src);
         let name = &*name;
         let Some((what, bare_call_ok)) = reached(name, ns) else {
             continue;

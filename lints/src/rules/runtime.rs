@@ -141,7 +141,7 @@ fn consumed(call: Node, src: &str) -> bool {
 }
 
 /// The name a call's result is assigned to (`r = run(...)`).
-fn assigned_name<'a>(call: Node<'a>, src: &'a str) -> Option<&'a str> {
+fn assigned_name<'a>(call: Node<'a>, src: &'a str) -> Option<std::borrow::Cow<'a, str>> {
     let mut node = call;
     let mut parent = node.parent()?;
     while parent.kind() == "parenthesized_expression" {
@@ -152,7 +152,7 @@ fn assigned_name<'a>(call: Node<'a>, src: &'a str) -> Option<&'a str> {
         return None;
     }
     let left = parent.child_by_field_name("left")?;
-    (left.kind() == "identifier").then(|| parse::text(left, src))
+    (left.kind() == "identifier").then(|| parse::ident(left, src))
 }
 
 fn missing_await(checker: &mut Checker) {
@@ -164,7 +164,8 @@ fn missing_await(checker: &mut Checker) {
         if site.awaited {
             continue;
         }
-        let name = parse::text(site.callee, src);
+        let name = parse::ident(site.callee, src);
+        let name = &*name;
         let is_coroutine = match model.kinds[i] {
             CallKind::Action(a) => match model.dialect {
                 crate::config::Dialect::Colony => ns.async_names.contains(name),
@@ -180,7 +181,7 @@ fn missing_await(checker: &mut Checker) {
         if !is_coroutine || consumed(site.node, src) {
             continue;
         }
-        if assigned_name(site.node, src).is_some_and(|n| model.awaited_names.contains(n)) {
+        if assigned_name(site.node, src).is_some_and(|n| model.awaited_names.contains(&*n)) {
             continue;
         }
         let what = if matches!(model.kinds[i], CallKind::Action(_)) {
@@ -427,7 +428,7 @@ fn bypass(checker: &mut Checker) {
     let src = checker.src;
     let mut capability_calls: Vec<(usize, TextRange)> = Vec::new();
     for (i, site) in model.sites.iter().enumerate() {
-        let callee_name = parse::text(site.callee, src);
+        let callee_name = parse::ident(site.callee, src);
         if model.kinds[i] == CallKind::Namespace && callee_name == "submit_action" {
             checker.report(
                 Diagnostic::new(
@@ -442,7 +443,8 @@ fn bypass(checker: &mut Checker) {
         let Some(root) = chain_root(site.callee) else {
             continue;
         };
-        let root_name = parse::text(root, src);
+        let root_name = parse::ident(root, src);
+        let root_name = &*root_name;
         if !matches!(root_name, "_agent" | "_repl")
             || !ns.names.contains(root_name)
             || model.lookup(site.scope, root_name).is_some()
@@ -461,15 +463,7 @@ fn bypass(checker: &mut Checker) {
             continue;
         }
         let node = nodes.node(id);
-        let name = {
-            let t = parse::text(node, src);
-            if t.is_ascii() {
-                t.to_string()
-            } else {
-                use unicode_normalization::UnicodeNormalization;
-                t.nfkc().collect()
-            }
-        };
+        let name = parse::ident(node, src).into_owned();
         if !matches!(name.as_str(), "_agent" | "_repl")
             || !ns.names.contains(name.as_str())
             || !model.bindings(0, &name).is_empty()

@@ -752,13 +752,7 @@ fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
 /// The text of an identifier (or dotted name) as Python reads it: NFKC-normalised, so that
 /// `ｅｖａｌ` is `eval` and `＿＿class＿＿` is `__class__` (PEP 3131).
 pub fn ident<'s>(node: Node, src: &'s str) -> std::borrow::Cow<'s, str> {
-    use unicode_normalization::UnicodeNormalization;
-    let t = parse::text(node, src);
-    if t.is_ascii() {
-        std::borrow::Cow::Borrowed(t)
-    } else {
-        std::borrow::Cow::Owned(t.nfkc().collect())
-    }
+    parse::ident(node, src)
 }
 
 /// The first named, non-comment child.
