@@ -780,7 +780,52 @@ impl<'a> Cx<'a> {
                 }
                 "try_statement" => self.try_handlers(nodes, id, found),
                 "parameters" | "lambda_parameters" => self.parameter_order(node, found),
+                "identifier" => self.keyword_as_name(node, found),
                 _ => {}
+            }
+        }
+    }
+
+    /// `await` or `async` read as a name (tree-sitter-python accepts both as identifiers;
+    /// CPython's tokenizer makes them keywords since 3.7). CPython reports `await` at the
+    /// token after it (it starts an await expression that has no operand), and `async` there
+    /// too when it starts a statement (`async def`/`for`/`with` was expected), else at `async`
+    /// itself (`print(async)`): `await = 3` is `1:7`, `x = await` the line end, as
+    /// Python 3.11's `ast.parse` says.
+    fn keyword_as_name(&self, node: Node, found: &mut Vec<Candidate>) {
+        let word = &self.src.as_bytes()[node.byte_range()];
+        if word != b"await" && word != b"async" {
+            return;
+        }
+        let at = self
+            .toks
+            .partition_point(|t| t.range.start < node.start_byte());
+        if !self
+            .toks
+            .get(at)
+            .is_some_and(|t| t.range == crate::parse::range(node))
+        {
+            return;
+        }
+        let starts_statement = self.toks[..at]
+            .iter()
+            .rposition(|t| !matches!(t.kind, Kind::Indent | Kind::Dedent))
+            .is_none_or(|p| self.toks[p].kind == Kind::Newline || self.is_op(p, ";"));
+        if word == b"async" && !starts_statement {
+            found.push(self.invalid_at(at));
+            return;
+        }
+        match self.toks.get(at + 1) {
+            Some(t) if !matches!(t.kind, Kind::Newline | Kind::EndMarker | Kind::Dedent) => {
+                found.push(self.invalid_at(at + 1));
+            }
+            next => {
+                let end = next.map_or(self.src.len(), |t| t.range.start);
+                let mut c = self.err(end, "invalid syntax", TextRange::empty(end));
+                if let Some(t) = next.filter(|t| t.kind == Kind::Newline) {
+                    c.err.line = t.line;
+                }
+                found.push(c);
             }
         }
     }
@@ -1554,5 +1599,40 @@ fn first_token_range(node: Node) -> TextRange {
         crate::parse::range(node)
     } else {
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One-based `(line, column)` of the error CPython 3.11's `ast.parse` reports
+    /// (`SyntaxError.lineno`, `.offset`), from the diagnosis of `src`.
+    fn position(src: &str) -> Option<(usize, usize)> {
+        let tree = crate::parse::parse(src, None);
+        let e = diagnose(src, tree.root_node())?;
+        let line_start = src[..e.range.start].rfind('\n').map_or(0, |i| i + 1);
+        Some((
+            e.line + 1,
+            src[line_start..e.range.start].chars().count() + 1,
+        ))
+    }
+
+    #[test]
+    fn await_and_async_as_names_are_errors_where_cpython_puts_them() {
+        // (source, CPython 3.11.7's lineno and offset)
+        for (src, at) in [
+            ("await = 3\n", (1, 7)),
+            ("async = 1\n", (1, 7)),
+            ("x = await\n", (1, 10)),
+            ("print(async)\n", (1, 7)),
+            ("f(await)\n", (1, 8)),
+            ("x = async + 1\n", (1, 5)),
+            ("x = 1\nif x:\n    await\n", (3, 10)),
+        ] {
+            assert_eq!(position(src), Some(at), "{src:?}");
+        }
+        assert_eq!(position("async def f():\n    await g()\n"), None);
+        assert_eq!(position("awaited = async_ = 1\n"), None);
     }
 }
