@@ -83,7 +83,7 @@ fn diff_prints_a_unified_diff_and_writes_nothing() {
         "--- a.py\n+++ a.py\n@@ -1,3 +1,2 @@\n-import json\n import os\n-x = json.dumps({})  # noqa: IMP002\n+x = json.dumps({})\n"
     );
     assert!(stderr(&o)
-        .contains("Would fix 2 errors (1 additional fix available with `--unsafe-fixes`)."));
+        .contains("Would fix 2 diagnostics (1 additional fix available with `--unsafe-fixes`)."));
     assert_eq!(read(&dir, "a.py"), CELL);
     // Nothing to fix: no diff, exit 0.
     let dir = setup(&[("b.py", "x = 1\n")]);
@@ -107,7 +107,7 @@ fn show_fixes_lists_the_fixes_per_rule() {
     let o = cellguard(dir.path(), &["check", "--fix", "--show-fixes", "a.py"]);
     let out = stdout(&o);
     assert!(
-        out.contains("Fixed 2 errors:\n- a.py:\n    1 × CG005 (suppressed-security-rule)\n    1 × IMP003 (import-fails-at-runtime)\n"),
+        out.contains("Fixed 2 diagnostics:\n- a.py:\n    1 × CG005 (suppressed-security-rule)\n    1 × IMP003 (import-fails-at-runtime)\n"),
         "{out}"
     );
 }

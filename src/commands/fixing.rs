@@ -286,13 +286,13 @@ pub fn total_fixed(records: &[FixRecord]) -> usize {
     records.iter().map(FixRecord::fixed_count).sum()
 }
 
-/// `--show-fixes`: "Fixed N errors:" then per file the count per rule (ruff's layout).
+/// `--show-fixes`: "Fixed N diagnostics:" then per file the count per rule (ruff's layout).
 pub fn write_fix_summary(records: &[FixRecord], out: &mut dyn Write) -> std::io::Result<()> {
     let total = total_fixed(records);
     if total == 0 {
         return Ok(());
     }
-    writeln!(out, "\nFixed {total} error{}:", plural(total))?;
+    writeln!(out, "\nFixed {total} diagnostic{}:", plural(total))?;
     for r in records.iter().filter(|r| r.fixed_count() > 0) {
         writeln!(out, "- {}:", r.path.display())?;
         for (code, n) in &r.fixed {
@@ -305,21 +305,22 @@ pub fn write_fix_summary(records: &[FixRecord], out: &mut dyn Write) -> std::io:
     Ok(())
 }
 
-/// The closing line of `--fix-only` / `--diff` ("Fixed 2 errors." / "Would fix 2 errors."),
+/// The closing line of `--fix-only` / `--diff` ("Fixed 2 diagnostics." / "Would fix 2
+/// diagnostics."),
 /// with the hidden unsafe fixes when there are some.
 pub fn fixed_line(records: &[FixRecord], would: bool) -> String {
     let n = total_fixed(records);
     let hidden: usize = records.iter().map(|r| r.hidden_unsafe).sum();
     let head = if would {
         if n == 0 {
-            "No errors would be fixed".to_string()
+            "No diagnostics would be fixed".to_string()
         } else {
-            format!("Would fix {n} error{}", plural(n))
+            format!("Would fix {n} diagnostic{}", plural(n))
         }
     } else if n == 0 {
-        "No errors fixed".to_string()
+        "No diagnostics fixed".to_string()
     } else {
-        format!("Fixed {n} error{}", plural(n))
+        format!("Fixed {n} diagnostic{}", plural(n))
     };
     if hidden > 0 {
         format!(
@@ -401,13 +402,13 @@ mod tests {
         let records = [r];
         assert_eq!(
             fixed_line(&records, false),
-            "Fixed 1 error (1 additional fix available with `--unsafe-fixes`)."
+            "Fixed 1 diagnostic (1 additional fix available with `--unsafe-fixes`)."
         );
         let mut buf = Vec::new();
         write_fix_summary(&records, &mut buf).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
-            "\nFixed 1 error:\n- cell.py:\n    1 × IMP003 (import-fails-at-runtime)\n"
+            "\nFixed 1 diagnostic:\n- cell.py:\n    1 × IMP003 (import-fails-at-runtime)\n"
         );
     }
 
@@ -421,11 +422,11 @@ mod tests {
         );
         assert_eq!(
             fixed_line(std::slice::from_ref(&r), true),
-            "Would fix 1 error."
+            "Would fix 1 diagnostic."
         );
         let clean = run("x = 1\n", &args(|a| a.diff = true)).record.unwrap();
         assert!(clean.unified_diff().is_none());
-        assert_eq!(fixed_line(&[clean], true), "No errors would be fixed.");
+        assert_eq!(fixed_line(&[clean], true), "No diagnostics would be fixed.");
     }
 
     #[test]

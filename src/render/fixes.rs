@@ -149,8 +149,9 @@ fn apply_one(text: &str, d: &Diagnostic, fix: &Fix) -> Option<String> {
     apply_fixes(text, std::slice::from_ref(&single), Applicability::Safe).map(|p| p.text)
 }
 
-/// The closing summary of the human formats: `super::summary`, or after `--fix` ruff's
-/// `Found N errors (F fixed, R remaining).`
+/// The closing summary of the human formats: `super::summary`, or after `--fix`
+/// `Found N diagnostics (F fixed, R remaining).` (ruff's line, saying "diagnostics" as
+/// `super::summary` does: warnings are fixed too).
 pub fn summary_with_fixes(report: &Report, opts: &RenderOptions) -> String {
     if opts.fixed == 0 {
         return super::summary(report);
@@ -158,7 +159,7 @@ pub fn summary_with_fixes(report: &Report, opts: &RenderOptions) -> String {
     let remaining = report.len();
     let total = opts.fixed + remaining;
     format!(
-        "Found {total} error{} ({} fixed, {remaining} remaining).",
+        "Found {total} diagnostic{} ({} fixed, {remaining} remaining).",
         if total == 1 { "" } else { "s" },
         opts.fixed
     )
