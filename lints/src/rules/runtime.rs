@@ -54,7 +54,7 @@ pub static GUARDRAIL_BYPASS: Rule = Rule {
     summary: "Route that dispatches actions without the runtime guardrail",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Reports `submit_action(...)` and capability calls through `_agent` or `_repl` (`_agent.get_capability_by_type(X).method(...)`), when those are the namespace's names, and every other read of those names (`sh = _repl.shell`, `a = _agent`, `f(_repl)`): a value taken from them is used later without the guardrail (issue 4 round 3: `_repl.shell.getoutput(...)` runs shell commands).",
+        what: "Reports `submit_action(...)` and capability calls through `_agent` or `_repl` (`_agent.get_capability_by_type(X).method(...)`), when those are the namespace's names, and every other read of those three names that the cell does not bind itself (`sh = _repl.shell`, `a = _agent`, `f(_repl)`, `q = submit_action`, `{\"s\": submit_action}`, `def f(s=submit_action)`): a value taken from them is used later without the guardrail (issue 4 round 3: `_repl.shell.getoutput(...)` runs shell commands).",
         why: "Only `run()` asks the runtime guardrail. Actions queued with `submit_action` run after the cell straight through the dispatcher, and direct capability calls never reach it, so guardrails cannot block them.",
         example: "submit_action(Action(action_type=\"A.a.delete_all\"))\n",
         fixed_example: "await run(\"A.a.delete_all\")\n",
@@ -422,14 +422,29 @@ fn chain_root(node: Node) -> Option<Node> {
     }
 }
 
+/// The innermost scope whose node contains `node` (the module when none does): where a
+/// name read at `node` is looked up.
+fn innermost_scope(model: &crate::semantic::SemanticModel, node: Node) -> usize {
+    let r = node.byte_range();
+    model
+        .scopes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.node.start_byte() <= r.start && r.end <= s.node.end_byte())
+        .min_by_key(|(_, s)| s.node.end_byte() - s.node.start_byte())
+        .map_or(0, |(i, _)| i)
+}
+
 fn bypass(checker: &mut Checker) {
     let model = checker.semantic();
     let ns = &checker.settings.namespace;
     let src = checker.src;
     let mut capability_calls: Vec<(usize, TextRange)> = Vec::new();
+    let mut submit_calls: Vec<TextRange> = Vec::new();
     for (i, site) in model.sites.iter().enumerate() {
         let callee_name = parse::ident(site.callee, src);
         if model.kinds[i] == CallKind::Namespace && callee_name == "submit_action" {
+            submit_calls.push(parse::range(site.callee));
             checker.report(
                 Diagnostic::new(
                     &GUARDRAIL_BYPASS,
@@ -453,9 +468,10 @@ fn bypass(checker: &mut Checker) {
         }
         capability_calls.push((i, parse::range(site.callee)));
     }
-    // Any other read of `_agent`/`_repl` (`sh = _repl.shell`, `a = _agent`, `f(_agent)`): the
-    // value leaves the call chains above, and whatever is reached from it (the host's shell,
-    // the capabilities) is used without the runtime guardrail.
+    // Any other read of `_agent`/`_repl` (`sh = _repl.shell`, `a = _agent`, `f(_agent)`) or of
+    // `submit_action` (`f = submit_action`, `{"s": submit_action}`, a default argument): the
+    // value leaves the calls above, and whatever is reached from it (the host's shell, the
+    // capabilities, the queue) is used without the runtime guardrail.
     let nodes = checker.nodes;
     let mut reads: Vec<(TextRange, String)> = Vec::new();
     for id in 0..nodes.len() {
@@ -464,9 +480,9 @@ fn bypass(checker: &mut Checker) {
         }
         let node = nodes.node(id);
         let name = parse::ident(node, src).into_owned();
-        if !matches!(name.as_str(), "_agent" | "_repl")
+        if !matches!(name.as_str(), "_agent" | "_repl" | "submit_action")
             || !ns.names.contains(name.as_str())
-            || !model.bindings(0, &name).is_empty()
+            || model.lookup(innermost_scope(&model, node), &name).is_some()
         {
             continue;
         }
@@ -477,13 +493,15 @@ fn bypass(checker: &mut Checker) {
             (Some("attribute"), Some("attribute"))
                 | (Some("keyword_argument"), Some("name"))
                 | (Some("assignment" | "augmented_assignment"), Some("left"))
+                | (Some("parameters" | "lambda_parameters"), _)
                 | (
-                    Some("parameters" | "default_parameter" | "typed_parameter"),
-                    _
+                    Some("default_parameter" | "typed_default_parameter"),
+                    Some("name")
                 )
-        );
+        ) || (parent_kind == Some("typed_parameter") && field != Some("type"));
         let range = parse::range(node);
         if not_a_read
+            || submit_calls.contains(&range)
             || capability_calls
                 .iter()
                 .any(|&(_, callee)| callee.contains_range(range))
@@ -495,6 +513,8 @@ fn bypass(checker: &mut Checker) {
     for (range, name) in reads {
         let what = if name == "_repl" {
             "the host's REPL (its shell runs commands and code)"
+        } else if name == "submit_action" {
+            "the runtime's action queue (what it queues runs after the cell)"
         } else {
             "the host's agent (its capabilities run without the guardrail)"
         };
