@@ -16,7 +16,7 @@ pub static MISSING_AWAIT: Rule = Rule {
     summary: "Coroutine from the namespace called without await: a silent no-op",
     fix: FixAvailability::Sometimes,
     doc: RuleDoc {
-        what: "Reports calls of the namespace's coroutine functions (`run`, `browse`, `signal_completion` in Colony; `[namespace] async-names`) and of async knowledge-base tools that are not awaited, including `r = run(...)` and `[run(...) for ...]`. Not reported when the coroutine is handed to `asyncio.gather`/`wait`/`create_task`-style functions, or assigned to a name that is awaited later.",
+        what: "Reports calls of the namespace's coroutine functions (`run`, `browse`, `signal_completion` in Colony; `[namespace] async-names`) and of async knowledge-base tools that are not awaited, including `r = run(...)` and `[run(...) for ...]`. Not reported when the coroutine is handed to `asyncio.gather`/`wait`/`create_task`-style functions, or assigned to a name that is awaited later, or stored in a container literal (list, tuple, set, dict value) assigned to a name the cell reads again (`coros = [run(..)]` then `for c in coros: await c`).",
         why: "Calling a coroutine function only creates a coroutine: nothing is dispatched, nothing is recorded, and a later `r.success` raises `AttributeError`. Colony's validators do not check it.",
         example: "r = run(\"A.a.report\")\n",
         fixed_example: "r = await run(\"A.a.report\")\n",
@@ -140,6 +140,48 @@ fn consumed(call: Node, src: &str) -> bool {
     false
 }
 
+/// True when the coroutine made by `call` is stored in a container literal (list, tuple,
+/// set, dict value, at any depth) that is assigned to a target read elsewhere in the cell
+/// (`coros = [run(..), run(..)]` then `for c in coros: await c`), or to an attribute or
+/// subscript target: what happens to it then is not known, so neither RUN001 nor its `await`
+/// fix can be right (new-user N-11: the fix made `await c` await an `ActionResult`).
+fn stored_and_read(call: Node, src: &str, nodes: &crate::nodes::NodeTable) -> bool {
+    let mut node = call;
+    let mut in_container = false;
+    while let Some(parent) = node.parent() {
+        match parent.kind() {
+            "list" | "tuple" | "set" | "dictionary" | "expression_list" => in_container = true,
+            "pair" => {
+                if parent.child_by_field_name("value").map(|v| v.id()) != Some(node.id()) {
+                    return false;
+                }
+            }
+            "parenthesized_expression" => {}
+            "assignment" => {
+                if !in_container
+                    || parent.child_by_field_name("right").map(|r| r.id()) != Some(node.id())
+                {
+                    return false;
+                }
+                let Some(left) = parent.child_by_field_name("left") else {
+                    return false;
+                };
+                if left.kind() != "identifier" {
+                    return true;
+                }
+                let name = parse::ident(left, src);
+                return nodes.of_kind("identifier").any(|id| {
+                    let n = nodes.node(id);
+                    n.id() != left.id() && parse::ident(n, src) == name
+                });
+            }
+            _ => return false,
+        }
+        node = parent;
+    }
+    false
+}
+
 /// The name a call's result is assigned to (`r = run(...)`).
 fn assigned_name<'a>(call: Node<'a>, src: &'a str) -> Option<std::borrow::Cow<'a, str>> {
     let mut node = call;
@@ -178,7 +220,10 @@ fn missing_await(checker: &mut Checker) {
             CallKind::Namespace => ns.async_names.contains(name),
             _ => false,
         };
-        if !is_coroutine || consumed(site.node, src) {
+        if !is_coroutine
+            || consumed(site.node, src)
+            || stored_and_read(site.node, src, checker.nodes)
+        {
             continue;
         }
         if assigned_name(site.node, src).is_some_and(|n| model.awaited_names.contains(&*n)) {
