@@ -1856,6 +1856,20 @@ impl Resolver {
             return Ok(p.clone());
         }
         let config_path = self.config_path_for(file)?;
+        self.project_of_config(config_path)
+    }
+
+    /// The project of no config file: built-in defaults plus the overrides. The language
+    /// server uses it for a document whose config cannot be loaded, so that the editor's own
+    /// settings keep applying while a project file is broken (new-user N-6). Cached as
+    /// [`Resolver::project_for`] caches a file without a config.
+    ///
+    /// Errors: the overrides do not resolve, or a knowledge base they name cannot be loaded.
+    pub fn project_without_config(&self) -> Result<Arc<Project>, ConfigError> {
+        self.project_of_config(None)
+    }
+
+    fn project_of_config(&self, config_path: Option<PathBuf>) -> Result<Arc<Project>, ConfigError> {
         if let Some(p) = self
             .by_config
             .lock()

@@ -245,7 +245,12 @@ fn prepare(snap: &Snapshot) -> Prepared {
     }
     let (project, config_error) = match snap.resolver.project_for(&snap.path) {
         Ok(p) => (p, None),
-        Err(e) => (default_project(), Some(e.to_string())),
+        Err(e) => (
+            snap.resolver
+                .project_without_config()
+                .unwrap_or_else(|_| default_project()),
+            Some(e.to_string()),
+        ),
     };
     let mode = extract_mode(project.settings.extract, snap.language, &snap.path);
     let mut settings = project.settings.clone();
