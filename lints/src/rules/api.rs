@@ -707,6 +707,11 @@ fn check_arguments(
                 continue;
             }
             let consequence = match dialect {
+                // `run(action_key, **params)`: the key is already bound (colony-reference
+                // §2.1, "no action parameter may itself be named `action_key`").
+                Dialect::Colony if kw.name == "action_key" => {
+                    " (`action_key` is `run()`'s own first parameter, so the call raises `TypeError: run() got multiple values for argument 'action_key'`)"
+                }
                 Dialect::Colony if def.params.is_empty() => {
                     " (it has no parameters, so the call raises `TypeError`)"
                 }
