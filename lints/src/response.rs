@@ -7,7 +7,9 @@
 //!    `thought` key). The cell is the decoded string, mapped back into the JSON literal through a
 //!    [`SourceMap`] with [`Escape::JsonString`] so diagnostics point into the file and fixes are
 //!    written back escaped.
-//! 2. **CodeAct** `<execute>...</execute>`: one cell per block (MINT's in-context format).
+//! 2. **CodeAct** `<execute>...</execute>`: one cell per block (MINT's in-context format). An
+//!    `<execute>` that another one follows before the closing tag is a mention in prose
+//!    ("accessed within <execute> block"): the last opening tag starts the block.
 //! 3. **smolagents** `<code>...</code>`: every block, stripped and joined with a blank line, is one
 //!    cell (`parse_code_blobs`); an unclosed last block runs to the end, because smolagents uses
 //!    the closing tag as a stop sequence and appends it.
@@ -619,11 +621,18 @@ fn find_tag_blocks(text: &str, open: &str, close: &str) -> Option<Vec<(TextRange
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(i) = text[at..].find(open) {
-        let tag = TextRange::new(at + i, at + i + open.len());
+        let mut tag = TextRange::new(at + i, at + i + open.len());
         match text[tag.end..].find(close) {
             Some(j) => {
-                out.push((tag, TextRange::new(tag.end, tag.end + j)));
-                at = tag.end + j + close.len();
+                let end = tag.end + j;
+                // An opening tag that another one follows before the closing tag is a mention
+                // in prose ("... within <execute> block via the variable `conn`"): the last
+                // opening tag starts the block (new-user N-2, MINT's in-context examples).
+                if let Some(k) = text[tag.end..end].rfind(open) {
+                    tag = TextRange::new(tag.end + k, tag.end + k + open.len());
+                }
+                out.push((tag, TextRange::new(tag.end, end)));
+                at = end + close.len();
             }
             None => {
                 out.push((tag, TextRange::new(tag.end, text.len())));
