@@ -4,7 +4,7 @@
 use super::Checker;
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixAvailability, Rule, RuleDoc, Severity};
 use crate::parse;
-use crate::semantic::{self, AwaitContext, CallKind, GuardKind};
+use crate::semantic::{self, AwaitContext, BindingKind, CallKind, GuardKind};
 use crate::source::TextRange;
 use tree_sitter::Node;
 
@@ -295,16 +295,20 @@ enum Catch {
     Narrow,
 }
 
-fn classify_types(exprs: &[Node], src: &str) -> Catch {
+/// Follows a name bound once, by a plain assignment, to its value (`E = Exception` then
+/// `except E:`), a few steps deep; anything else is returned as it is.
+type Resolve<'r, 't> = &'r dyn Fn(Node<'t>) -> Node<'t>;
+
+fn classify_types<'t>(exprs: &[Node<'t>], src: &str, resolve: Resolve<'_, 't>) -> Catch {
     let mut names = Vec::new();
     for e in exprs {
-        let e = parse::unparenthesize(*e);
+        let e = parse::unparenthesize(resolve(*e));
         match e.kind() {
             "tuple" | "expression_list" => {
                 let mut cursor = e.walk();
                 let kids: Vec<Node> = e.named_children(&mut cursor).collect();
                 for k in kids {
-                    names.push(semantic::dotted_name(k, src));
+                    names.push(semantic::dotted_name(resolve(k), src));
                 }
             }
             _ => names.push(semantic::dotted_name(e, src)),
@@ -329,7 +333,7 @@ fn classify_types(exprs: &[Node], src: &str) -> Catch {
     }
 }
 
-fn handler_catch(handler: Node, src: &str) -> Catch {
+fn handler_catch<'t>(handler: Node<'t>, src: &str, resolve: Resolve<'_, 't>) -> Catch {
     let mut cursor = handler.walk();
     let ty = handler
         .named_children(&mut cursor)
@@ -345,7 +349,7 @@ fn handler_catch(handler: Node, src: &str) -> Catch {
             } else {
                 t
             };
-            classify_types(&[t], src)
+            classify_types(&[t], src, resolve)
         }
     }
 }
@@ -381,16 +385,32 @@ fn line_of(src: &str, offset: usize) -> usize {
         + 1
 }
 
-fn swallowed_block(checker: &mut Checker) {
+fn swallowed_block<'a>(checker: &mut Checker<'a>) {
     let model = checker.semantic();
     let src = checker.src;
     let sites: Vec<usize> = model.dispatching_sites().collect();
+    let resolve = |mut n: Node<'a>| -> Node<'a> {
+        for _ in 0..8 {
+            let inner = parse::unparenthesize(n);
+            if inner.kind() != "identifier" {
+                break;
+            }
+            let name = parse::ident(inner, src);
+            match model.bindings(innermost_scope(&model, inner), &name) {
+                [b] if b.kind == BindingKind::Assignment && b.value.is_some() => {
+                    n = b.value.unwrap_or(n);
+                }
+                _ => break,
+            }
+        }
+        n
+    };
     for i in sites {
         let site = &model.sites[i];
         let mut swallower: Option<(Node, String)> = None;
         'guards: for guard in site.guards.iter().rev() {
             match guard.kind {
-                GuardKind::Suppress => match classify_types(&guard.suppressed, src) {
+                GuardKind::Suppress => match classify_types(&guard.suppressed, src, &resolve) {
                     Catch::Broad => {
                         swallower = Some((guard.node, head(guard.node, src)));
                         break 'guards;
@@ -400,7 +420,7 @@ fn swallowed_block(checker: &mut Checker) {
                 },
                 GuardKind::Try => {
                     for h in &guard.handlers {
-                        match handler_catch(*h, src) {
+                        match handler_catch(*h, src, &resolve) {
                             Catch::Explicit => break 'guards,
                             Catch::Broad if reraises(*h) => continue 'guards,
                             Catch::Broad => {
