@@ -195,11 +195,28 @@ fn parse_directive(text: &str, at: usize) -> Option<(Directive, usize)> {
         if j < b.len() && b[j] == b':' {
             let (codes, end) = parse_noqa_codes(text, j + 1);
             if codes.is_empty() {
-                let d = blank(
-                    DirectiveKind::Noqa,
-                    j + 1,
-                    Some("`# noqa:` is followed by no rule code; write `# noqa: CODE` (or a bare `# noqa` for every rule)".into()),
-                );
+                // What stands after the colon, when it is a word (`# noqa: SBX`, `# noqa: all`).
+                let k = skip_ws(text, j + 1);
+                let word: String = text[k..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let message = if word.is_empty() {
+                    "`# noqa:` is followed by no rule code; write `# noqa: CODE` (or a bare `# noqa` for every rule)".to_string()
+                } else if families().contains(word.to_ascii_uppercase().as_str()) {
+                    let family = word.to_ascii_uppercase();
+                    let example = rules::all_rules()
+                        .find(|r| r.family() == family)
+                        .map_or_else(|| format!("{family}001"), |r| r.code.to_string());
+                    format!(
+                        "`# noqa: {word}` names a rule family; suppressions take exact codes (`# noqa: {example}`)"
+                    )
+                } else {
+                    format!(
+                        "`# noqa: {word}` is not a rule code; write `# noqa: CODE` (or a bare `# noqa` for every rule)"
+                    )
+                };
+                let d = blank(DirectiveKind::Noqa, j + 1, Some(message));
                 return Some((d, j + 1));
             }
             let mut d = blank(DirectiveKind::Noqa, end, None);

@@ -170,6 +170,28 @@ fn blanket_cellguard_ignore_is_invalid() {
     assert_eq!(codes(&ds), vec!["CG004"]);
     let ds = check("x = 1  # noqa:\n");
     assert_eq!(codes(&ds), vec!["CG004"]);
+    assert!(
+        ds[0].message.contains("followed by no rule code"),
+        "{}",
+        ds[0].message
+    );
+    // A family prefix after `# noqa:` is named as such, with an exact code to write instead
+    // (new-user N-16).
+    let ds = check("import os  # noqa: SBX\n");
+    assert_eq!(codes(&ds), vec!["IMP001", "CG004"]);
+    assert!(
+        ds[1].message.contains("`# noqa: SBX` names a rule family")
+            && ds[1].message.contains("`# noqa: SBX001`"),
+        "{}",
+        ds[1].message
+    );
+    let ds = check("x = 1  # noqa: all\n");
+    assert_eq!(codes(&ds), vec!["CG004"]);
+    assert!(
+        ds[0].message.contains("`# noqa: all` is not a rule code"),
+        "{}",
+        ds[0].message
+    );
     // Prose mentioning cellguard is no directive.
     assert!(check("x = 1  # cellguard checks this cell\n").is_empty());
 }
