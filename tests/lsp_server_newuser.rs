@@ -50,3 +50,21 @@ fn n6_editor_settings_survive_a_broken_project_config() {
     assert!(!codes(&c.diagnostics_at(&u, 2)).contains(&"IMP001".to_string()));
     assert_eq!(c.shutdown().code(), Some(0));
 }
+
+/// N-16: an error in the editor's settings names them, not `<command line>`.
+#[test]
+fn n16_editor_setting_errors_name_the_editor_settings() {
+    let ws = workspace();
+    let root = ws.path();
+    let (mut c, _) = start(root, push_caps(), json!({"settings": {"select": ["NOPE"]}}));
+    let shown = c.wait_for("window/showMessage", |m| {
+        m["message"].as_str().unwrap_or("").contains("NOPE")
+    });
+    let message = shown["message"].as_str().unwrap();
+    assert!(
+        message.contains("editor settings: unknown rule selector `NOPE`")
+            && !message.contains("<command line>"),
+        "{message}"
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}

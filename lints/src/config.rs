@@ -490,6 +490,9 @@ pub struct Overrides {
     pub extract: Option<crate::extract::ExtractMode>,
     /// The editor's `ruleDocsUrl` (replaces the file's `rule-docs-url`).
     pub rule_docs_url: Option<String>,
+    /// Where these overrides come from, named in their errors in place of a file path:
+    /// `<command line>` when `None`; the language server says `editor settings`.
+    pub origin: Option<String>,
 }
 
 /// The REPL namespace a cell runs in.
@@ -1438,7 +1441,7 @@ impl Settings {
             // Files read from disk were validated with positions when they were loaded.
             validate_file(file, &origin, text)?;
         }
-        let cli = PathBuf::from("<command line>");
+        let cli = PathBuf::from(ov.origin.as_deref().unwrap_or("<command line>"));
         for list in [
             ov.select.as_ref(),
             Some(&ov.extend_select),

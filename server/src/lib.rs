@@ -370,7 +370,8 @@ fn build_resolver(settings: &ClientSettings, root: &Path) -> (Arc<Resolver>, Vec
     if let Err(e) =
         cellguard_lints::config::Settings::resolve(&Default::default(), None, &overrides)
     {
-        errors.push(format!("editor settings: {e}"));
+        // `e` names its origin: `editor settings: unknown rule selector ...`.
+        errors.push(e.to_string());
         overrides = Overrides {
             knowledge_base: overrides.knowledge_base,
             ..Overrides::default()

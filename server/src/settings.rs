@@ -242,6 +242,7 @@ impl ClientSettings {
                 .collect(),
             extract: None,
             rule_docs_url: self.rule_docs_url.clone(),
+            origin: Some("editor settings".to_string()),
         })
     }
 

@@ -416,6 +416,7 @@ pub fn run(args: CheckArgs, color: crate::commands::ColorChoice) -> anyhow::Resu
         knowledge_base: args.kb.clone(),
         extract: args.extract,
         rule_docs_url: None,
+        origin: None,
     };
     let mut problems = Problems::default();
     let resolver = match &args.config {
