@@ -800,10 +800,10 @@ impl<'a> Cx<'a> {
         let at = self
             .toks
             .partition_point(|t| t.range.start < node.start_byte());
-        if !self
+        if self
             .toks
             .get(at)
-            .is_some_and(|t| t.range == crate::parse::range(node))
+            .is_none_or(|t| t.range != crate::parse::range(node))
         {
             return;
         }
