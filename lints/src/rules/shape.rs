@@ -22,7 +22,7 @@ pub static TOO_MANY_ACTIONS: Rule = Rule {
     summary: "More actions on one execution path than the configured maximum",
     fix: FixAvailability::None,
     doc: RuleDoc {
-        what: "Counts the actions one execution of the cell can dispatch, path by path: `if`/`elif`/`else`, `try`/`except`/`else`/`finally`, `match` cases and conditional expressions take the maximum of their branches; `x or y` and everything sequential add up; a nested `run(p=await run(...))` counts twice; a function defined in the cell counts its actions where it is called. Reports the first action beyond the limit on the longest path.",
+        what: "Counts the actions one execution of the cell can dispatch, path by path: `if`/`elif`/`else`, `try`/`except`/`else`/`finally`, `match` cases and conditional expressions take the maximum of their branches; `x or y` and everything sequential add up; a nested `run(p=await run(...))` counts twice; a function defined in the cell counts its actions where it is called; a path ends at `raise` or `return` (a `raise` inside `try` goes on into its handlers). Reports the first action beyond the limit on the longest path.",
         why: "Colony rejects cells with more than `max_actions` `run()` calls, asking for a focused 1-N action step. Its counter sums `match` cases and conditional expressions (rejecting valid cells), counts `asyncio.run` and `x.run`, and counts a function body where it is defined rather than where it is called.",
         example: "await run(\"A.a.ack\")\nawait run(\"A.a.load\")\nawait run(\"A.a.analyze\")\nawait run(\"A.a.report\")\n",
         fixed_example: "await run(\"A.a.ack\")\nr = await run(\"A.a.analyze\")\nif r.success:\n    await run(\"A.a.report\")\nelse:\n    await run(\"A.a.retry\")\n",
@@ -121,12 +121,30 @@ pub fn check(checker: &mut Checker) {
 /// Stored run-length encoded: a call of a cell function that dispatches `n` actions is one run
 /// of `n` at the call, so helpers calling helpers (each doubling the count) cost one run per
 /// call site instead of one entry per action, and the count saturates instead of overflowing.
+///
+/// While a cell is being counted, a path also knows whether it falls through to what follows
+/// (`dead` when every way through it ends in `raise` or `return`), and keeps the longest of its
+/// ways that already left the cell or function (`exited`): `if a: run(); run(); run(); raise`
+/// then `run()` is 3 actions on the longest path, not 4 (new-user N-12). [`PathCounter::path`]
+/// returns the finished path: the longest of both.
 #[derive(Debug, Clone, Default)]
 pub struct ActionPath {
     /// Ranges of the counted calls in execution order, each with how many actions it counts
     /// for (consecutive runs never share a range).
     runs: VecDeque<(TextRange, usize)>,
     count: usize,
+    /// No way through falls through: `runs` and `count` are empty.
+    dead: bool,
+    /// The longest way through that left by `raise` or `return` (never itself dead or exited).
+    exited: Option<Box<ActionPath>>,
+}
+
+/// The longer of two optional paths (the first on a tie).
+fn longest(a: Option<Box<ActionPath>>, b: Option<Box<ActionPath>>) -> Option<Box<ActionPath>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.count > a.count { b } else { a }),
+        (a, b) => a.or(b),
+    }
 }
 
 impl ActionPath {
@@ -137,6 +155,7 @@ impl ActionPath {
         ActionPath {
             runs: VecDeque::from([(range, n)]),
             count: n,
+            ..ActionPath::default()
         }
     }
 
@@ -163,9 +182,28 @@ impl ActionPath {
         None
     }
 
-    /// This path followed by `other`. The shorter run list is moved into the longer one (at
-    /// its front or its back), so building a path costs `O(n log n)` whatever the nesting.
-    fn then(self, other: ActionPath) -> ActionPath {
+    /// This path followed by `other`: nothing follows a dead path; the ways `other` exits
+    /// are reached through this path.
+    fn then(mut self, mut other: ActionPath) -> ActionPath {
+        if self.dead {
+            return self;
+        }
+        let own_exit = self.exited.take();
+        let via_other = other
+            .exited
+            .take()
+            .map(|e| Box::new(self.clone().concat(*e)));
+        let dead = other.dead;
+        let mut out = self.concat(other);
+        out.dead = dead;
+        out.exited = longest(own_exit, via_other);
+        out
+    }
+
+    /// The runs of `other` after this path's. The shorter run list is moved into the longer
+    /// one (at its front or its back), so building a path costs `O(n log n)` whatever the
+    /// nesting.
+    fn concat(self, other: ActionPath) -> ActionPath {
         let count = self.count.saturating_add(other.count);
         let (mut a, mut b) = (self.runs, other.runs);
         // Adjacent runs of one call merge (only the total per call matters).
@@ -184,14 +222,43 @@ impl ActionPath {
             }
             b
         };
-        ActionPath { runs, count }
+        ActionPath {
+            runs,
+            count,
+            ..ActionPath::default()
+        }
     }
 
-    fn or(self, other: ActionPath) -> ActionPath {
-        if other.count() > self.count() {
-            other
-        } else {
-            self
+    /// The longer of two alternatives that fall through, and the longer of their exits.
+    fn or(mut self, mut other: ActionPath) -> ActionPath {
+        let exited = longest(self.exited.take(), other.exited.take());
+        let mut out = match (self.dead, other.dead) {
+            (true, _) => other,
+            (false, true) => self,
+            (false, false) if other.count > self.count => other,
+            (false, false) => self,
+        };
+        out.exited = exited;
+        out
+    }
+
+    /// This path, ended by `raise` or `return`: nothing after it is reached.
+    fn exit(mut self) -> ActionPath {
+        let earlier = self.exited.take();
+        ActionPath {
+            exited: longest(earlier, Some(Box::new(self))),
+            dead: true,
+            ..ActionPath::default()
+        }
+    }
+
+    /// The longest way through, whether it falls through or exits.
+    fn finish(mut self) -> ActionPath {
+        let exited = self.exited.take().map(|e| *e);
+        match (self.dead, exited) {
+            (true, e) => e.unwrap_or_default(),
+            (false, Some(e)) if e.count > self.count => e,
+            (false, _) => self,
         }
     }
 }
@@ -216,10 +283,11 @@ impl<'m, 'a> PathCounter<'m, 'a> {
         }
     }
 
-    /// The longest path through `node` (a node of the table's tree; an empty path otherwise).
+    /// The longest path through `node` (a node of the table's tree; an empty path otherwise),
+    /// ending where the cell ends or at a `raise` or `return`.
     pub fn path(&mut self, node: Node<'a>) -> ActionPath {
         match self.nodes.id_of(node) {
-            Some(id) => self.count(id, 0),
+            Some(id) => self.count(id, 0).finish(),
             None => ActionPath::default(),
         }
     }
@@ -253,7 +321,7 @@ impl<'m, 'a> PathCounter<'m, 'a> {
             .body
             .and_then(|b| self.nodes.id_of(b));
         let n = match body {
-            Some(body) => self.count(body, depth + 1).count(),
+            Some(body) => self.count(body, depth + 1).finish().count(),
             None => 0,
         };
         self.active.pop();
@@ -302,8 +370,12 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                     _ => self.children_seq(id, depth),
                 }
             }
+            "raise_statement" | "return_statement" => self.children_seq(id, depth).exit(),
             "try_statement" => {
+                // A way out of the body by `raise` may be caught: the handlers follow the
+                // body's longest way, whichever it is.
                 let body = self.field(id, "body", depth);
+                let body_any = body.clone().finish();
                 let mut handlers = ActionPath::default();
                 let mut orelse = ActionPath::default();
                 let mut finally = ActionPath::default();
@@ -317,8 +389,8 @@ impl<'m, 'a> PathCounter<'m, 'a> {
                         _ => {}
                     }
                 }
-                let normal = body.clone().then(orelse);
-                let failed = body.then(handlers);
+                let normal = body.then(orelse);
+                let failed = body_any.then(handlers);
                 normal.or(failed).then(finally)
             }
             "match_statement" => {
