@@ -106,6 +106,27 @@ impl Guardrail {
         }
     }
 
+    /// Every composite member id in this subtree with the ids of the composites around it,
+    /// outermost first: a member's block is also its composites' block (T8-1), so the report
+    /// counts it for each of them.
+    pub fn member_ancestors(&self) -> Vec<(Arc<str>, Vec<Arc<str>>)> {
+        fn walk(g: &Guardrail, path: &mut Vec<Arc<str>>, out: &mut Vec<(Arc<str>, Vec<Arc<str>>)>) {
+            if !path.is_empty() {
+                out.push((g.id.clone(), path.clone()));
+            }
+            if let Kind::Composite(c) = &g.kind {
+                path.push(g.id.clone());
+                for m in &c.inner {
+                    walk(m, path, out);
+                }
+                path.pop();
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out
+    }
+
     /// Every guardrail id in this subtree (itself and composite members), in order.
     pub fn ids(&self) -> Vec<Arc<str>> {
         let mut out = vec![self.id.clone()];
