@@ -1523,6 +1523,9 @@ pub struct InputRead {
     pub format: crate::trace::Format,
     /// The reader's counters once it was exhausted.
     pub stats: crate::trace::ReadStats,
+    /// The format standard input's content was detected as under a forced format
+    /// ([`crate::trace::TraceReader::detected`]).
+    pub detected: Option<crate::trace::Format>,
 }
 
 /// Replays inputs one after another with `observers` watching the same stream, and returns
@@ -1587,6 +1590,7 @@ where
         read.push(InputRead {
             format: reader.format(),
             stats,
+            detected: reader.detected(),
         });
     }
     let mut report = rp.finish();

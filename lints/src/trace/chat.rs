@@ -392,6 +392,39 @@ fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
     (s, parsed)
 }
 
+/// Why arguments text is not a JSON object, for the warning (issue 6 T7-17): `are not valid
+/// JSON (<parser error>): <the text, cut at 80 characters>`, `are nested N levels deep ...`, or
+/// `are a JSON array, not an object` (string, number, ...).
+pub(crate) fn arguments_problem(text: &str) -> String {
+    let w = super::doc::not_object(text, "");
+    if let Some(rest) = w.strip_prefix(" is nested") {
+        return format!("are nested{rest}");
+    }
+    let fixed = super::surrogates::escape_lone_surrogates_inner(text);
+    let t = fixed.as_ref().map_or(text, |f| f.0.as_str());
+    let nonfinite = super::nonfinite::rewrite(t);
+    match super::doc::value(nonfinite.as_ref().map_or(t, |f| f.0.as_str())) {
+        Ok(v) => {
+            let what = match v {
+                Value::Array(_) => "a JSON array",
+                Value::String(_) => "a JSON string",
+                Value::Number(_) => "a JSON number",
+                Value::Bool(_) => "a JSON boolean",
+                Value::Null => "JSON null",
+                Value::Object(_) => "a JSON object",
+            };
+            format!("are {what}, not an object")
+        }
+        Err(e) => {
+            let shown: String = text.chars().take(80).collect();
+            let more = if text.chars().count() > 80 { "..." } else { "" };
+            format!(
+                "are not valid JSON ({e}): `{shown}`{more}"
+            )
+        }
+    }
+}
+
 /// Text borrowed from the document when it holds no escapes (`null` is `None`). Used by the fast
 /// message reader so a message's text is copied once, into its record.
 #[derive(Default)]
@@ -980,15 +1013,12 @@ pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
                     tm.arguments = Some(c.arguments);
                     ctx.record(line, Record::Message(Box::new(tm)));
                     if c.params.is_none() {
-                        let why = match super::doc::not_object(&tm_args, "") {
-                            w if w.starts_with(" is nested") => format!("are{}", &w[3..]),
-                            _ => "are not a JSON object".to_string(),
-                        };
                         ctx.warn(
                             line,
                             format!(
-                                "arguments of tool call `{}` {why}; replayed with no params",
-                                c.name
+                                "arguments of tool call `{}` {}; replayed with no params (the text stays on its `tool_call` message)",
+                                c.name,
+                                arguments_problem(&tm_args)
                             ),
                         );
                     }

@@ -905,6 +905,12 @@ pub trait TraceReader: Iterator<Item = Event> {
     fn stats(&self) -> ReadStats;
     /// The format being read.
     fn format(&self) -> Format;
+    /// The format the content is detected as, when a format was forced on an input that cannot
+    /// be read a second time (standard input): a caller can then tell a wrong `--format` as it
+    /// does for a file (issue 6 T6-8). `None` otherwise.
+    fn detected(&self) -> Option<Format> {
+        None
+    }
 }
 #[cfg(test)]
 mod tests {
