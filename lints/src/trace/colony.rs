@@ -187,13 +187,16 @@ impl<'a> Cells<'a> {
                 return None;
             }
             let m = map(r)?;
-            m.get("start_wall").and_then(Value::as_f64).or_else(|| {
-                m.get("child_action_spans")?
-                    .as_array()?
-                    .iter()
-                    .filter_map(|s| s.get("start_wall")?.as_f64())
-                    .min_by(f64::total_cmp)
-            })
+            m.get("start_wall")
+                .and_then(Value::as_f64)
+                .or_else(|| {
+                    m.get("child_action_spans")?
+                        .as_array()?
+                        .iter()
+                        .filter_map(|s| s.get("start_wall")?.as_f64())
+                        .min_by(f64::total_cmp)
+                })
+                .map(convert::unix_seconds)
         });
         let mut root = root.clone();
         if !root.contains_key("agent_id") {
@@ -324,8 +327,8 @@ fn cell(
                 .filter_map(|s| map(s))
                 .filter_map(|s| {
                     Some((
-                        s.get("start_wall")?.as_f64()?,
-                        s.get("end_wall").and_then(Value::as_f64),
+                        convert::unix_seconds(s.get("start_wall")?.as_f64()?),
+                        s.get("end_wall").and_then(Value::as_f64).map(convert::unix_seconds),
                     ))
                 })
                 .collect();
@@ -1964,8 +1967,8 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
             start: m
                 .get("start_wall")
                 .and_then(Value::as_f64)
-                .unwrap_or(f64::MAX),
-            end: m.get("end_wall").and_then(Value::as_f64),
+                .map_or(f64::MAX, convert::unix_seconds),
+            end: m.get("end_wall").and_then(Value::as_f64).map(convert::unix_seconds),
             m,
         });
     }
