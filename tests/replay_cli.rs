@@ -1823,7 +1823,13 @@ fn chat_from_stdin_equals_chat_from_file() {
     for (name, text) in &shapes {
         let file = write(dir.path(), name, text);
         for forced in [None, Some("openai-chat")] {
-            let mut args = vec!["--config", cfg.as_str(), "--all-decisions", "--output-format", "json"];
+            let mut args = vec![
+                "--config",
+                cfg.as_str(),
+                "--all-decisions",
+                "--output-format",
+                "json",
+            ];
             if let Some(f) = forced {
                 args.extend(["--format", f]);
             }
@@ -1838,7 +1844,11 @@ fn chat_from_stdin_equals_chat_from_file() {
             let a_text = String::from_utf8_lossy(&a.stdout).replace(&format!("{file}#"), "-#");
             let va: Value = serde_json::from_str(&a_text).unwrap();
             let vb: Value = serde_json::from_slice(&b.stdout).unwrap();
-            assert_eq!(va["summary"]["traces"].as_u64(), Some(3), "{name} {forced:?}");
+            assert_eq!(
+                va["summary"]["traces"].as_u64(),
+                Some(3),
+                "{name} {forced:?}"
+            );
             assert_eq!(va["summary"], vb["summary"], "{name} {forced:?}");
             assert_eq!(va["decisions"], vb["decisions"], "{name} {forced:?}");
             let names: Vec<&str> = vb["traces"]

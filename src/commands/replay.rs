@@ -655,7 +655,8 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             );
         }
         if let Some(forced) = args.format {
-            if let Some(detected) = forced_format_misread(path, forced, &files_with_calls, &report, input)
+            if let Some(detected) =
+                forced_format_misread(path, forced, &files_with_calls, &report, input)
             {
                 anyhow::bail!(
                     "{}: read as {} (`--format {}`), the file gave no call or completion ({} records read, {} accepted, {} skipped), and its content is detected as {detected}; check `--format`",

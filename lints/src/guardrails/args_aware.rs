@@ -21,8 +21,8 @@
 //!   matching '{regex}'; none found.` and the rule's suggestion, else `Obtain a {role} message
 //!   matching '{regex}' before '{key}'.`
 
-use super::predicates::{eval_all, ParamCond, PriorMatch};
 use super::matching::MatchMode;
+use super::predicates::{eval_all, ParamCond, PriorMatch};
 use super::{Block, Guardrail, GuardrailSet, Proposed, TraceState};
 
 /// What must precede the target.

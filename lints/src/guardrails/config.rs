@@ -1418,7 +1418,10 @@ guardrails = [
             .into_iter()
             .map(|(id, a)| (id.to_string(), a.iter().map(|s| s.to_string()).collect()))
             .collect();
-        assert_eq!(up[3], ("outer/rate-limit".to_string(), vec!["outer".to_string()]));
+        assert_eq!(
+            up[3],
+            ("outer/rate-limit".to_string(), vec!["outer".to_string()])
+        );
     }
 
     #[test]

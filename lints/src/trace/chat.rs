@@ -418,9 +418,7 @@ pub(crate) fn arguments_problem(text: &str) -> String {
         Err(e) => {
             let shown: String = text.chars().take(80).collect();
             let more = if text.chars().count() > 80 { "..." } else { "" };
-            format!(
-                "are not valid JSON ({e}): `{shown}`{more}"
-            )
+            format!("are not valid JSON ({e}): `{shown}`{more}")
         }
     }
 }

@@ -328,7 +328,9 @@ fn cell(
                 .filter_map(|s| {
                     Some((
                         convert::unix_seconds(s.get("start_wall")?.as_f64()?),
-                        s.get("end_wall").and_then(Value::as_f64).map(convert::unix_seconds),
+                        s.get("end_wall")
+                            .and_then(Value::as_f64)
+                            .map(convert::unix_seconds),
                     ))
                 })
                 .collect();
@@ -1723,7 +1725,14 @@ impl Approvals {
         let response_field = |k: &str| {
             fields
                 .iter()
-                .find(|p| p.key == k && if has_response { p.under("response") } else { p.top() })
+                .find(|p| {
+                    p.key == k
+                        && if has_response {
+                            p.under("response")
+                        } else {
+                            p.top()
+                        }
+                })
                 .map(|p| p.value.clone())
         };
         let params = call.params.value();
@@ -2032,7 +2041,10 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
                 .get("start_wall")
                 .and_then(Value::as_f64)
                 .map_or(f64::MAX, convert::unix_seconds),
-            end: m.get("end_wall").and_then(Value::as_f64).map(convert::unix_seconds),
+            end: m
+                .get("end_wall")
+                .and_then(Value::as_f64)
+                .map(convert::unix_seconds),
             m,
         });
     }
@@ -2136,7 +2148,14 @@ mod tests {
         let text = "{'ok': True, 'state': 'ready', 'response': {'extra': {'choice': 'approve_all'}, 'l': [{'request_id': 'x'}], 'choice': 'reject', \"n\": 1}, 'tail': 'z'}";
         let got: Vec<(usize, Option<String>, String, String)> = quoted_pairs(text)
             .into_iter()
-            .map(|p| (p.path.len(), p.path.last().cloned().flatten(), p.key, p.value))
+            .map(|p| {
+                (
+                    p.path.len(),
+                    p.path.last().cloned().flatten(),
+                    p.key,
+                    p.value,
+                )
+            })
             .collect();
         let want = |d: usize, under: Option<&str>, k: &str, v: &str| {
             (d, under.map(str::to_string), k.to_string(), v.to_string())

@@ -65,6 +65,15 @@ fn depth(text: &str) -> usize {
 /// Errors: serde_json's message (without its position), or, for a value nested deeper than
 /// [`MAX_DEPTH`], a message that says so.
 pub(crate) fn value(text: &str) -> Result<Value, String> {
+    // Integers beyond 64 bits stay exact (big-integer stand-ins, issue 6 T6-12).
+    if let Some(big) = super::nonfinite::rewrite_big_ints(text) {
+        return value_exact(&big);
+    }
+    value_exact(text)
+}
+
+/// [`value`] of text holding no integer beyond 64 bits.
+fn value_exact(text: &str) -> Result<Value, String> {
     match serde_json::from_str::<Value>(text) {
         Ok(v) => Ok(v),
         Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
