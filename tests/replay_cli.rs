@@ -1264,7 +1264,7 @@ fn help_lists_enumerated_values() {
     assert_eq!(out.status.code(), Some(0));
     let help = String::from_utf8_lossy(&out.stdout);
     for want in [
-        "[possible values: native, colony, openai-chat, pyagentic, swe-agent, agents-runstate]",
+        "[possible values: native, colony, openai-chat, pyagentic, swe-agent, agents-runstate, anthropic, openai-responses]",
         "[possible values: keep, drop, stop-cell]",
         "[possible values: key, substring]",
         "[possible values: strict, colony]",

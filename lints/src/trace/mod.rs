@@ -24,6 +24,7 @@ pub mod chat;
 pub mod colony;
 pub mod convert;
 mod detect;
+mod dialects;
 mod doc;
 pub mod flat;
 pub mod model;
@@ -116,7 +117,19 @@ fn open_reader_with<R: Read + Send + 'static>(
     // The first lines are read into the buffer that will hold a whole document, so a document
     // is read once, without an intermediate buffer.
     let mut bytes = Vec::with_capacity(64 * 1024);
+    // Formats read whole: sniffing their first lines adds no wait. (Native and chat input is
+    // streamed, a live pipe record by record; a wrong forced format there reads no record at
+    // all, which is reported as such.)
+    let read_whole = |f: Format| {
+        matches!(
+            f,
+            Format::Colony | Format::Pyagentic | Format::SweAgent | Format::AgentsRunstate
+        )
+    };
     if let (Some(forced), true) = (format, path.as_os_str() == "-") {
+        if !read_whole(forced) {
+            return open_read(path, input, Some(forced), size, max_line, bytes);
+        }
         // Standard input cannot be opened again to check a forced format against the content
         // (as a file is, issue 6 T6-8): detect it now, on the bytes the reader reads first
         // anyway.
