@@ -1877,3 +1877,66 @@ fn forced_format_misread_on_stdin_is_an_error() {
         "{err}"
     );
 }
+
+/// Issue 6 T8-1: a composite's blocks name the composite and its member by their configured
+/// ids (an anonymous member by its kind, never a position) in every format, and the
+/// per-guardrail totals count a member's block for each composite around it.
+#[test]
+fn composite_ids_are_the_same_in_every_format() {
+    let dir = "fixtures/replay/issue6/t8-01-composite-ids";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let run = |fmt: &str| {
+        let out = replay(&[
+            "--config",
+            &cfg,
+            "--on-block",
+            "keep",
+            &trace,
+            "--output-format",
+            fmt,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{fmt}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = run("text");
+    assert!(
+        text.contains("blocked by outer/capability-boundary,"),
+        "{text}"
+    );
+    assert!(text.contains("blocked by outer/nest/deep,"), "{text}");
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        folded.contains("outer 2 outer/capability-boundary 1 outer/nest 1 outer/nest/deep 1"),
+        "{text}"
+    );
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let guardrails: Vec<&str> = json["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["guardrail"].as_str().unwrap())
+        .collect();
+    assert_eq!(guardrails, ["outer/capability-boundary", "outer/nest/deep"]);
+    assert_eq!(
+        json["summary"]["per_guardrail"],
+        serde_json::json!({"outer": 2, "outer/capability-boundary": 1, "outer/nest": 1, "outer/nest/deep": 1})
+    );
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let rules: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["outer/capability-boundary", "outer/nest/deep"]);
+    let html = run("html");
+    for want in [
+        "<td><code>outer</code></td><td>2</td>",
+        "<td><code>outer/capability-boundary</code></td><td>1</td>",
+        "<td>blocked</td><td>outer/nest/deep</td>",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
+    assert!(!html.contains("outer/0") && !text.contains("outer/0"));
+}
