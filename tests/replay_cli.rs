@@ -1264,7 +1264,7 @@ fn help_lists_enumerated_values() {
     assert_eq!(out.status.code(), Some(0));
     let help = String::from_utf8_lossy(&out.stdout);
     for want in [
-        "[possible values: native, colony, openai-chat, pyagentic, swe-agent, agents-runstate]",
+        "[possible values: native, colony, openai-chat, pyagentic, swe-agent, agents-runstate, anthropic, openai-responses]",
         "[possible values: keep, drop, stop-cell]",
         "[possible values: key, substring]",
         "[possible values: strict, colony]",
@@ -1788,4 +1788,155 @@ fn same_guardrail_id_in_two_configs_stays_apart() {
     assert_eq!(results, ids);
     let html = String::from_utf8(replay(&[&a, &b, "--output-format", "html"]).stdout).unwrap();
     assert!(html.contains(&format!(", config <code>{dir}/s2/cellguard.toml</code>")));
+}
+
+/// Issue 6 T6-8: chat conversations read from standard input (`-`) give one trace per
+/// conversation, with the same decisions, counts and warnings as the same content read from a
+/// file (only the trace names differ: `-#N` for `FILE#N`), for every shape of a file of
+/// conversations and with the format detected or forced.
+#[test]
+fn chat_from_stdin_equals_chat_from_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "c.toml",
+        "[[guardrails]]\nid = \"b\"\nkind = \"capability-boundary\"\nblock = [\"book_*\"]\n",
+    );
+    let conv = |n: u32| {
+        format!(
+            "[{{\"role\":\"user\",\"content\":\"hi {n}\"}},{{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{{\"id\":\"c1\",\"type\":\"function\",\"function\":{{\"name\":\"get_{n}\",\"arguments\":\"{{}}\"}}}},{{\"id\":\"c2\",\"type\":\"function\",\"function\":{{\"name\":\"book_{n}\",\"arguments\":\"{{\\\"x\\\": 1}}\"}}}}]}}]"
+        )
+    };
+    let shapes = [
+        ("list.json", format!("[{},\n{},\n{}]", conv(0), conv(1), conv(2))),
+        ("lines.jsonl", format!("{}\n{}\n{}\n", conv(0), conv(1), conv(2))),
+        (
+            "tau.json",
+            format!(
+                "[{{\"task_id\": 4, \"traj\": {}}}, {{\"task_id\": 9, \"traj\": {}}}, {{\"task_id\": 1, \"traj\": {}}}]",
+                conv(0),
+                conv(1),
+                conv(2)
+            ),
+        ),
+    ];
+    for (name, text) in &shapes {
+        let file = write(dir.path(), name, text);
+        for forced in [None, Some("openai-chat")] {
+            let mut args = vec![
+                "--config",
+                cfg.as_str(),
+                "--all-decisions",
+                "--output-format",
+                "json",
+            ];
+            if let Some(f) = forced {
+                args.extend(["--format", f]);
+            }
+            let mut from_file = args.clone();
+            from_file.push(&file);
+            let mut from_stdin = args.clone();
+            from_stdin.push("-");
+            let a = replay(&from_file);
+            let b = support::replay_stdin(&from_stdin, text.as_bytes());
+            assert_eq!(a.status.code(), Some(1), "{name} {forced:?}");
+            assert_eq!(b.status.code(), Some(1), "{name} {forced:?}");
+            let a_text = String::from_utf8_lossy(&a.stdout).replace(&format!("{file}#"), "-#");
+            let va: Value = serde_json::from_str(&a_text).unwrap();
+            let vb: Value = serde_json::from_slice(&b.stdout).unwrap();
+            assert_eq!(
+                va["summary"]["traces"].as_u64(),
+                Some(3),
+                "{name} {forced:?}"
+            );
+            assert_eq!(va["summary"], vb["summary"], "{name} {forced:?}");
+            assert_eq!(va["decisions"], vb["decisions"], "{name} {forced:?}");
+            let names: Vec<&str> = vb["traces"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["trace"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, ["-#0", "-#1", "-#2"], "{name} {forced:?}");
+        }
+    }
+}
+
+/// Issue 6 T6-8: a wrong `--format` on standard input is an error (exit 2) naming the detected
+/// format, as it is for a file, not a clean "0 calls" run.
+#[test]
+fn forced_format_misread_on_stdin_is_an_error() {
+    let dir = "fixtures/replay/issue6/t4-13-forced-colony-on-native";
+    let text = std::fs::read(support::root().join(dir).join("trace.jsonl")).unwrap();
+    let cfg = format!("{dir}/cellguard.toml");
+    let out = support::replay_stdin(&["--config", &cfg, "--format", "colony", "-"], &text);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("error: -: read as colony (`--format colony`), the file gave no call or completion (7 records read, 2 accepted, 5 skipped), and its content is detected as native; check `--format`"),
+        "{err}"
+    );
+}
+
+/// Issue 6 T8-1: a composite's blocks name the composite and its member by their configured
+/// ids (an anonymous member by its kind, never a position) in every format, and the
+/// per-guardrail totals count a member's block for each composite around it.
+#[test]
+fn composite_ids_are_the_same_in_every_format() {
+    let dir = "fixtures/replay/issue6/t8-01-composite-ids";
+    let cfg = format!("{dir}/cellguard.toml");
+    let trace = format!("{dir}/trace.jsonl");
+    let run = |fmt: &str| {
+        let out = replay(&[
+            "--config",
+            &cfg,
+            "--on-block",
+            "keep",
+            &trace,
+            "--output-format",
+            fmt,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{fmt}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = run("text");
+    assert!(
+        text.contains("blocked by outer/capability-boundary,"),
+        "{text}"
+    );
+    assert!(text.contains("blocked by outer/nest/deep,"), "{text}");
+    let folded = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        folded.contains("outer 2 outer/capability-boundary 1 outer/nest 1 outer/nest/deep 1"),
+        "{text}"
+    );
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    let guardrails: Vec<&str> = json["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["guardrail"].as_str().unwrap())
+        .collect();
+    assert_eq!(guardrails, ["outer/capability-boundary", "outer/nest/deep"]);
+    assert_eq!(
+        json["summary"]["per_guardrail"],
+        serde_json::json!({"outer": 2, "outer/capability-boundary": 1, "outer/nest": 1, "outer/nest/deep": 1})
+    );
+    let sarif: Value = serde_json::from_str(&run("sarif")).unwrap();
+    let rules: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["outer/capability-boundary", "outer/nest/deep"]);
+    let html = run("html");
+    for want in [
+        "<td><code>outer</code></td><td>2</td>",
+        "<td><code>outer/capability-boundary</code></td><td>1</td>",
+        "<td>blocked</td><td>outer/nest/deep</td>",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
+    assert!(!html.contains("outer/0") && !text.contains("outer/0"));
 }

@@ -251,7 +251,8 @@ fn robustness_fixtures() {
 }
 
 /// Colony's other recording shapes (codegen-iterations endpoint output, its `{iterations}`
-/// wrapper under another epoch, span exports with several agents).
+/// wrapper under another epoch, span exports with several agents) and the Anthropic Messages
+/// and OpenAI Responses chat shapes.
 #[test]
 fn format_fixtures() {
     run_all_with("fixtures/replay/formats", 3, true);

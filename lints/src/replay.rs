@@ -718,6 +718,9 @@ pub struct Replayer<'a> {
     /// Each guardrail id and the id the report shows for it, when ids are qualified
     /// ([`Options::qualify_ids`]); empty otherwise.
     shown_ids: rustc_hash::FxHashMap<Arc<str>, Arc<str>>,
+    /// Each composite member's (shown) id and its composites' (shown) ids: a member's block
+    /// counts for its composites too (T8-1).
+    ancestors: rustc_hash::FxHashMap<Arc<str>, Vec<Arc<str>>>,
 }
 
 impl<'a> Replayer<'a> {
@@ -742,7 +745,16 @@ impl<'a> Replayer<'a> {
             .into_iter()
             .map(|id| shown_ids.get(&id).cloned().unwrap_or(id))
             .collect();
+        let show = |id: Arc<str>| shown_ids.get(&id).cloned().unwrap_or(id);
+        let ancestors = cfg
+            .guardrails
+            .guardrails
+            .iter()
+            .flat_map(|g| g.member_ancestors())
+            .map(|(id, up)| (show(id), up.into_iter().map(show).collect()))
+            .collect();
         Self {
+            ancestors,
             cfg,
             kb,
             opts,
@@ -1225,6 +1237,9 @@ impl<'a> Replayer<'a> {
                     }
                     verdict = Verdict::Blocked;
                     *self.per_guardrail.entry(b.guardrail.clone()).or_insert(0) += 1;
+                    for up in self.ancestors.get(&b.guardrail).into_iter().flatten() {
+                        *self.per_guardrail.entry(up.clone()).or_insert(0) += 1;
+                    }
                     let failed_before = run.cell_stats.failed;
                     run.cell_stats.failed = true;
                     match run.on_block {
@@ -1508,6 +1523,9 @@ pub struct InputRead {
     pub format: crate::trace::Format,
     /// The reader's counters once it was exhausted.
     pub stats: crate::trace::ReadStats,
+    /// The format standard input's content was detected as under a forced format
+    /// ([`crate::trace::TraceReader::detected`]).
+    pub detected: Option<crate::trace::Format>,
 }
 
 /// Replays inputs one after another with `observers` watching the same stream, and returns
@@ -1572,6 +1590,7 @@ where
         read.push(InputRead {
             format: reader.format(),
             stats,
+            detected: reader.detected(),
         });
     }
     let mut report = rp.finish();
@@ -1838,8 +1857,8 @@ mod tests {
             reasons,
             vec![
                 "'A.A.search' exceeds the rate limit of 1 call(s) matching '*.search' per 1 second(s); 1 already made (1 of them with no known age: this call has no recorded time, counted as inside the window).",
-                "'A.A.book' requires a recent '*.search' call matching its args; none in the last 1 call(s) (1 '*.search' call(s) there have no known age: this call has no recorded time, and max-age-seconds = 3600 does not count them as recent).",
-                "'A.A.book' requires a recent '*.search' call matching its args; none in the last 1 call(s) (1 '*.search' call(s) there have no known age: this call has no recorded time, and max-age-seconds = 3600 does not count them as recent).",
+                "'A.A.book' requires a recent '*.search' call matching its args; none in the last 3600 second(s) (1 '*.search' call(s) there have no known age: this call has no recorded time, and max-age-seconds = 3600 does not count them as recent).",
+                "'A.A.book' requires a recent '*.search' call matching its args; none in the last 3600 second(s) (1 '*.search' call(s) there have no known age: this call has no recorded time, and max-age-seconds = 3600 does not count them as recent).",
             ]
         );
         let warned: Vec<&str> = r.warnings.iter().map(|w| w.message.as_str()).collect();

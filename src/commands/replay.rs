@@ -197,10 +197,8 @@ fn forced_format_misread(
     forced: Format,
     files_with_calls: &[std::sync::Arc<str>],
     report: &replay::Report,
+    input: &replay::InputRead,
 ) -> Option<String> {
-    if path.as_os_str() == "-" {
-        return None;
-    }
     let name = path.display().to_string();
     let numbered = format!("{name}#");
     let of_file = |t: &str| t == name || t.starts_with(&numbered);
@@ -208,6 +206,14 @@ fn forced_format_misread(
         || report.completions.iter().any(|c| of_file(&c.trace));
     if replayed {
         return None;
+    }
+    if path.as_os_str() == "-" {
+        // Standard input cannot be read again: its reader detected the content's format
+        // (issue 6 T6-8). Content of no detectable format says nothing either way.
+        return input
+            .detected
+            .filter(|d| *d != forced)
+            .map(|d| d.as_str().to_string());
     }
     match trace::open(path, None) {
         Ok(r) if r.format() == forced => None,
@@ -649,7 +655,8 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
             );
         }
         if let Some(forced) = args.format {
-            if let Some(detected) = forced_format_misread(path, forced, &files_with_calls, &report)
+            if let Some(detected) =
+                forced_format_misread(path, forced, &files_with_calls, &report, input)
             {
                 anyhow::bail!(
                     "{}: read as {} (`--format {}`), the file gave no call or completion ({} records read, {} accepted, {} skipped), and its content is detected as {detected}; check `--format`",

@@ -58,3 +58,27 @@ pub fn write(dir: &Path, name: &str, text: &str) -> String {
     std::fs::write(&p, text).unwrap();
     p.display().to_string()
 }
+
+/// Runs `cellguard replay ARGS` in the repository root with `input` on standard input.
+pub fn replay_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cellguard"))
+        .current_dir(root())
+        .arg("replay")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cellguard");
+    let mut stdin = child.stdin.take().unwrap();
+    let bytes = input.to_vec();
+    // Written from another thread: a report larger than the pipe buffer would otherwise block
+    // both processes.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&bytes);
+    });
+    let out = child.wait_with_output().expect("wait for cellguard");
+    writer.join().unwrap();
+    out
+}

@@ -21,6 +21,7 @@
 //!   matching '{regex}'; none found.` and the rule's suggestion, else `Obtain a {role} message
 //!   matching '{regex}' before '{key}'.`
 
+use super::matching::MatchMode;
 use super::predicates::{eval_all, ParamCond, PriorMatch};
 use super::{Block, Guardrail, GuardrailSet, Proposed, TraceState};
 
@@ -75,6 +76,24 @@ pub struct ArgsAware {
 }
 
 impl ArgsAware {
+    /// Where no satisfying prior was found, as the block reason says it (T8-2). `substring`
+    /// mode keeps Colony's text byte for byte: `none in the last {max_age_calls or
+    /// len(history)} call(s)` (`n`), even when no window was configured. `key` mode names the
+    /// window actually configured: `none in the history` without one, the seconds of
+    /// `max-age-seconds`, and an empty window for `max-age-calls = 0`.
+    fn window_text(mode: MatchMode, rule: &Rule, n: u64) -> String {
+        if mode == MatchMode::Substring {
+            return format!("none in the last {n} call(s)");
+        }
+        match (rule.max_age_calls, rule.max_age_seconds) {
+            (Some(0), _) => "none can be: max-age-calls = 0 leaves an empty window".into(),
+            (Some(c), Some(s)) => format!("none in the last {c} call(s) within {s} second(s)"),
+            (Some(c), None) => format!("none in the last {c} call(s)"),
+            (None, Some(s)) => format!("none in the last {s} second(s)"),
+            (None, None) => "none in the history".into(),
+        }
+    }
+
     /// Checks one call.
     pub fn check(
         &self,
@@ -142,10 +161,11 @@ impl ArgsAware {
                             );
                         }
                     }
+                    let window = Self::window_text(g.mode, rule, n);
                     return Some(Block {
                         guardrail: g.id.clone(),
                         reason: format!(
-                            "'{key}' requires a recent '{text}' call matching its args; none in the last {n} call(s){unknown_note}."
+                            "'{key}' requires a recent '{text}' call matching its args; {window}{unknown_note}."
                         ),
                         suggestion: if rule.suggestion.is_empty() {
                             format!("Call an action matching '{text}' before '{key}'.")

@@ -440,7 +440,7 @@ fn parse_guardrail_sections(
             ));
         };
         for item in items {
-            let g = parse_one(d, item, default, force, None, 0, &mut set, &mut ids)?;
+            let g = parse_one(d, item, default, force, None, "", &mut set, &mut ids)?;
             set.guardrails.push(g);
         }
     }
@@ -456,7 +456,7 @@ fn parse_one(
     inherited: MatchMode,
     force: bool,
     parent: Option<&str>,
-    index: usize,
+    default_id: &str,
     set: &mut GuardrailSet,
     ids: &mut HashSet<String>,
 ) -> Result<Guardrail, ConfigError> {
@@ -490,7 +490,11 @@ fn parse_one(
             }
             full
         }
-        (None, Some(p)) => format!("{p}/{index}"),
+        (None, Some(p)) => {
+            let full = format!("{p}/{default_id}");
+            ids.insert(full.clone());
+            full
+        }
         (None, None) => return Err(d.error(&v.span, "a guardrail needs an `id`")),
     };
     let mode = match get(t, "match") {
@@ -766,9 +770,10 @@ fn parse_one(
                     "a composite guardrail needs at least one inner guardrail",
                 ));
             }
+            let names = member_default_ids(list);
             let mut inner = Vec::new();
-            for (i, g) in list.iter().enumerate() {
-                inner.push(parse_one(d, g, mode, force, Some(&id), i, set, ids)?);
+            for (g, name) in list.iter().zip(&names) {
+                inner.push(parse_one(d, g, mode, force, Some(&id), name, set, ids)?);
             }
             Kind::Composite(composite::Composite { inner })
         }
@@ -784,6 +789,38 @@ fn parse_one(
         mode,
         kind: kind_value,
     })
+}
+
+/// The ids composite members without an `id` get (T8-1): their kind (`capability-boundary`),
+/// then `kind-2`, `kind-3`, ... when that kind appears again or a sibling's own `id` takes the
+/// name; a position index would say nothing about the member. Entries with an `id` (or that are
+/// not tables, an error reported later) get an unused placeholder.
+fn member_default_ids(list: &[SVal]) -> Vec<String> {
+    let field = |v: &SVal, k: &str| {
+        v.table()
+            .and_then(|t| get(t, k))
+            .and_then(|x| match &x.kind {
+                SKind::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+    };
+    let mut taken: HashSet<String> = list.iter().filter_map(|v| field(v, "id")).collect();
+    list.iter()
+        .map(|v| {
+            if field(v, "id").is_some() {
+                return String::new();
+            }
+            let kind = field(v, "kind").unwrap_or_else(|| "member".to_string());
+            let mut name = kind.clone();
+            let mut n = 2;
+            while taken.contains(&name) {
+                name = format!("{kind}-{n}");
+                n += 1;
+            }
+            taken.insert(name.clone());
+            name
+        })
+        .collect()
 }
 
 /// `prior-params-match = { captures-subset-of, captures-any-in, same, equal }`; capture tests
@@ -1347,6 +1384,44 @@ per-calls = 50
             ]
         );
         assert!(c.guardrails.needs_prior_params);
+    }
+
+    /// T8-1: composite members without `id` are named by their kind, never by position, and
+    /// never take a name a sibling's own `id` holds.
+    #[test]
+    fn anonymous_composite_members_are_named_by_kind() {
+        let text = r#"
+[[guardrails]]
+id = "outer"
+kind = "composite"
+guardrails = [
+  { kind = "capability-boundary", block = ["*.a"] },
+  { id = "capability-boundary-2", kind = "capability-boundary", block = ["*.b"] },
+  { kind = "capability-boundary", block = ["*.c"] },
+  { kind = "rate-limit", pattern = "*.d", max = 1, per-calls = 5 },
+]
+"#;
+        let c = parse_str(Path::new("cellguard.toml"), text, Profile::Strict, None).unwrap();
+        let ids: Vec<String> = c.guardrails.ids().iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "outer",
+                "outer/capability-boundary",
+                "outer/capability-boundary-2",
+                "outer/capability-boundary-3",
+                "outer/rate-limit"
+            ]
+        );
+        let up: Vec<(String, Vec<String>)> = c.guardrails.guardrails[0]
+            .member_ancestors()
+            .into_iter()
+            .map(|(id, a)| (id.to_string(), a.iter().map(|s| s.to_string()).collect()))
+            .collect();
+        assert_eq!(
+            up[3],
+            ("outer/rate-limit".to_string(), vec!["outer".to_string()])
+        );
     }
 
     #[test]

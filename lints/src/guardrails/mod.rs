@@ -106,6 +106,27 @@ impl Guardrail {
         }
     }
 
+    /// Every composite member id in this subtree with the ids of the composites around it,
+    /// outermost first: a member's block is also its composites' block (T8-1), so the report
+    /// counts it for each of them.
+    pub fn member_ancestors(&self) -> Vec<(Arc<str>, Vec<Arc<str>>)> {
+        fn walk(g: &Guardrail, path: &mut Vec<Arc<str>>, out: &mut Vec<(Arc<str>, Vec<Arc<str>>)>) {
+            if !path.is_empty() {
+                out.push((g.id.clone(), path.clone()));
+            }
+            if let Kind::Composite(c) = &g.kind {
+                path.push(g.id.clone());
+                for m in &c.inner {
+                    walk(m, path, out);
+                }
+                path.pop();
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut Vec::new(), &mut out);
+        out
+    }
+
     /// Every guardrail id in this subtree (itself and composite members), in order.
     pub fn ids(&self) -> Vec<Arc<str>> {
         let mut out = vec![self.id.clone()];
@@ -561,7 +582,12 @@ fn canonical(v: Option<&Value>, out: &mut String) {
         // A non-finite number read from `NaN` / `Infinity` (`trace::nonfinite`): `Infinity`
         // as the float; a `NaN` equals nothing, not even another `NaN` (Python), so each one
         // gets a text of its own.
-        Some(Value::String(s)) if crate::trace::nonfinite::number_of_str(s).is_some() => {
+        // A big integer (`trace::nonfinite::big_int_of_str`) as the number it is, so that it
+        // keys as an equal integral float does (or, beyond `i128`, as its own literal).
+        Some(Value::String(s))
+            if crate::trace::nonfinite::number_of_str(s).is_some()
+                || crate::trace::nonfinite::big_int_of_str(s).is_some() =>
+        {
             match predicates::PyNumber::of(v.unwrap_or(&Value::Null)) {
                 Some(predicates::PyNumber::Float(f)) if f.is_nan() => {
                     static NANS: std::sync::atomic::AtomicU64 =
@@ -570,7 +596,7 @@ fn canonical(v: Option<&Value>, out: &mut String) {
                     out.push_str(&format!("NaN#{n}"));
                 }
                 Some(n) => out.push_str(&n.text()),
-                None => {}
+                None => out.push_str(s),
             }
         }
         Some(other) => out.push_str(&other.to_string()),
@@ -647,9 +673,10 @@ fn canonical_raw(v: Option<&str>, out: &mut String) -> bool {
         // (A non-finite stand-in takes the general way.)
         Some(b'"')
             if !b.contains(&b'\\')
-                && t.get(1..t.len().saturating_sub(1))
-                    .and_then(crate::trace::nonfinite::number_of_str)
-                    .is_none() =>
+                && t.get(1..t.len().saturating_sub(1)).is_none_or(|x| {
+                    crate::trace::nonfinite::number_of_str(x).is_none()
+                        && crate::trace::nonfinite::big_int_of_str(x).is_none()
+                }) =>
         {
             out.push_str(t);
             out.push('\u{0}');

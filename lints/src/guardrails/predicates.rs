@@ -84,6 +84,10 @@ pub struct ParamCond {
 
 /// A string value as a regex sees it.
 fn py_text(s: &str) -> String {
+    if let Some(digits) = crate::trace::nonfinite::big_int_of_str(s) {
+        // A big integer (issue 6 T6-12): Python's `str()` of an `int` is its digits.
+        return digits.to_string();
+    }
     crate::trace::nonfinite::python_str(s).map_or_else(|| s.to_string(), str::to_string)
 }
 
@@ -109,7 +113,8 @@ fn texts(v: Option<&Value>) -> Vec<String> {
 /// values): integral values, whether written `1`, `1.0`, `-0.0` or `true`, are exact integers
 /// (`int` and `float` compare by exact value in Python, so `2**53 + 1 != 2**53` even though
 /// both round to the same `f64`); every other number is its `f64`. Integers beyond `u64` are
-/// already `f64` in the parsed JSON.
+/// read exactly (big-integer stand-ins, issue 6 T6-12): an `Int` up to `i128`; beyond, no
+/// `PyNumber` (such a literal equals only itself).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PyNumber {
     /// An integral value.
@@ -123,7 +128,12 @@ impl PyNumber {
     pub fn of(v: &Value) -> Option<Self> {
         match v {
             // `NaN` / `Infinity` as a trace reader read them (`trace::nonfinite`).
-            Value::String(s) => crate::trace::nonfinite::number_of_str(s).map(Self::Float),
+            // A big integer (`trace::nonfinite::big_int_of_str`): exact while it fits `i128`;
+            // beyond, `None`, so that it equals only the same literal (compared as text).
+            Value::String(s) => match crate::trace::nonfinite::big_int_of_str(s) {
+                Some(digits) => digits.parse::<i128>().ok().map(Self::Int),
+                None => crate::trace::nonfinite::number_of_str(s).map(Self::Float),
+            },
             Value::Bool(b) => Some(Self::Int(i128::from(*b))),
             Value::Number(n) => Some(if let Some(i) = n.as_i64() {
                 Self::Int(i128::from(i))

@@ -34,7 +34,7 @@ use std::borrow::Cow;
 /// Converts a chat document.
 ///
 /// Errors: a document that holds no message list.
-pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
+pub(crate) fn read(ctx: &mut DocCtx, root: &Root, format: Format) -> Result<(), TraceError> {
     if let Some(items) = root_items(ctx, root) {
         // A list of messages, or a list of conversations?
         let conversations = items.iter().any(|(_, r)| {
@@ -49,7 +49,7 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         });
         if conversations {
             for (n, (line, item)) in items.iter().enumerate() {
-                ctx.start_trace(Some(n), Format::OpenaiChat);
+                ctx.start_trace(Some(n), format);
                 match item {
                     // One unreadable conversation is skipped; the others are still replayed.
                     Ok(v) => {
@@ -61,14 +61,14 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
                 }
             }
         } else {
-            ctx.start_trace(None, Format::OpenaiChat);
+            ctx.start_trace(None, format);
             header(ctx, items.first().map_or(1, |i| i.0), &Map::new());
             conversation(ctx, &items);
         }
         return Ok(());
     }
     if let Root::Value(v) = root {
-        ctx.start_trace(None, Format::OpenaiChat);
+        ctx.start_trace(None, format);
         conversation_value(ctx, v, ctx.line_of(v))?;
     }
     Ok(())
@@ -243,7 +243,7 @@ pub(crate) struct ToolCall {
 impl ToolCall {
     /// A placeholder for a malformed tool-call entry (see [`ToolCall::malformed`]); keeps the
     /// entry's `id` when it has a string one, so its result still links to it.
-    fn malformed(tc: &Value, why: String) -> ToolCall {
+    pub(crate) fn malformed(tc: &Value, why: String) -> ToolCall {
         ToolCall {
             id: match tc.get("id") {
                 Some(Value::String(s)) => Some(s.clone()),
@@ -270,6 +270,17 @@ pub(crate) struct Parsed {
     pub extra: Map<String, Value>,
     /// Non-fatal problems (a `content` that is not text).
     pub warnings: Vec<String>,
+    /// A result the recording marks as failed (Anthropic `tool_result` with `is_error`).
+    pub is_error: bool,
+    /// Not a source record of its own: a further message read from the same source record
+    /// (an Anthropic user message's second `tool_result`), counted once with the first.
+    pub part: bool,
+    /// A source record that is read and counted but gives no record (an OpenAI Responses
+    /// `reasoning` item, a `function_call` merged into the call before it).
+    pub ignored: bool,
+    /// An assistant message made from an OpenAI Responses `function_call` item: the calls of
+    /// the items right after it join it (one model turn, one cell).
+    pub responses_call: bool,
 }
 
 /// Parses one chat message object.
@@ -334,6 +345,10 @@ pub(crate) fn parse_message(m: &Map<String, Value>, line: u64) -> Result<Parsed,
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         warnings,
+        is_error: false,
+        part: false,
+        ignored: false,
+        responses_call: false,
     })
 }
 
@@ -371,7 +386,7 @@ fn tool_call(tc: &Value) -> Result<ToolCall, String> {
 
 /// Arguments recorded as JSON text (or absent): the text kept as recorded, and the params parsed
 /// from it when it is a JSON object (blank text counts as `{}`).
-fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
+pub(crate) fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
     let Some(s) = text else {
         return ("{}".to_string(), Some(Value::Object(Map::new())));
     };
@@ -390,6 +405,37 @@ fn text_arguments(text: Option<String>) -> (String, Option<Value>) {
         }
     };
     (s, parsed)
+}
+
+/// Why arguments text is not a JSON object, for the warning (issue 6 T7-17): `are not valid
+/// JSON (<parser error>): <the text, cut at 80 characters>`, `are nested N levels deep ...`, or
+/// `are a JSON array, not an object` (string, number, ...).
+pub(crate) fn arguments_problem(text: &str) -> String {
+    let w = super::doc::not_object(text, "");
+    if let Some(rest) = w.strip_prefix(" is nested") {
+        return format!("are nested{rest}");
+    }
+    let fixed = super::surrogates::escape_lone_surrogates_inner(text);
+    let t = fixed.as_ref().map_or(text, |f| f.0.as_str());
+    let nonfinite = super::nonfinite::rewrite(t);
+    match super::doc::value(nonfinite.as_ref().map_or(t, |f| f.0.as_str())) {
+        Ok(v) => {
+            let what = match v {
+                Value::Array(_) => "a JSON array",
+                Value::String(_) => "a JSON string",
+                Value::Number(_) => "a JSON number",
+                Value::Bool(_) => "a JSON boolean",
+                Value::Null => "JSON null",
+                Value::Object(_) => "a JSON object",
+            };
+            format!("are {what}, not an object")
+        }
+        Err(e) => {
+            let shown: String = text.chars().take(80).collect();
+            let more = if text.chars().count() > 80 { "..." } else { "" };
+            format!("are not valid JSON ({e}): `{shown}`{more}")
+        }
+    }
 }
 
 /// Text borrowed from the document when it holds no escapes (`null` is `None`). Used by the fast
@@ -581,6 +627,10 @@ fn convert_fast(m: FastMessage, line: u64) -> Parsed {
         calls,
         extra: m.extra,
         warnings: Vec::new(),
+        is_error: false,
+        part: false,
+        ignored: false,
+        responses_call: false,
     }
 }
 
@@ -876,6 +926,27 @@ pub(crate) fn status_from_result(content: Option<&str>) -> CallStatus {
 pub(crate) fn conversation(ctx: &mut DocCtx, items: &[Item]) {
     let mut msgs: Vec<Option<Parsed>> = Vec::with_capacity(items.len());
     for (line, item) in items {
+        // Anthropic Messages and OpenAI Responses shapes (`super::dialects`): one source
+        // record may give several messages, or join the call before it.
+        if let Ok(r) = item {
+            if let Some(parsed) = super::dialects::parse(r, *line) {
+                match parsed {
+                    Ok(list) => {
+                        for mut p in list {
+                            for w in std::mem::take(&mut p.warnings) {
+                                ctx.warn(*line, w);
+                            }
+                            super::dialects::push(&mut msgs, p);
+                        }
+                    }
+                    Err(e) => {
+                        ctx.skip(*line, format!("malformed message: {e}"));
+                        msgs.push(None);
+                    }
+                }
+                continue;
+            }
+        }
         let parsed = match item {
             Ok(r) => match parse_fast(r, *line) {
                 Some(p) => Ok(p),
@@ -911,7 +982,12 @@ pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
         // A result always follows the calls it answers, so a message is no longer needed once
         // its own records are emitted.
         let Some(m) = msgs[i].take() else { continue };
-        ctx.accept();
+        if !m.part {
+            ctx.accept();
+        }
+        if m.ignored {
+            continue;
+        }
         let line = m.line;
         let Parsed {
             role,
@@ -980,20 +1056,18 @@ pub(crate) fn emit(ctx: &mut DocCtx, mut msgs: Vec<Option<Parsed>>) {
                     tm.arguments = Some(c.arguments);
                     ctx.record(line, Record::Message(Box::new(tm)));
                     if c.params.is_none() {
-                        let why = match super::doc::not_object(&tm_args, "") {
-                            w if w.starts_with(" is nested") => format!("are{}", &w[3..]),
-                            _ => "are not a JSON object".to_string(),
-                        };
                         ctx.warn(
                             line,
                             format!(
-                                "arguments of tool call `{}` {why}; replayed with no params",
-                                c.name
+                                "arguments of tool call `{}` {}; replayed with no params (the text stays on its `tool_call` message)",
+                                c.name,
+                                arguments_problem(&tm_args)
                             ),
                         );
                     }
                     let result = links[i][ci].and_then(|r| msgs[r].as_ref());
                     let status = match result {
+                        Some(r) if r.is_error => CallStatus::Error,
                         Some(r) => status_from_result(r.content.as_deref()),
                         None => CallStatus::Unknown,
                     };

@@ -187,13 +187,16 @@ impl<'a> Cells<'a> {
                 return None;
             }
             let m = map(r)?;
-            m.get("start_wall").and_then(Value::as_f64).or_else(|| {
-                m.get("child_action_spans")?
-                    .as_array()?
-                    .iter()
-                    .filter_map(|s| s.get("start_wall")?.as_f64())
-                    .min_by(f64::total_cmp)
-            })
+            m.get("start_wall")
+                .and_then(Value::as_f64)
+                .or_else(|| {
+                    m.get("child_action_spans")?
+                        .as_array()?
+                        .iter()
+                        .filter_map(|s| s.get("start_wall")?.as_f64())
+                        .min_by(f64::total_cmp)
+                })
+                .map(convert::unix_seconds)
         });
         let mut root = root.clone();
         if !root.contains_key("agent_id") {
@@ -324,8 +327,10 @@ fn cell(
                 .filter_map(|s| map(s))
                 .filter_map(|s| {
                     Some((
-                        s.get("start_wall")?.as_f64()?,
-                        s.get("end_wall").and_then(Value::as_f64),
+                        convert::unix_seconds(s.get("start_wall")?.as_f64()?),
+                        s.get("end_wall")
+                            .and_then(Value::as_f64)
+                            .map(convert::unix_seconds),
                     ))
                 })
                 .collect();
@@ -1705,8 +1710,31 @@ impl Approvals {
             Value::Null => return None,
             other => other.to_string(),
         };
+        // Only the top-level fields count (issue 6): a `choice` or `request_id` nested deeper
+        // (in the response's `extra`, in an echoed `question`) is not the response's.
         let fields = quoted_pairs(&output);
-        let field = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+        let field = |k: &str| {
+            fields
+                .iter()
+                .find(|p| p.top() && p.key == k)
+                .map(|p| p.value.clone())
+        };
+        // A lookup's response is the dict under its output's `response` key, or the output
+        // itself when it has none (a bare response).
+        let has_response = fields.iter().any(|p| p.under("response"));
+        let response_field = |k: &str| {
+            fields
+                .iter()
+                .find(|p| {
+                    p.key == k
+                        && if has_response {
+                            p.under("response")
+                        } else {
+                            p.top()
+                        }
+                })
+                .map(|p| p.value.clone())
+        };
         let params = call.params.value();
         let param = |k: &str| params.get(k).and_then(Value::as_str).map(str::to_string);
         if method == REQUEST_METHOD {
@@ -1719,9 +1747,9 @@ impl Approvals {
         if field("state").is_some_and(|s| s != "ready") {
             return None;
         }
-        let choice = field("choice")?;
-        let request_id = field("request_id").or_else(|| param("request_id"));
-        Some(self.record(request_id, choice, field("explanation")))
+        let choice = response_field("choice")?;
+        let request_id = response_field("request_id").or_else(|| param("request_id"));
+        Some(self.record(request_id, choice, response_field("explanation")))
     }
 
     /// An approval record for a response to `request_id`, typed by its request.
@@ -1798,8 +1826,14 @@ impl Approvals {
                 continue;
             };
             let value = balanced(&value[..floor_char_boundary(value, 2000)]);
+            // The binding's own fields only (a nested dict's `choice` is not the response's).
             let fields = quoted_pairs(value);
-            let field = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+            let field = |k: &str| {
+                fields
+                    .iter()
+                    .find(|p| p.top() && p.key == k)
+                    .map(|p| p.value.clone())
+            };
             let Some(choice) = field("choice") else {
                 continue;
             };
@@ -1848,11 +1882,35 @@ fn balanced(s: &str) -> &str {
     s
 }
 
+/// A `'key': 'value'` pair found by [`quoted_pairs`], with where it sits.
+#[derive(Debug, Clone, PartialEq)]
+struct Pair {
+    /// The keys of the dicts around the pair, outermost first (`None` for the outermost dict,
+    /// a list element or a dict written without a key): `[None, Some("response")]` for the
+    /// pairs of `{'ok': True, 'response': {...}}`'s response.
+    path: Vec<Option<String>>,
+    key: String,
+    value: String,
+}
+
+impl Pair {
+    /// True when the pair is a field of the outermost dict.
+    fn top(&self) -> bool {
+        self.path.len() == 1
+    }
+
+    /// True when the pair is a field of the dict under the outermost dict's `key`.
+    fn under(&self, key: &str) -> bool {
+        self.path.len() == 2 && self.path[1].as_deref() == Some(key)
+    }
+}
+
 /// The `'key': 'value'` (or `"key": "value"`) pairs of a JSON or Python-`repr` text, at any
-/// depth, in order: a quoted key, a colon, a quoted value. Pairs whose value is not a string
-/// (`None`, `True`, a number, a dict) are left out; a text cut short keeps the pairs before the
-/// cut. Escapes `\\`, `\'`, `\"`, `\n`, `\t` are decoded; any other escape is kept as written.
-fn quoted_pairs(text: &str) -> Vec<(String, String)> {
+/// depth, in order, each with the keys of the dicts around it: a quoted key, a colon, a quoted
+/// value. Pairs whose value is not a string (`None`, `True`, a number, a dict) are left out; a
+/// text cut short keeps the pairs before the cut. Escapes `\\`, `\'`, `\"`, `\n`, `\t` are
+/// decoded; any other escape is kept as written.
+fn quoted_pairs(text: &str) -> Vec<Pair> {
     /// The quoted string at byte `i` (a quote) and the byte after it; `None` when unterminated.
     fn quoted(b: &[u8], text: &str, i: usize) -> Option<(String, usize)> {
         let q = b[i];
@@ -1893,9 +1951,22 @@ fn quoted_pairs(text: &str) -> Vec<(String, String)> {
         i
     };
     let mut pairs = Vec::new();
+    // The dicts (and lists) open at `i`: the key each was written under.
+    let mut open: Vec<Option<String>> = Vec::new();
+    // The key whose non-string value starts next.
+    let mut pending: Option<String> = None;
     let mut i = 0;
     while i < b.len() {
         if b[i] != b'\'' && b[i] != b'"' {
+            match b[i] {
+                b'{' | b'[' => open.push(pending.take()),
+                b'}' | b']' => {
+                    open.pop();
+                    pending = None;
+                }
+                b',' => pending = None,
+                _ => {}
+            }
             i += 1;
             continue;
         }
@@ -1910,12 +1981,17 @@ fn quoted_pairs(text: &str) -> Vec<(String, String)> {
         let v = skip_ws(colon + 1);
         if matches!(b.get(v), Some(b'\'' | b'"')) {
             if let Some((value, end)) = quoted(b, text, v) {
-                pairs.push((key, value));
+                pairs.push(Pair {
+                    path: open.clone(),
+                    key,
+                    value,
+                });
                 i = end;
                 continue;
             }
             break;
         }
+        pending = Some(key);
         i = v;
     }
     pairs
@@ -1964,8 +2040,11 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
             start: m
                 .get("start_wall")
                 .and_then(Value::as_f64)
-                .unwrap_or(f64::MAX),
-            end: m.get("end_wall").and_then(Value::as_f64),
+                .map_or(f64::MAX, convert::unix_seconds),
+            end: m
+                .get("end_wall")
+                .and_then(Value::as_f64)
+                .map(convert::unix_seconds),
             m,
         });
     }
@@ -2060,6 +2139,45 @@ fn span_traces(ctx: &mut DocCtx, items: &[Item]) {
 mod tests {
     use super::*;
     use crate::trace::{read_str, Event};
+
+    /// Issue 6 (get_response top-level `choice`): pairs carry the keys of the dicts around
+    /// them, so a lookup reads its response's own fields, not a nested dict's.
+    /// (A list counts as a level, under its key.)
+    #[test]
+    fn quoted_pairs_know_their_dict() {
+        let text = "{'ok': True, 'state': 'ready', 'response': {'extra': {'choice': 'approve_all'}, 'l': [{'request_id': 'x'}], 'choice': 'reject', \"n\": 1}, 'tail': 'z'}";
+        let got: Vec<(usize, Option<String>, String, String)> = quoted_pairs(text)
+            .into_iter()
+            .map(|p| {
+                (
+                    p.path.len(),
+                    p.path.last().cloned().flatten(),
+                    p.key,
+                    p.value,
+                )
+            })
+            .collect();
+        let want = |d: usize, under: Option<&str>, k: &str, v: &str| {
+            (d, under.map(str::to_string), k.to_string(), v.to_string())
+        };
+        assert_eq!(
+            got,
+            vec![
+                want(1, None, "state", "ready"),
+                want(3, Some("extra"), "choice", "approve_all"),
+                want(4, None, "request_id", "x"),
+                want(2, Some("response"), "choice", "reject"),
+                want(1, None, "tail", "z"),
+            ]
+        );
+        let pairs = quoted_pairs(text);
+        let top: Vec<&str> = pairs
+            .iter()
+            .filter(|p| p.under("response"))
+            .map(|p| p.key.as_str())
+            .collect();
+        assert_eq!(top, ["choice"]);
+    }
 
     #[test]
     fn other_builtin_exceptions_are_the_builtin_classes_but_the_blocks_bases() {

@@ -55,11 +55,34 @@ pub(crate) fn opt_bool(o: &Obj, key: &str) -> Result<Option<bool>, String> {
     }
 }
 
-/// An optional timestamp: seconds since the Unix epoch as a number, or an RFC 3339 string.
+/// Seconds since the Unix epoch of a numeric timestamp written in seconds, milliseconds,
+/// microseconds or nanoseconds, told apart by magnitude (issue 6 T7-15; JavaScript's
+/// `Date.now()` writes milliseconds, OpenTelemetry and Go nanoseconds): each unit covers the
+/// instants from 1973-03-03 to 5138-11-16, so `|t| < 1e11` is seconds (also any small test
+/// value), below `1e14` milliseconds, below `1e17` microseconds, and beyond nanoseconds (up
+/// to `1e20`; larger values are left as they are, out of range wherever a date is needed).
+/// Read as seconds, a 2026 time in milliseconds would be a date in the year 58 000.
+pub fn unix_seconds(t: f64) -> f64 {
+    let a = t.abs();
+    if a < 1e11 || !a.is_finite() {
+        t
+    } else if a < 1e14 {
+        t / 1e3
+    } else if a < 1e17 {
+        t / 1e6
+    } else if a < 1e20 {
+        t / 1e9
+    } else {
+        t
+    }
+}
+
+/// An optional timestamp: a number of seconds, milliseconds, microseconds or nanoseconds since
+/// the Unix epoch ([`unix_seconds`]), or an RFC 3339 string.
 pub(crate) fn opt_time(o: &Obj, key: &str) -> Result<Option<f64>, String> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
+        Some(Value::Number(n)) => Ok(n.as_f64().map(unix_seconds)),
         Some(v) if super::nonfinite::number_of(v).is_some() => {
             Err(bad(key, "a number of seconds or an RFC 3339 string", v))
         }
@@ -246,6 +269,7 @@ fn header(o: &Obj, warnings: &mut Vec<String>) -> Header {
             Some(Value::Number(n)) => ignore(
                 w,
                 n.as_f64()
+                    .map(unix_seconds)
                     .filter(|t| (-62_135_596_800.0..=253_402_300_799.0).contains(t))
                     .map(|t| Some(super::colony::epoch_of_time(t)))
                     .ok_or_else(|| {
@@ -661,6 +685,20 @@ fn state(o: &Obj, warnings: &mut Vec<String>) -> Result<StateRecord, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 6 T7-15: numeric times in ms / µs / ns are the same instant as in seconds.
+    #[test]
+    fn numeric_times_are_told_apart_by_magnitude() {
+        let s = 1_781_481_600.0;
+        for t in [s, s * 1e3, s * 1e6, s * 1e9] {
+            assert_eq!(unix_seconds(t), s, "{t}");
+        }
+        assert_eq!(unix_seconds(1_781_481_600_123.0), 1_781_481_600.123);
+        assert_eq!(unix_seconds(1000.0), 1000.0);
+        assert_eq!(unix_seconds(-5.0), -5.0);
+        assert_eq!(unix_seconds(1e30), 1e30);
+        assert!(unix_seconds(f64::INFINITY).is_infinite());
+    }
 
     #[test]
     fn rfc3339_times() {

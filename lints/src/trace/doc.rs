@@ -65,6 +65,15 @@ fn depth(text: &str) -> usize {
 /// Errors: serde_json's message (without its position), or, for a value nested deeper than
 /// [`MAX_DEPTH`], a message that says so.
 pub(crate) fn value(text: &str) -> Result<Value, String> {
+    // Integers beyond 64 bits stay exact (big-integer stand-ins, issue 6 T6-12).
+    if let Some(big) = super::nonfinite::rewrite_big_ints(text) {
+        return value_exact(&big);
+    }
+    value_exact(text)
+}
+
+/// [`value`] of text holding no integer beyond 64 bits.
+fn value_exact(text: &str) -> Result<Value, String> {
     match serde_json::from_str::<Value>(text) {
         Ok(v) => Ok(v),
         Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
@@ -408,6 +417,18 @@ pub(crate) fn classify_item(o: &RawObj) -> Option<Format> {
     }
     if o.contains_key("kind") && !o.contains_key("rec") {
         return Some(Format::Pyagentic);
+    }
+    // An OpenAI Responses item (`super::dialects`).
+    if let Some(t) = o
+        .get("type")
+        .and_then(|t| serde_json::from_str::<String>(t.get()).ok())
+    {
+        if matches!(
+            t.as_str(),
+            "function_call" | "function_call_output" | "reasoning"
+        ) {
+            return Some(Format::OpenaiResponses);
+        }
     }
     if o.contains_key("role") {
         return Some(Format::OpenaiChat);
@@ -791,12 +812,19 @@ fn convert<'a>(
     }
     let format = match format {
         Some(f) => f,
-        None => classify(&root).ok_or_else(|| {
-            TraceError::plain(
-                path,
-                "cannot tell the trace format from its content; pass --format (native, colony, openai-chat, pyagentic, swe-agent, agents-runstate)",
-            )
-        })?,
+        None => match classify(&root) {
+            // Anthropic / Responses shapes are chat documents with tool blocks or items.
+            Some(Format::OpenaiChat) => {
+                super::dialects::document_shape(text).unwrap_or(Format::OpenaiChat)
+            }
+            Some(f) => f,
+            None => {
+                return Err(TraceError::plain(
+                    path,
+                    "cannot tell the trace format from its content; pass --format (native, colony, openai-chat, pyagentic, swe-agent, agents-runstate, anthropic, openai-responses)",
+                ))
+            }
+        },
     };
     match format {
         Format::Native => {
@@ -806,7 +834,9 @@ fn convert<'a>(
                 "native traces are JSON Lines: one record per line",
             ));
         }
-        Format::OpenaiChat => super::chat::read(&mut ctx, &root)?,
+        Format::OpenaiChat | Format::AnthropicMessages | Format::OpenaiResponses => {
+            super::chat::read(&mut ctx, &root, format)?
+        }
         Format::Pyagentic => super::pyagentic::read(&mut ctx, &root)?,
         Format::Colony => {
             if let Some(cells) = super::colony::read(&mut ctx, &root)? {

@@ -24,6 +24,7 @@ pub mod chat;
 pub mod colony;
 pub mod convert;
 mod detect;
+mod dialects;
 mod doc;
 pub mod flat;
 pub mod model;
@@ -116,16 +117,51 @@ fn open_reader_with<R: Read + Send + 'static>(
     // The first lines are read into the buffer that will hold a whole document, so a document
     // is read once, without an intermediate buffer.
     let mut bytes = Vec::with_capacity(64 * 1024);
-    let native = match format {
-        Some(f) => f == Format::Native,
-        None => {
-            detect::sniff_capped(&mut input, &mut bytes, max_line)
-                .map_err(read_err)?
-                .map_err(|m| TraceError::plain(path, m))?
-                == Some(Format::Native)
-        }
+    // Formats read whole: sniffing their first lines adds no wait. (Native and chat input is
+    // streamed, a live pipe record by record; a wrong forced format there reads no record at
+    // all, which is reported as such.)
+    let read_whole = |f: Format| {
+        matches!(
+            f,
+            Format::Colony | Format::Pyagentic | Format::SweAgent | Format::AgentsRunstate
+        )
     };
-    if native {
+    if let (Some(forced), true) = (format, path.as_os_str() == "-") {
+        if !read_whole(forced) {
+            return open_read(path, input, Some(forced), size, max_line, bytes);
+        }
+        // Standard input cannot be opened again to check a forced format against the content
+        // (as a file is, issue 6 T6-8): detect it now, on the bytes the reader reads first
+        // anyway.
+        let detected = detect::sniff_capped(&mut input, &mut bytes, max_line)
+            .map_err(read_err)?
+            .ok()
+            .flatten();
+        let inner = open_read(path, input, Some(forced), size, max_line, bytes)?;
+        return Ok(Box::new(Sniffed { inner, detected }));
+    }
+    let format = match format {
+        Some(f) => Some(f),
+        None => detect::sniff_capped(&mut input, &mut bytes, max_line)
+            .map_err(read_err)?
+            .map_err(|m| TraceError::plain(path, m))?
+            .filter(|f| *f == Format::Native),
+    };
+    open_read(path, input, format, size, max_line, bytes)
+}
+
+/// The reader of `format` (`None`: a JSON document whose shape decides) over `bytes`
+/// (the first bytes, already read) followed by the rest of `input`.
+fn open_read<R: Read + Send + 'static>(
+    path: &Path,
+    input: R,
+    format: Option<Format>,
+    size: usize,
+    max_line: usize,
+    bytes: Vec<u8>,
+) -> Result<BoxedReader, TraceError> {
+    let read_err = |e: std::io::Error| TraceError::plain(path, format!("cannot read trace: {e}"));
+    if format == Some(Format::Native) {
         // The detected bytes are read first, from their own buffer (never copied again).
         return Ok(Box::new(
             native::NativeReader::new(BufReader::with_capacity(256 * 1024, input), path)
@@ -146,6 +182,32 @@ fn open_reader_with<R: Read + Send + 'static>(
     );
     input.read_to_end(&mut bytes).map_err(read_err)?;
     doc::read_document_with(path, bytes, format, false)
+}
+
+/// A reader over standard input with a forced format, remembering the format its content was
+/// detected as ([`TraceReader::detected`]).
+struct Sniffed {
+    inner: BoxedReader,
+    detected: Option<Format>,
+}
+
+impl Iterator for Sniffed {
+    type Item = Event;
+    fn next(&mut self) -> Option<Event> {
+        self.inner.next()
+    }
+}
+
+impl TraceReader for Sniffed {
+    fn stats(&self) -> ReadStats {
+        self.inner.stats()
+    }
+    fn format(&self) -> Format {
+        self.inner.format()
+    }
+    fn detected(&self) -> Option<Format> {
+        self.detected
+    }
 }
 
 /// Reads a trace from text (for tests and embedding); `name` plays the file path.

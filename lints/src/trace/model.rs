@@ -773,17 +773,24 @@ pub enum Format {
     SweAgent,
     /// OpenAI Agents SDK serialized `RunState`.
     AgentsRunstate,
+    /// Anthropic Messages: `tool_use` / `tool_result` content blocks (read by the chat reader).
+    AnthropicMessages,
+    /// OpenAI Responses API items: `function_call` / `function_call_output` (read by the chat
+    /// reader).
+    OpenaiResponses,
 }
 
 impl Format {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 8] = [
         Format::Native,
         Format::Colony,
         Format::OpenaiChat,
         Format::Pyagentic,
         Format::SweAgent,
         Format::AgentsRunstate,
+        Format::AnthropicMessages,
+        Format::OpenaiResponses,
     ];
 
     /// The `--format` name.
@@ -795,6 +802,8 @@ impl Format {
             Format::Pyagentic => "pyagentic",
             Format::SweAgent => "swe-agent",
             Format::AgentsRunstate => "agents-runstate",
+            Format::AnthropicMessages => "anthropic",
+            Format::OpenaiResponses => "openai-responses",
         }
     }
 
@@ -807,6 +816,8 @@ impl Format {
             Format::Pyagentic => &[],
             Format::SweAgent => &["traj"],
             Format::AgentsRunstate => &["runstate"],
+            Format::AnthropicMessages => &["anthropic-messages", "claude"],
+            Format::OpenaiResponses => &["responses"],
         }
     }
 
@@ -905,6 +916,12 @@ pub trait TraceReader: Iterator<Item = Event> {
     fn stats(&self) -> ReadStats;
     /// The format being read.
     fn format(&self) -> Format;
+    /// The format the content is detected as, when a format was forced on an input that cannot
+    /// be read a second time (standard input): a caller can then tell a wrong `--format` as it
+    /// does for a file (issue 6 T6-8). `None` otherwise.
+    fn detected(&self) -> Option<Format> {
+        None
+    }
 }
 #[cfg(test)]
 mod tests {

@@ -702,7 +702,8 @@ fn fast_call(w: &mut FastCall) -> Option<CallRecord> {
         Some(r) if is_null(r) => RawJson::none(),
         Some(r) => RawJson::from_valid_text(r),
     };
-    let (start, end) = (w.start, w.end);
+    let seconds = super::convert::unix_seconds;
+    let (start, end) = (w.start.map(seconds), w.end.map(seconds));
     Some(CallRecord {
         cell: w.cell,
         index: w.index,

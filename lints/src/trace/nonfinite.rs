@@ -42,6 +42,94 @@ pub fn number_of(v: &serde_json::Value) -> Option<f64> {
     }
 }
 
+/// The digits (with a leading `-` when negative) of a *big-integer stand-in*: an integer
+/// literal beyond the 64-bit range (`123456789012345678901234567890`), which `f64` would round,
+/// rewritten by [`rewrite_big_ints`] to the marker followed by its digits, so the guardrails
+/// compare it exactly, as Python's `int` does (issue 6 T6-12). `None` for any other string.
+pub fn big_int_of_str(s: &str) -> Option<&str> {
+    let rest = s.strip_prefix(MARK)?;
+    let digits = rest.strip_prefix('-').unwrap_or(rest);
+    (!digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())).then_some(rest)
+}
+
+/// Digits in a row from which an integer literal may lie beyond the 64-bit range
+/// (`u64::MAX` has 20 digits, `i64::MIN` 19 after its sign).
+const BIG_DIGITS: usize = 19;
+
+/// A cheap pre-check: true when `text` holds a run of at least [`BIG_DIGITS`] digits.
+pub fn may_have_big_int(text: &str) -> bool {
+    let mut run = 0;
+    for &c in text.as_bytes() {
+        if c.is_ascii_digit() {
+            run += 1;
+            if run >= BIG_DIGITS {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
+}
+
+/// `text` with every integer literal outside strings that fits neither `i64` nor `u64`
+/// rewritten to its big-integer stand-in (a JSON string: the marker, then the literal), so
+/// that parsing keeps it exact ([`big_int_of_str`]); `None` when there is none. Literals with a
+/// fraction or an exponent are floats in Python too and are left alone. Inserts no newline.
+pub fn rewrite_big_ints(text: &str) -> Option<String> {
+    if !may_have_big_int(text) {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut scan = OutsideStrings::new(b, |s| {
+        s.iter()
+            .position(|&c| c == b'"' || c == b'-' || c.is_ascii_digit())
+    });
+    while let Some(i) = scan.next() {
+        let boundary = i == 0
+            || !(b[i - 1].is_ascii_alphanumeric() || matches!(b[i - 1], b'_' | b'.' | b'-' | b'+'));
+        let start = i;
+        let mut j = i + usize::from(b[i] == b'-');
+        let digits_from = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        let is_int = j > digits_from
+            && !matches!(b.get(j), Some(b'.' | b'e' | b'E'))
+            // JSON has no leading zeros (`0123` is an error either way).
+            && !(b[digits_from] == b'0' && j - digits_from > 1);
+        let lit = &text[start..j];
+        if boundary
+            && is_int
+            && j - digits_from >= BIG_DIGITS
+            && lit.parse::<i64>().is_err()
+            && lit.parse::<u64>().is_err()
+        {
+            out.push_str(&text[copied..start]);
+            out.push('"');
+            out.push(MARK);
+            out.push_str(lit);
+            out.push('"');
+            copied = j;
+        }
+        // Past the whole number (fraction and exponent included).
+        let mut k = j;
+        while k < b.len()
+            && (b[k].is_ascii_digit() || matches!(b[k], b'.' | b'e' | b'E' | b'+' | b'-'))
+        {
+            k += 1;
+        }
+        scan.resume_at(k.max(i + 1));
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
 /// Python's `str()` of the float a stand-in stands for (`nan`, `inf`, `-inf`), as a regex
 /// predicate sees the value; `None` for any other string.
 pub fn python_str(s: &str) -> Option<&'static str> {
@@ -83,6 +171,21 @@ pub fn display(s: &str) -> std::borrow::Cow<'_, str> {
             out.push_str(&s[copied..at]);
             out.push(c);
             i = at + mark + c.len_utf8();
+            copied = i;
+            continue;
+        }
+        // A big-integer stand-in: its digits.
+        let digits = rest
+            .strip_prefix('-')
+            .unwrap_or(rest)
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if digits > 0 {
+            let len = digits + usize::from(rest.starts_with('-'));
+            out.push_str(&s[copied..at]);
+            out.push_str(&rest[..len]);
+            i = at + mark + len;
             copied = i;
             continue;
         }
@@ -136,9 +239,9 @@ pub fn display_value(v: &serde_json::Value) -> serde_json::Value {
 pub fn display_json(v: &serde_json::Value) -> String {
     use serde_json::Value;
     match v {
-        Value::String(s) => match number_of_str(s) {
-            Some(_) => display(s).into_owned(),
-            None => Value::String(display(s).into_owned()).to_string(),
+        Value::String(s) => match number_of_str(s).is_some() || big_int_of_str(s).is_some() {
+            true => display(s).into_owned(),
+            false => Value::String(display(s).into_owned()).to_string(),
         },
         Value::Array(a) => {
             let items: Vec<String> = a.iter().map(display_json).collect();
@@ -387,6 +490,33 @@ pub fn original_column(at: &[usize], line_start: usize, column: usize) -> usize 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 6 T6-12: integers beyond 64 bits become exact stand-ins, outside strings only;
+    /// floats, 64-bit integers and digits inside strings are left alone; reports show digits.
+    #[test]
+    fn big_integers_are_kept_exact() {
+        let text = r#"{"a": 123456789012345678901234567890, "b": [-99999999999999999999, 18446744073709551615, -9223372036854775808], "c": "123456789012345678901234567890", "d": 1.23456789012345678901e5, "e": 12345678901234567890123e2}"#;
+        let out = rewrite_big_ints(text).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            big_int_of_str(v["a"].as_str().unwrap()),
+            Some("123456789012345678901234567890")
+        );
+        assert_eq!(
+            big_int_of_str(v["b"][0].as_str().unwrap()),
+            Some("-99999999999999999999")
+        );
+        assert_eq!(v["b"][1].as_u64(), Some(u64::MAX));
+        assert_eq!(v["b"][2].as_i64(), Some(i64::MIN));
+        assert_eq!(v["c"].as_str(), Some("123456789012345678901234567890"));
+        assert!(v["d"].is_f64() && v["e"].is_f64());
+        assert_eq!(display_json(&v["a"]), "123456789012345678901234567890");
+        assert_eq!(
+            display(v["b"][0].as_str().unwrap()),
+            "-99999999999999999999"
+        );
+        assert_eq!(rewrite_big_ints(r#"{"a": 1234567890123456789}"#), None);
+    }
 
     #[test]
     fn tokens_outside_strings_only() {

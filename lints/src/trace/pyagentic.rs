@@ -135,7 +135,8 @@ fn messages(ctx: &mut DocCtx, items: &[Item]) {
             let params = match m.arguments.as_deref().map(serde_json::from_str::<Value>) {
                 Some(Ok(v @ Value::Object(_))) => Params::from_value(&v),
                 Some(_) => {
-                    ctx.warn(line, format!("arguments of tool call `{name}` are not a JSON object; replayed with no params"));
+                    let why = super::chat::arguments_problem(m.arguments.as_deref().unwrap_or(""));
+                    ctx.warn(line, format!("arguments of tool call `{name}` {why}; replayed with no params (the text stays on its message)"));
                     Params::none()
                 }
                 None => Params::none(),

@@ -219,7 +219,10 @@ pub(crate) fn open(
         line: 1,
         col: 1,
     };
-    Ok(open_stream(path, src)?.map(|r| Box::new(r) as BoxedReader))
+    Ok(open_stream(path, src)?.map(|mut r| {
+        r.detect_shape = format.is_none();
+        Box::new(r) as BoxedReader
+    }))
 }
 
 /// [`open`] with its input in `src`: the reader itself, or the bytes read and the input.
@@ -248,6 +251,8 @@ fn open_stream(path: &Path, mut src: Src) -> Result<Result<StreamReader, Unstrea
         pending: Vec::new().into_iter(),
         stats: ReadStats::default(),
         one_pass: true,
+        detect_shape: true,
+        label: None,
     }))
 }
 
@@ -331,6 +336,21 @@ struct StreamReader {
     /// List elements are first tried by [`Self::fast_element`] (false only in tests, which
     /// compare the two ways).
     one_pass: bool,
+    /// The format was detected, not forced: each conversation is labelled by its messages'
+    /// shape (Anthropic Messages, OpenAI Responses or OpenAI chat, `super::dialects`).
+    detect_shape: bool,
+    /// The label of the first conversation (the reader's [`TraceReader::format`]).
+    label: Option<Format>,
+}
+
+/// The format a streamed conversation is labelled with: its messages' shape when the format
+/// was detected, else OpenAI chat.
+fn conversation_format(detect_shape: bool, text: &str) -> Format {
+    if detect_shape {
+        super::dialects::document_shape(text).unwrap_or(Format::OpenaiChat)
+    } else {
+        Format::OpenaiChat
+    }
 }
 
 /// One conversation's text and where it starts in the file.
@@ -518,7 +538,9 @@ impl StreamReader {
             let n = self.n;
             self.n += 1;
             let mut ctx = DocCtx::at_line(&self.path, text, line);
-            ctx.start_trace(Some(n), Format::OpenaiChat);
+            let f = conversation_format(self.detect_shape, text);
+            self.label.get_or_insert(f);
+            ctx.start_trace(Some(n), f);
             chat::emit_fast(&mut ctx, conv, line);
             self.stats.add(&ctx.stats);
             let events = ctx.events;
@@ -550,7 +572,9 @@ impl StreamReader {
         for (l, message) in warnings {
             ctx.warn(unit.line + l - 1, message);
         }
-        ctx.start_trace(Some(n), Format::OpenaiChat);
+        let f = conversation_format(self.detect_shape, &text);
+        self.label.get_or_insert(f);
+        ctx.start_trace(Some(n), f);
         // The common shape in one pass (its parse validates the JSON); anything else, or
         // invalid JSON, through the validated raw value as before.
         if chat::conversation_fast(&mut ctx, &text, unit.line) {
@@ -637,7 +661,7 @@ impl TraceReader for StreamReader {
         self.stats
     }
     fn format(&self) -> Format {
-        Format::OpenaiChat
+        self.label.unwrap_or(Format::OpenaiChat)
     }
 }
 
