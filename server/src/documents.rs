@@ -140,7 +140,7 @@ impl Document {
     /// Applies the content changes of one `didChange`, in order, and takes `version`.
     ///
     /// Errors (the changes are then not applied and the version is not taken): a version that
-    /// does not increase, or a change whose range is invalid (see [`check_range`]).
+    /// does not increase, or a change whose range is invalid (see [`range_is_valid`]).
     pub fn apply_changes(
         &mut self,
         version: i32,
@@ -156,8 +156,8 @@ impl Document {
         // Validated up front: positions are compared as sent, so no change needs applying
         // first and a rejected notification leaves the text untouched.
         for (index, change) in changes.iter().enumerate() {
-            if let Some(range) = change.range {
-                check_range(range).map_err(|()| ChangeError::InvalidRange { index, range })?;
+            if let Some(range) = change.range.filter(|r| !range_is_valid(*r)) {
+                return Err(ChangeError::InvalidRange { index, range });
             }
         }
         for change in changes {
@@ -238,13 +238,9 @@ impl Document {
 /// Whether a change's range is acceptable: its start must not come after its end (LSP
 /// `Range`). Positions past the end of a line or of the text are valid and clamp (the LSP
 /// rule for a character beyond the line's length), so they are not checked here.
-pub fn check_range(range: lsp::Range) -> Result<(), ()> {
+pub fn range_is_valid(range: lsp::Range) -> bool {
     let (s, e) = (range.start, range.end);
-    if (s.line, s.character) > (e.line, e.character) {
-        Err(())
-    } else {
-        Ok(())
-    }
+    (s.line, s.character) <= (e.line, e.character)
 }
 
 /// Width of the byte order mark the rope starts with (see [`crate::analysis::bom_len`]).
@@ -453,16 +449,14 @@ mod tests {
         assert_eq!((d.text().as_str(), d.version), (text, 1));
         assert!(d.edits.is_empty());
         // Same line reversed by column only, and an empty range, are told apart.
-        assert!(check_range(lsp::Range::new(
+        assert!(!range_is_valid(lsp::Range::new(
             lsp::Position::new(3, 4),
             lsp::Position::new(3, 3)
-        ))
-        .is_err());
-        assert!(check_range(lsp::Range::new(
+        )));
+        assert!(range_is_valid(lsp::Range::new(
             lsp::Position::new(3, 4),
             lsp::Position::new(3, 4)
-        ))
-        .is_ok());
+        )));
         // A valid later notification applies to the untouched text.
         d.apply_changes(3, vec![change(0, 7, 0, 9, "json")], PositionEncoding::Utf16)
             .unwrap();
