@@ -1090,3 +1090,58 @@ fn l7_7_code_actions_without_only_right_after_an_edit_offer_fix_all() {
     }
     assert_eq!(c.shutdown().code(), Some(0));
 }
+
+/// The (code, range) of each diagnostic, sorted.
+fn code_ranges(diags: &[Value]) -> Vec<(String, String)> {
+    let mut v: Vec<_> = diags
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap_or("").to_string(),
+                d["range"].to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// L8-1: a `didChange` whose range starts after it ends is ignored and logged like one with an
+/// old version; it used to be applied with its ends swapped, silently changing the text.
+#[test]
+fn l8_1_a_reversed_range_is_ignored_and_logged_and_the_text_stays_right() {
+    let ws = workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "rev.py");
+    c.open(&u, "python", 1, "import os\nx = 1\n");
+    c.diagnostics_at(&u, 1);
+    // Swapped, this would replace `x = 1` with a second import.
+    c.change(&u, 2, Some([1, 5, 1, 0]), "import sys");
+    let log = c.wait_for("window/logMessage", |p| {
+        p["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("reversed range")
+    });
+    let msg = log["message"].as_str().unwrap();
+    assert!(
+        msg.contains("rev.py")
+            && msg.contains("start 1:5 after end 1:0")
+            && msg.contains("ignored"),
+        "{msg}"
+    );
+    assert_eq!(log["type"], 2, "a warning");
+    // The next valid change applies to the untouched text.
+    c.change(&u, 3, Some([0, 7, 0, 9]), "json");
+    let diags = c.diagnostics_at(&u, 3);
+    let fresh_uri = uri(ws.path(), "rev_fresh.py");
+    c.open(&fresh_uri, "python", 1, "import json\nx = 1\n");
+    let fresh = c.diagnostics_at(&fresh_uri, 1);
+    assert!(!fresh.is_empty());
+    assert_eq!(code_ranges(&diags), code_ranges(&fresh));
+    assert!(
+        diags.iter().all(|d| d["range"]["start"]["line"] == 0),
+        "nothing on line 1: {diags:?}"
+    );
+    assert_eq!(c.shutdown().code(), Some(0));
+}

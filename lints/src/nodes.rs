@@ -25,6 +25,8 @@ const NONE: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy)]
 struct Info {
     kind: &'static str,
+    /// `Node::kind_id`.
+    kind_id: u16,
     field: Option<&'static str>,
     parent: u32,
     end: u32,
@@ -108,6 +110,8 @@ impl<'t> NodeTable<'t> {
         let fields = field_names();
         let mut cursor = root.walk();
         let mut ancestors: Vec<u32> = Vec::new();
+        // For each of `ancestors`, how many of its children the walk has not entered yet.
+        let mut siblings_left: Vec<u32> = Vec::new();
         'walk: loop {
             let node = cursor.node();
             let id = nodes.len() as u32;
@@ -119,8 +123,9 @@ impl<'t> NodeTable<'t> {
             // Cells are far below 4 GiB (the server and the CLI read files whole); a larger
             // offset saturates and only makes `id_of` scan further.
             starts.push(u32::try_from(node.start_byte()).unwrap_or(u32::MAX));
+            let kind_id = node.kind_id();
             let (kind, named) = kinds
-                .get(node.kind_id() as usize)
+                .get(kind_id as usize)
                 .copied()
                 .unwrap_or_else(|| (node.kind(), node.is_named()));
             // The root of the table has no parent here, whatever its field in the tree.
@@ -131,6 +136,7 @@ impl<'t> NodeTable<'t> {
             };
             info.push(Info {
                 kind,
+                kind_id,
                 field: field_id.and_then(|f| {
                     fields
                         .get(f.get() as usize)
@@ -144,17 +150,28 @@ impl<'t> NodeTable<'t> {
                 named,
                 extra: node.is_extra(),
             });
-            if cursor.goto_first_child() {
+            // `Node::child_count` is the number of children the cursor visits (stored in the
+            // tree), so a leaf is not asked for a first child and the last child of a node is
+            // not asked for a next sibling: a failed cursor step costs as much as a move.
+            let children = node.child_count() as u32;
+            if children > 0 && cursor.goto_first_child() {
                 ancestors.push(id);
+                siblings_left.push(children - 1);
                 continue;
             }
             info[id as usize].end = id + 1;
             loop {
-                if cursor.goto_next_sibling() {
-                    break;
+                if let Some(left) = siblings_left.last_mut().filter(|l| **l > 0) {
+                    *left -= 1;
+                    if cursor.goto_next_sibling() {
+                        break;
+                    }
                 }
                 match ancestors.pop() {
-                    Some(p) if cursor.goto_parent() => info[p as usize].end = nodes.len() as u32,
+                    Some(p) if cursor.goto_parent() => {
+                        siblings_left.pop();
+                        info[p as usize].end = nodes.len() as u32
+                    }
                     _ => break 'walk,
                 }
             }
@@ -210,6 +227,11 @@ impl<'t> NodeTable<'t> {
     /// Its kind (`Node::kind`).
     pub fn kind(&self, id: NodeId) -> &'static str {
         self.info[id].kind
+    }
+
+    /// Its kind id (`Node::kind_id`).
+    pub fn kind_id(&self, id: NodeId) -> u16 {
+        self.info[id].kind_id
     }
 
     /// True for a named node (`Node::is_named`).
@@ -519,7 +541,11 @@ mod tests {
                     let bytes = std::fs::read(&path).expect("fixture reads");
                     let src = String::from_utf8_lossy(&bytes).into_owned();
                     let tree = parse::parse(&src, None);
-                    answered += assert_fields_match(&src, &NodeTable::new(&tree));
+                    let table = NodeTable::new(&tree);
+                    // The table holds the nodes a plain cursor walk visits, in its order.
+                    let walked: Vec<Node> = parse::walk(tree.root_node()).collect();
+                    assert_eq!(table.nodes(), walked.as_slice(), "{}", path.display());
+                    answered += assert_fields_match(&src, &table);
                     files += 1;
                 }
             }

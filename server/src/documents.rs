@@ -96,6 +96,14 @@ pub enum ChangeError {
         /// The version in the notification.
         received: i32,
     },
+    /// A change's range starts after it ends (LSP requires `start <= end`): the client's idea
+    /// of the text cannot be reproduced, so none of the notification's changes are applied.
+    InvalidRange {
+        /// Index of the offending change in `contentChanges`.
+        index: usize,
+        /// The range as received.
+        range: lsp::Range,
+    },
 }
 
 impl Document {
@@ -131,7 +139,8 @@ impl Document {
 
     /// Applies the content changes of one `didChange`, in order, and takes `version`.
     ///
-    /// Errors: a version that does not increase (the changes are then not applied).
+    /// Errors (the changes are then not applied and the version is not taken): a version that
+    /// does not increase, or a change whose range is invalid (see [`range_is_valid`]).
     pub fn apply_changes(
         &mut self,
         version: i32,
@@ -143,6 +152,13 @@ impl Document {
                 current: self.version,
                 received: version,
             });
+        }
+        // Validated up front: positions are compared as sent, so no change needs applying
+        // first and a rejected notification leaves the text untouched.
+        for (index, change) in changes.iter().enumerate() {
+            if let Some(range) = change.range.filter(|r| !range_is_valid(*r)) {
+                return Err(ChangeError::InvalidRange { index, range });
+            }
         }
         for change in changes {
             let edit = self.apply_change(change, encoding);
@@ -217,6 +233,14 @@ impl Document {
     pub fn text(&self) -> String {
         self.rope.to_string()
     }
+}
+
+/// Whether a change's range is acceptable: its start must not come after its end (LSP
+/// `Range`). Positions past the end of a line or of the text are valid and clamp (the LSP
+/// rule for a character beyond the line's length), so they are not checked here.
+pub fn range_is_valid(range: lsp::Range) -> bool {
+    let (s, e) = (range.start, range.end);
+    (s.line, s.character) <= (e.line, e.character)
 }
 
 /// Width of the byte order mark the rope starts with (see [`crate::analysis::bom_len`]).
@@ -396,8 +420,46 @@ mod tests {
     #[test]
     fn out_of_range_edits_clamp_instead_of_panicking() {
         let mut d = doc("ab\n");
-        d.apply_changes(2, vec![change(9, 9, 0, 1, "Z")], PositionEncoding::Utf8)
+        d.apply_changes(2, vec![change(0, 1, 9, 9, "Z")], PositionEncoding::Utf8)
             .unwrap();
         assert_eq!(d.text(), "aZ");
+    }
+
+    /// L8-1: a reversed range (start after end) rejects the whole notification: neither the
+    /// valid change before it nor the version is taken, and the tree is not edited.
+    #[test]
+    fn a_reversed_range_rejects_the_change_and_leaves_the_document_unchanged() {
+        let text = "import os\nx = 1\n";
+        let mut d = doc(text);
+        d.tree = Some(parse::parse(text, None));
+        let err = d
+            .apply_changes(
+                2,
+                vec![change(0, 0, 0, 0, "# c\n"), change(1, 5, 1, 2, "Z")],
+                PositionEncoding::Utf16,
+            )
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ChangeError::InvalidRange {
+                index: 1,
+                range: lsp::Range::new(lsp::Position::new(1, 5), lsp::Position::new(1, 2)),
+            }
+        );
+        assert_eq!((d.text().as_str(), d.version), (text, 1));
+        assert!(d.edits.is_empty());
+        // Same line reversed by column only, and an empty range, are told apart.
+        assert!(!range_is_valid(lsp::Range::new(
+            lsp::Position::new(3, 4),
+            lsp::Position::new(3, 3)
+        )));
+        assert!(range_is_valid(lsp::Range::new(
+            lsp::Position::new(3, 4),
+            lsp::Position::new(3, 4)
+        )));
+        // A valid later notification applies to the untouched text.
+        d.apply_changes(3, vec![change(0, 7, 0, 9, "json")], PositionEncoding::Utf16)
+            .unwrap();
+        assert_eq!(d.text(), "import json\nx = 1\n");
     }
 }

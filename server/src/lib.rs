@@ -1207,6 +1207,15 @@ impl LanguageServer for Backend {
                             "cellguard: didChange for {} with version {received} after version {current}; ignored",
                             uri.as_str()
                         )),
+                        Err(documents::ChangeError::InvalidRange { index, range }) => Some(format!(
+                            "cellguard: didChange for {} version {}: change {index} has a reversed range (start {}:{} after end {}:{}); ignored",
+                            uri.as_str(),
+                            params.text_document.version,
+                            range.start.line,
+                            range.start.character,
+                            range.end.line,
+                            range.end.character
+                        )),
                     }
                 }
             }

@@ -133,10 +133,20 @@ struct NameUses<'t> {
     element_escaped: bool,
 }
 
-/// The uses of every name of a cell, computed once per cell.
+/// The uses of every name of a cell: the cell-wide facts computed once per cell, each name's
+/// [`NameUses`] on first demand (only the names that hold displays are ever asked for; the
+/// classification of one name's identifiers reads nothing of the other names' but the
+/// cell-wide facts, so computing it late gives what computing all of them at once gave).
 #[derive(Debug, Default)]
 pub struct Uses<'t> {
-    names: HashMap<String, NameUses<'t>>,
+    /// The expressions standing for each name's identifiers (`obj.names` for an attribute
+    /// name), in cell order, not yet classified.
+    pending: HashMap<String, Vec<Node<'t>>>,
+    /// Classified names (see [`Self::name_uses`]).
+    names: std::cell::RefCell<HashMap<String, NameUses<'t>>>,
+    /// Names the cell binds in any way (a read-only builtin it redefines is no longer
+    /// read-only).
+    rebound: HashSet<String>,
     /// `globals()`, `vars()`, `locals()`, `exec`, `eval`, `__dict__` appear in the cell: a
     /// name's container can be reached without its name.
     namespace_reached: bool,
@@ -274,12 +284,13 @@ pub fn is_literal<'t>(nav: Nav<'_, 't>, e: Node<'t>) -> bool {
 }
 
 impl<'t> Uses<'t> {
-    /// Collects the uses of every identifier of the cell under `root`.
+    /// Collects the uses of every identifier of the cell under `root` (classified per name on
+    /// demand, see [`Uses`]).
     pub fn collect(nav: Nav<'_, 't>, root: Node<'t>, src: &str) -> Self {
         let mut out = Uses::default();
         // Names the cell binds to something of its own: a read-only builtin it redefines is
         // no longer read-only (`len = lambda xs: xs.append(...)`).
-        let mut rebound: HashSet<&str> = HashSet::default();
+        let mut rebound: HashSet<String> = HashSet::default();
         let mut cell_bound: HashSet<String> = HashSet::default();
         let identifiers = nav.identifiers(root);
         for &(n, parent) in &identifiers {
@@ -302,20 +313,15 @@ impl<'t> Uses<'t> {
                     _ => false,
                 };
                 if binds {
-                    rebound.insert(t);
+                    if !rebound.contains(t) {
+                        rebound.insert(t.to_string());
+                    }
                     if !matches!(p.kind_name(), "aliased_import" | "dotted_name") {
                         cell_bound.insert(t.to_string());
                     }
                 }
             }
         }
-        let read_only = |name: &str| {
-            if let Some((m, f)) = name.split_once('.') {
-                READ_ONLY_MEMBERS.contains(&(m, f)) && !cell_bound.contains(m)
-            } else {
-                READ_ONLY_CALLS.contains(&name) && !rebound.contains(name)
-            }
-        };
         for &(n, parent) in &identifiers {
             let Some(p) = parent else { continue };
             // The expression the name stands for: `obj.names` for an attribute name.
@@ -342,10 +348,36 @@ impl<'t> Uses<'t> {
                 | "import_from_statement" => continue,
                 _ => n,
             };
-            let u = classify(nav, e, src, &read_only, 0);
-            let name = parse::text(n, src).to_string();
-            let entry = out.names.entry(name).or_default();
-            match u {
+            let name = parse::text(n, src);
+            match out.pending.get_mut(name) {
+                Some(v) => v.push(e),
+                None => {
+                    out.pending.insert(name.to_string(), vec![e]);
+                }
+            }
+        }
+        out.rebound = rebound;
+        out.cell_bound = cell_bound;
+        out
+    }
+
+    /// The uses of `name` (`None` when no identifier of the cell stands for it), classified on
+    /// first demand and kept.
+    fn name_uses(&self, nav: Nav<'_, 't>, name: &str, src: &str) -> Option<NameUses<'t>> {
+        if let Some(u) = self.names.borrow().get(name) {
+            return Some(u.clone());
+        }
+        let exprs = self.pending.get(name)?;
+        let read_only = |name: &str| {
+            if let Some((m, f)) = name.split_once('.') {
+                READ_ONLY_MEMBERS.contains(&(m, f)) && !self.cell_bound.contains(m)
+            } else {
+                READ_ONLY_CALLS.contains(&name) && !self.rebound.contains(name)
+            }
+        };
+        let mut entry = NameUses::default();
+        for &e in exprs {
+            match classify(nav, e, src, &read_only, 0) {
                 (Use::Read | Use::Binding, elem) => entry.element_escaped |= elem,
                 (Use::Add(a), elem) => {
                     entry.element_escaped |= elem;
@@ -364,8 +396,10 @@ impl<'t> Uses<'t> {
                 (Use::Escape, _) => entry.escaped = true,
             }
         }
-        out.cell_bound = cell_bound;
-        out
+        self.names
+            .borrow_mut()
+            .insert(name.to_string(), entry.clone());
+        Some(entry)
     }
 
     /// How the contents of `display` (a list, set, dict or tuple display) may change after it
@@ -464,7 +498,7 @@ impl<'t> Uses<'t> {
             return State::Escaped;
         }
         let name = parse::text(holder, src);
-        let Some(u) = self.names.get(name) else {
+        let Some(u) = self.name_uses(nav, name, src) else {
             return State::Frozen;
         };
         if nested {
@@ -798,6 +832,63 @@ pub fn cell_binds<'t>(
 mod tests {
     use super::*;
     use crate::nodes::NodeTable;
+
+    /// A summary of a [`State`] that can be compared.
+    fn summary(s: &State, src: &str) -> String {
+        match s {
+            State::Frozen => "frozen".into(),
+            State::Escaped => "escaped".into(),
+            State::Mutated { added, smear } => {
+                let texts: Vec<&str> = added
+                    .iter()
+                    .map(|a| crate::parse::text(added_node(a), src))
+                    .collect();
+                format!("mutated {texts:?} smear={smear}")
+            }
+        }
+    }
+
+    /// Names are classified on first demand ([`Uses::name_uses`]): the state of every display
+    /// is the same whatever order the displays are asked about in, and a second ask (served
+    /// from the kept classification) agrees with the first.
+    #[test]
+    fn display_states_do_not_depend_on_the_order_names_are_classified_in() {
+        let src = "names = [\"a\"]\nnames.append(\"b\")\nd = {\"k\": 1}\nd[\"j\"] = x\n\
+                   ys = [1, 2]\nys.sort()\nzs = [[1]]\nzs[0].append(2)\nlen = f\nws = [3]\n\
+                   len(ws)\nvs = [4]\nprint(vs)\nn = 0\nn += 1\nu = [5]\ng(u)\n";
+        let tree = crate::parse::parse(src, None);
+        let table = NodeTable::new(&tree);
+        let root = tree.root_node();
+        let displays: Vec<Node> = (0..table.len())
+            .filter(|&i| matches!(table.kind(i), "list" | "dictionary"))
+            .map(|i| table.node(i))
+            .collect();
+        assert!(displays.len() >= 8, "{}", displays.len());
+        for nav in [Nav::new(Some(&table)), Nav::new(None)] {
+            let forward = Uses::collect(nav, root, src);
+            let a: Vec<String> = displays
+                .iter()
+                .map(|&d| summary(&forward.state(nav, d, src), src))
+                .collect();
+            let backward = Uses::collect(nav, root, src);
+            let mut b: Vec<String> = displays
+                .iter()
+                .rev()
+                .map(|&d| summary(&backward.state(nav, d, src), src))
+                .collect();
+            b.reverse();
+            assert_eq!(a, b);
+            let again: Vec<String> = displays
+                .iter()
+                .map(|&d| summary(&forward.state(nav, d, src), src))
+                .collect();
+            assert_eq!(a, again);
+            // What the classification found, so the test is not vacuous.
+            assert_eq!(a[0], "mutated [\"\\\"b\\\"\"] smear=false", "{a:?}");
+            assert!(a.contains(&"escaped".to_string()), "{a:?}");
+            assert!(a.contains(&"frozen".to_string()), "{a:?}");
+        }
+    }
 
     /// `Nav::identifiers` reads the table when it has one; the answers are the tree's.
     #[test]

@@ -191,19 +191,21 @@ const GENERIC_METHOD_NAMES: &[&str] = &[
 /// follow. Names other objects commonly have (`close`, `stop`, [`GENERIC_METHOD_NAMES`]) are
 /// left out: `client.close()` on an unresolved value is ordinary code.
 pub fn is_denied_loop_method(name: &str, deny: &[String]) -> bool {
+    denied_loop_method_by(name, |m| {
+        deny.iter().any(|d| d.strip_prefix(LOOP_PREFIX) == Some(m))
+    })
+}
+
+/// [`is_denied_loop_method`] with the deny list's loop entries given as a lookup: `denied(m)`
+/// is true when the list holds `LOOP_PREFIX` + `m` (`m` may be the `_*` glob). Lets a caller
+/// that asks for many names build a set of the entries once.
+pub fn denied_loop_method_by(name: &str, denied: impl Fn(&str) -> bool) -> bool {
     if name.starts_with('_') {
         // The private loop methods no ordinary object has (round 5 H9: a loop laundered
         // through `next(itertools.chain([fut.get_loop()]))`), while the `_*` glob is denied.
-        return PRIVATE_LOOP_METHODS.contains(&name)
-            && deny.iter().any(|d| {
-                d.strip_prefix(LOOP_PREFIX) == Some(name)
-                    || d.strip_prefix(LOOP_PREFIX) == Some("_*")
-            });
+        return PRIVATE_LOOP_METHODS.contains(&name) && (denied(name) || denied("_*"));
     }
-    !GENERIC_METHOD_NAMES.contains(&name)
-        && deny
-            .iter()
-            .any(|d| d.strip_prefix(LOOP_PREFIX) == Some(name))
+    !GENERIC_METHOD_NAMES.contains(&name) && denied(name)
 }
 
 /// Private methods of asyncio's event loops (CPython 3.11 `base_events`, `selector_events`,

@@ -314,6 +314,11 @@ const KIND_NAMES: &[(&str, K)] = &[
 
 /// The kind of a node (named nodes only; anonymous nodes are [`K::Other`]).
 pub fn kind(node: Node) -> K {
+    kind_with_id(node, node.kind_id())
+}
+
+/// [`kind`] of `node` whose `Node::kind_id` is `kind_id` (read from a node table).
+pub fn kind_with_id(node: Node, kind_id: u16) -> K {
     static TABLE: OnceLock<Vec<K>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
         let lang: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
@@ -334,7 +339,7 @@ pub fn kind(node: Node) -> K {
     });
     // Anonymous symbols have ids of their own, all mapped to `Other`.
     table
-        .get(node.kind_id() as usize)
+        .get(kind_id as usize)
         .copied()
         .unwrap_or(if node.is_error() { K::Error } else { K::Other })
 }
@@ -906,8 +911,7 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
     }
 
     /// Called when the cursor enters `node` (reached through `field` of the parent frame).
-    fn enter(&mut self, node: Node<'t>, field: Option<&str>, stack: &mut Vec<Frame>) {
-        let k = kind(node);
+    fn enter(&mut self, node: Node<'t>, k: K, field: Option<&str>, stack: &mut Vec<Frame>) {
         // Positional arguments entered so far in an argument list (this one included).
         if let Some(top) = stack.last_mut() {
             if top.k == K::ArgumentList
@@ -1534,14 +1538,14 @@ pub fn collect<'t, 's>(root: Node<'t>, src: &'s str, names: &mut Names<'s>) -> F
     };
     // One frame and one child iterator per entered node.
     let mut stack: Vec<Frame> = Vec::new();
-    w.enter(root, None, &mut stack);
+    w.enter(root, kind(root), None, &mut stack);
     let mut iters: Vec<Children<'t>> = vec![Children::new(root)];
     while let Some(it) = iters.last_mut() {
         // Field names cost a lookup: only the parents that look at them ask.
         let with_field = stack.last().is_some_and(|p| p.k.uses_fields());
         match it.next(with_field) {
             Some((child, field)) => {
-                w.enter(child, field, &mut stack);
+                w.enter(child, kind(child), field, &mut stack);
                 iters.push(Children::new(child));
             }
             None => {
@@ -1591,7 +1595,13 @@ pub fn collect_table<'t, 's>(
             Some(p) if id != 0 && p.k.uses_fields() => table.field(id),
             _ => None,
         };
-        w.enter(table.node(id), field, &mut stack);
+        let node = table.node(id);
+        w.enter(
+            node,
+            kind_with_id(node, table.kind_id(id)),
+            field,
+            &mut stack,
+        );
         open.push(table.subtree_end(id));
     }
     facts
@@ -2145,15 +2155,27 @@ pub fn relevance<'t>(
     // Attribute names whose value matters whatever the object is (namespaces, the builtins
     // module, bound builtins): they taint values, not only positions.
     let mut value_attr = vec![false; n_names];
+    // The deny list's last segments and loop-method entries, as sets: every name is tested
+    // against them (a scan of the list per name was a tenth of the analysis on large cells).
+    let deny_last: rustc_hash::FxHashSet<&str> = cfg
+        .deny
+        .iter()
+        .filter_map(|d| d.rsplit('.').next())
+        .collect();
+    let deny_loop: rustc_hash::FxHashSet<&str> = cfg
+        .deny
+        .iter()
+        .filter_map(|d| d.strip_prefix(super::interp::LOOP_PREFIX))
+        .collect();
     for id in 0..n_names {
         let t = names.text(id as NameId);
         if t.contains("__")
             || TRIGGER_WORDS.contains(&t)
             || super::check::FRAME_ATTRS.contains(&t)
             || super::interp::unknown_host_attr(t).is_some()
-            || super::interp::is_denied_loop_method(t, cfg.deny)
+            || super::interp::denied_loop_method_by(t, |m| deny_loop.contains(m))
             // A denied module member on a receiver that may be the module (round 6 S6-30).
-            || cfg.deny.iter().any(|d| d.rsplit('.').next() == Some(t))
+            || deny_last.contains(t)
             || super::host_submodule_name(t)
             || super::check::string_hook(t)
         {
