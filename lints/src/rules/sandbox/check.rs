@@ -21,6 +21,8 @@ use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeSet;
 use tree_sitter::Node;
 
+mod narrow;
+
 /// Dunder attributes whose *read* is ordinary code (`type(e).__name__`, `hasattr(x,
 /// "__iter__")`, `iter(xs).__next__`): they return strings or bound protocol methods, and every
 /// escape from them needs a further dunder, which is reported. Stores, deletions and augmented
@@ -38,6 +40,11 @@ pub const BENIGN_DUNDER_READS: &[&str] = &[
     "__aiter__",
     "__anext__",
 ];
+
+/// How the deny list names a method of asyncio's tasks (`asyncio.Task.get_context`): such a
+/// method is reported on task values and, named literally, on receivers cellguard cannot
+/// resolve.
+pub const TASK_PREFIX: &str = "asyncio.Task.";
 
 /// Name attributes of a class (strings): `x.__class__` is ordinary code when its only use is an
 /// immediately following read of one of these (`e.__class__.__name__`, the same string as
@@ -2030,7 +2037,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let objv = match self.self_instance(obj) {
             Some(id) => VSet::one(Val::Inst(id)),
-            None => self.it.eval(obj, env, 0),
+            None => self.narrowed_value(obj, env),
         };
         // A name bound by a `match` capture (`match [json, 0]: case [m, _]: m.dumps = f`).
         let objv = match unparen(obj) {
@@ -2097,6 +2104,25 @@ impl<'t, 'a> Sbx<'t, 'a> {
             && is_denied_loop_method(name, self.it.cfg.deny)
         {
             self.deny_check(&format!("{LOOP_PREFIX}{name}"), arange);
+        }
+        // A task method named literally in the deny list (`get_context`) on a receiver
+        // cellguard cannot resolve: tasks pass through lists, `gather`, `wait` and callbacks
+        // unseen (round 8 S8-14). A method a class of the cell declares is the cell's own.
+        if ctx == Ctx::Load
+            && objv.has_unknown()
+            && !name.starts_with('_')
+            && !objv
+                .iter()
+                .any(|v| matches!(v, Val::Member(_) | Val::Module(_)))
+            && self
+                .it
+                .cfg
+                .deny
+                .iter()
+                .any(|d| d.strip_prefix(TASK_PREFIX) == Some(name))
+            && !self.it.classes.iter().any(|c| c.fields.contains(name))
+        {
+            self.deny_check(&format!("{TASK_PREFIX}{name}"), arange);
         }
         // A module laundered through a value flow cellguard does not follow (`A =
         // sorted([asyncio], key=id)[0]`): its private and denied attributes are checked as
@@ -3740,6 +3766,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let (objv, shown) = id
                 .and_then(|id| receivers.get(&id).cloned())
                 .unwrap_or_else(|| (VSet::unknown(), "validated_obj".to_string()));
+            let inert = id.is_some_and(|i| !receivers.contains_key(&i) && self.model_inert(i));
             for (name, range) in reads {
                 if is_dunder(&name) {
                     if !BENIGN_DUNDER_READS.contains(&name.as_str()) {
@@ -3759,6 +3786,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         format!("pydantic reads frame attribute `{name}` with `getattr` when it validates from attributes: frames expose globals and builtins"),
                         None,
                     );
+                }
+                // A model the cell never hands to a validator from attributes (round 8
+                // S8-3): its fields are data, not attribute reads of some object.
+                if inert {
+                    continue;
                 }
                 self.attr_findings(&objv, &name, range, &shown);
             }
@@ -5795,6 +5827,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 types.extend(pos.first().copied().or_else(|| kw("arg")));
             }
             "TypeAdapter" => types.extend(pos.first().copied().or_else(|| kw("type"))),
+            // `TypeVar("T", bound="os.system")`, constraints `TypeVar("T", "a", "b")` and
+            // defaults: typing wraps their strings in `ForwardRef`s, which `get_type_hints`
+            // and pydantic evaluate when a generic is resolved (round 8 S8-13).
+            "TypeVar" | "ParamSpec" | "TypeVarTuple" => {
+                types.extend(pos.iter().skip(1).copied());
+                types.extend(kw("bound"));
+                types.extend(kw("default"));
+            }
             // pydantic v1's `typing.resolve_annotations(raw, module_name)`: every string value
             // of `raw` is evaluated in `sys.modules[module_name]` (G17).
             "resolve_annotations" => {
@@ -6116,16 +6156,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if it.kind_name() != "attribute" {
                     return None;
                 }
-                let a = ident(it.field(F::Attribute)?, self.it.src);
+                let a = ident(it.field(F::Attribute)?, self.it.src).into_owned();
                 if !matches!(
                     &*a,
                     "model_fields" | "__fields__" | "__dataclass_fields__" | "_fields"
                 ) {
-                    return None;
+                    // `for n in self._FIELDS` over a class-body tuple of names (round 8 S8-6).
+                    let ov = self.narrowed_value(it.field(F::Object)?, env);
+                    let mut names = Vec::new();
+                    for v in ov.iter() {
+                        match v {
+                            Val::Class(id) | Val::Inst(id) => {
+                                names.extend(self.class_constant_names(*id, &a)?)
+                            }
+                            _ => return None,
+                        }
+                    }
+                    if names.is_empty() {
+                        return None;
+                    }
+                    for s in names {
+                        out.push(Val::str(s));
+                    }
+                    continue;
                 }
                 it.field(F::Object)?
             };
-            let ov = self.it.eval(owner, env, 0);
+            let ov = self.narrowed_value(owner, env);
             let mut names: Option<Vec<String>> = None;
             if !ov.is_empty() && ov.iter().all(|v| matches!(v, Val::Class(_) | Val::Inst(_))) {
                 let mut all = Vec::new();
