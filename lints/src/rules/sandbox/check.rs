@@ -7780,7 +7780,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .iter()
                             .any(|x| matches!(x, Val::Func(_)))
                             || self.cell_function_ref(c, &methods);
-                        (cell_fn && unparen(c).kind_name() != "lambda").then(|| {
+                        // Anything but a string builder (`map(str, xs)`, `key=len`) or
+                        // `filter(None, xs)` runs host code implicitly: `map(print, xs)`,
+                        // `map(os_system, cmds)` (round 8 S8-11).
+                        let uc = unparen(c);
+                        let last = match uc.kind_name() {
+                            "identifier" => Some(ident(uc, src).into_owned()),
+                            "attribute" => {
+                                uc.field(F::Attribute).map(|a| ident(a, src).into_owned())
+                            }
+                            _ => None,
+                        };
+                        let builder = uc.kind_name() == "none"
+                            || last.is_some_and(|l| STRING_BUILDING_CALLS.contains(&l.as_str()));
+                        let runs_code = cell_fn || !builder;
+                        (runs_code && uc.kind_name() != "lambda").then(|| {
                             format!(
                                 "runs `{}` through `{}`",
                                 short(self.text(c)),
