@@ -39,6 +39,12 @@ pub const BENIGN_DUNDER_READS: &[&str] = &[
     "__contains__",
     "__aiter__",
     "__anext__",
+    // Exception chaining (`raise X from e`, then `err.__cause__`) and an enum class's members
+    // (`Color.__members__`): exceptions and enum members the cell already holds (round 8
+    // S8-8, S8-9); `__traceback__` on them is still reported.
+    "__cause__",
+    "__context__",
+    "__members__",
 ];
 
 /// How the deny list names a method of asyncio's tasks (`asyncio.Task.get_context`): such a
