@@ -642,6 +642,15 @@ pub struct Sbx<'t, 'a> {
     laundered_at: Option<Node<'t>>,
     /// [`Sbx::sealed`] by class node id (a walk of the cell each).
     sealed_memo: rustc_hash::FxHashMap<usize, bool>,
+    /// [`Sbx::scoped_instance`] by identifier node id (`None` also while it is computed, so
+    /// that mutually recursive binders end).
+    narrow_memo: rustc_hash::FxHashMap<usize, Option<Vec<u32>>>,
+    /// `Sbx::bindings_of`: by name, the number of bindings per scope node id (`None` when a
+    /// `global`/`nonlocal` statement names it).
+    bindings_memo: rustc_hash::FxHashMap<String, Option<rustc_hash::FxHashMap<usize, usize>>>,
+    /// Whether [`Sbx::host_laundered`] finds a host object for a name (by name) or another
+    /// expression (by `#` and node id), for [`Sbx::scoped_instance`]'s argument checks.
+    laundered_memo: rustc_hash::FxHashMap<String, bool>,
 }
 
 /// Whether `t` reads like a class name (`JSONEncoder`, `ActionResult`): an upper-case first
@@ -905,6 +914,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             flows: None,
             laundered_at: None,
             sealed_memo: Default::default(),
+            narrow_memo: Default::default(),
+            bindings_memo: Default::default(),
+            laundered_memo: Default::default(),
         }
     }
 

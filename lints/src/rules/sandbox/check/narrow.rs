@@ -80,6 +80,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if depth > 6 || obj.kind_name() != "identifier" {
             return None;
         }
+        if let Some(v) = self.narrow_memo.get(&obj.id()) {
+            return v.clone();
+        }
+        self.narrow_memo.insert(obj.id(), None);
+        let v = self.scoped_instance_uncached(obj, depth);
+        // A result cut short by the depth bound is not memoised.
+        if v.is_some() || depth == 0 {
+            self.narrow_memo.insert(obj.id(), v.clone());
+        } else {
+            self.narrow_memo.remove(&obj.id());
+        }
+        v
+    }
+
+    fn scoped_instance_uncached(&mut self, obj: Node<'t>, depth: u32) -> Option<Vec<u32>> {
         let src = self.it.src;
         let name = ident(obj, src).into_owned();
         if let Some(id) = self.self_instance(obj) {
@@ -210,6 +225,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
             return Some(ids);
         }
         match e.kind_name() {
+            // `[r, s]`, `(r,)`: every element an instance.
+            "list" | "tuple" | "set" => {
+                let mut ids = Vec::new();
+                for x in named(e) {
+                    if !self.is_instance_expr(x, depth) {
+                        return None;
+                    }
+                    ids.extend(
+                        inst_ids(&self.it.eval(x, &Env::Global, 0))
+                            .or_else(|| self.scoped_instance(x, depth + 1))?,
+                    );
+                }
+                (!ids.is_empty()).then_some(ids)
+            }
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
                 let body = e.field(F::Body)?;
                 if let Some(ids) = inst_ids(&self.it.eval(body, &Env::Global, 0)) {
@@ -290,11 +319,22 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// walrus, `del`, match captures); `usize::MAX` when some `global` or `nonlocal` statement
     /// names it (a function may then bind it for every scope).
     fn bindings_of(&mut self, name: &str, scope: Node<'t>) -> usize {
-        let Some(index) = self.index() else {
-            return usize::MAX;
-        };
+        if !self.bindings_memo.contains_key(name) {
+            let counts = self.binding_counts(name);
+            self.bindings_memo.insert(name.to_string(), counts);
+        }
+        match self.bindings_memo.get(name) {
+            Some(Some(m)) => m.get(&scope.id()).copied().unwrap_or(0),
+            _ => usize::MAX,
+        }
+    }
+
+    /// The number of bindings of `name` per scope node id, or `None` when some `global` or
+    /// `nonlocal` statement names it (one pass over the name's identifiers).
+    fn binding_counts(&mut self, name: &str) -> Option<rustc_hash::FxHashMap<usize, usize>> {
+        let index = self.index()?;
         let ids = index.identifiers(&[name]);
-        let mut count = 0;
+        let mut counts: rustc_hash::FxHashMap<usize, usize> = Default::default();
         for n in ids {
             if !self.is_binding(n) {
                 continue;
@@ -304,13 +344,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .parent(n)
                 .is_some_and(|p| matches!(p.kind_name(), "global_statement" | "nonlocal_statement"))
             {
-                return usize::MAX;
+                return None;
             }
-            if self.scope_of(n).id() == scope.id() {
-                count += 1;
-            }
+            *counts.entry(self.scope_of(n).id()).or_default() += 1;
         }
-        count
+        Some(counts)
     }
 
     /// True when identifier `n` sits where it binds its name (see [`Self::bindings_of`]).
@@ -572,7 +610,26 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 None => unknown = true,
             }
         }
-        !unknown || self.host_laundered(a, 0).is_none()
+        !unknown || !self.laundered(a)
+    }
+
+    /// [`Self::host_laundered`] of `a` as a yes/no, memoised: for a name it depends on the
+    /// name alone (its binding sources in the cell).
+    fn laundered(&mut self, a: Node<'t>) -> bool {
+        let a = unparen(a);
+        let key = if a.kind_name() == "identifier" {
+            ident(a, self.it.src).into_owned()
+        } else {
+            format!("#{}", a.id())
+        };
+        if let Some(&b) = self.laundered_memo.get(&key) {
+            return b;
+        }
+        let saved = self.laundered_at;
+        let b = self.host_laundered(a, 0).is_some();
+        self.laundered_at = saved;
+        self.laundered_memo.insert(key, b);
+        b
     }
 
     /// The plain cell classes an annotation names: `Rec`, `"Rec"`, `Optional[Rec]`,
