@@ -856,11 +856,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     _ => None,
                 };
                 let ok = def.is_some_and(|d| {
-                    d.kind_name() == "function_definition"
-                        && !self
-                            .it
-                            .parent(d)
-                            .is_some_and(|x| x.kind_name() == "decorated_definition")
+                    let decorated = self
+                        .it
+                        .parent(d)
+                        .is_some_and(|x| x.kind_name() == "decorated_definition");
+                    d.kind_name() == "function_definition" && !decorated
                 });
                 if ok {
                     continue;
@@ -1133,9 +1133,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // method call (`_FIELDS.append`) or item store.
         let refs = self.index()?.identifiers(&[attr]);
         for n in refs {
-            let Some(p) = self.it.parent(n) else {
-                return None;
-            };
+            let p = self.it.parent(n)?;
             if within(n, value) {
                 continue;
             }
@@ -1156,9 +1154,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             } else {
                 n
             };
-            let Some(q) = self.it.parent(e) else {
-                return None;
-            };
+            let q = self.it.parent(e)?;
             // A list may be changed through an alias: it is only iterated.
             let tuple = value.kind_name() == "tuple";
             let ok = match q.kind_name() {
