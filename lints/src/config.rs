@@ -909,7 +909,10 @@ impl Settings {
 /// the child watchers (`asyncio.get_child_watcher`, `set_child_watcher`, a watcher's
 /// `add_child_handler`/`attach_loop`: the watcher calls the cell's callback from a host thread),
 /// `asyncio.run_coroutine_threadsafe` (schedules a coroutine on a loop from outside it), and
-/// `asyncio.all_tasks` (hands out the host's tasks, which the cell could cancel or complete).
+/// `asyncio.all_tasks` (hands out the host's tasks, which the cell could cancel or complete),
+/// and a task's `get_context` (`asyncio.current_task().get_context()` is the host task's
+/// `contextvars.Context`: its items are the host's context variables, which the cell could read
+/// or set for the host code that runs after it; round 8 S8-14).
 /// The `asyncio.*.name` globs catch the same functions reached through the submodule that
 /// defines them (`asyncio.threads.to_thread`, `asyncio.events.set_event_loop`).
 ///
@@ -982,6 +985,8 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.set_event_loop_policy",
     "asyncio.set_event_loop",
     "asyncio.all_tasks",
+    "asyncio.Task.get_context",
+    "asyncio.*.Task.get_context",
     "asyncio.*.to_thread",
     "asyncio.*.run_coroutine_threadsafe",
     "asyncio.*.set_event_loop_policy",

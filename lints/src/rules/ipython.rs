@@ -25,6 +25,11 @@
 //! `functions` dialect `exit`/`quit` are site's `Quitter` (calling one closes the host's
 //! standard input and raises `SystemExit` in the host): every read is reported there too.
 //!
+//! The builtin exceptions that are not `Exception`s ([`HOST_EXIT_EXCEPTIONS`]: `SystemExit`,
+//! `KeyboardInterrupt`, ...) are reported in every dialect on every use but catching them
+//! (`except SystemExit:`) and `isinstance`/`issubclass` tests: `raise SystemExit(0)` ends the
+//! host interpreter as `exit()` does (issue 4 round 8, S8-12).
+//!
 //! Names are compared NFKC-normalised, as Python reads identifiers (PEP 3131: `ｅｘｉｔ` is
 //! `exit`). This pass uses the cell's semantic model (scopes and bindings), so it runs with the
 //! other families rather than in the SBX interpreter.
@@ -92,9 +97,27 @@ pub const SITE_PRINTER_NAMES: &[(&str, &str, bool)] = &[
 /// host's standard input and raises `SystemExit` in the host process.
 const SITE_QUITTER: &str = "is site's `Quitter`: calling it closes the host's standard input and raises `SystemExit` in the host, and `type(exit)` builds more of them";
 
+/// The builtin exceptions that are not `Exception`s (round 8 S8-12): raised in a cell, they
+/// pass every `except Exception` handler of the executor and the agent loop around it, and
+/// `SystemExit` (what `raise SystemExit(0)`, `exit()` and `sys.exit()` raise) ends the host
+/// interpreter, `KeyboardInterrupt` stops it as a Ctrl-C would.
+pub const HOST_EXIT_EXCEPTIONS: &[&str] = &[
+    "SystemExit",
+    "KeyboardInterrupt",
+    "GeneratorExit",
+    "BaseException",
+    "BaseExceptionGroup",
+];
+
+/// What a [`HOST_EXIT_EXCEPTIONS`] name reaches.
+const HOST_EXIT: &str = "is not an `Exception`: raised in the cell (or subclassed and raised) it passes the executor's `except Exception` handlers, and `SystemExit` ends the host interpreter, `KeyboardInterrupt` stops it";
+
 /// What `name` (NFKC-normalised) reaches when the cell reads it unbound, and whether a bare
 /// no-argument call is plain; `None` for every other name.
 fn reached(name: &str, ns: &crate::config::Namespace) -> Option<(&'static str, bool)> {
+    if HOST_EXIT_EXCEPTIONS.contains(&name) {
+        return Some((HOST_EXIT, false));
+    }
     if let Some((_, what)) = IPYTHON_STATE_NAMES.iter().find(|(n, _)| *n == name) {
         if ns.names.contains(name) {
             return Some((what, false));
@@ -159,7 +182,13 @@ pub fn check(checker: &mut Checker) {
         if bare_call_ok && is_bare_call(nodes, id) {
             continue;
         }
-        let help = if SITE_PRINTER_NAMES.iter().any(|(n, _, _)| *n == name) {
+        let exit_exception = HOST_EXIT_EXCEPTIONS.contains(&name);
+        if exit_exception && handled_or_tested(nodes, src, id) {
+            continue;
+        }
+        let help = if exit_exception {
+            "A cell ends by returning or raising an ordinary exception (`raise RuntimeError(...)`); catching these (`except SystemExit:`) and `isinstance` tests are fine"
+        } else if SITE_PRINTER_NAMES.iter().any(|(n, _, _)| *n == name) {
             "site adds `license`, `credits` and `copyright` to the builtins; their class opens the files it is given (issue 4, N3)"
         } else if ns.names.contains(name) {
             "IPython seeds the REPL namespace with its history and exit helpers (colony-reference §2.1); they pass every Colony validator and reach state outside the cell"
@@ -171,6 +200,40 @@ pub fn check(checker: &mut Checker) {
     for (range, message, help) in found {
         checker.report(Diagnostic::new(&CODE_EXECUTION_BUILTIN, range, message).with_help(help));
     }
+}
+
+/// True when identifier `id` is the type of an `except` clause (`except SystemExit:`,
+/// `except (KeyboardInterrupt, SystemExit) as e:`) or the class argument of `isinstance` /
+/// `issubclass`: uses that catch or test the exception without raising it.
+fn handled_or_tested(nodes: &crate::nodes::NodeTable, src: &str, id: crate::nodes::NodeId) -> bool {
+    let mut cur = id;
+    while let Some(p) = nodes.parent(cur) {
+        match nodes.kind(p) {
+            "tuple" | "parenthesized_expression" | "expression_list" => cur = p,
+            // `except E as e`: the type, not the alias.
+            "as_pattern" => {
+                if nodes.named_children(p).next() != Some(cur) {
+                    return false;
+                }
+                cur = p;
+            }
+            "except_clause" | "except_group_clause" => return true,
+            "argument_list" => {
+                let args: Vec<_> = nodes.named_children(p).collect();
+                let Some(call) = nodes.parent(p) else {
+                    return false;
+                };
+                let callee = nodes.child_by_field(call, "function");
+                let tester = callee.is_some_and(|f| {
+                    nodes.kind(f) == "identifier"
+                        && matches!(parse::text(nodes.node(f), src), "isinstance" | "issubclass")
+                });
+                return tester && args.len() == 2 && args[1] == cur;
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// True when identifier `id` is the callee of a call with no argument (`credits()`).

@@ -21,6 +21,8 @@ use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeSet;
 use tree_sitter::Node;
 
+mod narrow;
+
 /// Dunder attributes whose *read* is ordinary code (`type(e).__name__`, `hasattr(x,
 /// "__iter__")`, `iter(xs).__next__`): they return strings or bound protocol methods, and every
 /// escape from them needs a further dunder, which is reported. Stores, deletions and augmented
@@ -37,7 +39,18 @@ pub const BENIGN_DUNDER_READS: &[&str] = &[
     "__contains__",
     "__aiter__",
     "__anext__",
+    // Exception chaining (`raise X from e`, then `err.__cause__`) and an enum class's members
+    // (`Color.__members__`): exceptions and enum members the cell already holds (round 8
+    // S8-8, S8-9); `__traceback__` on them is still reported.
+    "__cause__",
+    "__context__",
+    "__members__",
 ];
+
+/// How the deny list names a method of asyncio's tasks (`asyncio.Task.get_context`): such a
+/// method is reported on task values and, named literally, on receivers cellguard cannot
+/// resolve.
+pub const TASK_PREFIX: &str = "asyncio.Task.";
 
 /// Name attributes of a class (strings): `x.__class__` is ordinary code when its only use is an
 /// immediately following read of one of these (`e.__class__.__name__`, the same string as
@@ -629,6 +642,15 @@ pub struct Sbx<'t, 'a> {
     laundered_at: Option<Node<'t>>,
     /// [`Sbx::sealed`] by class node id (a walk of the cell each).
     sealed_memo: rustc_hash::FxHashMap<usize, bool>,
+    /// [`Sbx::scoped_instance`] by identifier node id (`None` also while it is computed, so
+    /// that mutually recursive binders end).
+    narrow_memo: rustc_hash::FxHashMap<usize, Option<Vec<u32>>>,
+    /// `Sbx::bindings_of`: by name, the number of bindings per scope node id (`None` when a
+    /// `global`/`nonlocal` statement names it).
+    bindings_memo: rustc_hash::FxHashMap<String, Option<rustc_hash::FxHashMap<usize, usize>>>,
+    /// Whether [`Sbx::host_laundered`] finds a host object for a name (by name) or another
+    /// expression (by `#` and node id), for [`Sbx::scoped_instance`]'s argument checks.
+    laundered_memo: rustc_hash::FxHashMap<String, bool>,
 }
 
 /// Whether `t` reads like a class name (`JSONEncoder`, `ActionResult`): an upper-case first
@@ -892,6 +914,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             flows: None,
             laundered_at: None,
             sealed_memo: Default::default(),
+            narrow_memo: Default::default(),
+            bindings_memo: Default::default(),
+            laundered_memo: Default::default(),
         }
     }
 
@@ -2030,7 +2055,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
         let objv = match self.self_instance(obj) {
             Some(id) => VSet::one(Val::Inst(id)),
-            None => self.it.eval(obj, env, 0),
+            None => self.narrowed_value(obj, env),
         };
         // A name bound by a `match` capture (`match [json, 0]: case [m, _]: m.dumps = f`).
         let objv = match unparen(obj) {
@@ -2097,6 +2122,25 @@ impl<'t, 'a> Sbx<'t, 'a> {
             && is_denied_loop_method(name, self.it.cfg.deny)
         {
             self.deny_check(&format!("{LOOP_PREFIX}{name}"), arange);
+        }
+        // A task method named literally in the deny list (`get_context`) on a receiver
+        // cellguard cannot resolve: tasks pass through lists, `gather`, `wait` and callbacks
+        // unseen (round 8 S8-14). A method a class of the cell declares is the cell's own.
+        if ctx == Ctx::Load
+            && objv.has_unknown()
+            && !name.starts_with('_')
+            && !objv
+                .iter()
+                .any(|v| matches!(v, Val::Member(_) | Val::Module(_)))
+            && self
+                .it
+                .cfg
+                .deny
+                .iter()
+                .any(|d| d.strip_prefix(TASK_PREFIX) == Some(name))
+            && !self.it.classes.iter().any(|c| c.fields.contains(name))
+        {
+            self.deny_check(&format!("{TASK_PREFIX}{name}"), arange);
         }
         // A module laundered through a value flow cellguard does not follow (`A =
         // sorted([asyncio], key=id)[0]`): its private and denied attributes are checked as
@@ -3740,6 +3784,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             let (objv, shown) = id
                 .and_then(|id| receivers.get(&id).cloned())
                 .unwrap_or_else(|| (VSet::unknown(), "validated_obj".to_string()));
+            let inert = id.is_some_and(|i| !receivers.contains_key(&i) && self.model_inert(i));
             for (name, range) in reads {
                 if is_dunder(&name) {
                     if !BENIGN_DUNDER_READS.contains(&name.as_str()) {
@@ -3759,6 +3804,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         format!("pydantic reads frame attribute `{name}` with `getattr` when it validates from attributes: frames expose globals and builtins"),
                         None,
                     );
+                }
+                // A model the cell never hands to a validator from attributes (round 8
+                // S8-3): its fields are data, not attribute reads of some object.
+                if inert {
+                    continue;
                 }
                 self.attr_findings(&objv, &name, range, &shown);
             }
@@ -5795,6 +5845,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 types.extend(pos.first().copied().or_else(|| kw("arg")));
             }
             "TypeAdapter" => types.extend(pos.first().copied().or_else(|| kw("type"))),
+            // `TypeVar("T", bound="os.system")`, constraints `TypeVar("T", "a", "b")` and
+            // defaults: typing wraps their strings in `ForwardRef`s, which `get_type_hints`
+            // and pydantic evaluate when a generic is resolved (round 8 S8-13).
+            "TypeVar" | "ParamSpec" | "TypeVarTuple" => {
+                types.extend(pos.iter().skip(1).copied());
+                types.extend(kw("bound"));
+                types.extend(kw("default"));
+            }
             // pydantic v1's `typing.resolve_annotations(raw, module_name)`: every string value
             // of `raw` is evaluated in `sys.modules[module_name]` (G17).
             "resolve_annotations" => {
@@ -6116,16 +6174,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if it.kind_name() != "attribute" {
                     return None;
                 }
-                let a = ident(it.field(F::Attribute)?, self.it.src);
+                let a = ident(it.field(F::Attribute)?, self.it.src).into_owned();
                 if !matches!(
                     &*a,
                     "model_fields" | "__fields__" | "__dataclass_fields__" | "_fields"
                 ) {
-                    return None;
+                    // `for n in self._FIELDS` over a class-body tuple of names (round 8 S8-6).
+                    let ov = self.narrowed_value(it.field(F::Object)?, env);
+                    let mut names = Vec::new();
+                    for v in ov.iter() {
+                        match v {
+                            Val::Class(id) | Val::Inst(id) => {
+                                names.extend(self.class_constant_names(*id, &a)?)
+                            }
+                            _ => return None,
+                        }
+                    }
+                    if names.is_empty() {
+                        return None;
+                    }
+                    for s in names {
+                        out.push(Val::str(s));
+                    }
+                    continue;
                 }
                 it.field(F::Object)?
             };
-            let ov = self.it.eval(owner, env, 0);
+            let ov = self.narrowed_value(owner, env);
             let mut names: Option<Vec<String>> = None;
             if !ov.is_empty() && ov.iter().all(|v| matches!(v, Val::Class(_) | Val::Inst(_))) {
                 let mut all = Vec::new();
@@ -7723,7 +7798,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .iter()
                             .any(|x| matches!(x, Val::Func(_)))
                             || self.cell_function_ref(c, &methods);
-                        (cell_fn && unparen(c).kind_name() != "lambda").then(|| {
+                        // Anything but a string builder (`map(str, xs)`, `key=len`) or
+                        // `filter(None, xs)` runs host code implicitly: `map(print, xs)`,
+                        // `map(os_system, cmds)` (round 8 S8-11).
+                        let uc = unparen(c);
+                        let last = match uc.kind_name() {
+                            "identifier" => Some(ident(uc, src).into_owned()),
+                            "attribute" => {
+                                uc.field(F::Attribute).map(|a| ident(a, src).into_owned())
+                            }
+                            _ => None,
+                        };
+                        let builder = uc.kind_name() == "none"
+                            || last.is_some_and(|l| STRING_BUILDING_CALLS.contains(&l.as_str()));
+                        let runs_code = cell_fn || !builder;
+                        (runs_code && uc.kind_name() != "lambda").then(|| {
                             format!(
                                 "runs `{}` through `{}`",
                                 short(self.text(c)),

@@ -2740,6 +2740,16 @@ impl<'t, 'a> Interp<'t, 'a> {
         {
             return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
+        // A task (the host's own from `current_task()`): its denied members
+        // (`asyncio.Task.get_context`, round 8 S8-14) apply to the result.
+        if path.starts_with("asyncio")
+            && matches!(
+                last,
+                "current_task" | "create_task" | "ensure_future" | "Task"
+            )
+        {
+            return VSet::one(Val::member("asyncio.Task"));
+        }
         if path.starts_with("asyncio") && last == "get_event_loop_policy" {
             return VSet::one(Val::member("asyncio.AbstractEventLoopPolicy"));
         }
@@ -2960,6 +2970,11 @@ impl<'t, 'a> Interp<'t, 'a> {
         ) && !matches!(recv, Val::Module(_) | Val::Str(_) | Val::Bytes(_))
         {
             return Some(VSet::one(Val::member("asyncio.AbstractEventLoop")));
+        }
+        if method == "create_task"
+            && matches!(recv, Val::Member(p) if &**p == "asyncio.AbstractEventLoop")
+        {
+            return Some(VSet::one(Val::member("asyncio.Task")));
         }
         match recv {
             Val::Str(s) => self.str_method(s, method, pos, kws, env, d),

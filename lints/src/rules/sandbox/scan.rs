@@ -1110,7 +1110,9 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                 }
                 // `c.send` / `c.throw` drive a coroutine when `c` is one (SBX009), and
                 // `x.get_loop()` is an event loop: the receiver's value decides.
-                if matches!(last, "send" | "throw" | "get_loop") {
+                // `object.__setattr__(self, k, v)`: the folded name `k` decides whether it
+                // sets a field the cell's class declares (round 6 S6-25, round 8 S8-5).
+                if matches!(last, "send" | "throw" | "get_loop" | "__setattr__") {
                     self.facts
                         .triggers
                         .push((node.start_byte() as u32, self.cur_range));
