@@ -1193,6 +1193,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if node.kind_name() == "match_statement" {
             self.record_match(node);
         }
+        // Names bound for sure while the statement's parts run (a `for` target in its body,
+        // a walrus in a header), with their values from before it: inside, they are the new
+        // values only (`for open in files: print(open)` reads no builtin: new-user N-10);
+        // after it, either (a loop may run zero times).
+        let mut restore: Vec<(NameId, VSet)> = Vec::new();
         if node.kind_name() == "for_statement" {
             if let Some(r) = node.field(F::Right) {
                 self.check_tree(r, Some(flow), NodeCtx::ROOT);
@@ -1200,7 +1205,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     self.check_tree(l, Some(flow), NodeCtx::STORE);
                     if self.binds_demanded(l) {
                         let v = elements(&self.it.eval(r, &Env::Flow(flow), 0));
-                        self.bind_flow(flow, l, &v, false);
+                        self.save_slots(l, flow, &mut restore);
+                        self.bind_flow(flow, l, &v, true);
                     }
                 }
             }
@@ -1210,6 +1216,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 && (is_field(node, F::Left, child) || is_field(node, F::Right, child))
             {
                 continue;
+            }
+            if node.kind_name() == "for_statement" && child.kind_name() == "else_clause" {
+                // A loop's `else` also runs after zero iterations: the target's old value.
+                Self::rejoin(flow, std::mem::take(&mut restore));
             }
             match child.kind_name() {
                 "block" => self.run_block(child, flow, false, depth + 1),
@@ -1222,7 +1232,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 "ERROR" => self.run_stmt(child, flow, false, depth + 1),
                 _ => {
                     self.check_tree(child, Some(flow), NodeCtx::ROOT);
-                    self.bind_walrus(child, flow);
+                    if self.it.has_walrus {
+                        for n in parse::walk(child) {
+                            if let Some(name) = n
+                                .field(F::Name)
+                                .filter(|_| n.kind_name() == "named_expression")
+                            {
+                                self.save_slots(name, flow, &mut restore);
+                            }
+                        }
+                    }
+                    self.bind_walrus(child, flow, true);
                     if child.kind_name() == "with_clause" {
                         for n in parse::walk(child) {
                             if n.kind_name() == "as_pattern" {
@@ -1233,6 +1253,33 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         }
                     }
                 }
+            }
+        }
+        Self::rejoin(flow, restore);
+    }
+
+    /// Records the current value of every name `target` binds (once per name) for a later
+    /// [`Self::rejoin`].
+    fn save_slots(&self, target: Node<'t>, flow: &Bindings, saved: &mut Vec<(NameId, VSet)>) {
+        for n in parse::walk(target) {
+            if n.kind_name() != "identifier" {
+                continue;
+            }
+            if let Some(id) = self.it.name_id(n) {
+                if !saved.iter().any(|(s, _)| *s == id) {
+                    let v = flow.0.get(id as usize).cloned().unwrap_or_default();
+                    saved.push((id, v));
+                }
+            }
+        }
+    }
+
+    /// Joins the values saved by [`Self::save_slots`] back in: after the statement the names
+    /// may still hold them.
+    fn rejoin(flow: &mut Bindings, saved: Vec<(NameId, VSet)>) {
+        for (id, v) in saved {
+            if let Some(slot) = flow.0.get_mut(id as usize) {
+                slot.join(&v);
             }
         }
     }
@@ -1488,7 +1535,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
         false
     }
 
-    fn bind_walrus(&mut self, node: Node<'t>, flow: &mut Bindings) {
+    /// Binds the walrus targets in `node`: strongly when `strong` and the walrus always runs
+    /// when `node` does, else weakly.
+    fn bind_walrus(&mut self, node: Node<'t>, flow: &mut Bindings, strong: bool) {
         if !self.it.has_walrus {
             return;
         }
@@ -1498,13 +1547,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     if self.binds_demanded(name) {
                         // `x = 0 and (json := {})`: a walrus that may not run leaves the
                         // pre-bound value (round 5 H27).
-                        if self.walrus_conditional(n, node) {
+                        let conditional = self.walrus_conditional(n, node);
+                        if conditional {
                             if let Some(id) = self.it.name_id(name) {
                                 self.seed_prebound(flow, id);
                             }
                         }
                         let v = self.it.eval(value, &Env::Flow(flow), 0);
-                        self.bind_flow(flow, name, &v, false);
+                        self.bind_flow(flow, name, &v, strong && !conditional);
                     }
                 }
             }
@@ -1512,7 +1562,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     }
 
     fn apply_bindings(&mut self, stmt: Node<'t>, flow: &mut Bindings, strong: bool) {
-        self.bind_walrus(stmt, flow);
+        self.bind_walrus(stmt, flow, false);
         match stmt.kind_name() {
             "expression_statement" => {
                 for e in named(stmt) {
@@ -8017,10 +8067,14 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
             }
         }
-        // Reflective builtins stored through attributes or subscripts.
+        // Reflective builtins stored through attributes or subscripts, or bound in a class
+        // body, which makes them class attributes (`class K: g = getattr` then
+        // `K.g(m, "_os")`, `k = K; k.g(...)`, a subclass's `L.g`: new-user N-8).
         if let Some(r) = right {
             if matches!(unparen(left).kind_name(), "attribute" | "subscript") {
                 self.check_escape(r, env, "stored in an attribute or item");
+            } else if in_class {
+                self.check_escape(r, env, "bound in a class body (a class attribute)");
             }
         }
     }
