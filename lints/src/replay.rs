@@ -548,6 +548,9 @@ struct Run<'a> {
     swallowed: Option<crate::trace::colony::Swallowed>,
     /// Raw keys whose knowledge-base resolution disagreed with the recorded key (warned once).
     kb_warned: rustc_hash::FxHashSet<Box<str>>,
+    /// A call with only a resolved key was warned about under `substring` matching (once per
+    /// trace, issue 6 T7-13).
+    raw_unknown_warned: bool,
     cfg: &'a ReplayConfig,
 }
 
@@ -892,6 +895,7 @@ impl<'a> Replayer<'a> {
             },
             has_domain_work: false,
             kb_warned: Default::default(),
+            raw_unknown_warned: false,
             epoch_known: epoch.is_some(),
             cell_code: None,
             swallowed: None,
@@ -1083,8 +1087,35 @@ impl<'a> Replayer<'a> {
         }
     }
 
+    /// Warns, once per trace, that a call's key as written is unknown (only the resolved
+    /// `action_key` is recorded) while a guardrail matches in `substring` mode: the resolved
+    /// key is checked in its place, whereas Colony checks the key as written
+    /// (colony-reference §4.5 bypasses; issue 6 T7-13).
+    fn note_raw_unknown(&mut self, line: u64, resolved: &str) {
+        let Some(run) = self.run.as_mut() else { return };
+        if run.raw_unknown_warned {
+            return;
+        }
+        run.raw_unknown_warned = true;
+        if self.report.warnings.len() < MAX_KEPT_SKIPS {
+            self.report.warnings.push(Skip {
+                path: std::path::PathBuf::from(&*run.file),
+                line,
+                column: None,
+                message: format!(
+                    "the key as written of the call of `{resolved}` is unknown (the record has only the resolved `action_key`, no `raw_key`): `substring` matching checks the resolved key in its place, while Colony checks the key as written (a short key or a custom middle segment is gated differently); warned once per trace"
+                ),
+            });
+        }
+    }
+
     fn call(&mut self, line: u64, c: &CallRecord, sink: &mut dyn DecisionSink) {
         let keys = self.keys(c);
+        if self.modes.0 && c.raw_key.is_none() {
+            if let Some(resolved) = c.action_key.as_deref().filter(|k| !k.is_empty()) {
+                self.note_raw_unknown(line, resolved);
+            }
+        }
         if let Some(rec) = c.action_key.as_deref().filter(|k| !k.is_empty()) {
             self.note_kb_disagreement(line, keys.raw, rec);
         }
