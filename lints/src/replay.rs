@@ -551,6 +551,9 @@ struct Run<'a> {
     /// A call with only a resolved key was warned about under `substring` matching (once per
     /// trace, issue 6 T7-13).
     raw_unknown_warned: bool,
+    /// A call recorded as blocked that the simulation allows was reported (once per trace,
+    /// issue 6 T7-14).
+    unblocked_warned: bool,
     cfg: &'a ReplayConfig,
 }
 
@@ -896,6 +899,7 @@ impl<'a> Replayer<'a> {
             has_domain_work: false,
             kb_warned: Default::default(),
             raw_unknown_warned: false,
+            unblocked_warned: false,
             epoch_known: epoch.is_some(),
             cell_code: None,
             swallowed: None,
@@ -1215,6 +1219,23 @@ impl<'a> Replayer<'a> {
             };
             match &block {
                 None => {
+                    if c.status == CallStatus::Blocked && !run.unblocked_warned {
+                        // The recording went on from the block (the agent's reaction to it);
+                        // the modelled runtime would have dispatched the call and gone on with
+                        // its cell instead. Say so once per trace (issue 6 T7-14).
+                        run.unblocked_warned = true;
+                        if self.report.warnings.len() < MAX_KEPT_SKIPS {
+                            self.report.warnings.push(Skip {
+                                path: std::path::PathBuf::from(&*run.file),
+                                line,
+                                column: None,
+                                message: format!(
+                                    "`{}` was recorded blocked and is now allowed (outcome changes): it enters the history as dispatched, with an unknown result; the rest of its cell, which the recording does not have, is not replayed, and later calls are replayed as recorded (the recorded run's reaction to the block), not as the agent would have gone on; warned once per trace",
+                                    keys.raw
+                                ),
+                            });
+                        }
+                    }
                     if hist_status == CallStatus::Ok {
                         // Any successful dispatch resets the block streak.
                         run.streak = None;
