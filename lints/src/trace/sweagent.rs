@@ -126,6 +126,8 @@ fn read_one(
         for r in history {
             let line = ctx.line_of(r);
             if is_demo(r) {
+                // Read (it counts among the records read), but no message and no call.
+                ctx.accept();
                 // Only demonstrated agent steps are worth a warning (a demo wrapped in one user
                 // message, SWE-agent's default, holds no call).
                 if obj(r).is_some_and(|m| m.get("role").is_some_and(|x| x.get() == "\"assistant\""))
