@@ -94,18 +94,33 @@ fn indent_overflow(text: &str) -> Option<usize> {
 }
 
 fn parse_raw(text: &str, old: Option<&Tree>) -> Tree {
-    if let Some(cut) = indent_overflow(text) {
+    match masked(text) {
+        Some(m) => parse_unchecked(&m, None),
+        None => parse_unchecked(text, old),
+    }
+}
+
+/// `text` with the part past [`MAX_PARSED_INDENT`] levels hidden, or `None` when it nests
+/// less deeply.
+fn masked(text: &str) -> Option<String> {
+    {
+        let cut = indent_overflow(text)?;
         // Same length, same line breaks: offsets and positions of the visible part are kept.
+        // The hidden part opens with a `0` at column 0 (the cut line starts with indentation,
+        // so its first byte is whitespace): tree-sitter-python's scanner emits each of the up
+        // to 400 DEDENTs as a zero-width token after skipping the whitespace up to the next
+        // non-blank character; were the hidden part all blank, each DEDENT would rescan it to
+        // the end (issue 6 T7-10: time quadratic in the hidden size, itself quadratic in the
+        // nesting).
         let mut masked = String::with_capacity(text.len());
         masked.push_str(&text[..cut]);
-        masked.extend(
-            text[cut..]
-                .bytes()
-                .map(|b| if b == b'\n' { '\n' } else { ' ' }),
-        );
-        return parse_unchecked(&masked, None);
+        masked.extend(text[cut..].bytes().enumerate().map(|(i, b)| match b {
+            b'\n' => '\n',
+            _ if i == 0 => '0',
+            _ => ' ',
+        }));
+        Some(masked)
     }
-    parse_unchecked(text, old)
 }
 
 fn parse_unchecked(text: &str, old: Option<&Tree>) -> Tree {
@@ -335,6 +350,34 @@ mod tests {
                     break;
                 }
             }
+        }
+    }
+
+    /// Issue 6 T7-10: the work tree-sitter does on a deeply nested text grows linearly with
+    /// its size. Counts lexer steps (the parser's lex log: one line per character advanced or
+    /// skipped, per token tried), not time. With the hidden part all blank, each of the 400
+    /// DEDENTs rescanned it to the end: 145 steps per byte at depth 500 (under 4 now).
+    #[test]
+    fn deep_indentation_costs_linear_lexer_work() {
+        for n in [500, 1_000, 2_000] {
+            let deep = nested(n);
+            let m = masked(&deep).expect("over the limit");
+            assert_eq!(m.len(), deep.len());
+            let steps = std::rc::Rc::new(std::cell::Cell::new(0usize));
+            let mut p = parser();
+            let counter = steps.clone();
+            p.set_logger(Some(Box::new(move |t, _msg: &str| {
+                if t == tree_sitter::LogType::Lex {
+                    counter.set(counter.get() + 1);
+                }
+            })));
+            let tree = p.parse(&m, None).expect("parsed");
+            assert_eq!(tree.root_node().end_byte(), deep.len());
+            let per_byte = steps.get() as f64 / deep.len() as f64;
+            assert!(
+                per_byte < 4.0,
+                "depth {n}: {per_byte:.1} lexer steps per byte"
+            );
         }
     }
 

@@ -548,6 +548,12 @@ struct Run<'a> {
     swallowed: Option<crate::trace::colony::Swallowed>,
     /// Raw keys whose knowledge-base resolution disagreed with the recorded key (warned once).
     kb_warned: rustc_hash::FxHashSet<Box<str>>,
+    /// A call with only a resolved key was warned about under `substring` matching (once per
+    /// trace, issue 6 T7-13).
+    raw_unknown_warned: bool,
+    /// A call recorded as blocked that the simulation allows was reported (once per trace,
+    /// issue 6 T7-14).
+    unblocked_warned: bool,
     cfg: &'a ReplayConfig,
 }
 
@@ -892,6 +898,8 @@ impl<'a> Replayer<'a> {
             },
             has_domain_work: false,
             kb_warned: Default::default(),
+            raw_unknown_warned: false,
+            unblocked_warned: false,
             epoch_known: epoch.is_some(),
             cell_code: None,
             swallowed: None,
@@ -1083,8 +1091,35 @@ impl<'a> Replayer<'a> {
         }
     }
 
+    /// Warns, once per trace, that a call's key as written is unknown (only the resolved
+    /// `action_key` is recorded) while a guardrail matches in `substring` mode: the resolved
+    /// key is checked in its place, whereas Colony checks the key as written
+    /// (colony-reference §4.5 bypasses; issue 6 T7-13).
+    fn note_raw_unknown(&mut self, line: u64, resolved: &str) {
+        let Some(run) = self.run.as_mut() else { return };
+        if run.raw_unknown_warned {
+            return;
+        }
+        run.raw_unknown_warned = true;
+        if self.report.warnings.len() < MAX_KEPT_SKIPS {
+            self.report.warnings.push(Skip {
+                path: std::path::PathBuf::from(&*run.file),
+                line,
+                column: None,
+                message: format!(
+                    "the key as written of the call of `{resolved}` is unknown (the record has only the resolved `action_key`, no `raw_key`): `substring` matching checks the resolved key in its place, while Colony checks the key as written (a short key or a custom middle segment is gated differently); warned once per trace"
+                ),
+            });
+        }
+    }
+
     fn call(&mut self, line: u64, c: &CallRecord, sink: &mut dyn DecisionSink) {
         let keys = self.keys(c);
+        if self.modes.0 && c.raw_key.is_none() {
+            if let Some(resolved) = c.action_key.as_deref().filter(|k| !k.is_empty()) {
+                self.note_raw_unknown(line, resolved);
+            }
+        }
         if let Some(rec) = c.action_key.as_deref().filter(|k| !k.is_empty()) {
             self.note_kb_disagreement(line, keys.raw, rec);
         }
@@ -1184,6 +1219,23 @@ impl<'a> Replayer<'a> {
             };
             match &block {
                 None => {
+                    if c.status == CallStatus::Blocked && !run.unblocked_warned {
+                        // The recording went on from the block (the agent's reaction to it);
+                        // the modelled runtime would have dispatched the call and gone on with
+                        // its cell instead. Say so once per trace (issue 6 T7-14).
+                        run.unblocked_warned = true;
+                        if self.report.warnings.len() < MAX_KEPT_SKIPS {
+                            self.report.warnings.push(Skip {
+                                path: std::path::PathBuf::from(&*run.file),
+                                line,
+                                column: None,
+                                message: format!(
+                                    "`{}` was recorded blocked and is now allowed (outcome changes): it enters the history as dispatched, with an unknown result; the rest of its cell, which the recording does not have, is not replayed, and later calls are replayed as recorded (the recorded run's reaction to the block), not as the agent would have gone on; warned once per trace",
+                                    keys.raw
+                                ),
+                            });
+                        }
+                    }
                     if hist_status == CallStatus::Ok {
                         // Any successful dispatch resets the block streak.
                         run.streak = None;

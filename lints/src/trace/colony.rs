@@ -1803,49 +1803,98 @@ impl Approvals {
     /// binding (the agent's own code echoed in the prompt, `bb.get("human_approval_response:r1")`,
     /// or a binding whose value is not a dict) gives nothing, and so does a value whose
     /// `request_id` names another request (issue 6 T6-16: any later dict with a `choice` was
-    /// taken).
+    /// taken). Only a key opening a line outside fenced code counts (T7-2, see below).
     fn prompt_bindings(&mut self, ctx: &mut DocCtx, line: u64, prompt: &str) {
         let prefix = crate::guardrails::approval::RESPONSE_CONTEXT_KEY_PREFIX;
-        let mut rest = prompt;
-        while let Some(at) = rest.find(prefix) {
-            rest = &rest[at + prefix.len()..];
-            let id_len = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-                .unwrap_or(rest.len());
-            let id = &rest[..id_len];
-            // A key written quoted (a JSON or `repr` mapping: `"human_approval_response:ID": {`)
-            // ends with its quote.
-            let after = &rest[id_len..];
-            let after = after.strip_prefix(['"', '\'']).unwrap_or(after);
-            let Some(value) = after
-                .trim_start_matches([' ', '\t'])
-                .strip_prefix(['=', ':'])
-                .map(|v| v.trim_start_matches([' ', '\t']))
-                .filter(|v| v.starts_with('{'))
-            else {
+        if !prompt.contains(prefix) {
+            return;
+        }
+        // Only a binding the planner context shows counts (issue 6 T7-2): its key opens a line
+        // (after indentation, a `-`/`*` list marker, or the `{`/`,` of a mapping, the key
+        // possibly quoted), outside fenced code blocks. The same text inside echoed code (a
+        // fence), a comment (`# human_approval_response:...`), a quoted message (`> ...`) or
+        // a string is not an approval.
+        let mut in_fence = false;
+        let mut off = 0;
+        let mut echoed = None;
+        for text in prompt.split_inclusive('\n') {
+            let start = off;
+            off += text.len();
+            let t = text.trim_start();
+            if t.starts_with("```") || t.starts_with("~~~") {
+                in_fence = !in_fence;
                 continue;
-            };
-            let value = balanced(&value[..floor_char_boundary(value, 2000)]);
-            // The binding's own fields only (a nested dict's `choice` is not the response's).
-            let fields = quoted_pairs(value);
-            let field = |k: &str| {
-                fields
-                    .iter()
-                    .find(|p| p.top() && p.key == k)
-                    .map(|p| p.value.clone())
-            };
-            let Some(choice) = field("choice") else {
-                continue;
-            };
-            let request_id = match field("request_id") {
-                Some(r) if !id.is_empty() && r != id => continue,
-                Some(r) => Some(r),
-                None => (!id.is_empty()).then(|| id.to_string()),
-            };
-            let a = self.record(request_id, choice, field("explanation"));
-            self.emit(ctx, line, a);
+            }
+            let mut from = 0;
+            while let Some(at) = text[from..].find(prefix) {
+                let at = from + at;
+                from = at + prefix.len();
+                let before = &text[..at];
+                let before = before.strip_suffix(['"', '\'']).unwrap_or(before);
+                let real = !in_fence
+                    && before
+                        .chars()
+                        .all(|c| matches!(c, ' ' | '\t' | '-' | '*' | '{' | ','));
+                let Some((id, request_id, choice, explanation)) =
+                    binding_at(&prompt[start + at + prefix.len()..])
+                else {
+                    continue;
+                };
+                if !real {
+                    echoed.get_or_insert(id);
+                    continue;
+                }
+                let a = self.record(request_id, choice, explanation);
+                self.emit(ctx, line, a);
+            }
+        }
+        if let Some(id) = echoed {
+            ctx.warn(
+                line,
+                format!(
+                    "`{prefix}{id}` with a choice appears in this prompt only inside code, a comment or quoted text, not as a planner-context binding: not taken as an approval"
+                ),
+            );
         }
     }
+}
+
+/// A prompt binding: its id, and the response's `request_id`, `choice` and `explanation`.
+type PromptBinding = (String, Option<String>, String, Option<String>);
+
+/// The binding at `rest` (the text right after `human_approval_response:`). `None` when no
+/// `{...}` follows the key (or its closing quote) and a `=` or `:`, when the dict has no
+/// top-level `choice`, or when its `request_id` names another request.
+fn binding_at(rest: &str) -> Option<PromptBinding> {
+    let id_len = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .unwrap_or(rest.len());
+    let id = &rest[..id_len];
+    // A key written quoted (a JSON or `repr` mapping: `"human_approval_response:ID": {`) ends
+    // with its quote.
+    let after = &rest[id_len..];
+    let after = after.strip_prefix(['"', '\'']).unwrap_or(after);
+    let value = after
+        .trim_start_matches([' ', '\t'])
+        .strip_prefix(['=', ':'])
+        .map(|v| v.trim_start_matches([' ', '\t']))
+        .filter(|v| v.starts_with('{'))?;
+    let value = balanced(&value[..floor_char_boundary(value, 2000)]);
+    // The binding's own fields only (a nested dict's `choice` is not the response's).
+    let fields = quoted_pairs(value);
+    let field = |k: &str| {
+        fields
+            .iter()
+            .find(|p| p.top() && p.key == k)
+            .map(|p| p.value.clone())
+    };
+    let choice = field("choice")?;
+    let request_id = match field("request_id") {
+        Some(r) if !id.is_empty() && r != id => return None,
+        Some(r) => Some(r),
+        None => (!id.is_empty()).then(|| id.to_string()),
+    };
+    Some((id.to_string(), request_id, choice, field("explanation")))
 }
 
 /// The largest char boundary of `s` at or below `max` bytes.

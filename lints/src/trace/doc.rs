@@ -355,6 +355,15 @@ pub(crate) fn classify_object(o: &RawObj) -> Option<Format> {
     if has(o, &["trajectory", "environment", "replay_config"]) {
         return Some(Format::SweAgent);
     }
+    // A SWE-agent RetryAgent file saved mid-run holds only `attempts` (issue 6 T7-5).
+    if let Some(a) = o.get("attempts").and_then(|a| arr(a)) {
+        if a.first()
+            .and_then(|f| obj(f))
+            .is_some_and(|f| has(&f, &["trajectory", "history"]))
+        {
+            return Some(Format::SweAgent);
+        }
+    }
     if let Some(h) = o.get("history").and_then(|h| arr(h)) {
         let swe = h.iter().filter_map(|m| obj(m)).any(|m| {
             has(

@@ -8,6 +8,11 @@
 //! `observation` the result. Each assistant turn is one cell. `trajectory` steps beyond the
 //! history's assistant turns (SWE-agent does not add its last response, usually `submit`, to
 //! the history) are replayed after it, from `trajectory`.
+//!
+//! Demonstration messages (`is_demo: true`, or `message_type: "demonstration"`) are skipped:
+//! they are the few-shot example, not this run (issue 6 T7-3). A RetryAgent file's `attempts`
+//! are replayed one trace each (`file#N`), the top-level copy of the best attempt not again
+//! (T7-5).
 
 use super::chat::{self, Parsed, ToolCall};
 use super::doc::{arr, map, obj, DocCtx, Root};
@@ -45,9 +50,56 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
     let Some(o) = obj(v) else {
         return Err(ctx.error_at(v, "a SWE-agent trajectory must be a JSON object"));
     };
-    let whole = map(v).unwrap_or_default();
+    // RetryAgent (issue 6 T7-5): `attempts` holds each attempt's own trajectory data; the
+    // top-level `trajectory`/`history`/`info`, when present, are a copy of the best attempt's.
+    // Each attempt is replayed as its own trace (`file#N`, N = attempt index): the environment
+    // is hard-reset and a fresh agent (history) set up between attempts.
+    if let Some(attempts) = o.get("attempts").and_then(|a| arr(a)) {
+        if !attempts.is_empty() {
+            let best = map(v).and_then(|w| w.get("info")?.get("best_attempt_idx").cloned());
+            for (n, a) in attempts.iter().enumerate() {
+                let Some(ao) = obj(a) else {
+                    ctx.start_trace(Some(n), Format::SweAgent);
+                    ctx.skip(ctx.line_of(a), "a RetryAgent attempt must be a JSON object");
+                    continue;
+                };
+                ctx.start_trace(Some(n), Format::SweAgent);
+                let mut extra = Map::new();
+                extra.insert("attempt".into(), json!(n));
+                if let Some(b) = &best {
+                    extra.insert("best_attempt_idx".into(), b.clone());
+                }
+                if let Err(e) = read_one(ctx, a, &ao, extra) {
+                    ctx.skip(ctx.line_of(a), e);
+                }
+            }
+            return Ok(());
+        }
+    }
     ctx.start_trace(None, Format::SweAgent);
-    let mut extra = Map::new();
+    read_one(ctx, v, &o, Map::new()).map_err(|e| ctx.error_at(v, e))
+}
+
+/// Whether a history message is part of the few-shot demonstration SWE-agent puts in the
+/// history (`is_demo: true`, or `message_type: "demonstration"`), not a step of this run
+/// (issue 6 T7-3).
+fn is_demo(r: &serde_json::value::RawValue) -> bool {
+    obj(r).is_some_and(|m| {
+        m.get("is_demo").is_some_and(|d| d.get() == "true")
+            || m.get("message_type")
+                .is_some_and(|t| t.get() == "\"demonstration\"")
+    })
+}
+
+/// Replays one agent run (the whole file, or one RetryAgent attempt) into the current trace.
+/// `extra` goes into the header. Errors: neither `history` nor `trajectory`.
+fn read_one(
+    ctx: &mut DocCtx,
+    v: &serde_json::value::RawValue,
+    o: &super::doc::RawObj,
+    mut extra: Map<String, Value>,
+) -> Result<(), String> {
+    let whole = map(v).unwrap_or_default();
     if let Some(info) = whole.get("info").and_then(Value::as_object) {
         for k in ["exit_status", "model_stats"] {
             if let Some(x) = info.get(k) {
@@ -69,8 +121,22 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         // Assistant messages that are agent steps (they carry an `action`, possibly blank, or
         // tool calls): the trajectory has one step per such message (issue 6 T6-18).
         let mut turns = 0;
+        let mut demos = 0u64;
+        let mut first_demo = None;
         for r in history {
             let line = ctx.line_of(r);
+            if is_demo(r) {
+                // Read (it counts among the records read), but no message and no call.
+                ctx.accept();
+                // Only demonstrated agent steps are worth a warning (a demo wrapped in one user
+                // message, SWE-agent's default, holds no call).
+                if obj(r).is_some_and(|m| m.get("role").is_some_and(|x| x.get() == "\"assistant\""))
+                {
+                    demos += 1;
+                    first_demo.get_or_insert(line);
+                }
+                continue;
+            }
             let parsed = match map(r) {
                 Some(m) => chat::parse_message(&m, line).map(|mut p| {
                     if p.role == "assistant" {
@@ -108,6 +174,12 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         // SWE-agent appends the step of the model's last response (typically `submit`) to
         // `trajectory` but not to `history`: replay the steps beyond those in the history
         // (aligned by position: the n-th step of the history is the n-th of the trajectory).
+        if let Some(line) = first_demo {
+            ctx.warn(
+                line,
+                format!("{demos} demonstration step(s) (`is_demo`) not replayed: they are the few-shot example, not this run's steps"),
+            );
+        }
         chat::emit(ctx, msgs);
         if let Some(steps) = o.get("trajectory").and_then(|t| arr(t)) {
             if steps.len() > turns {
@@ -117,7 +189,7 @@ pub(crate) fn read(ctx: &mut DocCtx, root: &Root) -> Result<(), TraceError> {
         return Ok(());
     }
     let Some(steps) = o.get("trajectory").and_then(|t| arr(t)) else {
-        return Err(ctx.error_at(v, "no `history` or `trajectory` list found"));
+        return Err("no `history` or `trajectory` list found".into());
     };
     steps_as_calls(ctx, &steps, 0);
     Ok(())
