@@ -1081,14 +1081,7 @@ impl<'a> Replayer<'a> {
         if run.kb_warned.len() >= MAX_KEPT_SKIPS || !run.kb_warned.insert(raw.into()) {
             return;
         }
-        if self.report.warnings.len() < MAX_KEPT_SKIPS {
-            self.report.warnings.push(Skip {
-                path: std::path::PathBuf::from(&*run.file),
-                line,
-                column: None,
-                message,
-            });
-        }
+        warn(&mut self.report.warnings, &run.file, line, message);
     }
 
     /// Warns, once per trace, that a call's key as written is unknown (only the resolved
@@ -1101,16 +1094,14 @@ impl<'a> Replayer<'a> {
             return;
         }
         run.raw_unknown_warned = true;
-        if self.report.warnings.len() < MAX_KEPT_SKIPS {
-            self.report.warnings.push(Skip {
-                path: std::path::PathBuf::from(&*run.file),
-                line,
-                column: None,
-                message: format!(
-                    "the key as written of the call of `{resolved}` is unknown (the record has only the resolved `action_key`, no `raw_key`): `substring` matching checks the resolved key in its place, while Colony checks the key as written (a short key or a custom middle segment is gated differently); warned once per trace"
-                ),
-            });
-        }
+        warn(
+            &mut self.report.warnings,
+            &run.file,
+            line,
+            format!(
+                "the key as written of the call of `{resolved}` is unknown (the record has only the resolved `action_key`, no `raw_key`): `substring` matching checks the resolved key in its place, while Colony checks the key as written (a short key or a custom middle segment is gated differently); warned once per trace"
+            ),
+        );
     }
 
     fn call(&mut self, line: u64, c: &CallRecord, sink: &mut dyn DecisionSink) {
@@ -1160,18 +1151,18 @@ impl<'a> Replayer<'a> {
             if let Some(t) = c.start.or(c.end) {
                 let era = crate::trace::convert::parse_rfc3339(COLONY_CODEGEN_FROM).unwrap_or(0.0);
                 let e = crate::trace::colony::epoch_of_time(t);
-                if t >= era && e != run.epoch && self.report.warnings.len() < MAX_KEPT_SKIPS {
-                    self.report.warnings.push(Skip {
-                        path: std::path::PathBuf::from(&*run.file),
+                if t >= era && e != run.epoch {
+                    warn(
+                        &mut self.report.warnings,
+                        &run.file,
                         line,
-                        column: None,
-                        message: format!(
+                        format!(
                             "the trace names no semantics epoch (header `epoch` or `recorded_at`) and is replayed as `{}`, but its first call is dated in the `{}` epoch; if it is a Colony recording of that time, pass `--epoch {}` or set the header's `recorded_at` (call times do not pick the epoch: native traces come from any runtime)",
                             run.epoch.as_str(),
                             e.as_str(),
                             e.as_str()
                         ),
-                    });
+                    );
                 }
             }
         }
@@ -1224,17 +1215,15 @@ impl<'a> Replayer<'a> {
                         // the modelled runtime would have dispatched the call and gone on with
                         // its cell instead. Say so once per trace (issue 6 T7-14).
                         run.unblocked_warned = true;
-                        if self.report.warnings.len() < MAX_KEPT_SKIPS {
-                            self.report.warnings.push(Skip {
-                                path: std::path::PathBuf::from(&*run.file),
-                                line,
-                                column: None,
-                                message: format!(
+                        warn(
+                            &mut self.report.warnings,
+                            &run.file,
+                            line,
+                            format!(
                                     "`{}` was recorded blocked and is now allowed (outcome changes): it enters the history as dispatched, with an unknown result; the rest of its cell, which the recording does not have, is not replayed, and later calls are replayed as recorded (the recorded run's reaction to the block), not as the agent would have gone on; warned once per trace",
-                                    keys.raw
-                                ),
-                            });
-                        }
+                                keys.raw
+                            ),
+                        );
                     }
                     if hist_status == CallStatus::Ok {
                         // Any successful dispatch resets the block streak.
@@ -1669,14 +1658,20 @@ fn note_undecided(
     state: &mut crate::guardrails::TraceState,
 ) {
     for message in state.undecided.drain(..) {
-        if warnings.len() < MAX_KEPT_SKIPS {
-            warnings.push(Skip {
-                path: std::path::PathBuf::from(file),
-                line,
-                column: None,
-                message,
-            });
-        }
+        warn(warnings, file, line, message);
+    }
+}
+
+/// Keeps a replay warning about `file:line` (no column), unless [`MAX_KEPT_SKIPS`] are kept
+/// already (the summary counts them all).
+fn warn(warnings: &mut Vec<Skip>, file: &str, line: u64, message: String) {
+    if warnings.len() < MAX_KEPT_SKIPS {
+        warnings.push(Skip {
+            path: std::path::PathBuf::from(file),
+            line,
+            column: None,
+            message,
+        });
     }
 }
 
