@@ -191,6 +191,63 @@ fn colony_profile<'a>(
     out
 }
 
+/// Drops the `API009` findings of a Markdown fence whose name a previous fence of the same
+/// document binds at module level (or may bind: `from m import *`).
+///
+/// A playbook's fences are cells run one after another in one REPL namespace, and Colony keeps
+/// that namespace between cells (colony-reference §2.1: what a cell binds, such as `results`,
+/// persists), so `def helper` in the first fence defines `helper` for the second. The rules
+/// still see one cell at a time (their per-cell results are cached by cell text, see
+/// [`CellResults`]); this pass runs on every lint, after them, with the names a previous fence
+/// binds taken from its own semantic model (built only when a later fence has an `API009`).
+/// Other origins are left alone: the records of a JSON Lines dump need not come from one
+/// session, and a raw response is already joined into one cell.
+fn drop_names_bound_by_earlier_fences(
+    cells: &[Cell],
+    trees: &[Tree],
+    per_cell: &mut [Vec<Diagnostic>],
+    settings: &Settings,
+    kb: &KnowledgeBase,
+) {
+    let is_fence = |c: &Cell| c.origin == CellOrigin::MarkdownFence;
+    let unknown_name = |d: &Diagnostic| d.rule.code == rules::api::UNKNOWN_NAME.code;
+    // The last fence with an `API009`: no fence after it needs the names of those before.
+    let last_needing = (0..cells.len())
+        .rev()
+        .find(|&j| is_fence(&cells[j]) && per_cell[j].iter().any(unknown_name));
+    // Names bound at module level by the fences before the current one; `None` once one of
+    // them has a wildcard import.
+    let mut bound: Option<std::collections::HashSet<String>> = Some(Default::default());
+    for k in 0..cells.len() {
+        if !is_fence(&cells[k]) {
+            continue;
+        }
+        if per_cell[k].iter().any(unknown_name) {
+            let cell = &cells[k];
+            per_cell[k].retain(|d| {
+                if !unknown_name(d) {
+                    return true;
+                }
+                let Some(names) = &bound else { return false };
+                let written = cell.text.get(d.range.as_range()).unwrap_or("");
+                !names.contains(&*parse::ident_name(written))
+            });
+        }
+        if bound.is_none() || last_needing.is_none_or(|last| k >= last) {
+            continue;
+        }
+        let model = crate::semantic::SemanticModel::build(&trees[k], &cells[k].text, settings, kb);
+        let module = &model.scopes[0];
+        if module.wildcard_import {
+            bound = None;
+        } else if let Some(names) = bound.as_mut() {
+            names.extend(module.bindings.keys().cloned());
+            // `global x` in a function of the fence binds `x` at module level once called.
+            names.extend(model.scopes.iter().flat_map(|s| s.globals.iter().cloned()));
+        }
+    }
+}
+
 /// Maps cell-relative diagnostics to file coordinates. A fix whose edits cannot be written back
 /// (they touch text the extractor synthesised) is dropped.
 pub fn map_to_file(cell: &Cell, multi_cell: bool, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
@@ -309,11 +366,11 @@ impl UnitFindings {
 /// The per-cell results of one lint of a document, kept so that the next lint of the same
 /// document (same settings and knowledge base) re-checks only the cells whose text changed.
 ///
-/// The rules see one cell at a time (nothing flows between the cells of a file), so a cell's
+/// The rules see one cell at a time, so a cell's
 /// rule diagnostics (cell coordinates, before suppressions) and its suppression directives are
 /// a function of its origin and its text alone, for given settings and knowledge base. What
-/// spans cells (file-level `ignore-file` directives, unused-directive findings, mapping to file
-/// coordinates) is recomputed on every lint from these parts. The language server keeps one per
+/// spans cells (file-level `ignore-file` directives, unused-directive findings, names bound by
+/// earlier Markdown fences, mapping to file coordinates) is recomputed on every lint from these parts. The language server keeps one per
 /// open document and drops it when the document's project (config or knowledge base) or
 /// extraction mode changes: a [`CellResults`] must only be passed back to a lint with the
 /// settings and knowledge base it was computed with.
@@ -457,6 +514,7 @@ fn check_cells(
     } else {
         (raw, Vec::new())
     };
+    drop_names_bound_by_earlier_fences(&cells, &trees, &mut per_cell, settings, kb);
     crate::suppress::apply_with_suppressions(&cells, &sups, &mut per_cell, &mut out, settings);
     let results = if !record {
         Vec::new()
@@ -534,6 +592,26 @@ mod tests {
                 (d.rule.code, l.row, l.column)
             })
             .collect()
+    }
+
+    /// N-17: a Markdown fence may call what an earlier fence of the document defines (the REPL
+    /// namespace persists between cells); a name no earlier fence binds is still reported, and
+    /// so is a name bound only by a later fence.
+    #[test]
+    fn markdown_fences_see_the_module_names_of_earlier_fences() {
+        let md = "# Playbook\n\n```python\ndef helper(v):\n    return v * 2\nimport json as j\n```\n\nThen:\n\n```python\nprint(helper(3), j.dumps(1), ｈｅｌｐｅｒ(4))\nprint(later(1), missing(2))\n```\n\n```python\ndef later(v):\n    global shared\n    shared = v\n```\n\n```python\nprint(shared, later(2), missing(3))\n```\n";
+        let api009: Vec<(usize, usize)> = found("playbook.md", md)
+            .into_iter()
+            .filter(|f| f.0 == "API009")
+            .map(|f| (f.1, f.2))
+            .collect();
+        assert_eq!(api009, vec![(13, 7), (13, 17), (23, 25)]);
+        // The same calls in one Python file with no definitions are all reported.
+        let py = "print(helper(3))\n";
+        assert_eq!(found("cell.py", py), vec![("API009", 1, 7)]);
+        // A wildcard import in an earlier fence may bind anything.
+        let star = "```python\nfrom json import *\n```\n\n```python\nprint(anything(1))\n```\n";
+        assert!(found("star.md", star).iter().all(|f| f.0 != "API009"));
     }
 
     /// G10: a lone `\r` ends a line for CPython on every input path; rows count it too.

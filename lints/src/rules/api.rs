@@ -209,7 +209,7 @@ pub static UNKNOWN_NAME: Rule = Rule {
     summary: "Call of a name that is not in the namespace, the knowledge base or the cell",
     fix: FixAvailability::Sometimes,
     doc: RuleDoc {
-        what: "Reports a call whose name (or the root of whose dotted name) is bound neither by the cell (assignments, loops, comprehensions, parameters, `def`, imports, ...), the configured namespace, Python 3.11's builtins, nor, in the functions dialect, the knowledge base's tools. Suggests the closest known name.",
+        what: "Reports a call whose name (or the root of whose dotted name) is bound neither by the cell (assignments, loops, comprehensions, parameters, `def`, imports, ...), the configured namespace, Python 3.11's builtins, nor, in the functions dialect, the knowledge base's tools. Suggests the closest known name. The fences of a Markdown file run one after another in one REPL namespace, so a name an earlier fence binds at module level (or a `global` in one of its functions, or any name after `from m import *`) counts as bound in the later fences.",
         why: "The call raises `NameError` and fails the cell. Colony's docs call `signal_complete()`, which does not exist, and its prompt advertises `asyncio` and `collections`, which are not bound (colony-reference §2.1). In the functions dialect an unknown tool is exactly such a name.",
         example: "await signal_complete()\n",
         fixed_example: "await signal_completion()\n",
