@@ -1152,3 +1152,97 @@ impl lsp::Client {
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/server")
 }
+
+/// N2-3: vscode-languageclient registers every command the server lists in
+/// `executeCommandProvider.commands` while it starts; if the extension registered one of those
+/// ids too, VS Code's registry would throw "command already exists" and the client would never
+/// start. The extension's own ids (extension.js `registerCommand` and package.json
+/// `contributes.commands`) must agree with each other and avoid the server's.
+#[test]
+fn vscode_extension_command_ids_never_collide_with_the_server_commands() {
+    let ws = empty_workspace();
+    let (c, init) = start(ws.path(), push_caps(), Value::Null);
+    let server: Vec<String> = init["capabilities"]["executeCommandProvider"]["commands"]
+        .as_array()
+        .expect("commands")
+        .iter()
+        .map(|v| v.as_str().expect("command id").to_string())
+        .collect();
+    assert!(server.contains(&"cellguard.printDebugInformation".to_string()));
+    c.shutdown();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/vscode");
+    let js = std::fs::read_to_string(root.join("extension.js")).expect("extension.js");
+    let mut registered: Vec<String> = js
+        .split("registerCommand(\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap_or("").to_string())
+        .collect();
+    registered.sort();
+    assert_eq!(
+        registered,
+        vec!["cellguard.debugInformation", "cellguard.restart"]
+    );
+    let package: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("package.json")).expect("package"))
+            .expect("package.json is JSON");
+    let mut contributed: Vec<String> = package["contributes"]["commands"]
+        .as_array()
+        .expect("contributes.commands")
+        .iter()
+        .map(|c| c["command"].as_str().expect("id").to_string())
+        .collect();
+    contributed.sort();
+    assert_eq!(
+        contributed, registered,
+        "palette entries = registered commands"
+    );
+    for id in &registered {
+        assert!(!server.contains(id), "{id} is also a server command");
+    }
+    // The palette command asks the server for the debug text by the server's own id.
+    assert!(js.contains("command: \"cellguard.printDebugInformation\""));
+}
+
+/// N2-7: `cellguard.applyAutofix` sends the fixes as `workspace/applyEdit`; when the client
+/// declines (`applied: false`, as VS Code does when the document changed meanwhile), the
+/// command fails with LSP's `RequestFailed` and the client's reason, not a bare internal error.
+#[test]
+fn apply_autofix_reports_a_declined_edit_with_the_clients_reason() {
+    let ws = workspace();
+    let (mut c, _) = start(ws.path(), push_caps(), Value::Null);
+    let u = uri(ws.path(), "f.py");
+    // RUN001's safe fix (insert `await`).
+    let text = "run(\"AgentPoolCapability.AgentPoolCapability.spawn_agents\", count=1)\n";
+    c.open(&u, "python", 1, text);
+    assert_eq!(codes(&c.diagnostics_at(&u, 1)), vec!["RUN001"]);
+    c.hold_server_requests = true;
+    let id = c.send_request(
+        "workspace/executeCommand",
+        json!({"command": "cellguard.applyAutofix", "arguments": [u]}),
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while c.held.is_empty() && std::time::Instant::now() < deadline {
+        c.drain_for(Duration::from_millis(50));
+    }
+    let req = c
+        .held
+        .pop()
+        .expect("the server asks the client to apply the edit");
+    assert_eq!(req["method"], "workspace/applyEdit");
+    c.send(&json!({"jsonrpc": "2.0", "id": req["id"],
+                   "result": {"applied": false, "failureReason": "user cancelled"}}));
+    c.hold_server_requests = false;
+    let resp = c.response(id);
+    assert_eq!(resp["error"]["code"], -32803, "{resp}");
+    assert_eq!(
+        resp["error"]["message"],
+        "cellguard.applyAutofix: the client did not apply the fixes: user cancelled"
+    );
+    // Accepted: the command succeeds with no result.
+    let ok = c.request(
+        "workspace/executeCommand",
+        json!({"command": "cellguard.applyAutofix", "arguments": [u]}),
+    );
+    assert_eq!(ok, Value::Null);
+    assert_eq!(c.shutdown().code(), Some(0));
+}

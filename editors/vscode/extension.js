@@ -68,9 +68,14 @@ async function start(context) {
   await client.start();
 }
 
+// The palette commands this extension registers. None may be an id the server lists in
+// `executeCommandProvider.commands` (`cellguard.printDebugInformation`,
+// `cellguard.applyAutofix`): vscode-languageclient registers each of those itself while it
+// starts, and VS Code's registry throws "command already exists", which fails `client.start()`.
+// So the palette's debug command has an id of its own and asks the server for the text.
 async function activate(context) {
   context.subscriptions.push(
-    vscode.commands.registerCommand("cellguard.printDebugInformation", async () => {
+    vscode.commands.registerCommand("cellguard.debugInformation", async () => {
       if (!client) {
         return;
       }
