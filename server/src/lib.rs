@@ -79,6 +79,8 @@ const DIAGNOSTIC_WAIT: Duration = Duration::from_secs(120);
 /// LSP `ServerCancelled`: the server gave up on a request; with `retriggerRequest` the client
 /// asks again.
 const SERVER_CANCELLED: i64 = -32802;
+/// LSP's `RequestFailed` error code: a valid request whose work failed (LSP 3.17).
+const REQUEST_FAILED: i64 = -32803;
 
 /// How long a pull of diagnostics waits: [`DIAGNOSTIC_WAIT`], or
 /// `CELLGUARD_SERVER_DIAGNOSTIC_WAIT_MS` (read once; a test hook).
@@ -1494,8 +1496,33 @@ impl LanguageServer for Backend {
                             self.shared.client.apply_edit(edit),
                         )
                         .await;
-                        if !matches!(applied, Ok(Ok(ref r)) if r.applied) {
-                            return Err(RpcError::internal_error());
+                        let why = match applied {
+                            Ok(Ok(r)) if r.applied => None,
+                            Ok(Ok(r)) => Some(match r.failure_reason {
+                                Some(reason) => {
+                                    format!("the client did not apply the fixes: {reason}")
+                                }
+                                None => "the client did not apply the fixes".to_string(),
+                            }),
+                            Ok(Err(e)) => Some(format!(
+                                "the client answered workspace/applyEdit with an error: {}",
+                                e.message
+                            )),
+                            Err(_) => Some(format!(
+                                "the client did not answer workspace/applyEdit within {} s",
+                                CLIENT_REQUEST_TIMEOUT.as_secs()
+                            )),
+                        };
+                        if let Some(message) = why {
+                            // LSP's RequestFailed: the request was valid, the work could not
+                            // be done (not an internal error of the server).
+                            return Err(RpcError {
+                                code: tower_lsp_server::jsonrpc::ErrorCode::ServerError(
+                                    REQUEST_FAILED,
+                                ),
+                                message: format!("{CMD_APPLY_AUTOFIX}: {message}").into(),
+                                data: None,
+                            });
                         }
                     }
                 }
