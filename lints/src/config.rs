@@ -852,6 +852,18 @@ pub fn is_protected_from_inline_suppression(rule: &Rule) -> bool {
     rule.code.starts_with("SBX") || matches!(rule.code, "IMP001" | "IMP002" | "CG005")
 }
 
+/// True for the rules that no comment can silence, whatever `[lint] allow-inline-suppressions`
+/// says: `SYN001`. A cell that does not parse never runs (every Colony validator answers
+/// `Syntax error: ...`), and every other rule saw only the part of it that parsed, so a `# noqa`
+/// that hid the syntax error would pass a cell that cannot run and whose other findings are
+/// unknown. ruff likewise never lets `# noqa` hide a syntax error. Only the configuration
+/// (`ignore`, `--ignore`) turns `SYN001` off. A comment naming it suppresses nothing and is
+/// reported as unused (`CG001`), not as an attack (`CG005`): a syntax error is no security
+/// finding.
+pub fn is_unsuppressible_by_comment(rule: &Rule) -> bool {
+    rule.code == "SYN001"
+}
+
 impl Settings {
     /// The documentation URL of `rule` under these settings (see [`crate::rule_docs`]).
     pub fn rule_doc_url(&self, rule: &Rule) -> Option<String> {
@@ -860,9 +872,11 @@ impl Settings {
 
     /// True when a suppression comment in the checked file may silence `rule`: any rule that is
     /// not protected ([`is_protected_from_inline_suppression`]), and the protected ones listed
-    /// in `[lint] allow-inline-suppressions`.
+    /// in `[lint] allow-inline-suppressions`; never `SYN001` ([`is_unsuppressible_by_comment`]).
     pub fn inline_suppressible(&self, rule: &Rule) -> bool {
-        !is_protected_from_inline_suppression(rule) || self.inline_suppressible.contains(rule.code)
+        !is_unsuppressible_by_comment(rule)
+            && (!is_protected_from_inline_suppression(rule)
+                || self.inline_suppressible.contains(rule.code))
     }
 }
 

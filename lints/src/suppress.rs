@@ -736,7 +736,7 @@ pub fn apply_with_suppressions(
                     if suppressible {
                         usage[ci][di].blanket_used = true;
                         hit = true;
-                    } else {
+                    } else if !crate::config::is_unsuppressible_by_comment(diag.rule) {
                         usage[ci][di].blanket_protected.insert(diag.rule.code);
                     }
                     continue;
@@ -858,6 +858,9 @@ fn directive_findings(
             Some(rule) => {
                 if !seen.insert(rule.code) {
                     duplicated.push(k);
+                } else if crate::config::is_unsuppressible_by_comment(rule) {
+                    // It suppresses nothing, whether or not the finding is there.
+                    unused.push(k);
                 } else if !settings.inline_suppressible(rule) {
                     protected.push(k);
                 } else if usage.used[k] || rule.family() == meta::FAMILY {

@@ -676,3 +676,49 @@ fn add_noqa_and_noqa_edit_leave_security_findings_alone() {
     assert_eq!(noqa_edit(&file, &untrusted(), &ds[0]), None);
     assert!(noqa_edit(&file, &trusted(), &ds[0]).is_some());
 }
+
+// ---- syntax errors are never suppressible by a comment (N2-2) -------------------------------
+
+/// (code, row) of every finding of `src` under `settings`.
+fn found_rows(src: &str, settings: &Settings) -> Vec<(&'static str, usize)> {
+    let file = SourceFile::new("cell.py", src);
+    lint::check_file(&file, settings, &KnowledgeBase::new())
+        .into_iter()
+        .map(|d| (d.rule.code, file.location(d.range.start).row))
+        .collect()
+}
+
+#[test]
+fn a_syntax_error_survives_every_comment_form_even_in_trusted_files() {
+    for settings in [untrusted(), trusted()] {
+        // Blanket `noqa`: the syntax error stays, and the comment suppressed nothing.
+        let f = found_rows("r = await run(\"get_x\"  # noqa\n", &settings);
+        assert!(f.contains(&("SYN001", 1)), "{f:?}");
+        assert!(!f.iter().any(|c| c.0 == "CG005"), "{f:?}");
+        // Named on the line, and file-wide: reported as unused (CG001), never as CG005.
+        for src in [
+            "def f(:  # noqa: SYN001\n    pass\n",
+            "def f(:  # cellguard: ignore[SYN001]\n    pass\n",
+            "# cellguard: ignore-file[SYN001]\nr = await run(\"get_x\"\n",
+        ] {
+            let f = found_rows(src, &settings);
+            let codes: Vec<&str> = f.iter().map(|c| c.0).collect();
+            assert!(codes.contains(&"SYN001"), "{src}: {f:?}");
+            assert!(codes.contains(&"CG001"), "{src}: {f:?}");
+            assert!(!codes.contains(&"CG005"), "{src}: {f:?}");
+        }
+    }
+    // The configuration still turns it off.
+    let ignored = settings_with(&[], &["SYN001"]);
+    let f = found_rows("def f(:  # noqa\n    pass\n", &ignored);
+    assert!(!f.iter().any(|c| c.0 == "SYN001"), "{f:?}");
+    // Nothing offers a comment for it.
+    let src = "def f(:\n    pass\n";
+    let file = SourceFile::new("cell.py", src);
+    let settings = trusted();
+    let d = lint::check_file(&file, &settings, &KnowledgeBase::new())
+        .into_iter()
+        .find(|d| d.rule.code == "SYN001")
+        .expect("SYN001");
+    assert!(noqa_edit(&file, &settings, &d).is_none());
+}
