@@ -614,6 +614,29 @@ mod tests {
         assert!(found("star.md", star).iter().all(|f| f.0 != "API009"));
     }
 
+    /// S9-20: a JSON answer that does not parse is not the end of it: unless the model stopped
+    /// at max_tokens, Colony runs what `_extract_code` finds in the raw text, so the security
+    /// rules check that code.
+    #[test]
+    fn colony_fallback_code_of_a_broken_json_answer_is_security_checked() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/response/");
+        let read = |name: &str| std::fs::read_to_string(format!("{root}{name}")).unwrap();
+        let fence = found("reply.txt", &read("s9_20_json_then_python_fence.txt"));
+        assert!(fence.contains(&("SYN003", 2, 1)), "{fence:?}");
+        assert!(
+            fence.iter().any(|f| f.0 == "SBX002" && f.1 == 3),
+            "{fence:?}"
+        );
+        let extra = found("reply.txt", &read("s9_20_json_with_extra_python.txt"));
+        assert!(
+            extra.iter().any(|f| f.0 == "SBX002" && f.1 == 1),
+            "{extra:?}"
+        );
+        // A JSON answer cut off at max_tokens with no code in reach still gives only SYN003.
+        let cut = found("reply.json", "{\"code\": \"x = [1, 2");
+        assert_eq!(cut, vec![("SYN003", 1, 19)]);
+    }
+
     /// G10: a lone `\r` ends a line for CPython on every input path; rows count it too.
     #[test]
     fn lone_cr_ends_a_line_on_every_input_path() {

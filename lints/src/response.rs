@@ -71,9 +71,17 @@ pub fn extract_with(text: &str, opts: &ResponseOptions) -> Extraction {
                 TextRange::empty(at),
                 format!(
                     "The JSON response is cut off or malformed ({message}): Colony drops it when \
-                     the model stopped at max_tokens, and otherwise runs the raw text as code"
+                     the model stopped at max_tokens, and otherwise runs what its fence \
+                     extraction finds in the raw text (the whole text when it has no fences)"
                 ),
             );
+            // The stop reason is not in the file. Unless it was max_tokens, Colony falls back to
+            // `_extract_code` on the raw text (colony-reference §2.9): a fenced block after the
+            // JSON, or the whole text, runs. The security rules check that code.
+            let colony = colony_extract(base);
+            if !colony.text.trim().is_empty() {
+                cx.colony_cells.push(colony);
+            }
             Vec::new()
         }
         Envelope::NoCode { what } => {
