@@ -20,6 +20,7 @@ pub static SYNTAX_ERROR: Rule = Rule {
         example: "result = await run(\"A.A.a\"\n",
         fixed_example: "result = await run(\"A.A.a\")\n",
         fix_safety: "No fix.",
+        options: "No comment in the cell can suppress it (`# noqa`, `ignore[SYN001]` and `ignore-file[SYN001]` suppress nothing and are reported as unused, `CG001`), whatever `[lint] allow-inline-suppressions` says: a cell that does not parse never runs, and the other rules saw only what parsed. Only the configuration (`ignore`) turns it off.",
         source: "Colony validators (colony-reference §3.1); tree-sitter-python error recovery.",
         ..RuleDoc::EMPTY
     },
