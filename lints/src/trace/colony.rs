@@ -163,31 +163,49 @@ fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line
 /// the approvals seen so far.
 pub(crate) struct Cells<'a> {
     items: std::vec::IntoIter<Item<'a>>,
-    n: usize,
-    approvals: Approvals,
+    state: CellState,
 }
 
-impl<'a> Cells<'a> {
-    /// Emits the trace's header at `line`: the fields of the `root` object (the document that
-    /// holds the list, or none), the `agent_id` of the first item with one when `root` has
-    /// none, and the epoch from the date of the first cell. The cells follow, one per
-    /// [`Cells::step`].
-    fn start(ctx: &mut DocCtx, items: Vec<Item<'a>>, root: &Map<String, Value>, line: u64) -> Self {
+/// What the header of a list of cells takes from the cells themselves: the date of the first
+/// cell and the first `agent_id`, each from the first item that has one ([`HeaderFacts::learn`]
+/// on the items in order). A streaming reader learns them ahead of the cells it converts.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct HeaderFacts {
+    /// The first item's date (Unix seconds).
+    first_wall: Option<f64>,
+    agent_id: Option<String>,
+}
+
+impl HeaderFacts {
+    /// True when no later item can change the facts.
+    pub(crate) fn complete(&self) -> bool {
+        self.first_wall.is_some() && self.agent_id.is_some()
+    }
+
+    /// Takes the facts item `r` gives that no item before it gave.
+    pub(crate) fn learn(&mut self, r: &RawValue) {
         // The date of the first cell: its `start_wall` (codegen iterations) or, for cells
         // without one (`colony-replay/1`), the earliest `start_wall` of its child action spans,
         // so the same recording gets the same epoch in either shape (issue 6 T4-5).
         // An item is parsed whole only when it has one of the keys looked for (or cannot be
         // read as an object cheaply): a recording without them costs no second parse.
-        let may_have = |r: &RawValue, keys: &[&str]| {
-            obj(r).is_none_or(|o| keys.iter().any(|k| o.contains_key(*k)))
+        let o = obj(r);
+        let may_have = |keys: &[&str]| {
+            o.as_ref()
+                .is_none_or(|o| keys.iter().any(|k| o.contains_key(*k)))
         };
-        let first_wall = items.iter().find_map(|(_, r)| {
-            let r = r.as_ref().ok()?;
-            if !may_have(r, &["start_wall", "child_action_spans"]) {
-                return None;
-            }
-            let m = map(r)?;
-            m.get("start_wall")
+        let want_wall =
+            self.first_wall.is_none() && may_have(&["start_wall", "child_action_spans"]);
+        let want_agent = self.agent_id.is_none() && may_have(&["agent_id"]);
+        if !want_wall && !want_agent {
+            return;
+        }
+        let Some(m) = map(r) else {
+            return;
+        };
+        if want_wall {
+            let wall = m
+                .get("start_wall")
                 .and_then(Value::as_f64)
                 .or_else(|| {
                     m.get("child_action_spans")?
@@ -196,28 +214,74 @@ impl<'a> Cells<'a> {
                         .filter_map(|s| s.get("start_wall")?.as_f64())
                         .min_by(f64::total_cmp)
                 })
-                .map(convert::unix_seconds)
-        });
+                .map(convert::unix_seconds);
+            self.first_wall = wall;
+        }
+        if want_agent {
+            self.agent_id = m
+                .get("agent_id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+    }
+}
+
+/// The conversion state of a list of cells after its header: the next cell's number and the
+/// approvals seen so far.
+pub(crate) struct CellState {
+    n: usize,
+    approvals: Approvals,
+}
+
+impl CellState {
+    /// Emits the trace's header at `line` (the fields of `root`, the document that holds the
+    /// list or none, completed by `facts`) and returns the state before the first cell.
+    pub(crate) fn start(
+        ctx: &mut DocCtx,
+        facts: &HeaderFacts,
+        root: &Map<String, Value>,
+        line: u64,
+    ) -> Self {
         let mut root = root.clone();
         if !root.contains_key("agent_id") {
-            if let Some(a) = items.iter().find_map(|(_, r)| {
-                let r = r.as_ref().ok()?;
-                if !may_have(r, &["agent_id"]) {
-                    return None;
-                }
-                map(r)?
-                    .get("agent_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            }) {
-                root.insert("agent_id".into(), Value::String(a));
+            if let Some(a) = &facts.agent_id {
+                root.insert("agent_id".into(), Value::String(a.clone()));
             }
         }
-        header(ctx, line, &root, first_wall);
-        Cells {
-            items: items.into_iter(),
+        header(ctx, line, &root, facts.first_wall);
+        CellState {
             n: 0,
             approvals: Approvals::default(),
+        }
+    }
+
+    /// Converts the next cell, read at `line`, into `ctx`'s events (a skip when it is no cell).
+    pub(crate) fn cell(&mut self, ctx: &mut DocCtx, line: u64, item: Result<&RawValue, String>) {
+        let n = self.n;
+        self.n += 1;
+        cell(ctx, n, line, item, &mut self.approvals);
+    }
+}
+
+impl<'a> Cells<'a> {
+    /// Emits the trace's header at `line`: the fields of the `root` object (the document that
+    /// holds the list, or none), the `agent_id` of the first item with one when `root` has
+    /// none, and the epoch from the date of the first cell. The cells follow, one per
+    /// [`Cells::step`].
+    fn start(ctx: &mut DocCtx, items: Vec<Item<'a>>, root: &Map<String, Value>, line: u64) -> Self {
+        let mut facts = HeaderFacts::default();
+        for (_, r) in &items {
+            if facts.complete() {
+                break;
+            }
+            if let Ok(r) = r {
+                facts.learn(r);
+            }
+        }
+        let state = CellState::start(ctx, &facts, root, line);
+        Cells {
+            items: items.into_iter(),
+            state,
         }
     }
 
@@ -227,9 +291,7 @@ impl<'a> Cells<'a> {
         let Some((line, item)) = self.items.next() else {
             return false;
         };
-        let n = self.n;
-        self.n += 1;
-        cell(ctx, n, line, item, &mut self.approvals);
+        self.state.cell(ctx, line, item);
         true
     }
 }
