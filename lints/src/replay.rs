@@ -636,37 +636,29 @@ fn nth_last_segment(key: &str, n: usize) -> Option<&str> {
 }
 
 /// The guardrail replayer. Feed it reader events; collect the report at the end.
-/// Cell codes whose swallowed-block results [`SwallowCache`] keeps.
+/// Cell codes whose call-site analyses [`SwallowCache`] keeps.
 const SWALLOW_CODES: usize = 16;
-/// Results kept per cell code (blocked key, resolved key, position in the cell).
-const SWALLOW_PER_CODE: usize = 64;
 
-/// One cell code and its [`crate::trace::colony::swallowed_block`] results: `(raw key,
-/// resolved key, position before the call) -> result`, oldest first.
-type CodeResults = (
-    Box<str>,
-    Vec<(
-        (Box<str>, Box<str>, u64),
-        Option<crate::trace::colony::Swallowed>,
-    )>,
-);
-
-/// [`crate::trace::colony::swallowed_block`]'s results for the cell codes seen last (issue 6
-/// T5-17): the analysis parses the cell's code (0.5-2 ms of CPU for 35-120 lines), and a cell's
-/// code is the same for every block in it and often for many cells. The same result for the
-/// same code and call, so the replay's decisions do not change. At most [`SWALLOW_CODES`]
-/// codes (the least recently used dropped first), each with at most [`SWALLOW_PER_CODE`]
-/// results (the oldest dropped first), so memory stays flat over any number of cells.
+/// The call-site analyses ([`crate::trace::colony::CellSites`]) of the cell codes seen last
+/// (issue 6 T5-17): analysing a cell's code (its parse, constants and each site's catcher) costs
+/// 0.5-2 ms of CPU for 35-120 lines, and a cell's code is the same for every block in it and
+/// often for many cells. Each code is analysed once; each block is then placed by a lookup
+/// over the sites, which gives the same result as analysing the code again, so the replay's
+/// decisions do not change. At most [`SWALLOW_CODES`] codes (the least recently used dropped
+/// first), so memory stays flat over any number of cells.
 #[derive(Default)]
 struct SwallowCache {
     /// Most recently used last.
-    codes: Vec<CodeResults>,
+    codes: Vec<(Box<str>, crate::trace::colony::CellSites)>,
+    /// Codes analysed so far (for the tests).
+    #[cfg(test)]
+    analyses: usize,
 }
 
 impl SwallowCache {
     /// How a block of the call with key as written `raw` (resolving to `resolved`), the
     /// call after `before` earlier ones of its cell, ends in the cell `code`: as
-    /// [`crate::trace::colony::swallowed_block`] says, computed once per code and call.
+    /// [`crate::trace::colony::swallowed_block`] says, with the code analysed once.
     fn swallowed(
         &mut self,
         code: &str,
@@ -674,33 +666,26 @@ impl SwallowCache {
         resolved: &str,
         before: u64,
     ) -> Option<crate::trace::colony::Swallowed> {
-        let at = match self.codes.iter().rposition(|(c, _)| **c == *code) {
+        match self.codes.iter().rposition(|(c, _)| **c == *code) {
             Some(i) => {
                 let e = self.codes.remove(i);
                 self.codes.push(e);
-                self.codes.len() - 1
             }
             None => {
                 if self.codes.len() >= SWALLOW_CODES {
                     self.codes.remove(0);
                 }
-                self.codes.push((code.into(), Vec::new()));
-                self.codes.len() - 1
+                #[cfg(test)]
+                {
+                    self.analyses += 1;
+                }
+                self.codes
+                    .push((code.into(), crate::trace::colony::CellSites::new(code)));
             }
-        };
-        let results = &mut self.codes[at].1;
-        let found = results
-            .iter()
-            .find(|((r, k, b), _)| **r == *raw && **k == *resolved && *b == before);
-        if let Some((_, s)) = found {
-            return s.clone();
         }
-        let s = crate::trace::colony::swallowed_block(code, raw, resolved, before);
-        if results.len() >= SWALLOW_PER_CODE {
-            results.remove(0);
-        }
-        results.push(((raw.into(), resolved.into(), before), s.clone()));
-        s
+        self.codes
+            .last()
+            .and_then(|(_, sites)| sites.swallowed_block(raw, resolved, before))
     }
 }
 
@@ -1704,13 +1689,9 @@ mod tests {
                 }
             }
         }
-        // One code with more calls than a code keeps.
-        for before in 0..SWALLOW_PER_CODE as u64 + 5 {
-            calls.push((
-                code(0),
-                "S.S.bad_0".into(),
-                before % (SWALLOW_PER_CODE as u64 + 2),
-            ));
+        // One code with many calls.
+        for before in 0..70 {
+            calls.push((code(0), "S.S.bad_0".into(), before % 66));
         }
         calls.push((code(0), "bad_0".into(), 1));
         calls.push((code(0), "S.S.ok".into(), 0));
@@ -1725,10 +1706,34 @@ mod tests {
             );
             swallowed += usize::from(got.is_some());
             assert!(cache.codes.len() <= SWALLOW_CODES);
-            assert!(cache.codes.iter().all(|c| c.1.len() <= SWALLOW_PER_CODE));
         }
         // Both kinds of answers were checked.
         assert!(swallowed > 0 && swallowed < calls.len(), "{swallowed}");
+    }
+
+    /// Issue 6 T5-17 split: a code is analysed once for all the blocks in it (each block is a
+    /// lookup), and again only after it was dropped from the cache.
+    #[test]
+    fn swallow_cache_analyses_each_code_once() {
+        let code = |n: usize| {
+            format!("try:\n    await run(\"S.S.a_{n}\")\nexcept Exception:\n    pass\ntry:\n    await run(\"S.S.b_{n}\")\nexcept Exception:\n    pass\n")
+        };
+        let mut cache = SwallowCache::default();
+        for n in 0..SWALLOW_CODES {
+            for (key, before) in [("a", 0), ("b", 1), ("a", 0), ("b", 1)] {
+                let key = format!("S.S.{key}_{n}");
+                assert!(cache.swallowed(&code(n), &key, &key, before).is_some());
+            }
+        }
+        assert_eq!(cache.analyses, SWALLOW_CODES);
+        // A new code drops the least recently used one (code 0), analysed again when met.
+        assert!(cache
+            .swallowed(&code(99), "S.S.a_99", "S.S.a_99", 0)
+            .is_some());
+        assert!(cache.swallowed(&code(1), "S.S.b_1", "S.S.b_1", 1).is_some());
+        assert_eq!(cache.analyses, SWALLOW_CODES + 1);
+        assert!(cache.swallowed(&code(0), "S.S.a_0", "S.S.a_0", 0).is_some());
+        assert_eq!(cache.analyses, SWALLOW_CODES + 2);
     }
 
     use std::path::Path;

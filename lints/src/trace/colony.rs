@@ -1327,7 +1327,17 @@ fn cell_sites(code: &str) -> Vec<Site> {
             let Some(args) = node.child_by_field_name("arguments") else {
                 continue;
             };
-            let consts = constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
+            // The cell's constants are worked out only for a key that is no literal (most
+            // keys are literals: the walk over every identifier is then saved, issue 6 T5-17).
+            let mut key_of = |v: Node| match crate::parse::literal_str(v, text) {
+                Some(k) => Some(k),
+                None if v.kind() == "identifier" => {
+                    let consts =
+                        constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
+                    key_text(v, text, consts)
+                }
+                None => None,
+            };
             let mut key = None;
             let mut c = args.walk();
             for (i, a) in args.named_children(&mut c).enumerate() {
@@ -1336,12 +1346,10 @@ fn cell_sites(code: &str) -> Vec<Site> {
                         .map(|n| crate::parse::text(n, text))
                         == Some("action_key")
                     {
-                        key = a
-                            .child_by_field_name("value")
-                            .and_then(|v| key_text(v, text, consts));
+                        key = a.child_by_field_name("value").and_then(&mut key_of);
                     }
                 } else if i == 0 {
-                    key = key_text(a, text, consts);
+                    key = key_of(a);
                 }
             }
             let bound = bound.get_or_insert_with(|| bound_names(tree.root_node(), text));
@@ -1499,22 +1507,51 @@ impl Swallowed {
 /// cell's calls before this one: when no site of the cell can run twice (no loop or function
 /// around any), the call came from a site at or after that rank. Taken from the cell's python
 /// (or untagged) blocks, like [`run_sites`].
+///
+/// The same as [`CellSites::new`]`(code)`[`.swallowed_block(raw, resolved, before)`](CellSites::swallowed_block);
+/// a caller with several blocks in the same code analyses it once with [`CellSites::new`].
 pub fn swallowed_block(code: &str, raw: &str, resolved: &str, before: u64) -> Option<Swallowed> {
-    let sites = cell_sites(code);
-    let once = sites.iter().all(|s| !s.repeats);
-    let candidates: Vec<usize> = (0..sites.len())
-        .filter(|&i| site_could_make(sites[i].key.as_deref(), raw, resolved))
-        .filter(|&i| !once || i as u64 >= before)
-        .collect();
-    let mut out: Option<Swallowed> = None;
-    for &at in &candidates {
-        let s = placed(&sites, at)?;
-        if out.as_ref().is_some_and(|o| *o != s) {
-            return None;
-        }
-        out = Some(s);
+    CellSites::new(code).swallowed_block(raw, resolved, before)
+}
+
+/// The `run(...)` call sites of one cell's code, analysed once (parse, the cell's constants,
+/// each site's key, catcher and enclosing constructs; issue 6 T5-17), so that each block in
+/// that code is then placed by a lookup over the sites ([`CellSites::swallowed_block`]) instead
+/// of a new analysis.
+#[derive(Debug, Default)]
+pub struct CellSites {
+    sites: Vec<Site>,
+    /// No site can run twice (no loop or function around any).
+    once: bool,
+}
+
+impl CellSites {
+    /// Analyses the call sites of a cell's `code`.
+    pub fn new(code: &str) -> Self {
+        let sites = cell_sites(code);
+        let once = sites.iter().all(|s| !s.repeats);
+        CellSites { sites, once }
     }
-    out
+
+    /// How a block of the call with key as written `raw` (resolving to `resolved`), after
+    /// `before` earlier calls of its cell, ends in this code: as [`swallowed_block`] says.
+    pub fn swallowed_block(&self, raw: &str, resolved: &str, before: u64) -> Option<Swallowed> {
+        let sites = &self.sites;
+        let mut out: Option<Swallowed> = None;
+        for (at, site) in sites.iter().enumerate() {
+            if !site_could_make(site.key.as_deref(), raw, resolved)
+                || (self.once && (at as u64) < before)
+            {
+                continue;
+            }
+            let s = placed(sites, at)?;
+            if out.as_ref().is_some_and(|o| *o != s) {
+                return None;
+            }
+            out = Some(s);
+        }
+        out
+    }
 }
 
 /// The later call sites of a cell placed relative to a block swallowed at site `at`; `None`
