@@ -202,7 +202,7 @@ fn is_colony_cell(v: &RawValue) -> bool {
             && !["traj", "messages", "conversation", "span_id"]
                 .iter()
                 .any(|k| has(k))
-            && !(has("call_index") && !has("run_call_trace"))
+            && (!has("call_index") || has("run_call_trace"))
     })
 }
 
