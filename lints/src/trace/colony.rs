@@ -182,6 +182,18 @@ impl HeaderFacts {
         self.first_wall.is_some() && self.agent_id.is_some()
     }
 
+    /// The keys an item may give a fact still unknown under (none when [`Self::complete`]).
+    pub(crate) fn wanted_keys(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        if self.first_wall.is_none() {
+            keys.extend(["start_wall", "child_action_spans"]);
+        }
+        if self.agent_id.is_none() {
+            keys.push("agent_id");
+        }
+        keys
+    }
+
     /// Takes the facts item `r` gives that no item before it gave.
     pub(crate) fn learn(&mut self, r: &RawValue) {
         // The date of the first cell: its `start_wall` (codegen iterations) or, for cells

@@ -323,15 +323,13 @@ fn prescan(path: &Path, mode: Mode) -> Option<colony::HeaderFacts> {
 /// Takes the header facts a streamed Colony cell (its bytes) gives ([`colony::HeaderFacts`]).
 /// A cell that names none of the keys the facts come from is not parsed.
 fn learn(facts: &mut colony::HeaderFacts, bytes: &[u8]) {
+    // A key can be spelled with escapes (`"agent\u005fid"`): such a cell is parsed too.
     let names = |b: &[u8]| {
-        [
-            &b"start_wall"[..],
-            b"child_action_spans",
-            b"agent_id",
-            b"\\u",
-        ]
-        .iter()
-        .any(|k| memchr::memmem::find(b, k).is_some())
+        memchr::memmem::find(b, b"\\u").is_some()
+            || facts
+                .wanted_keys()
+                .iter()
+                .any(|k| memchr::memmem::find(b, k.as_bytes()).is_some())
     };
     if !names(bytes) {
         return;
@@ -1370,6 +1368,7 @@ mod tests {
         assert!(compared >= 12, "{compared}");
         let cases: Vec<Vec<u8>> = vec![
             format!("[{}, {}]", iteration(0, 2, ""), iteration(1, 1, ", \"start_wall\": 1781481600.0, \"agent_id\": \"agent-9\"")).into_bytes(),
+            format!("[{}, {}, {}]", iteration(0, 2, ", \"start_wall\": 1781481600.0"), iteration(1, 1, ", \"agent\\u005fid\": \"agent-8\""), iteration(2, 1, ", \"agent_id\": \"agent-9\"")).into_bytes(),
             format!("[\r\n {},\r\n {} ,\n{}\n]\n", iteration(0, 1, ", \"start_wall\": 1.7814816e12"), iteration(1, 1, ", \"x\": NaN"), iteration(2, 0, ", \"agent_id\": 7")).into_bytes(),
             format!("{}\n{}\n\n{}\n", iteration(0, 1, ", \"note\": \"\\ud800\""), iteration(1, 1, ", \"y\": -Infinity"), iteration(2, 2, "")).into_bytes(),
             format!("{}\n{{\"step_index\": oops}}\n{}\n", iteration(0, 1, ""), iteration(2, 1, ", \"agent_id\": \"a\"")).into_bytes(),
@@ -1385,7 +1384,7 @@ mod tests {
             let whole = colony_events("c.json", text, false);
             assert!(!whole.starts_with("error"), "case {i}: {whole}");
             let streamed = colony_events("c.json", text, true);
-            if i == 4 {
+            if whole.contains("invalid UTF-8") {
                 // The one difference: a warning about a later cell's text (here invalid UTF-8,
                 // given once per file either way) comes with that cell, not before the trace.
                 let warning = "    Warning(\n        Skip {\n            path: \"c.json\",\n            line: 2,\n            column: None,\n            message: \"invalid UTF-8 replaced by U+FFFD\",\n        },\n    ),\n";
