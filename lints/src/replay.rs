@@ -345,6 +345,57 @@ pub trait Observer {
     fn finish(self: Box<Self>) -> Vec<Box<dyn Section>>;
 }
 
+/// Warnings: the first [`MAX_KEPT_SKIPS`] kept (read as a slice), and how many there were in
+/// all (issue 6 N2-4: the count of those not listed is reported).
+#[derive(Debug, Default, Clone)]
+pub struct Warnings {
+    kept: Vec<Skip>,
+    total: u64,
+}
+
+impl Warnings {
+    /// Counts a warning, keeping it when fewer than [`MAX_KEPT_SKIPS`] are kept.
+    pub fn push(&mut self, w: Skip) {
+        self.total += 1;
+        if self.kept.len() < MAX_KEPT_SKIPS {
+            self.kept.push(w);
+        }
+    }
+
+    /// Every warning, kept or not.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The warnings counted but not kept.
+    pub fn not_kept(&self) -> u64 {
+        self.total.saturating_sub(self.kept.len() as u64)
+    }
+
+    /// Adds `other`'s warnings after these (kept while there is room; all counted).
+    fn merge(&mut self, other: Warnings) {
+        let total = self.total + other.total;
+        let room = MAX_KEPT_SKIPS.saturating_sub(self.kept.len());
+        self.kept.extend(other.kept.into_iter().take(room));
+        self.total = total;
+    }
+}
+
+impl std::ops::Deref for Warnings {
+    type Target = [Skip];
+    fn deref(&self) -> &[Skip] {
+        &self.kept
+    }
+}
+
+impl<'a> IntoIterator for &'a Warnings {
+    type Item = &'a Skip;
+    type IntoIter = std::slice::Iter<'a, Skip>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.kept.iter()
+    }
+}
+
 /// The whole report.
 #[derive(Default)]
 pub struct Report {
@@ -360,8 +411,8 @@ pub struct Report {
     pub streaks: Vec<BlockStreak>,
     /// Skipped records (the first [`MAX_KEPT_SKIPS`]; the count is in the summary).
     pub skipped: Vec<Skip>,
-    /// Reader warnings (the first [`MAX_KEPT_SKIPS`]).
-    pub warnings: Vec<Skip>,
+    /// Reader and replay warnings (the first [`MAX_KEPT_SKIPS`] kept, all counted).
+    pub warnings: Warnings,
     /// Matching mode, for the header of renderings.
     pub mode: MatchMode,
     /// When the guardrails use both matching modes: which guardrail uses which
@@ -415,13 +466,9 @@ impl Report {
         self.traces.extend(other.traces);
         self.completions.extend(other.completions);
         self.streaks.extend(other.streaks);
-        for (kept, more) in [
-            (&mut self.skipped, other.skipped),
-            (&mut self.warnings, other.warnings),
-        ] {
-            let room = MAX_KEPT_SKIPS.saturating_sub(kept.len());
-            kept.extend(more.into_iter().take(room));
-        }
+        let room = MAX_KEPT_SKIPS.saturating_sub(self.skipped.len());
+        self.skipped.extend(other.skipped.into_iter().take(room));
+        self.warnings.merge(other.warnings);
         self.sections.extend(other.sections);
     }
 }
@@ -812,11 +859,7 @@ impl<'a> Replayer<'a> {
                     self.report.skipped.push(s.clone());
                 }
             }
-            Event::Warning(w) => {
-                if self.report.warnings.len() < MAX_KEPT_SKIPS {
-                    self.report.warnings.push(w.clone());
-                }
-            }
+            Event::Warning(w) => self.report.warnings.push(w.clone()),
         }
     }
 
@@ -1637,7 +1680,7 @@ fn shown(s: &str) -> String {
 /// into the report's warnings (`FILE:LINE: guardrail ...`), up to [`MAX_KEPT_SKIPS`] (issue 6
 /// T13: an undecidable regex is decided conservatively and always reported).
 fn note_undecided(
-    warnings: &mut Vec<Skip>,
+    warnings: &mut Warnings,
     file: &str,
     line: u64,
     state: &mut crate::guardrails::TraceState,
@@ -1647,17 +1690,15 @@ fn note_undecided(
     }
 }
 
-/// Keeps a replay warning about `file:line` (no column), unless [`MAX_KEPT_SKIPS`] are kept
-/// already (the summary counts them all).
-fn warn(warnings: &mut Vec<Skip>, file: &str, line: u64, message: String) {
-    if warnings.len() < MAX_KEPT_SKIPS {
-        warnings.push(Skip {
-            path: std::path::PathBuf::from(file),
-            line,
-            column: None,
-            message,
-        });
-    }
+/// Counts a replay warning about `file:line` (no column), kept unless [`MAX_KEPT_SKIPS`] are
+/// kept already.
+fn warn(warnings: &mut Warnings, file: &str, line: u64, message: String) {
+    warnings.push(Skip {
+        path: std::path::PathBuf::from(file),
+        line,
+        column: None,
+        message,
+    });
 }
 
 #[cfg(test)]
