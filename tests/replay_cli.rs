@@ -1940,3 +1940,57 @@ fn composite_ids_are_the_same_in_every_format() {
     }
     assert!(!html.contains("outer/0") && !text.contains("outer/0"));
 }
+
+/// New-user N2-4: beyond the 1,000 warnings kept, the count of the others is reported: standard
+/// error's last line says how many were not shown, `json` and `json-lines` carry
+/// `warnings_not_listed`, SARIF a last note (before, standard error said "... and 950 more"
+/// whatever the count, and no format said how many were dropped).
+#[test]
+fn warnings_beyond_those_kept_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "c.toml", CONFIG);
+    // One warning per call: a time no reader can read.
+    let mut text = String::new();
+    for i in 0..1500 {
+        text.push_str(&format!(
+            "{{\"rec\":\"call\",\"raw_key\":\"A.A.get_{i}\",\"status\":\"ok\",\"start\":\"yesterday\"}}\n"
+        ));
+    }
+    let trace = write(dir.path(), "t.jsonl", &text);
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 51, "{stderr}");
+    assert_eq!(
+        stderr.lines().last(),
+        Some("cellguard: warning: ... and 1450 more")
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(v["warnings_not_listed"].as_u64(), Some(500));
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "json-lines"]);
+    let lines = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(lines.matches("{\"warning\":").count(), 1000);
+    assert!(lines.contains("{\"warnings_not_listed\":500}"), "{lines}");
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "sarif"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = v["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
+    assert_eq!(notes.len(), 1001);
+    assert_eq!(
+        notes[1000]["message"]["text"].as_str(),
+        Some("... and 500 more warnings (not listed)")
+    );
+    // Up to the cap nothing is added.
+    let short: String = text.lines().take(1000).map(|l| format!("{l}\n")).collect();
+    let trace = write(dir.path(), "s.jsonl", &short);
+    let out = replay(&["--config", &cfg, &trace, "--output-format", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1000));
+    assert!(v.get("warnings_not_listed").is_none());
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()
+        .is_some_and(|l| l == "cellguard: warning: ... and 950 more"));
+}

@@ -49,6 +49,32 @@ struct Compiled {
     /// searched, and compiling a Unicode-aware pattern costs about a millisecond.
     fullmatch: std::sync::OnceLock<Result<fancy_regex::Regex, String>>,
     start: std::sync::OnceLock<Result<fancy_regex::Regex, String>>,
+    /// For a pattern with `\b` / `\B` (without `re.ASCII`): the same pattern with them
+    /// translated exactly, used on the texts where the engine's word characters and Python's
+    /// differ ([`word_chars_differ`]; the engine's own `\b` is much faster).
+    exact: Option<Box<Compiled>>,
+}
+
+impl Compiled {
+    /// The compiled form of translation `t` of `source`.
+    fn new(source: &str, t: String, exact: Option<Box<Compiled>>) -> Result<Self, PyRegexError> {
+        Ok(Compiled {
+            source: source.to_string(),
+            search: build(&t)?,
+            translated: t,
+            fullmatch: std::sync::OnceLock::new(),
+            start: std::sync::OnceLock::new(),
+            exact,
+        })
+    }
+
+    /// The form to match `text` with.
+    fn for_text(&self, text: &str) -> &Compiled {
+        match &self.exact {
+            Some(exact) if word_chars_differ(text) => exact,
+            _ => self,
+        }
+    }
 }
 
 /// Backtracking steps one match attempt may take (backreferences and look-around need the
@@ -144,14 +170,15 @@ impl PyRegex {
     /// Compiles a Python pattern. Errors: what Python's `re.compile` raises, plus
     /// untranslatable constructs (see the module docs).
     pub fn new(pattern: &str) -> Result<Self, PyRegexError> {
-        let t = translate(pattern)?;
-        Ok(Self(std::sync::Arc::new(Compiled {
-            source: pattern.to_string(),
-            search: build(&t)?,
-            translated: t,
-            fullmatch: std::sync::OnceLock::new(),
-            start: std::sync::OnceLock::new(),
-        })))
+        let (t, unicode_b) = translate_b(pattern, false)?;
+        let exact = match unicode_b {
+            true => {
+                let (exact, _) = translate_b(pattern, true)?;
+                Some(Box::new(Compiled::new(pattern, exact, None)?))
+            }
+            false => None,
+        };
+        Ok(Self(std::sync::Arc::new(Compiled::new(pattern, t, exact)?)))
     }
 
     /// The Python pattern as written.
@@ -162,6 +189,7 @@ impl PyRegex {
     /// `re.search(pattern, text) is not None`.
     pub fn search(&self, text: &str) -> Result<bool, MatchError> {
         self.0
+            .for_text(text)
             .search
             .is_match(text)
             .map_err(|e| MatchError(e.to_string()))
@@ -169,16 +197,16 @@ impl PyRegex {
 
     /// `re.match(pattern, text) is not None`.
     pub fn is_match_at_start(&self, text: &str) -> Result<bool, MatchError> {
-        self.0
-            .anchored(&self.0.start, |t| format!("\\A(?:{t})"))?
+        let c = self.0.for_text(text);
+        c.anchored(&c.start, |t| format!("\\A(?:{t})"))?
             .is_match(text)
             .map_err(|e| MatchError(e.to_string()))
     }
 
     /// `re.fullmatch(pattern, text) is not None`.
     pub fn fullmatch(&self, text: &str) -> Result<bool, MatchError> {
-        self.0
-            .anchored(&self.0.fullmatch, |t| format!("\\A(?:{t})\\z"))?
+        let c = self.0.for_text(text);
+        c.anchored(&c.fullmatch, |t| format!("\\A(?:{t})\\z"))?
             .is_match(text)
             .map_err(|e| MatchError(e.to_string()))
     }
@@ -199,13 +227,14 @@ impl PyRegex {
         text: &str,
     ) -> (Vec<(Option<String>, String)>, Option<MatchError>) {
         let mut out = Vec::new();
-        for c in self.0.search.captures_iter(text) {
+        let re = &self.0.for_text(text).search;
+        for c in re.captures_iter(text) {
             let c = match c {
                 Ok(c) => c,
                 Err(e) => return (out, Some(MatchError(e.to_string()))),
             };
             let whole = c.get(0).map_or(String::new(), |m| m.as_str().to_string());
-            let m = if self.0.search.captures_len() > 1 {
+            let m = if re.captures_len() > 1 {
                 c.get(1).map(|m| m.as_str().to_string())
             } else {
                 Some(whole.clone())
@@ -219,9 +248,10 @@ impl PyRegex {
     /// (`None` when that group did not take part), else the whole match.
     pub fn find_captures(&self, text: &str) -> Result<Vec<Option<String>>, MatchError> {
         let mut out = Vec::new();
-        for c in self.0.search.captures_iter(text) {
+        let re = &self.0.for_text(text).search;
+        for c in re.captures_iter(text) {
             let c = c.map_err(|e| MatchError(e.to_string()))?;
-            let m = if self.0.search.captures_len() > 1 {
+            let m = if re.captures_len() > 1 {
                 c.get(1)
             } else {
                 c.get(0)
@@ -241,6 +271,199 @@ const ASCII_B: &str = "(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=
 /// `\B` under `re.ASCII`.
 const ASCII_NOT_B: &str =
     "(?:(?<=[0-9A-Za-z_])(?=[0-9A-Za-z_])|(?<![0-9A-Za-z_])(?![0-9A-Za-z_])(?!\\A\\z))";
+
+/// Python's `\w` without `re.ASCII`: `str.isalnum()` or `_`, which is the letters and numbers
+/// of Unicode (categories L and N; checked against CPython 3.11 over every code point). Rust's
+/// `\w` differs: it adds the combining marks, connector punctuation other than `_`, the joiners
+/// and other alphabetic symbols (`Ⓐ`), and lacks the numbers of category No (`²`, `½`).
+const PY_WORD: &str = "\\p{L}\\p{N}_";
+/// `\b` without `re.ASCII`, exactly as Python's word characters ([`PY_WORD`]) define it.
+const UNICODE_B: &str =
+    "(?:(?<=[\\p{L}\\p{N}_])(?![\\p{L}\\p{N}_])|(?<![\\p{L}\\p{N}_])(?=[\\p{L}\\p{N}_]))";
+/// `\B` without `re.ASCII`, likewise.
+const UNICODE_NOT_B: &str =
+    "(?:(?<=[\\p{L}\\p{N}_])(?=[\\p{L}\\p{N}_])|(?<![\\p{L}\\p{N}_])(?![\\p{L}\\p{N}_])(?!\\A\\z))";
+
+/// True when a `\b` of the engine (Rust's Unicode word characters) may decide differently from
+/// Python's in `text`: it holds a character that is a word character to one and not the other.
+fn word_chars_differ(text: &str) -> bool {
+    static DIFF: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new("[\\w~~[\\p{L}\\p{N}_]]").ok());
+    !text.is_ascii() && DIFF.as_ref().is_none_or(|d| d.is_match(text))
+}
+
+/// Python's simple lower-case mapping as `re` uses it (`_sre.unicode_tolower`: the first
+/// character of the full mapping, so `İ` lowers to `i`).
+fn py_lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+/// Python's `_sre.unicode_iscased`: the character has a lower or upper case other than itself.
+fn py_cased(c: char) -> bool {
+    py_lower(c) != c || c.to_uppercase().next().unwrap_or(c) != c
+}
+
+/// `re`'s extra case equivalences (`re._casefix._EXTRA_CASES` of CPython 3.11): lower-case
+/// characters that match each other under `IGNORECASE` although neither lowers to the other.
+const EXTRA_CASES: &[(u32, &[u32])] = &[
+    (0x69, &[0x131]),
+    (0x73, &[0x17f]),
+    (0xb5, &[0x3bc]),
+    (0x131, &[0x69]),
+    (0x17f, &[0x73]),
+    (0x345, &[0x3b9, 0x1fbe]),
+    (0x390, &[0x1fd3]),
+    (0x3b0, &[0x1fe3]),
+    (0x3b2, &[0x3d0]),
+    (0x3b5, &[0x3f5]),
+    (0x3b8, &[0x3d1]),
+    (0x3b9, &[0x345, 0x1fbe]),
+    (0x3ba, &[0x3f0]),
+    (0x3bc, &[0xb5]),
+    (0x3c0, &[0x3d6]),
+    (0x3c1, &[0x3f1]),
+    (0x3c2, &[0x3c3]),
+    (0x3c3, &[0x3c2]),
+    (0x3c6, &[0x3d5]),
+    (0x3d0, &[0x3b2]),
+    (0x3d1, &[0x3b8]),
+    (0x3d5, &[0x3c6]),
+    (0x3d6, &[0x3c0]),
+    (0x3f0, &[0x3ba]),
+    (0x3f1, &[0x3c1]),
+    (0x3f5, &[0x3b5]),
+    (0x432, &[0x1c80]),
+    (0x434, &[0x1c81]),
+    (0x43e, &[0x1c82]),
+    (0x441, &[0x1c83]),
+    (0x442, &[0x1c84, 0x1c85]),
+    (0x44a, &[0x1c86]),
+    (0x463, &[0x1c87]),
+    (0x1c80, &[0x432]),
+    (0x1c81, &[0x434]),
+    (0x1c82, &[0x43e]),
+    (0x1c83, &[0x441]),
+    (0x1c84, &[0x442, 0x1c85]),
+    (0x1c85, &[0x442, 0x1c84]),
+    (0x1c86, &[0x44a]),
+    (0x1c87, &[0x463]),
+    (0x1c88, &[0xa64b]),
+    (0x1e61, &[0x1e9b]),
+    (0x1e9b, &[0x1e61]),
+    (0x1fbe, &[0x345, 0x3b9]),
+    (0x1fd3, &[0x390]),
+    (0x1fe3, &[0x3b0]),
+    (0xa64b, &[0x1c88]),
+    (0xfb05, &[0xfb06]),
+    (0xfb06, &[0xfb05]),
+];
+
+/// The characters a literal `c` matches under Python's `IGNORECASE` (`ascii`: with `re.ASCII`),
+/// when the engine's own case-insensitive matching (Unicode simple case folding) would match
+/// others; `None` when the engine's matches are Python's. Python compares lower cases: a cased
+/// `c` matches every character whose lower case is `c`'s, or one of `c`'s lower case's extra
+/// equivalents ([`EXTRA_CASES`]); with `re.ASCII` only ASCII letters have cases. Of the ASCII
+/// letters only `i`/`I` (Python adds `İ` and `ı`) and, with `re.ASCII`, `k`/`s` (the engine adds
+/// the Kelvin sign and `ſ`) differ; every other non-ASCII character is spelled out.
+fn case_set(c: char, ascii: bool) -> Option<Vec<char>> {
+    if ascii {
+        return match c {
+            'k' | 'K' | 's' | 'S' => Some(vec![c.to_ascii_lowercase(), c.to_ascii_uppercase()]),
+            _ if c.is_ascii() => None,
+            _ => Some(vec![c]),
+        };
+    }
+    if c.is_ascii() && !matches!(c, 'i' | 'I') {
+        return None;
+    }
+    if !py_cased(c) {
+        return Some(vec![c]);
+    }
+    static LOWERED_FROM: std::sync::LazyLock<rustc_hash::FxHashMap<char, Vec<char>>> =
+        std::sync::LazyLock::new(|| {
+            let mut m: rustc_hash::FxHashMap<char, Vec<char>> = Default::default();
+            for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+                let l = py_lower(c);
+                if l != c {
+                    m.entry(l).or_default().push(c);
+                }
+            }
+            m
+        });
+    let lo = py_lower(c);
+    let extra = EXTRA_CASES
+        .iter()
+        .find(|(k, _)| *k == lo as u32)
+        .map_or(&[][..], |(_, v)| *v);
+    let mut out = Vec::new();
+    for t in std::iter::once(lo).chain(extra.iter().filter_map(|&x| char::from_u32(x))) {
+        if py_lower(t) == t {
+            out.push(t);
+        }
+        out.extend(LOWERED_FROM.get(&t).into_iter().flatten());
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
+
+/// Appends to a class under `IGNORECASE` (`ascii`: with `re.ASCII`) the characters Python matches
+/// with its members `lo..=hi` that the engine's case folding does not add: a class matches a
+/// character when the character's lower case is a member's or an extra equivalent of one
+/// ([`case_set`]). With `re.ASCII` (the class is then matched without the engine's folding) the
+/// other case of each ASCII letter. A range of more than 1,024 non-ASCII characters is left to
+/// the engine's folding.
+fn class_case_range(extra: &mut String, lo: char, hi: char, ascii: bool) {
+    let mut add = |c: char| extra.push_str(&format!("\\x{{{:X}}}", c as u32));
+    if ascii {
+        for c in (lo as u32..=(hi as u32).min(0x7f)).filter_map(char::from_u32) {
+            if c.is_ascii_alphabetic() {
+                add(if c.is_ascii_lowercase() {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                });
+            }
+        }
+        return;
+    }
+    if (lo..=hi).contains(&'i') || (lo..=hi).contains(&'I') {
+        add('\u{130}');
+        add('\u{131}');
+    }
+    let from = (lo as u32).max(0x80);
+    if (hi as u32) < from || hi as u32 - from > 1024 {
+        return;
+    }
+    for c in (from..=hi as u32).filter_map(char::from_u32) {
+        for m in case_set(c, false).into_iter().flatten() {
+            if m != c {
+                add(m);
+            }
+        }
+    }
+}
+
+/// Appends the literal `c` under `flags`: under `IGNORECASE`, as the set of characters Python
+/// matches with it when the engine's case folding differs ([`case_set`]).
+fn push_lit_as(out: &mut String, c: char, flags: Flags) {
+    let set = if flags.i { case_set(c, flags.a) } else { None };
+    match set.as_deref() {
+        None => push_lit(out, c),
+        Some([one]) => {
+            out.push_str("(?-i:");
+            push_lit(out, *one);
+            out.push(')');
+        }
+        Some(many) => {
+            out.push_str("(?-i:[");
+            for &m in many {
+                out.push_str(&format!("\\x{{{:X}}}", m as u32));
+            }
+            out.push_str("])");
+        }
+    }
+}
 
 const MAXREPEAT: u64 = 4_294_967_295;
 
@@ -283,6 +506,11 @@ struct Parser {
     /// Open look-behinds: groups defined before each, and whether a backreference inside it
     /// names a group defined inside it (Python rejects that at the look-behind's end).
     lookbehinds: Vec<(usize, bool)>,
+    /// `\b` / `\B` without `re.ASCII` are translated exactly (look-arounds over Python's word
+    /// characters, slower) rather than as the engine's own.
+    exact_b: bool,
+    /// The pattern holds a `\b` or `\B` without `re.ASCII`.
+    unicode_b: bool,
 }
 
 fn err<T>(message: impl Into<String>, position: usize) -> Result<T, PyRegexError> {
@@ -304,8 +532,9 @@ fn push_lit(out: &mut String, c: char) {
     }
 }
 
-/// Translates a Python pattern to fancy-regex syntax.
-fn translate(pattern: &str) -> Result<String, PyRegexError> {
+/// Translates a Python pattern to fancy-regex syntax, with `\b` / `\B` (without `re.ASCII`) as
+/// Python's exactly (`exact_b`) or as the engine's; also tells whether the pattern holds one.
+fn translate_b(pattern: &str, exact_b: bool) -> Result<(String, bool), PyRegexError> {
     let mut p = Parser {
         p: pattern.chars().collect(),
         pos: 0,
@@ -322,6 +551,8 @@ fn translate(pattern: &str) -> Result<String, PyRegexError> {
         },
         cond_refs: Vec::new(),
         lookbehinds: Vec::new(),
+        exact_b,
+        unicode_b: false,
     };
     let flags = p.global;
     let (body, _) = p.alternation(flags, 0, true)?;
@@ -337,7 +568,7 @@ fn translate(pattern: &str) -> Result<String, PyRegexError> {
         out.push_str("(?i)");
     }
     out.push_str(&body);
-    Ok(out)
+    Ok((out, p.unicode_b))
 }
 
 impl Parser {
@@ -586,7 +817,7 @@ impl Parser {
             '(' => self.group(flags, depth, first, here, out),
             '\\' => self.escape(*flags, here, out),
             _ => {
-                push_lit(out, c);
+                push_lit_as(out, c, *flags);
                 Ok(((1, Some(1)), true))
             }
         }
@@ -1081,9 +1312,9 @@ impl Parser {
             ('d', true) => "0-9",
             ('D', false) => "[^\\d]",
             ('D', true) => "[^0-9]",
-            ('w', false) => "\\w",
+            ('w', false) => PY_WORD,
             ('w', true) => "0-9A-Za-z_",
-            ('W', false) => "[^\\w]",
+            ('W', false) => "[^\\p{L}\\p{N}_]",
             ('W', true) => "[^0-9A-Za-z_]",
             ('s', false) => "\\s\\x{1C}-\\x{1F}",
             ('s', true) => "\\x{9}-\\x{D}\\x{20}",
@@ -1121,15 +1352,21 @@ impl Parser {
                 return Ok(zero);
             }
             'b' => {
-                out.push_str(if flags.a { ASCII_B } else { "\\b" });
+                self.unicode_b |= !flags.a;
+                out.push_str(match (flags.a, self.exact_b) {
+                    (true, _) => ASCII_B,
+                    (false, true) => UNICODE_B,
+                    (false, false) => "\\b",
+                });
                 return Ok(zero);
             }
             'B' => {
+                self.unicode_b |= !flags.a;
                 // Python's `\B` never matches in an empty string.
-                out.push_str(if flags.a {
-                    ASCII_NOT_B
-                } else {
-                    "(?:\\B(?!\\A\\z))"
+                out.push_str(match (flags.a, self.exact_b) {
+                    (true, _) => ASCII_NOT_B,
+                    (false, true) => UNICODE_NOT_B,
+                    (false, false) => "(?:\\B(?!\\A\\z))",
                 });
                 return Ok(zero);
             }
@@ -1141,7 +1378,7 @@ impl Parser {
         }
         if c == '0' {
             let ch = self.octal('0', 2, at)?;
-            push_lit(out, ch);
+            push_lit_as(out, ch, flags);
             return Ok(one);
         }
         if c.is_ascii_digit() {
@@ -1151,7 +1388,7 @@ impl Parser {
                 if c.is_digit(8) && d2.is_digit(8) && self.peek_at(1).is_some_and(|d| d.is_digit(8))
                 {
                     let ch = self.octal(c, 2, at)?;
-                    push_lit(out, ch);
+                    push_lit_as(out, ch, flags);
                     return Ok(one);
                 }
                 digits.push(d2);
@@ -1164,19 +1401,21 @@ impl Parser {
             return self.backref(g, at, out);
         }
         if let Some(ch) = self.char_escape(c, at)? {
-            push_lit(out, ch);
+            push_lit_as(out, ch, flags);
             return Ok(one);
         }
         if c.is_ascii_alphanumeric() {
             return err(format!("bad escape \\{c}"), at);
         }
-        push_lit(out, c);
+        push_lit_as(out, c, flags);
         Ok(one)
     }
 
     /// A character class; the cursor is after `[`.
     fn class(&mut self, flags: Flags, at: usize) -> Result<String, PyRegexError> {
         let mut out = String::from("[");
+        // Under `IGNORECASE`, the characters Python's case rules add to the class's own.
+        let mut extra = String::new();
         if self.eat('^') {
             out.push('^');
         }
@@ -1220,16 +1459,30 @@ impl Parser {
                 push_lit(&mut out, *l);
                 out.push('-');
                 push_lit(&mut out, *h);
+                if flags.i {
+                    class_case_range(&mut extra, *l, *h, flags.a);
+                }
             } else {
                 match lo {
-                    Ok(ch) => push_lit(&mut out, ch),
+                    Ok(ch) => {
+                        push_lit(&mut out, ch);
+                        if flags.i {
+                            class_case_range(&mut extra, ch, ch, flags.a);
+                        }
+                    }
                     Err(set) => out.push_str(&set),
                 }
             }
             items += 1;
         }
         let _ = items;
+        out.push_str(&extra);
         out.push(']');
+        if flags.i && flags.a {
+            // `re.ASCII`: only the ASCII letters have cases, added above; the engine's case
+            // folding (which would add the Kelvin sign, `ſ`, `É`...) is off.
+            return Ok(format!("(?-i:{out})"));
+        }
         Ok(out)
     }
 

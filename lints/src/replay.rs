@@ -345,6 +345,57 @@ pub trait Observer {
     fn finish(self: Box<Self>) -> Vec<Box<dyn Section>>;
 }
 
+/// Warnings: the first [`MAX_KEPT_SKIPS`] kept (read as a slice), and how many there were in
+/// all (issue 6 N2-4: the count of those not listed is reported).
+#[derive(Debug, Default, Clone)]
+pub struct Warnings {
+    kept: Vec<Skip>,
+    total: u64,
+}
+
+impl Warnings {
+    /// Counts a warning, keeping it when fewer than [`MAX_KEPT_SKIPS`] are kept.
+    pub fn push(&mut self, w: Skip) {
+        self.total += 1;
+        if self.kept.len() < MAX_KEPT_SKIPS {
+            self.kept.push(w);
+        }
+    }
+
+    /// Every warning, kept or not.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The warnings counted but not kept.
+    pub fn not_kept(&self) -> u64 {
+        self.total.saturating_sub(self.kept.len() as u64)
+    }
+
+    /// Adds `other`'s warnings after these (kept while there is room; all counted).
+    fn merge(&mut self, other: Warnings) {
+        let total = self.total + other.total;
+        let room = MAX_KEPT_SKIPS.saturating_sub(self.kept.len());
+        self.kept.extend(other.kept.into_iter().take(room));
+        self.total = total;
+    }
+}
+
+impl std::ops::Deref for Warnings {
+    type Target = [Skip];
+    fn deref(&self) -> &[Skip] {
+        &self.kept
+    }
+}
+
+impl<'a> IntoIterator for &'a Warnings {
+    type Item = &'a Skip;
+    type IntoIter = std::slice::Iter<'a, Skip>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.kept.iter()
+    }
+}
+
 /// The whole report.
 #[derive(Default)]
 pub struct Report {
@@ -360,8 +411,8 @@ pub struct Report {
     pub streaks: Vec<BlockStreak>,
     /// Skipped records (the first [`MAX_KEPT_SKIPS`]; the count is in the summary).
     pub skipped: Vec<Skip>,
-    /// Reader warnings (the first [`MAX_KEPT_SKIPS`]).
-    pub warnings: Vec<Skip>,
+    /// Reader and replay warnings (the first [`MAX_KEPT_SKIPS`] kept, all counted).
+    pub warnings: Warnings,
     /// Matching mode, for the header of renderings.
     pub mode: MatchMode,
     /// When the guardrails use both matching modes: which guardrail uses which
@@ -415,13 +466,9 @@ impl Report {
         self.traces.extend(other.traces);
         self.completions.extend(other.completions);
         self.streaks.extend(other.streaks);
-        for (kept, more) in [
-            (&mut self.skipped, other.skipped),
-            (&mut self.warnings, other.warnings),
-        ] {
-            let room = MAX_KEPT_SKIPS.saturating_sub(kept.len());
-            kept.extend(more.into_iter().take(room));
-        }
+        let room = MAX_KEPT_SKIPS.saturating_sub(self.skipped.len());
+        self.skipped.extend(other.skipped.into_iter().take(room));
+        self.warnings.merge(other.warnings);
         self.sections.extend(other.sections);
     }
 }
@@ -636,37 +683,29 @@ fn nth_last_segment(key: &str, n: usize) -> Option<&str> {
 }
 
 /// The guardrail replayer. Feed it reader events; collect the report at the end.
-/// Cell codes whose swallowed-block results [`SwallowCache`] keeps.
+/// Cell codes whose call-site analyses [`SwallowCache`] keeps.
 const SWALLOW_CODES: usize = 16;
-/// Results kept per cell code (blocked key, resolved key, position in the cell).
-const SWALLOW_PER_CODE: usize = 64;
 
-/// One cell code and its [`crate::trace::colony::swallowed_block`] results: `(raw key,
-/// resolved key, position before the call) -> result`, oldest first.
-type CodeResults = (
-    Box<str>,
-    Vec<(
-        (Box<str>, Box<str>, u64),
-        Option<crate::trace::colony::Swallowed>,
-    )>,
-);
-
-/// [`crate::trace::colony::swallowed_block`]'s results for the cell codes seen last (issue 6
-/// T5-17): the analysis parses the cell's code (0.5-2 ms of CPU for 35-120 lines), and a cell's
-/// code is the same for every block in it and often for many cells. The same result for the
-/// same code and call, so the replay's decisions do not change. At most [`SWALLOW_CODES`]
-/// codes (the least recently used dropped first), each with at most [`SWALLOW_PER_CODE`]
-/// results (the oldest dropped first), so memory stays flat over any number of cells.
+/// The call-site analyses ([`crate::trace::colony::CellSites`]) of the cell codes seen last
+/// (issue 6 T5-17): analysing a cell's code (its parse, constants and each site's catcher) costs
+/// 0.5-2 ms of CPU for 35-120 lines, and a cell's code is the same for every block in it and
+/// often for many cells. Each code is analysed once; each block is then placed by a lookup
+/// over the sites, which gives the same result as analysing the code again, so the replay's
+/// decisions do not change. At most [`SWALLOW_CODES`] codes (the least recently used dropped
+/// first), so memory stays flat over any number of cells.
 #[derive(Default)]
 struct SwallowCache {
     /// Most recently used last.
-    codes: Vec<CodeResults>,
+    codes: Vec<(Box<str>, crate::trace::colony::CellSites)>,
+    /// Codes analysed so far (for the tests).
+    #[cfg(test)]
+    analyses: usize,
 }
 
 impl SwallowCache {
     /// How a block of the call with key as written `raw` (resolving to `resolved`), the
     /// call after `before` earlier ones of its cell, ends in the cell `code`: as
-    /// [`crate::trace::colony::swallowed_block`] says, computed once per code and call.
+    /// [`crate::trace::colony::swallowed_block`] says, with the code analysed once.
     fn swallowed(
         &mut self,
         code: &str,
@@ -674,33 +713,26 @@ impl SwallowCache {
         resolved: &str,
         before: u64,
     ) -> Option<crate::trace::colony::Swallowed> {
-        let at = match self.codes.iter().rposition(|(c, _)| **c == *code) {
+        match self.codes.iter().rposition(|(c, _)| **c == *code) {
             Some(i) => {
                 let e = self.codes.remove(i);
                 self.codes.push(e);
-                self.codes.len() - 1
             }
             None => {
                 if self.codes.len() >= SWALLOW_CODES {
                     self.codes.remove(0);
                 }
-                self.codes.push((code.into(), Vec::new()));
-                self.codes.len() - 1
+                #[cfg(test)]
+                {
+                    self.analyses += 1;
+                }
+                self.codes
+                    .push((code.into(), crate::trace::colony::CellSites::new(code)));
             }
-        };
-        let results = &mut self.codes[at].1;
-        let found = results
-            .iter()
-            .find(|((r, k, b), _)| **r == *raw && **k == *resolved && *b == before);
-        if let Some((_, s)) = found {
-            return s.clone();
         }
-        let s = crate::trace::colony::swallowed_block(code, raw, resolved, before);
-        if results.len() >= SWALLOW_PER_CODE {
-            results.remove(0);
-        }
-        results.push(((raw.into(), resolved.into(), before), s.clone()));
-        s
+        self.codes
+            .last()
+            .and_then(|(_, sites)| sites.swallowed_block(raw, resolved, before))
     }
 }
 
@@ -827,11 +859,7 @@ impl<'a> Replayer<'a> {
                     self.report.skipped.push(s.clone());
                 }
             }
-            Event::Warning(w) => {
-                if self.report.warnings.len() < MAX_KEPT_SKIPS {
-                    self.report.warnings.push(w.clone());
-                }
-            }
+            Event::Warning(w) => self.report.warnings.push(w.clone()),
         }
     }
 
@@ -1652,7 +1680,7 @@ fn shown(s: &str) -> String {
 /// into the report's warnings (`FILE:LINE: guardrail ...`), up to [`MAX_KEPT_SKIPS`] (issue 6
 /// T13: an undecidable regex is decided conservatively and always reported).
 fn note_undecided(
-    warnings: &mut Vec<Skip>,
+    warnings: &mut Warnings,
     file: &str,
     line: u64,
     state: &mut crate::guardrails::TraceState,
@@ -1662,17 +1690,15 @@ fn note_undecided(
     }
 }
 
-/// Keeps a replay warning about `file:line` (no column), unless [`MAX_KEPT_SKIPS`] are kept
-/// already (the summary counts them all).
-fn warn(warnings: &mut Vec<Skip>, file: &str, line: u64, message: String) {
-    if warnings.len() < MAX_KEPT_SKIPS {
-        warnings.push(Skip {
-            path: std::path::PathBuf::from(file),
-            line,
-            column: None,
-            message,
-        });
-    }
+/// Counts a replay warning about `file:line` (no column), kept unless [`MAX_KEPT_SKIPS`] are
+/// kept already.
+fn warn(warnings: &mut Warnings, file: &str, line: u64, message: String) {
+    warnings.push(Skip {
+        path: std::path::PathBuf::from(file),
+        line,
+        column: None,
+        message,
+    });
 }
 
 #[cfg(test)]
@@ -1704,13 +1730,9 @@ mod tests {
                 }
             }
         }
-        // One code with more calls than a code keeps.
-        for before in 0..SWALLOW_PER_CODE as u64 + 5 {
-            calls.push((
-                code(0),
-                "S.S.bad_0".into(),
-                before % (SWALLOW_PER_CODE as u64 + 2),
-            ));
+        // One code with many calls.
+        for before in 0..70 {
+            calls.push((code(0), "S.S.bad_0".into(), before % 66));
         }
         calls.push((code(0), "bad_0".into(), 1));
         calls.push((code(0), "S.S.ok".into(), 0));
@@ -1725,10 +1747,34 @@ mod tests {
             );
             swallowed += usize::from(got.is_some());
             assert!(cache.codes.len() <= SWALLOW_CODES);
-            assert!(cache.codes.iter().all(|c| c.1.len() <= SWALLOW_PER_CODE));
         }
         // Both kinds of answers were checked.
         assert!(swallowed > 0 && swallowed < calls.len(), "{swallowed}");
+    }
+
+    /// Issue 6 T5-17 split: a code is analysed once for all the blocks in it (each block is a
+    /// lookup), and again only after it was dropped from the cache.
+    #[test]
+    fn swallow_cache_analyses_each_code_once() {
+        let code = |n: usize| {
+            format!("try:\n    await run(\"S.S.a_{n}\")\nexcept Exception:\n    pass\ntry:\n    await run(\"S.S.b_{n}\")\nexcept Exception:\n    pass\n")
+        };
+        let mut cache = SwallowCache::default();
+        for n in 0..SWALLOW_CODES {
+            for (key, before) in [("a", 0), ("b", 1), ("a", 0), ("b", 1)] {
+                let key = format!("S.S.{key}_{n}");
+                assert!(cache.swallowed(&code(n), &key, &key, before).is_some());
+            }
+        }
+        assert_eq!(cache.analyses, SWALLOW_CODES);
+        // A new code drops the least recently used one (code 0), analysed again when met.
+        assert!(cache
+            .swallowed(&code(99), "S.S.a_99", "S.S.a_99", 0)
+            .is_some());
+        assert!(cache.swallowed(&code(1), "S.S.b_1", "S.S.b_1", 1).is_some());
+        assert_eq!(cache.analyses, SWALLOW_CODES + 1);
+        assert!(cache.swallowed(&code(0), "S.S.a_0", "S.S.a_0", 0).is_some());
+        assert_eq!(cache.analyses, SWALLOW_CODES + 2);
     }
 
     use std::path::Path;

@@ -633,7 +633,8 @@ pub fn run(args: ReplayArgs, color: super::ColorChoice) -> anyhow::Result<ExitSt
         );
         shown += 1;
     }
-    let total_notes = report.summary.records_skipped as usize + report.warnings.len();
+    // Every skipped record and warning, kept in the report or not (issue 6 N2-4).
+    let total_notes = report.summary.records_skipped as usize + report.warnings.total() as usize;
     if total_notes > shown {
         eprintln!("cellguard: warning: ... and {} more", total_notes - shown);
     }

@@ -173,6 +173,12 @@ fn json_report_with(
             Value::Array(report.warnings.iter().map(skip_json).collect()),
         );
     }
+    if report.warnings.not_kept() > 0 {
+        top.insert(
+            "warnings_not_listed".into(),
+            report.warnings.not_kept().into(),
+        );
+    }
     for s in &report.sections {
         for (k, v) in s.json() {
             top.insert(k, v);
@@ -207,6 +213,13 @@ pub fn json_lines_tail(report: &Report, out: &mut impl Write) -> std::io::Result
     }
     for s in &report.warnings {
         writeln!(out, "{}", json!({"warning": skip_json(s)}))?;
+    }
+    if report.warnings.not_kept() > 0 {
+        writeln!(
+            out,
+            "{}",
+            json!({"warnings_not_listed": report.warnings.not_kept()})
+        )?;
     }
     writeln!(out, "{}", json!({"summary": summary_json(report)}))
 }
@@ -721,6 +734,13 @@ fn sarif_notifications(report: &Report) -> Vec<Value> {
             .iter()
             .map(|s| sarif_notification(s, "reader-warning")),
     );
+    if report.warnings.not_kept() > 0 {
+        out.push(json!({
+            "descriptor": {"id": "reader-warning"},
+            "level": "note",
+            "message": {"text": format!("... and {} more warnings (not listed)", report.warnings.not_kept())},
+        }));
+    }
     if unkept > 0 {
         out.push(json!({
             "descriptor": {"id": "record-skipped"},
@@ -1400,7 +1420,10 @@ fn html_skips(report: &Report, h: &mut String) {
         return;
     }
     h.push_str("<h2>Skipped records and warnings</h2><table><tr><th>kind</th><th>file</th><th>line</th><th>column</th><th>message</th></tr>");
-    for (kind, list) in [("skipped", &report.skipped), ("warning", &report.warnings)] {
+    for (kind, list) in [
+        ("skipped", &report.skipped[..]),
+        ("warning", &report.warnings[..]),
+    ] {
         for s in list {
             h.push_str(&format!(
                 "<tr><td>{kind}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -1419,6 +1442,12 @@ fn html_skips(report: &Report, h: &mut String) {
     if unkept > 0 {
         h.push_str(&format!(
             "<p class=\"muted\">… and {unkept} more skipped records (counted, not listed).</p>"
+        ));
+    }
+    if report.warnings.not_kept() > 0 {
+        h.push_str(&format!(
+            "<p class=\"muted\">… and {} more warnings (not listed).</p>",
+            report.warnings.not_kept()
         ));
     }
 }

@@ -134,7 +134,9 @@ pub const RESERVED_IDS: [(&str, &str); 4] = [
 /// characters (`*`, `?`) is compiled as the literal substring Colony would use, with a warning:
 /// no action key contains them, so the pattern almost certainly disarms its guardrail
 /// (issue 6 R14). Likewise a `substring` alternative with whitespace at either end is matched
-/// as written, as Colony does, with a warning (issue 6 T5-21).
+/// as written, as Colony does, with a warning (issue 6 T5-21). A `key` pattern holding
+/// fnmatch / shell glob syntax (`[`, `]`, `{`, `}`, `,`) or whitespace inside an alternative is
+/// compiled as written, with a warning: it matches nothing (issue 6 N2-8).
 fn compile_pattern(
     d: &Doc,
     text: &str,
@@ -171,6 +173,30 @@ fn compile_pattern(
                  that contain that whitespace ({remedy})"
             ),
         );
+    }
+    if mode == MatchMode::Key {
+        // fnmatch / shell glob syntax, or a space inside an alternative: `key` mode matches
+        // them literally, and no action key holds them (issue 6 N2-8).
+        let odd: Vec<String> = text
+            .split('|')
+            .flat_map(|a| a.trim().chars())
+            .filter(|c| matches!(c, '[' | ']' | '{' | '}' | ',') || c.is_whitespace())
+            .map(|c| format!("{c:?}"))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !odd.is_empty() {
+            d.warn(
+                span,
+                format!(
+                    "pattern `{text}` holds {}, which `key` mode matches literally (its globs \
+                     are only `*`, `?` and `**`: no `[...]` sets or `{{a,b}}` alternatives; \
+                     write alternatives as `a|b`), and no action key contains it, so it \
+                     matches nothing",
+                    odd.join(", ")
+                ),
+            );
+        }
     }
     Ok(p)
 }
@@ -632,6 +658,13 @@ fn parse_one(
             let mut patterns = Vec::new();
             for (s, span) in strings(d, pv, "`patterns`")? {
                 patterns.push(pattern(set, &s, &span)?);
+            }
+            if patterns.is_empty() {
+                // An approval gate over no pattern gates nothing (issue 6 N2-6).
+                return Err(d.error(
+                    &pv.span,
+                    "`patterns` must not be empty (an approval gate over no pattern gates nothing)",
+                ));
             }
             let dry_run_exempt = match get(t, "dry-run-exempt") {
                 Some(b) => boolean(d, b, "`dry-run-exempt`")?,

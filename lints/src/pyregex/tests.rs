@@ -294,3 +294,120 @@ fn repeated_zero_width_items() {
     assert!(!search("^(?=a)+b", "b"));
     assert!(search("^(?!a)*?a", "a"));
 }
+
+/// `re.finditer` whole matches (`[m.group(0) for m in re.finditer(p, s)]`).
+fn all(p: &str, s: &str) -> Vec<String> {
+    let (found, error) = PyRegex::new(p).unwrap().find_captures_partial(s);
+    assert_eq!(error, None);
+    found.into_iter().map(|(_, whole)| whole).collect()
+}
+
+/// Issue 6 T5-1: `\w` is `str.isalnum()` or `_` (Unicode letters and numbers), not Rust's `\w`
+/// (which adds combining marks, connector punctuation, joiners and alphabetic symbols, and
+/// lacks `²`/`½`). Expected values from CPython 3.11.7 (Unicode 14).
+#[test]
+fn word_class_is_str_isalnum() {
+    assert_eq!(all(r"\w+", "x²y"), vec!["x²y"]);
+    assert!(!search(r"\w", "\u{301}"));
+    assert!(!search(r"\w", "‿"));
+    assert!(!search(r"\w", "Ⓐ"));
+    assert!(search(r"\w", "½"));
+    assert!(!search(r"\w", "\u{200d}"));
+    assert!(search(r"\W", "\u{301}"));
+    assert_eq!(all(r"[\w]+", "a\u{301}b"), vec!["a", "b"]);
+    // `(?a)` keeps ASCII.
+    assert!(!search(r"(?a)\w", "½"));
+}
+
+/// Issue 6 T5-1: `\b` / `\B` follow Python's word characters, on texts where Rust's differ
+/// (the exact form) and on others (the engine's own, faster). CPython 3.11.7 values.
+#[test]
+fn word_boundary_follows_python_word_characters() {
+    assert_eq!(all(r"\bcafe\b", "cafe\u{301}"), vec!["cafe"]);
+    assert!(!search(r"\bcafe\b", "cafes"));
+    assert!(!search(r"x\b", "x²"));
+    assert_eq!(all(r"x\B", "x²"), vec!["x"]);
+    assert_eq!(all(r"\bda\b", "da‿b"), vec!["da"]);
+    assert_eq!(all(r"(?i)\byes\b", "YES!"), vec!["YES"]);
+    assert!(!search(r"\b", "\u{301}"));
+    let re = PyRegex::new(r"\bcafe\b").unwrap();
+    assert!(re.fullmatch("cafe").unwrap());
+    assert!(re.is_match_at_start("cafe\u{301}").unwrap());
+    assert!(!re.is_match_at_start("xcafe\u{301}").unwrap());
+}
+
+/// Issue 6 T5-1: `IGNORECASE` compares Python's lower cases (plus `re`'s extra equivalences),
+/// not Unicode simple case folding; with `re.ASCII` only ASCII letters have cases. CPython
+/// 3.11.7 values.
+#[test]
+fn ignorecase_is_pythons() {
+    for (p, s, want) in [
+        ("(?i)i", "İ", true),
+        ("(?i)i", "ı", true),
+        ("(?i)I", "ı", true),
+        ("(?i)confirm", "CONFİRM", true),
+        ("(?i)ı", "I", true),
+        ("(?ai)k", "\u{212a}", false),
+        ("(?ai)s", "ſ", false),
+        ("(?i)k", "\u{212a}", true),
+        ("(?i)s", "ſ", true),
+        ("(?i)ß", "ẞ", true),
+        ("(?i)ß", "ss", false),
+        ("(?i)σ", "ς", true),
+        ("(?i)Σ", "ς", true),
+        ("(?i)ΐ", "\u{1fd3}", true),
+        ("(?i)µ", "Μ", true),
+        ("(?i)θ", "ϑ", true),
+        ("(?i)в", "ᲀ", true),
+        ("(?ai)é", "É", false),
+        ("(?i)é", "É", true),
+        ("(?i)ﬅ", "ﬆ", true),
+        ("(?i:i)x", "İx", true),
+        ("(?i)a(?-i:i)", "Aİ", false),
+        ("(?i)straße", "STRASSE", false),
+        ("(?i)\\u0130", "i", true),
+        ("(?i)İ+", "iIıİ", true),
+    ] {
+        assert_eq!(search(p, s), want, "{p} {s}");
+    }
+    assert_eq!(all("(?i)i+", "xiIİıy"), vec!["iIİı"]);
+}
+
+/// Issue 6 T5-1: the classes and anchors Rust's `regex` reads otherwise (`\d` is Unicode
+/// decimal digits in both; `$` before a final newline; `\Z`), with CPython 3.11.7 values.
+#[test]
+fn digits_anchors_as_python() {
+    assert!(search(r"\d", "٣"));
+    assert!(!search(r"\d", "²"));
+    assert!(!search(r"(?a)\d", "٣"));
+    assert!(search(r"\s", "\x1c"));
+    assert_eq!(all("a$", "a\n"), vec!["a"]);
+    assert!(!search(r"a\Z", "a\n"));
+}
+
+/// Issue 6 T5-1: a class under `IGNORECASE` matches what Python's does: `İ`/`ı` with `i`, the
+/// extra equivalences, and with `re.ASCII` only ASCII case pairs. CPython 3.11.7 values.
+#[test]
+fn ignorecase_classes_are_pythons() {
+    for (p, s, want) in [
+        ("(?i)[a-z]", "İ", true),
+        ("(?i)[a-z]", "ı", true),
+        ("(?i)[a-z]", "\u{212a}", true),
+        ("(?i)[a-z]", "ſ", true),
+        ("(?ai)[a-z]", "\u{212a}", false),
+        ("(?ai)[a-z]", "ſ", false),
+        ("(?ai)[a-z]", "Q", true),
+        ("(?ai)[^a-z]", "Q", false),
+        ("(?ai)[^a-z]", "\u{212a}", true),
+        ("(?ai)[é]", "É", false),
+        ("(?i)[é]", "É", true),
+        ("(?i)[ΐ]", "\u{1fd3}", true),
+        ("(?i)[ΰ]", "\u{1fe3}", true),
+        ("(?i)[^a-z]", "İ", false),
+        ("(?i)[i]", "İ", true),
+        ("(?i)[σ]", "ς", true),
+        ("(?i)[\\w]", "İ", true),
+    ] {
+        assert_eq!(search(p, s), want, "{p} {s}");
+    }
+}

@@ -163,31 +163,61 @@ fn cells_trace(ctx: &mut DocCtx, items: &[Item], root: &Map<String, Value>, line
 /// the approvals seen so far.
 pub(crate) struct Cells<'a> {
     items: std::vec::IntoIter<Item<'a>>,
-    n: usize,
-    approvals: Approvals,
+    state: CellState,
 }
 
-impl<'a> Cells<'a> {
-    /// Emits the trace's header at `line`: the fields of the `root` object (the document that
-    /// holds the list, or none), the `agent_id` of the first item with one when `root` has
-    /// none, and the epoch from the date of the first cell. The cells follow, one per
-    /// [`Cells::step`].
-    fn start(ctx: &mut DocCtx, items: Vec<Item<'a>>, root: &Map<String, Value>, line: u64) -> Self {
+/// What the header of a list of cells takes from the cells themselves: the date of the first
+/// cell and the first `agent_id`, each from the first item that has one ([`HeaderFacts::learn`]
+/// on the items in order). A streaming reader learns them ahead of the cells it converts.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct HeaderFacts {
+    /// The first item's date (Unix seconds).
+    first_wall: Option<f64>,
+    agent_id: Option<String>,
+}
+
+impl HeaderFacts {
+    /// True when no later item can change the facts.
+    pub(crate) fn complete(&self) -> bool {
+        self.first_wall.is_some() && self.agent_id.is_some()
+    }
+
+    /// The keys an item may give a fact still unknown under (none when [`Self::complete`]).
+    pub(crate) fn wanted_keys(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        if self.first_wall.is_none() {
+            keys.extend(["start_wall", "child_action_spans"]);
+        }
+        if self.agent_id.is_none() {
+            keys.push("agent_id");
+        }
+        keys
+    }
+
+    /// Takes the facts item `r` gives that no item before it gave.
+    pub(crate) fn learn(&mut self, r: &RawValue) {
         // The date of the first cell: its `start_wall` (codegen iterations) or, for cells
         // without one (`colony-replay/1`), the earliest `start_wall` of its child action spans,
         // so the same recording gets the same epoch in either shape (issue 6 T4-5).
         // An item is parsed whole only when it has one of the keys looked for (or cannot be
         // read as an object cheaply): a recording without them costs no second parse.
-        let may_have = |r: &RawValue, keys: &[&str]| {
-            obj(r).is_none_or(|o| keys.iter().any(|k| o.contains_key(*k)))
+        let o = obj(r);
+        let may_have = |keys: &[&str]| {
+            o.as_ref()
+                .is_none_or(|o| keys.iter().any(|k| o.contains_key(*k)))
         };
-        let first_wall = items.iter().find_map(|(_, r)| {
-            let r = r.as_ref().ok()?;
-            if !may_have(r, &["start_wall", "child_action_spans"]) {
-                return None;
-            }
-            let m = map(r)?;
-            m.get("start_wall")
+        let want_wall =
+            self.first_wall.is_none() && may_have(&["start_wall", "child_action_spans"]);
+        let want_agent = self.agent_id.is_none() && may_have(&["agent_id"]);
+        if !want_wall && !want_agent {
+            return;
+        }
+        let Some(m) = map(r) else {
+            return;
+        };
+        if want_wall {
+            let wall = m
+                .get("start_wall")
                 .and_then(Value::as_f64)
                 .or_else(|| {
                     m.get("child_action_spans")?
@@ -196,28 +226,74 @@ impl<'a> Cells<'a> {
                         .filter_map(|s| s.get("start_wall")?.as_f64())
                         .min_by(f64::total_cmp)
                 })
-                .map(convert::unix_seconds)
-        });
+                .map(convert::unix_seconds);
+            self.first_wall = wall;
+        }
+        if want_agent {
+            self.agent_id = m
+                .get("agent_id")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+    }
+}
+
+/// The conversion state of a list of cells after its header: the next cell's number and the
+/// approvals seen so far.
+pub(crate) struct CellState {
+    n: usize,
+    approvals: Approvals,
+}
+
+impl CellState {
+    /// Emits the trace's header at `line` (the fields of `root`, the document that holds the
+    /// list or none, completed by `facts`) and returns the state before the first cell.
+    pub(crate) fn start(
+        ctx: &mut DocCtx,
+        facts: &HeaderFacts,
+        root: &Map<String, Value>,
+        line: u64,
+    ) -> Self {
         let mut root = root.clone();
         if !root.contains_key("agent_id") {
-            if let Some(a) = items.iter().find_map(|(_, r)| {
-                let r = r.as_ref().ok()?;
-                if !may_have(r, &["agent_id"]) {
-                    return None;
-                }
-                map(r)?
-                    .get("agent_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            }) {
-                root.insert("agent_id".into(), Value::String(a));
+            if let Some(a) = &facts.agent_id {
+                root.insert("agent_id".into(), Value::String(a.clone()));
             }
         }
-        header(ctx, line, &root, first_wall);
-        Cells {
-            items: items.into_iter(),
+        header(ctx, line, &root, facts.first_wall);
+        CellState {
             n: 0,
             approvals: Approvals::default(),
+        }
+    }
+
+    /// Converts the next cell, read at `line`, into `ctx`'s events (a skip when it is no cell).
+    pub(crate) fn cell(&mut self, ctx: &mut DocCtx, line: u64, item: Result<&RawValue, String>) {
+        let n = self.n;
+        self.n += 1;
+        cell(ctx, n, line, item, &mut self.approvals);
+    }
+}
+
+impl<'a> Cells<'a> {
+    /// Emits the trace's header at `line`: the fields of the `root` object (the document that
+    /// holds the list, or none), the `agent_id` of the first item with one when `root` has
+    /// none, and the epoch from the date of the first cell. The cells follow, one per
+    /// [`Cells::step`].
+    fn start(ctx: &mut DocCtx, items: Vec<Item<'a>>, root: &Map<String, Value>, line: u64) -> Self {
+        let mut facts = HeaderFacts::default();
+        for (_, r) in &items {
+            if facts.complete() {
+                break;
+            }
+            if let Ok(r) = r {
+                facts.learn(r);
+            }
+        }
+        let state = CellState::start(ctx, &facts, root, line);
+        Cells {
+            items: items.into_iter(),
+            state,
         }
     }
 
@@ -227,9 +303,7 @@ impl<'a> Cells<'a> {
         let Some((line, item)) = self.items.next() else {
             return false;
         };
-        let n = self.n;
-        self.n += 1;
-        cell(ctx, n, line, item, &mut self.approvals);
+        self.state.cell(ctx, line, item);
         true
     }
 }
@@ -1265,7 +1339,17 @@ fn cell_sites(code: &str) -> Vec<Site> {
             let Some(args) = node.child_by_field_name("arguments") else {
                 continue;
             };
-            let consts = constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
+            // The cell's constants are worked out only for a key that is no literal (most
+            // keys are literals: the walk over every identifier is then saved, issue 6 T5-17).
+            let mut key_of = |v: Node| match crate::parse::literal_str(v, text) {
+                Some(k) => Some(k),
+                None if v.kind() == "identifier" => {
+                    let consts =
+                        constants.get_or_insert_with(|| cell_constants(tree.root_node(), text));
+                    key_text(v, text, consts)
+                }
+                None => None,
+            };
             let mut key = None;
             let mut c = args.walk();
             for (i, a) in args.named_children(&mut c).enumerate() {
@@ -1274,12 +1358,10 @@ fn cell_sites(code: &str) -> Vec<Site> {
                         .map(|n| crate::parse::text(n, text))
                         == Some("action_key")
                     {
-                        key = a
-                            .child_by_field_name("value")
-                            .and_then(|v| key_text(v, text, consts));
+                        key = a.child_by_field_name("value").and_then(&mut key_of);
                     }
                 } else if i == 0 {
-                    key = key_text(a, text, consts);
+                    key = key_of(a);
                 }
             }
             let bound = bound.get_or_insert_with(|| bound_names(tree.root_node(), text));
@@ -1437,22 +1519,51 @@ impl Swallowed {
 /// cell's calls before this one: when no site of the cell can run twice (no loop or function
 /// around any), the call came from a site at or after that rank. Taken from the cell's python
 /// (or untagged) blocks, like [`run_sites`].
+///
+/// The same as [`CellSites::new`]`(code)`[`.swallowed_block(raw, resolved, before)`](CellSites::swallowed_block);
+/// a caller with several blocks in the same code analyses it once with [`CellSites::new`].
 pub fn swallowed_block(code: &str, raw: &str, resolved: &str, before: u64) -> Option<Swallowed> {
-    let sites = cell_sites(code);
-    let once = sites.iter().all(|s| !s.repeats);
-    let candidates: Vec<usize> = (0..sites.len())
-        .filter(|&i| site_could_make(sites[i].key.as_deref(), raw, resolved))
-        .filter(|&i| !once || i as u64 >= before)
-        .collect();
-    let mut out: Option<Swallowed> = None;
-    for &at in &candidates {
-        let s = placed(&sites, at)?;
-        if out.as_ref().is_some_and(|o| *o != s) {
-            return None;
-        }
-        out = Some(s);
+    CellSites::new(code).swallowed_block(raw, resolved, before)
+}
+
+/// The `run(...)` call sites of one cell's code, analysed once (parse, the cell's constants,
+/// each site's key, catcher and enclosing constructs; issue 6 T5-17), so that each block in
+/// that code is then placed by a lookup over the sites ([`CellSites::swallowed_block`]) instead
+/// of a new analysis.
+#[derive(Debug, Default)]
+pub struct CellSites {
+    sites: Vec<Site>,
+    /// No site can run twice (no loop or function around any).
+    once: bool,
+}
+
+impl CellSites {
+    /// Analyses the call sites of a cell's `code`.
+    pub fn new(code: &str) -> Self {
+        let sites = cell_sites(code);
+        let once = sites.iter().all(|s| !s.repeats);
+        CellSites { sites, once }
     }
-    out
+
+    /// How a block of the call with key as written `raw` (resolving to `resolved`), after
+    /// `before` earlier calls of its cell, ends in this code: as [`swallowed_block`] says.
+    pub fn swallowed_block(&self, raw: &str, resolved: &str, before: u64) -> Option<Swallowed> {
+        let sites = &self.sites;
+        let mut out: Option<Swallowed> = None;
+        for (at, site) in sites.iter().enumerate() {
+            if !site_could_make(site.key.as_deref(), raw, resolved)
+                || (self.once && (at as u64) < before)
+            {
+                continue;
+            }
+            let s = placed(sites, at)?;
+            if out.as_ref().is_some_and(|o| *o != s) {
+                return None;
+            }
+            out = Some(s);
+        }
+        out
+    }
 }
 
 /// The later call sites of a cell placed relative to a block swallowed at site `at`; `None`

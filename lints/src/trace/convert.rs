@@ -78,78 +78,130 @@ pub fn unix_seconds(t: f64) -> f64 {
 }
 
 /// An optional timestamp: a number of seconds, milliseconds, microseconds or nanoseconds since
-/// the Unix epoch ([`unix_seconds`]), or an RFC 3339 string.
+/// the Unix epoch ([`unix_seconds`]), or an ISO 8601 string ([`parse_rfc3339`]).
 pub(crate) fn opt_time(o: &Obj, key: &str) -> Result<Option<f64>, String> {
     match o.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Ok(n.as_f64().map(unix_seconds)),
         Some(v) if super::nonfinite::number_of(v).is_some() => {
-            Err(bad(key, "a number of seconds or an RFC 3339 string", v))
+            Err(bad(key, "a number of seconds or an ISO 8601 string", v))
         }
         Some(Value::String(s)) => parse_rfc3339(s)
             .map(Some)
-            .ok_or_else(|| format!("field `{key}`: `{s}` is not an RFC 3339 time")),
-        Some(v) => Err(bad(key, "a number of seconds or an RFC 3339 string", v)),
+            .ok_or_else(|| format!("field `{key}`: `{s}` is not an ISO 8601 time")),
+        Some(v) => Err(bad(key, "a number of seconds or an ISO 8601 string", v)),
     }
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 / ISO 8601 time (`2026-06-21T10:00:00.5Z`,
-/// `+02:00` offsets, a space instead of `T`; no offset means UTC). `None` when malformed.
+/// Seconds since the Unix epoch of an ISO 8601 time as Python 3.11's
+/// `datetime.fromisoformat` reads it (issue 6 N2-1), RFC 3339 included: a date `2026-06-21` or
+/// `20260621` (midnight), then any one separator character (`T`, a space, ...) and a time
+/// `10`, `10:00`, `10:00:00` or basic `1000`, `100000`, with a fraction after `.` or `,`, then
+/// an offset `Z`, `±hh`, `±hhmm`, `±hh:mm` or `±hh:mm:ss`. No offset is UTC. The second may be
+/// `60` (an RFC 3339 leap second). `None` for anything else (week and ordinal dates, hour 24,
+/// out-of-range fields).
 pub fn parse_rfc3339(s: &str) -> Option<f64> {
     let s = s.trim();
     let b = s.as_bytes();
-    if b.len() < 19 {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = s.get(r)?;
-        if t.bytes().all(|c| c.is_ascii_digit()) {
-            t.parse().ok()
-        } else {
-            None
-        }
+    let digits = |t: &[u8]| -> Option<i64> {
+        (!t.is_empty() && t.iter().all(u8::is_ascii_digit))
+            .then(|| std::str::from_utf8(t).ok()?.parse().ok())?
     };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    if b[4] != b'-' || b[7] != b'-' || !(b[10] == b'T' || b[10] == b't' || b[10] == b' ') {
-        return None;
-    }
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let month_days = super::model::days_in_month(y as u32, mo.clamp(0, 99) as u32);
-    // RFC 3339 §5.6 ranges: hour 00-23, minute 00-59, second 00-60 (a leap second).
-    let clock = h < 24 && mi < 60 && se <= 60;
-    if b[13] != b':' || b[16] != b':' || !(1..=i64::from(month_days)).contains(&d) || !clock {
-        return None;
-    }
-    let mut rest = &s[19..];
-    let mut frac = 0.0;
-    if let Some(r) = rest.strip_prefix('.') {
-        let digits: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
-        if digits.is_empty() {
+    // The date, extended or basic.
+    let (y, mo, d, date_len) = if b.get(4) == Some(&b'-') {
+        if b.get(7) != Some(&b'-') {
             return None;
         }
-        frac = format!("0.{digits}").parse().unwrap_or(0.0);
-        rest = &r[digits.len()..];
+        (
+            digits(b.get(0..4)?)?,
+            digits(b.get(5..7)?)?,
+            digits(b.get(8..10)?)?,
+            10,
+        )
+    } else {
+        (
+            digits(b.get(0..4)?)?,
+            digits(b.get(4..6)?)?,
+            digits(b.get(6..8)?)?,
+            8,
+        )
+    };
+    let month_days = super::model::days_in_month(y as u32, mo.clamp(0, 99) as u32);
+    if !(1..=i64::from(month_days)).contains(&d) {
+        return None;
     }
-    let offset = match rest {
-        "" | "Z" | "z" => 0,
-        r if (r.starts_with('+') || r.starts_with('-'))
-            && r.len() == 6
-            && r.as_bytes()[3] == b':' =>
-        {
-            let sign = if r.starts_with('-') { -1 } else { 1 };
-            let two = |t: &str| -> Option<i64> {
-                t.bytes()
-                    .all(|c| c.is_ascii_digit())
-                    .then(|| t.parse().ok())?
-            };
-            let (oh, om) = (two(r.get(1..3)?)?, two(r.get(4..6)?)?);
-            if oh >= 24 || om >= 60 {
+    let (mut h, mut mi, mut se, mut frac, mut offset) = (0, 0, 0, 0.0, 0);
+    if b.len() > date_len {
+        // Any one character separates the date from the time (a character, not a byte).
+        let sep = s[date_len..].chars().next()?;
+        let t = &s[date_len + sep.len_utf8()..];
+        let (clock, zone) = match t.find(['Z', 'z', '+', '-']) {
+            Some(i) => (&t[..i], Some(&t[i..])),
+            None => (t, None),
+        };
+        let c = clock.as_bytes();
+        let (hms, rest): (Vec<&[u8]>, &[u8]) = if c.get(2) == Some(&b':') {
+            // Extended: hh:mm[:ss[.f]].
+            let end = c
+                .iter()
+                .position(|&x| x == b'.' || x == b',')
+                .unwrap_or(c.len());
+            let parts: Vec<&[u8]> = c[..end].split(|&x| x == b':').collect();
+            (parts, &c[end..])
+        } else {
+            // Basic: hh[mm[ss[.f]]].
+            let end = c
+                .iter()
+                .position(|&x| x == b'.' || x == b',')
+                .unwrap_or(c.len());
+            if end % 2 != 0 || end == 0 || end > 6 {
                 return None;
             }
-            sign * (oh * 3600 + om * 60)
+            (c[..end].chunks(2).collect(), &c[end..])
+        };
+        if hms.is_empty() || hms.len() > 3 || hms.iter().any(|p| p.len() != 2) {
+            return None;
         }
-        _ => return None,
-    };
+        let parts: Vec<i64> = hms.iter().map(|p| digits(p)).collect::<Option<_>>()?;
+        h = parts[0];
+        mi = parts.get(1).copied().unwrap_or(0);
+        se = parts.get(2).copied().unwrap_or(0);
+        // RFC 3339 §5.6 ranges: hour 00-23, minute 00-59, second 00-60 (a leap second).
+        if h >= 24 || mi >= 60 || se > 60 {
+            return None;
+        }
+        if let Some(f) = rest.get(1..) {
+            // A fraction only after the seconds.
+            if hms.len() != 3 {
+                return None;
+            }
+            frac = format!("0.{}", std::str::from_utf8(f).ok()?)
+                .parse::<f64>()
+                .ok()
+                .filter(|_| digits(f).is_some())?;
+        }
+        offset = match zone {
+            None | Some("Z" | "z") => 0,
+            Some(z) => {
+                let sign = if z.starts_with('-') { -1 } else { 1 };
+                let z = z.get(1..)?.as_bytes();
+                let (zh, zm, zs) = match z.len() {
+                    2 => (digits(z)?, 0, 0),
+                    4 => (digits(&z[0..2])?, digits(&z[2..4])?, 0),
+                    5 if z[2] == b':' => (digits(&z[0..2])?, digits(&z[3..5])?, 0),
+                    6 => (digits(&z[0..2])?, digits(&z[2..4])?, digits(&z[4..6])?),
+                    8 if z[2] == b':' && z[5] == b':' => {
+                        (digits(&z[0..2])?, digits(&z[3..5])?, digits(&z[6..8])?)
+                    }
+                    _ => return None,
+                };
+                if zh >= 24 || zm >= 60 || zs >= 60 {
+                    return None;
+                }
+                sign * (zh * 3600 + zm * 60 + zs)
+            }
+        };
+    }
     // Days from civil (Howard Hinnant's algorithm).
     let y2 = if mo <= 2 { y - 1 } else { y };
     let era = if y2 >= 0 { y2 } else { y2 - 399 } / 400;
@@ -288,7 +340,7 @@ fn header(o: &Obj, warnings: &mut Vec<String>) -> Header {
                 w,
                 Err(bad(
                     "recorded_at",
-                    "a number of seconds or an RFC 3339 string",
+                    "a number of seconds or an ISO 8601 string",
                     v,
                 )),
             ),
@@ -701,6 +753,42 @@ mod tests {
     }
 
     #[test]
+    fn iso_8601_times_as_python_reads_them() {
+        // Issue 6 N2-1: the values are CPython 3.11's `datetime.fromisoformat(s).timestamp()`
+        // (UTC when no offset is given).
+        for (s, want) in [
+            ("2026-06-24T10:00:00+0000", 1_782_295_200.0),
+            ("20260624T100000Z", 1_782_295_200.0),
+            ("2026-06-24T10:00Z", 1_782_295_200.0),
+            ("2026-06-24T10:00:00,5Z", 1_782_295_200.5),
+            ("2026-06-24T10:00:00", 1_782_295_200.0),
+            ("2026-06-24", 1_782_259_200.0),
+            ("20260624", 1_782_259_200.0),
+            ("2026-06-24T10", 1_782_295_200.0),
+            ("2026-06-24T1000", 1_782_295_200.0),
+            ("2026-06-24T10:00:00-0130", 1_782_300_600.0),
+            ("2026-06-24T10:00:00+01:30:15", 1_782_289_785.0),
+            ("2026-06-24x10:00:00Z", 1_782_295_200.0),
+            ("20260624T10:00:00Z", 1_782_295_200.0),
+            ("2026-06-24T100000+0000", 1_782_295_200.0),
+            ("2026-06-24T10:00:00+00", 1_782_295_200.0),
+        ] {
+            assert_eq!(parse_rfc3339(s), Some(want), "{s}");
+        }
+        // Python rejects these too.
+        for s in [
+            "2026-06-24T24:00:00Z",
+            "2026-06-24T10:0000Z",
+            "2026-06-24T10:00:00+0",
+            "2026-06-24T",
+            "2026-06-24T10:00:00 UTC",
+            "1782295200",
+        ] {
+            assert_eq!(parse_rfc3339(s), None, "{s}");
+        }
+    }
+
+    #[test]
     fn rfc3339_times() {
         assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0.0));
         assert_eq!(parse_rfc3339("2026-06-21T10:00:00Z"), Some(1_782_036_000.0));
@@ -727,8 +815,8 @@ mod tests {
         assert_eq!(
             w,
             [
-                "field `start`: `2026-06-24 10:00:00 UTC` is not an RFC 3339 time; the value is ignored and the call is kept",
-                "field `end` must be a number of seconds or an RFC 3339 string, found a boolean; the value is ignored and the call is kept",
+                "field `start`: `2026-06-24 10:00:00 UTC` is not an ISO 8601 time; the value is ignored and the call is kept",
+                "field `end` must be a number of seconds or an ISO 8601 string, found a boolean; the value is ignored and the call is kept",
                 "field `index` must be a non-negative integer, found a string; the value is ignored and the call is kept",
             ]
         );

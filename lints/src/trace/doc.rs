@@ -448,6 +448,9 @@ pub(crate) fn classify_item(o: &RawObj) -> Option<Format> {
     None
 }
 
+/// The warning [`prepare`] gives for invalid UTF-8.
+pub(crate) const BAD_UTF8: &str = "invalid UTF-8 replaced by U+FFFD";
+
 /// JSON text made readable by serde_json, as Python's `json` reads it ([`prepare`]).
 pub(crate) struct Prepared {
     /// The text: invalid UTF-8 replaced by U+FFFD, lone surrogate escapes and `NaN` /
@@ -476,7 +479,7 @@ pub(crate) fn prepare(bytes: Vec<u8>) -> Prepared {
     let mut warnings = Vec::new();
     if let Some(at) = bad_utf8 {
         let line = (LineIndex::new(&text).line_of(at) + 1) as u64;
-        warnings.push((line, "invalid UTF-8 replaced by U+FFFD".to_string()));
+        warnings.push((line, BAD_UTF8.to_string()));
     }
     let (may_surrogate, may_nonfinite) = super::nonfinite::document_needs(&text);
     let surrogates = if may_surrogate {

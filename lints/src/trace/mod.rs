@@ -171,10 +171,14 @@ fn open_read<R: Read + Send + 'static>(
     }
     // Many chat conversations in one file are streamed one at a time; anything else is read
     // whole (with the bytes the probe read).
-    let (mut bytes, mut input) = match stream::open(path, Box::new(input), bytes, format)? {
-        Ok(reader) => return Ok(reader),
-        Err(back) => back,
-    };
+    // A file [`open`] opened (not standard input; its size is known) can be read again: a
+    // streamed Colony recording reads its cells ahead for its header instead of holding them.
+    let reopen = (path.as_os_str() != "-" && size > 0).then_some(path);
+    let (mut bytes, mut input) =
+        match stream::open_with(path, Box::new(input), bytes, format, reopen)? {
+            Ok(reader) => return Ok(reader),
+            Err(back) => back,
+        };
     bytes.reserve(
         size.saturating_add(1)
             .min(1 << 30)

@@ -172,7 +172,7 @@ impl Epoch {
                 .map(super::colony::epoch_of_time)
                 .ok_or_else(|| {
                     format!(
-                        "`{s}` is not an RFC 3339 time (expected a date such as `2026-06-21` or a time such as `2026-06-21T10:00:00Z`)"
+                        "`{s}` is not an ISO 8601 time (expected a date such as `2026-06-21` or a time such as `2026-06-21T10:00:00Z`)"
                     )
                 });
         }
@@ -953,7 +953,7 @@ mod tests {
         ] {
             let e = Epoch::parse(bad).expect_err(bad);
             assert!(
-                e.contains("RFC 3339") || e.contains("unknown semantics epoch"),
+                e.contains("ISO 8601") || e.contains("unknown semantics epoch"),
                 "{e}"
             );
         }

@@ -18,7 +18,7 @@
 
 use super::doc::{self, DocCtx};
 use super::model::*;
-use super::{chat, BoxedReader, TraceError};
+use super::{chat, colony, BoxedReader, TraceError};
 use serde_json::value::RawValue;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -191,6 +191,21 @@ fn is_conversation(v: &RawValue) -> bool {
     })
 }
 
+/// True when `v`, the first element of a list or the first line, is a Colony cell that the
+/// whole-document reader would convert as the first of a list of cells (a codegen iteration or a
+/// `colony-replay/1` cell): an object it classifies as Colony that is neither a span row nor a
+/// bare run-call-trace entry, and that names no conversation (issue 6 T5-12).
+fn is_colony_cell(v: &RawValue) -> bool {
+    doc::obj(v).is_some_and(|o| {
+        let has = |k: &str| o.contains_key(k);
+        doc::classify_item(&o) == Some(Format::Colony)
+            && !["traj", "messages", "conversation", "span_id"]
+                .iter()
+                .any(|k| has(k))
+            && (!has("call_index") || has("run_call_trace"))
+    })
+}
+
 /// An input [`open`] does not stream: every byte already read, then the rest of the input.
 pub(crate) type Unstreamed = (Vec<u8>, Box<dyn Read + Send>);
 
@@ -207,9 +222,45 @@ pub(crate) fn open(
     head: Vec<u8>,
     format: Option<Format>,
 ) -> Result<Result<BoxedReader, Unstreamed>, TraceError> {
-    if !matches!(format, None | Some(Format::OpenaiChat)) {
-        return Ok(Err((head, input)));
-    }
+    open_with(path, input, head, format, None)
+}
+
+/// [`open`], where `reopen` names a file that holds the same bytes as the input and can be read
+/// again: a streamed Colony recording reads it ahead for the facts its header takes from the
+/// cells ([`colony::HeaderFacts`]) instead of holding the cells until they are known.
+pub(crate) fn open_with(
+    path: &Path,
+    input: Box<dyn Read + Send>,
+    head: Vec<u8>,
+    format: Option<Format>,
+    reopen: Option<&Path>,
+) -> Result<Result<BoxedReader, Unstreamed>, TraceError> {
+    Ok(open_streamed(path, input, head, format, reopen)?.map(|r| Box::new(r) as BoxedReader))
+}
+
+/// [`open_with`], unboxed.
+fn open_streamed(
+    path: &Path,
+    input: Box<dyn Read + Send>,
+    head: Vec<u8>,
+    format: Option<Format>,
+    reopen: Option<&Path>,
+) -> Result<Result<StreamReader, Unstreamed>, TraceError> {
+    let kinds = match format {
+        None => Kinds {
+            chat: true,
+            colony: true,
+        },
+        Some(Format::OpenaiChat) => Kinds {
+            chat: true,
+            colony: false,
+        },
+        Some(Format::Colony) => Kinds {
+            chat: false,
+            colony: true,
+        },
+        Some(_) => return Ok(Err((head, input))),
+    };
     let src = Src {
         input,
         buf: head,
@@ -219,17 +270,97 @@ pub(crate) fn open(
         line: 1,
         col: 1,
     };
-    Ok(open_stream(path, src)?.map(|mut r| {
-        r.detect_shape = format.is_none();
-        Box::new(r) as BoxedReader
-    }))
+    let mut reader = match open_stream_of(path, src, kinds)? {
+        Ok(r) => r,
+        Err(back) => return Ok(Err(back)),
+    };
+    reader.detect_shape = format.is_none();
+    if let Some(run) = reader.colony.as_mut() {
+        if let Some(facts) = reopen.and_then(|p| prescan(p, reader.mode)) {
+            run.facts = Some(facts);
+        }
+    }
+    Ok(Ok(reader))
 }
 
-/// [`open`] with its input in `src`: the reader itself, or the bytes read and the input.
-fn open_stream(path: &Path, mut src: Src) -> Result<Result<StreamReader, Unstreamed>, TraceError> {
-    let mode =
-        probe(&mut src).map_err(|e| TraceError::plain(path, format!("cannot read trace: {e}")))?;
-    let Some(mode) = mode else {
+/// Which kinds of file [`open_with`] may stream.
+#[derive(Clone, Copy)]
+struct Kinds {
+    chat: bool,
+    colony: bool,
+}
+
+/// The header facts of the Colony recording in the file at `path`, streamed as `mode`: its
+/// cells read ahead, one at a time, until no later one can change them. `None` when the file
+/// cannot be read again.
+fn prescan(path: &Path, mode: Mode) -> Option<colony::HeaderFacts> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut src = Src {
+        input: Box::new(file),
+        buf: Vec::new(),
+        pos: 0,
+        eof: false,
+        keep: false,
+        line: 1,
+        col: 1,
+    };
+    if src.byte(2).ok()?.is_some() && src.buf.starts_with(b"\xEF\xBB\xBF") {
+        src.pos = 3;
+    }
+    let mut ahead = StreamReader::new(path, src, mode);
+    ahead.one_pass = false;
+    let mut facts = colony::HeaderFacts::default();
+    while !facts.complete() {
+        match ahead.next_unit().ok()? {
+            Some(Ok(unit)) => learn(&mut facts, &unit.bytes),
+            Some(Err(_)) => {}
+            None => break,
+        }
+    }
+    Some(facts)
+}
+
+/// Takes the header facts a streamed Colony cell (its bytes) gives ([`colony::HeaderFacts`]).
+/// A cell that names none of the keys the facts come from is not parsed.
+fn learn(facts: &mut colony::HeaderFacts, bytes: &[u8]) {
+    // A key can be spelled with escapes (`"agent\u005fid"`): such a cell is parsed too.
+    let names = |b: &[u8]| {
+        memchr::memmem::find(b, b"\\u").is_some()
+            || facts
+                .wanted_keys()
+                .iter()
+                .any(|k| memchr::memmem::find(b, k.as_bytes()).is_some())
+    };
+    if !names(bytes) {
+        return;
+    }
+    let prepared = doc::prepare(bytes.to_vec());
+    if let Ok(raw) = serde_json::from_str::<&RawValue>(&prepared.text) {
+        facts.learn(raw);
+    }
+}
+
+#[cfg(test)]
+fn open_stream(path: &Path, src: Src) -> Result<Result<StreamReader, Unstreamed>, TraceError> {
+    open_stream_of(
+        path,
+        src,
+        Kinds {
+            chat: true,
+            colony: false,
+        },
+    )
+}
+
+/// [`open_stream`] for the `kinds` of file given.
+fn open_stream_of(
+    path: &Path,
+    mut src: Src,
+    kinds: Kinds,
+) -> Result<Result<StreamReader, Unstreamed>, TraceError> {
+    let probed = probe(&mut src, kinds)
+        .map_err(|e| TraceError::plain(path, format!("cannot read trace: {e}")))?;
+    let Some((mode, colony)) = probed else {
         return Ok(Err((src.buf, src.input)));
     };
     // From the start (after a byte-order mark): the probe's bytes are read again from memory.
@@ -242,22 +373,19 @@ fn open_stream(path: &Path, mut src: Src) -> Result<Result<StreamReader, Unstrea
     src.line = 1;
     src.col = 1;
     src.keep = false;
-    Ok(Ok(StreamReader {
-        src,
-        mode,
-        path: path.to_path_buf(),
-        n: 0,
-        last_line: 1,
-        pending: Vec::new().into_iter(),
-        stats: ReadStats::default(),
-        one_pass: true,
-        detect_shape: true,
-        label: None,
-    }))
+    let mut reader = StreamReader::new(path, src, mode);
+    if colony {
+        reader.one_pass = false;
+        reader.colony = Some(Box::new(ColonyRun {
+            lines: mode == Mode::Lines,
+            ..ColonyRun::default()
+        }));
+    }
+    Ok(Ok(reader))
 }
 
 /// Looks at the first value (or line) of the input: `Some` mode when it is streamed.
-fn probe(src: &mut Src) -> std::io::Result<Option<Mode>> {
+fn probe(src: &mut Src, kinds: Kinds) -> std::io::Result<Option<(Mode, bool)>> {
     if src.byte(2)?.is_some() && src.buf.starts_with(b"\xEF\xBB\xBF") {
         src.advance(3);
     }
@@ -267,12 +395,14 @@ fn probe(src: &mut Src) -> std::io::Result<Option<Mode>> {
             src.advance(1);
             if src.skip_ws()?.is_some_and(|c| c != b']') {
                 if let Some(end) = src.value_end()? {
-                    let first = std::str::from_utf8(&src.buf[src.pos..end]).ok();
-                    let conv = first
-                        .and_then(|t| serde_json::from_str::<&RawValue>(t).ok())
-                        .is_some_and(is_conversation);
-                    if conv {
-                        return Ok(Some(Mode::List { started: false }));
+                    let first = std::str::from_utf8(&src.buf[src.pos..end])
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<&RawValue>(t).ok());
+                    if kinds.chat && first.is_some_and(is_conversation) {
+                        return Ok(Some((Mode::List { started: false }, false)));
+                    }
+                    if kinds.colony && first.is_some_and(is_colony_cell) {
+                        return Ok(Some((Mode::List { started: false }, true)));
                     }
                 }
             }
@@ -298,7 +428,8 @@ fn probe(src: &mut Src) -> std::io::Result<Option<Mode>> {
                 .ok()
                 .and_then(|t| serde_json::from_str::<&RawValue>(t).ok());
             lines.push(match parsed {
-                Some(v) if is_conversation(v) => Line::Conversation,
+                Some(v) if kinds.chat && is_conversation(v) => Line::Conversation,
+                Some(v) if kinds.colony && is_colony_cell(v) => Line::ColonyCell,
                 Some(_) => Line::Other,
                 None if line == b"[" || line == b"{" => Line::Other,
                 None => Line::Malformed,
@@ -306,17 +437,22 @@ fn probe(src: &mut Src) -> std::io::Result<Option<Mode>> {
         }
         at = end + 1;
     }
-    let streamed = matches!(
-        lines.as_slice(),
-        [Line::Conversation, _, ..] | [Line::Malformed, Line::Conversation, ..]
-    );
-    Ok(streamed.then_some(Mode::Lines))
+    // Colony cells, one per line: the first non-blank line is one and another line follows.
+    Ok(match lines.as_slice() {
+        [Line::Conversation, _, ..] | [Line::Malformed, Line::Conversation, ..] => {
+            Some((Mode::Lines, false))
+        }
+        [Line::ColonyCell, _, ..] => Some((Mode::Lines, true)),
+        _ => None,
+    })
 }
 
 /// What a first line of a file is, for [`probe`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Line {
     Conversation,
+    /// A Colony cell ([`is_colony_cell`]).
+    ColonyCell,
     Malformed,
     Other,
 }
@@ -341,6 +477,159 @@ struct StreamReader {
     detect_shape: bool,
     /// The label of the first conversation (the reader's [`TraceReader::format`]).
     label: Option<Format>,
+    /// A Colony recording's cells are streamed instead of conversations.
+    colony: Option<Box<ColonyRun>>,
+}
+
+/// The state of a streamed Colony recording (a list or JSON Lines of cells, issue 6 T5-12):
+/// one trace, one cell converted at a time.
+#[derive(Default)]
+struct ColonyRun {
+    /// The facts the header takes from the cells, once known: read ahead from the file read
+    /// again ([`prescan`]), or learnt from the cells held in `ahead` (standard input).
+    facts: Option<colony::HeaderFacts>,
+    /// The conversion state after the header (`None` before the first cell).
+    state: Option<colony::CellState>,
+    /// Cells (and file events) read ahead to learn the facts, not converted yet.
+    ahead: std::collections::VecDeque<Result<Unit, Vec<Event>>>,
+    /// The invalid UTF-8 warning was given (once per file, as for a file read whole).
+    bad_utf8: bool,
+    /// The cells are JSON Lines (not a list).
+    lines: bool,
+}
+
+impl StreamReader {
+    /// A reader of `src` (positioned at the first value) in `mode`.
+    fn new(path: &Path, src: Src, mode: Mode) -> Self {
+        StreamReader {
+            src,
+            mode,
+            path: path.to_path_buf(),
+            n: 0,
+            last_line: 1,
+            pending: Vec::new().into_iter(),
+            stats: ReadStats::default(),
+            one_pass: true,
+            detect_shape: true,
+            label: None,
+            colony: None,
+        }
+    }
+
+    /// The next cell of a streamed Colony recording (or the events read ahead with it).
+    fn next_colony_item(&mut self) -> std::io::Result<Option<Result<Unit, Vec<Event>>>> {
+        if let Some(item) = self.colony.as_mut().and_then(|c| c.ahead.pop_front()) {
+            return Ok(Some(item));
+        }
+        self.next_unit()
+    }
+
+    /// Reads cells ahead of `first` (the first cell, not converted yet) until the header facts
+    /// are known, keeping them (and the file events met) in the run's `ahead`.
+    fn read_ahead(&mut self, run: &mut ColonyRun, first: &Unit) -> colony::HeaderFacts {
+        let mut facts = colony::HeaderFacts::default();
+        learn(&mut facts, &first.bytes);
+        while !facts.complete() {
+            match self.next_unit() {
+                Ok(Some(Ok(unit))) => {
+                    learn(&mut facts, &unit.bytes);
+                    run.ahead.push_back(Ok(unit));
+                }
+                Ok(Some(Err(events))) => run.ahead.push_back(Err(events)),
+                Ok(None) => break,
+                Err(e) => {
+                    self.mode = Mode::Done;
+                    let line = self.src.line;
+                    let events = self.file_event(
+                        true,
+                        line,
+                        None,
+                        format!("cannot read the rest of the trace: {e}"),
+                    );
+                    run.ahead.push_back(Err(events));
+                    break;
+                }
+            }
+        }
+        facts
+    }
+
+    /// Converts one cell of a streamed Colony recording (after the trace's start and header,
+    /// before the first): as the whole-document reader converts the same cell.
+    fn colony_cell(&mut self, unit: Unit) -> Vec<Event> {
+        let Some(mut run) = self.colony.take() else {
+            return Vec::new();
+        };
+        if run.facts.is_none() {
+            run.facts = Some(self.read_ahead(&mut run, &unit));
+        }
+        let doc::Prepared {
+            text,
+            warnings,
+            nonfinite_at,
+        } = doc::prepare(unit.bytes);
+        let mut ctx = DocCtx::at_line(&self.path, &text, unit.line);
+        for (l, message) in warnings {
+            if message == doc::BAD_UTF8 {
+                if run.bad_utf8 {
+                    continue;
+                }
+                run.bad_utf8 = true;
+            }
+            ctx.warn(unit.line + l - 1, message);
+        }
+        if run.state.is_none() {
+            ctx.start_trace(None, Format::Colony);
+            let facts = run.facts.clone().unwrap_or_default();
+            run.state = Some(colony::CellState::start(
+                &mut ctx,
+                &facts,
+                &serde_json::Map::new(),
+                unit.line,
+            ));
+        }
+        let (line, item) = match serde_json::from_str::<&RawValue>(&text) {
+            Ok(raw) => (unit.line, Ok(raw)),
+            Err(e) => {
+                let col = super::nonfinite::original_column(&nonfinite_at, 0, e.column()) as u64;
+                match (run.lines, e.line()) {
+                    (true, _) => (unit.line, Err(format!("invalid JSON at column {col}"))),
+                    (_, 0 | 1) => (
+                        unit.line,
+                        Err(format!(
+                            "invalid JSON at column {}: {}",
+                            unit.col + col - 1,
+                            super::native::strip_position(&e.to_string())
+                        )),
+                    ),
+                    (_, l) => {
+                        let line_start = crate::source::LineIndex::new(&text)
+                            .line_start(l - 1)
+                            .unwrap_or(0);
+                        let col = super::nonfinite::original_column(
+                            &nonfinite_at,
+                            line_start,
+                            e.column(),
+                        );
+                        (
+                            unit.line + l as u64 - 1,
+                            Err(format!(
+                                "invalid JSON at column {col}: {}",
+                                super::native::strip_position(&e.to_string())
+                            )),
+                        )
+                    }
+                }
+            }
+        };
+        if let Some(state) = run.state.as_mut() {
+            state.cell(&mut ctx, line, item);
+        }
+        self.stats.add(&ctx.stats);
+        let events = ctx.events;
+        self.colony = Some(run);
+        events
+    }
 }
 
 /// The format a streamed conversation is labelled with: its messages' shape when the format
@@ -632,7 +921,13 @@ impl Iterator for StreamReader {
             if let Some(e) = self.pending.next() {
                 return Some(e);
             }
-            let events = match self.next_unit() {
+            let next = if self.colony.is_some() {
+                self.next_colony_item()
+            } else {
+                self.next_unit()
+            };
+            let events = match next {
+                Ok(Some(Ok(unit))) if self.colony.is_some() => self.colony_cell(unit),
                 Ok(Some(Ok(unit))) => {
                     let n = self.n;
                     self.n += 1;
@@ -661,6 +956,9 @@ impl TraceReader for StreamReader {
         self.stats
     }
     fn format(&self) -> Format {
+        if self.colony.is_some() {
+            return Format::Colony;
+        }
         self.label.unwrap_or(Format::OpenaiChat)
     }
 }
@@ -996,5 +1294,171 @@ mod tests {
             19_998
         );
         assert_eq!(r.stats().read, 20_000);
+    }
+
+    /// The events and counts of a Colony document read whole (`stream` false) or streamed.
+    fn colony_events(name: &str, bytes: &[u8], stream: bool) -> String {
+        let path = Path::new(name);
+        match read_document_with(path, bytes.to_vec(), None, stream) {
+            Ok(mut r) => {
+                let events: Vec<Event> = r.by_ref().collect();
+                format!("{events:#?}\n{:?} {:?}", r.stats(), r.format())
+            }
+            Err(e) => format!("error {e}"),
+        }
+    }
+
+    fn colony_streamed(bytes: &[u8]) -> bool {
+        let none: Box<dyn Read + Send> = Box::new(std::io::empty());
+        matches!(
+            open_streamed(Path::new("c.json"), none, bytes.to_vec(), None, None),
+            Ok(Ok(r)) if r.colony.is_some()
+        )
+    }
+
+    /// A codegen iteration with `calls` run-call-trace entries.
+    fn iteration(step: usize, calls: usize, extra: &str) -> String {
+        let entries: Vec<String> = (0..calls)
+            .map(|j| format!("{{\"call_index\": {j}, \"action_key\": \"S.S.get_{j}\", \"parameters\": {{\"record_id\": {step}}}, \"success\": true, \"error\": null, \"output_preview\": \"ok\", \"blocked\": false}}"))
+            .collect();
+        format!(
+            "{{\"step_index\": {step}, \"generated_code\": \"await run(\\\"get_0\\\")\", \"success\": true, \"error\": null{extra}, \"run_call_trace\": [{}]}}",
+            entries.join(", ")
+        )
+    }
+
+    /// Issue 6 T5-12: a Colony list or JSON Lines of cells streamed cell by cell gives the
+    /// events (records, lines, skips, warnings, header) and counts of the whole-document reader:
+    /// every Colony fixture, and edge cases (no date on the first cell, `agent_id` on a later
+    /// one, `NaN`, lone surrogates, invalid UTF-8 in two cells, a malformed line, CRLF).
+    #[test]
+    fn streamed_colony_agrees_with_the_whole_document_reader() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/replay");
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("trace."))
+                {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let mut compared = 0;
+        for f in &files {
+            let bytes = std::fs::read(f).unwrap();
+            if !colony_streamed(&bytes) {
+                continue;
+            }
+            compared += 1;
+            let name = f.display().to_string();
+            assert_eq!(
+                colony_events(&name, &bytes, true),
+                colony_events(&name, &bytes, false),
+                "{name}"
+            );
+        }
+        assert!(compared >= 12, "{compared}");
+        let cases: Vec<Vec<u8>> = vec![
+            format!("[{}, {}]", iteration(0, 2, ""), iteration(1, 1, ", \"start_wall\": 1781481600.0, \"agent_id\": \"agent-9\"")).into_bytes(),
+            format!("[{}, {}, {}]", iteration(0, 2, ", \"start_wall\": 1781481600.0"), iteration(1, 1, ", \"agent\\u005fid\": \"agent-8\""), iteration(2, 1, ", \"agent_id\": \"agent-9\"")).into_bytes(),
+            format!("[\r\n {},\r\n {} ,\n{}\n]\n", iteration(0, 1, ", \"start_wall\": 1.7814816e12"), iteration(1, 1, ", \"x\": NaN"), iteration(2, 0, ", \"agent_id\": 7")).into_bytes(),
+            format!("{}\n{}\n\n{}\n", iteration(0, 1, ", \"note\": \"\\ud800\""), iteration(1, 1, ", \"y\": -Infinity"), iteration(2, 2, "")).into_bytes(),
+            format!("{}\n{{\"step_index\": oops}}\n{}\n", iteration(0, 1, ""), iteration(2, 1, ", \"agent_id\": \"a\"")).into_bytes(),
+            // (A first cell that is not UTF-8 is read whole.)
+            format!("{}\n{}\n{}\n", iteration(0, 1, ""), iteration(1, 1, ", \"n\": \"@\""), iteration(2, 1, ", \"m\": \"@\""))
+                .bytes()
+                .map(|b| if b == b'@' { 0xff } else { b })
+                .collect(),
+            format!("\u{feff}[{}]", iteration(0, 3, ", \"child_action_spans\": [{\"start_wall\": 1781481601.0}, {\"start_wall\": 1781481600.5}]")).into_bytes(),
+        ];
+        for (i, text) in cases.iter().enumerate() {
+            assert!(colony_streamed(text), "case {i}");
+            let whole = colony_events("c.json", text, false);
+            assert!(!whole.starts_with("error"), "case {i}: {whole}");
+            let streamed = colony_events("c.json", text, true);
+            if whole.contains("invalid UTF-8") {
+                // The one difference: a warning about a later cell's text (here invalid UTF-8,
+                // given once per file either way) comes with that cell, not before the trace.
+                let warning = "    Warning(\n        Skip {\n            path: \"c.json\",\n            line: 2,\n            column: None,\n            message: \"invalid UTF-8 replaced by U+FFFD\",\n        },\n    ),\n";
+                assert_eq!(whole.matches(warning).count(), 1, "{whole}");
+                assert_eq!(streamed.matches(warning).count(), 1, "{streamed}");
+                assert_eq!(streamed.replace(warning, ""), whole.replace(warning, ""));
+                continue;
+            }
+            assert_eq!(streamed, whole, "case {i}");
+        }
+    }
+
+    /// Issue 6 T5-12: a Colony recording in a file is read one cell at a time: however many
+    /// cells, the reader's buffer stays within a few chunks, no cell is held ahead (the header's
+    /// facts are read ahead from the file read again), and the events not yet taken are one
+    /// cell's. On standard input, cells are held ahead only until the facts are known.
+    #[test]
+    fn colony_file_is_read_one_cell_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        let cells = 4000;
+        let mut text = String::from("[\n");
+        for c in 0..cells {
+            if c > 0 {
+                text.push_str(",\n");
+            }
+            text.push_str(&iteration(c, 10, ", \"start_wall\": 1781481600.0"));
+        }
+        text.push_str("\n]\n");
+        assert!(text.len() > 5 * 1024 * 1024, "{}", text.len());
+        std::fs::write(&path, &text).unwrap();
+        // (peak buffer capacity, most cells held ahead, most events pending, calls, records read)
+        let measure = |reopen: bool, input: Box<dyn Read + Send>| {
+            let Ok(Ok(mut r)) = open_streamed(
+                &path,
+                input,
+                Vec::new(),
+                None,
+                reopen.then_some(path.as_path()),
+            ) else {
+                panic!("not streamed");
+            };
+            let (mut buf, mut ahead, mut pending, mut calls) = (0, 0, 0, 0);
+            while let Some(e) = r.next() {
+                buf = buf.max(r.src.buf.capacity());
+                ahead = ahead.max(r.colony.as_ref().map_or(0, |c| c.ahead.len()));
+                pending = pending.max(r.pending.len());
+                calls += usize::from(matches!(
+                    e,
+                    Event::Record {
+                        record: Record::Call(_),
+                        ..
+                    }
+                ));
+            }
+            (buf, ahead, pending, calls, r.stats().read)
+        };
+        let file = || Box::new(std::fs::File::open(&path).unwrap()) as Box<dyn Read + Send>;
+        let (buf, ahead, pending, calls, read) = measure(true, file());
+        assert!(buf <= 4 * CHUNK, "{buf}");
+        assert_eq!(ahead, 0);
+        // A cell's record and its ten calls (plus the trace start and header before the first).
+        assert!(pending <= 13, "{pending}");
+        assert_eq!((calls, read), (10 * cells, 11 * cells as u64));
+        // Standard input (cannot be read again) without an `agent_id`: every cell is held
+        // ahead to learn that there is none (the whole-document reader's memory, no worse).
+        let (_, ahead, _, calls, _) = measure(false, file());
+        assert_eq!((ahead, calls), (cells - 1, 10 * cells));
+        // ... and with one on the first cell, none is.
+        let first = iteration(0, 10, ", \"start_wall\": 1781481600.0");
+        let with_agent = iteration(0, 10, ", \"start_wall\": 1781481600.0, \"agent_id\": \"a\"");
+        std::fs::write(&path, text.replacen(&first, &with_agent, 1)).unwrap();
+        let (buf, ahead, _, calls, _) = measure(false, file());
+        assert_eq!((ahead, calls), (0, 10 * cells));
+        assert!(buf <= 4 * CHUNK, "{buf}");
     }
 }
