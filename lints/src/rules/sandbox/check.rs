@@ -631,8 +631,10 @@ pub struct Sbx<'t, 'a> {
     /// Class definitions of the cell by name (filled on first use).
     class_defs: Option<rustc_hash::FxHashMap<String, Node<'t>>>,
     /// Right-hand sides of the plain assignments (`name = value`, `name += value`) of the
-    /// cell by target name (filled on first use), to see how a string was built.
-    assigned: Option<rustc_hash::FxHashMap<String, Vec<Node<'t>>>>,
+    /// cell by target name (filled on first use), to see how a string was built. Shared
+    /// slices: a name can be assigned thousands of times in a long cell, and
+    /// [`Sbx::assignments_of`] is asked for it at every use of the name.
+    assigned: Option<rustc_hash::FxHashMap<String, std::rc::Rc<[Node<'t>]>>>,
     /// [`Sbx::binding_sources`] beyond plain assignments (`for` and comprehension iterables,
     /// unpacking, parameter defaults) and the `return` values of cell functions, by name
     /// (filled on first use: one walk of the cell).
@@ -2760,7 +2762,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     return Some(n);
                 }
                 let mut found = None;
-                for r in rhs {
+                for r in rhs.iter().copied() {
                     found = Some(self.host_shared(r, depth + 1)?);
                 }
                 found
@@ -2811,7 +2813,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// The expressions a cell name may get its value from: assignments and walruses, `for`
     /// and comprehension iterables, unpacking assignments and parameter defaults.
     fn binding_sources(&mut self, name: &str) -> Vec<Node<'t>> {
-        let mut out = self.assignments_of(name);
+        let mut out = self.assignments_of(name).to_vec();
         self.index_flows();
         if let Some((sources, _)) = &self.flows {
             out.extend(sources.get(name).into_iter().flatten().copied());
@@ -3181,7 +3183,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
                 let mut found = None;
-                for r in rhs {
+                for r in rhs.iter().copied() {
                     found = Some(self.host_derived(r, env, depth + 1)?);
                 }
                 found
@@ -4144,7 +4146,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             "identifier" if depth < 4 => {
                 let name = ident(node, self.it.src).into_owned();
                 self.assignments_of(&name)
-                    .into_iter()
+                    .iter()
+                    .copied()
                     .any(|r| r.id() != node.id() && self.is_module_type(r, &Env::Global, depth + 1))
             }
             _ => false,
@@ -4280,7 +4283,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .map(str::to_string)
                 .collect()
         };
-        for r in self.assignments_of(name) {
+        for r in self.assignments_of(name).iter().copied() {
             let r = unparen(r);
             if r.kind_name() != "call" {
                 continue;
@@ -5395,7 +5398,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         );
                     } else if n.kind_name() == "identifier" && depth < 8 {
                         let name = ident(n, self.it.src).into_owned();
-                        for r in self.assignments_of(&name).into_iter().take(4) {
+                        for r in self.assignments_of(&name).iter().copied().take(4) {
                             let r = unparen(r);
                             if r.id() != n.id()
                                 && matches!(
@@ -5529,7 +5532,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .map(str::to_string)
             .collect();
         let name = ident(obj, self.it.src).into_owned();
-        for r in self.assignments_of(&name).into_iter().take(4) {
+        for r in self.assignments_of(&name).iter().copied().take(4) {
             let r = unparen(r);
             if r.kind_name() != "dictionary" {
                 continue;
@@ -5794,8 +5797,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                     return self.it.eval(node, env, 0).strs().next().is_none();
                 }
-                rhs.into_iter()
-                    .any(|r| r.id() != node.id() && self.opaque_template(r, env, depth + 1))
+                rhs.iter()
+                    .any(|&r| r.id() != node.id() && self.opaque_template(r, env, depth + 1))
             }
             _ => self.it.eval(node, env, 0).strs().next().is_none(),
         }
@@ -5912,7 +5915,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         let n = ident(d, self.it.src).into_owned();
                         if let Some(r) = self
                             .assignments_of(&n)
-                            .into_iter()
+                            .iter()
+                            .copied()
                             .map(unparen)
                             .find(|r| r.kind_name() == "dictionary")
                         {
@@ -6157,8 +6161,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
             "identifier" => {
                 let name = ident(node, self.it.src).into_owned();
                 let rhs = self.assignments_of(&name);
-                rhs.into_iter()
-                    .any(|r| r.id() != node.id() && self.runtime_string(r, strict, depth + 1))
+                rhs.iter()
+                    .any(|&r| r.id() != node.id() && self.runtime_string(r, strict, depth + 1))
             }
             _ => false,
         }
@@ -6360,7 +6364,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .is_some_and(|id| self.it.prebound_may_reach(id))
     }
 
-    fn assignments_of(&mut self, name: &str) -> Vec<Node<'t>> {
+    /// The right-hand sides of the plain assignments of `name` in the cell, in source order (a
+    /// cheap shared slice: see `assigned`).
+    fn assignments_of(&mut self, name: &str) -> std::rc::Rc<[Node<'t>]> {
         if self.assigned.is_none() {
             let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
             if let Some(index) = self.index() {
@@ -6382,13 +6388,13 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
-            self.assigned = Some(map);
+            self.assigned = Some(map.into_iter().map(|(k, v)| (k, v.into())).collect());
         }
         self.assigned
             .as_ref()
             .and_then(|m| m.get(name))
             .cloned()
-            .unwrap_or_default()
+            .unwrap_or_else(|| std::rc::Rc::from([]))
     }
 
     fn is_namespace_callee(&self, callee: Node) -> bool {
@@ -6790,7 +6796,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// `type(name, bases, ns)` call assigned to it or a `class name(dict):` statement.
     fn builtin_bases_of_name(&mut self, name: &str, env: &Env) -> Vec<&'static str> {
         let mut out = Vec::new();
-        for r in self.assignments_of(name) {
+        for r in self.assignments_of(name).iter().copied() {
             let r = unparen(r);
             if r.kind_name() != "call" {
                 continue;
@@ -6903,7 +6909,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 let bs = self.class_builtin_bases(id, 0);
                 add(&mut out, bs);
             }
-            for r in self.assignments_of(&name) {
+            for r in self.assignments_of(&name).iter().copied() {
                 let r = unparen(r);
                 let named_class = match r.kind_name() {
                     "identifier" => Some(r),

@@ -287,7 +287,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 let scope = self.scope_of(e);
                 let rhs: Vec<Node<'t>> = self
                     .assignments_of(&name)
-                    .into_iter()
+                    .iter()
+                    .copied()
                     .filter(|r| self.scope_of(*r).id() == scope.id())
                     .collect();
                 if rhs.is_empty() || self.bindings_of(&name, scope) != rhs.len() {
