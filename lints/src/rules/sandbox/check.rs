@@ -2701,41 +2701,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if n.kind_name() != "identifier" || Some(n.id()) == first || ident(n, src) != name {
                 return false;
             }
-            let mut cur = n;
-            while let Some(p) = self.it.parent(cur) {
-                match p.kind_name() {
-                    "tuple"
-                    | "list"
-                    | "pattern_list"
-                    | "tuple_pattern"
-                    | "list_pattern"
-                    | "parenthesized_expression"
-                    | "list_splat_pattern"
-                    | "list_splat" => {
-                        cur = p;
-                    }
-                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                        return p.field(F::Left).is_some_and(|l| l.id() == cur.id());
-                    }
-                    "named_expression" => {
-                        return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
-                    }
-                    "as_pattern_target"
-                    | "global_statement"
-                    | "nonlocal_statement"
-                    | "parameters"
-                    | "lambda_parameters"
-                    | "default_parameter"
-                    | "typed_parameter"
-                    | "typed_default_parameter"
-                    | "dotted_name"
-                    | "case_pattern"
-                    | "keyword_pattern"
-                    | "delete_statement" => return true,
-                    _ => return false,
-                }
-            }
-            false
+            binds_name(&self.it, n)
         })
     }
 
@@ -4583,7 +4549,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .field(F::Arguments)
                 .and_then(first_named)
                 .is_some_and(|a| unparen(a).kind_name() == "identifier");
-        if (resolved || by_name) && !shields_name && super::tasks::dangling(node, self.it.src) {
+        if (resolved || by_name)
+            && !shields_name
+            && super::tasks::dangling(node, self.it.src)
+        {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(node),
@@ -6299,7 +6268,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if let Some(v) = self.module_denied.get(name) {
             return *v;
         }
-        let declared = GENERIC_MEMBER_NAMES.contains(&name)
+        let declared = super::interp::is_generic_member_name(name)
             || self.it.classes.iter().any(|c| c.fields.contains(name));
         let entries: &'a [String] = self.deny_entries;
         let found = if declared {
@@ -8368,50 +8337,6 @@ fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
 }
 
-/// Names of denied module members that ordinary objects commonly have as methods or fields
-/// (`client.close()`, `rng.seed(1)`, `path.exists()`, `self.logger`): not reported on a
-/// receiver cellguard cannot resolve ([`Sbx::module_denied_entry`]); the module itself, when
-/// cellguard sees it, is still judged by the deny list.
-const GENERIC_MEMBER_NAMES: &[&str] = &[
-    "close",
-    "stop",
-    "set_debug",
-    "sendfile",
-    "getaddrinfo",
-    "getnameinfo",
-    "add_reader",
-    "add_writer",
-    "remove_reader",
-    "remove_writer",
-    "disable",
-    "exists",
-    "lexists",
-    "finalize",
-    "load",
-    "save",
-    "logger",
-    "main",
-    "ref",
-    "register",
-    "seed",
-    "getstate",
-    "setstate",
-    "get_stack",
-    "print_stack",
-    "isdir",
-    "isfile",
-    "islink",
-    "ismount",
-    "getsize",
-    "abspath",
-    "realpath",
-    "relpath",
-    "Timer",
-    "memmap",
-    "fromfile",
-    "open",
-];
-
 /// Names the host pre-binds for its own bookkeeping (Colony's `_run_call_trace`, the policy's
 /// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or
 /// alias it (SBX005).
@@ -8608,6 +8533,52 @@ fn paren_top<'t>(it: &Interp<'t, '_>, mut n: Node<'t>) -> Node<'t> {
         n = p;
     }
     n
+}
+
+/// True when identifier `n` sits where it binds its name: an assignment, `for` or walrus
+/// target (also inside tuple/list targets), a `def`/`class` name, a parameter, an import
+/// alias, a `global`/`nonlocal`/`del` name or a capture pattern. Shared by the rebinding
+/// checks of [`Sbx`] and the narrowing of `check/narrow.rs`.
+fn binds_name<'t>(it: &Interp<'t, '_>, n: Node<'t>) -> bool {
+    let mut cur = n;
+    while let Some(p) = it.parent(cur) {
+        match p.kind_name() {
+            "tuple"
+            | "list"
+            | "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "parenthesized_expression"
+            | "list_splat_pattern"
+            | "list_splat" => cur = p,
+            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                return p.field(F::Left).is_some_and(|l| l.id() == cur.id());
+            }
+            "named_expression" => return p.field(F::Name).is_some_and(|l| l.id() == cur.id()),
+            "function_definition" | "class_definition" => {
+                return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
+            }
+            "default_parameter" | "typed_default_parameter" => {
+                return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
+            }
+            "keyword_argument" | "attribute" => return false,
+            "as_pattern_target"
+            | "global_statement"
+            | "nonlocal_statement"
+            | "parameters"
+            | "lambda_parameters"
+            | "typed_parameter"
+            | "dictionary_splat_pattern"
+            | "dotted_name"
+            | "aliased_import"
+            | "case_pattern"
+            | "keyword_pattern"
+            | "splat_pattern"
+            | "delete_statement" => return true,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The top of the attribute chain `n` is the object of, through parentheses:

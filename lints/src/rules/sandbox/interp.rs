@@ -184,6 +184,47 @@ const GENERIC_METHOD_NAMES: &[&str] = &[
     "remove_writer",
 ];
 
+/// Names of other denied module members that ordinary objects commonly have as methods or
+/// fields (`rng.seed(1)`, `path.exists()`, `self.logger`); with [`GENERIC_METHOD_NAMES`] they
+/// make up [`is_generic_member_name`].
+const GENERIC_OTHER_MEMBER_NAMES: &[&str] = &[
+    "disable",
+    "exists",
+    "lexists",
+    "finalize",
+    "load",
+    "save",
+    "logger",
+    "main",
+    "ref",
+    "register",
+    "seed",
+    "getstate",
+    "setstate",
+    "get_stack",
+    "print_stack",
+    "isdir",
+    "isfile",
+    "islink",
+    "ismount",
+    "getsize",
+    "abspath",
+    "realpath",
+    "relpath",
+    "Timer",
+    "memmap",
+    "fromfile",
+    "open",
+];
+
+/// True when `name` is a denied module member (or event-loop method) that ordinary objects
+/// commonly have (`client.close()`, `rng.seed(1)`, `path.exists()`, `self.logger`): such a
+/// name is not reported on a receiver cellguard cannot resolve; the module itself, when
+/// cellguard sees it, is still judged by the deny list. The one owner of both name lists.
+pub fn is_generic_member_name(name: &str) -> bool {
+    GENERIC_METHOD_NAMES.contains(&name) || GENERIC_OTHER_MEMBER_NAMES.contains(&name)
+}
+
 /// True when `deny` names `asyncio.AbstractEventLoop.<name>` literally (not through a glob)
 /// and the name is specific to event loops: such a method name (`subprocess_shell`,
 /// `call_later`) is reported on any receiver cellguard cannot resolve, since a loop passes
