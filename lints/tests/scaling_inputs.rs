@@ -116,3 +116,32 @@ fn annotated_parameter_chains_stay_linear_and_clean() {
     let codes: Vec<&str> = lint(&src).iter().map(|d| d.rule.code).collect();
     assert!(!codes.iter().any(|c| c.starts_with("SBX")), "{codes:?}");
 }
+
+/// A thousand named tasks, each awaited at the end, and one more never awaited (round 7
+/// S7-17): each task looked through the whole cell for the uses of its name (quadratic; the
+/// work is counted in `rules::sandbox::tasks`'s unit test). Only the dangling one is reported.
+#[test]
+fn many_tasks_find_only_the_dangling_one() {
+    let n = 1_000;
+    let mut src = String::from("import asyncio\nasync def w(x):\n    return x\n");
+    for i in 0..n {
+        src.push_str(&format!("t{i} = asyncio.create_task(w({i}))\n"));
+    }
+    src.push_str("lost = asyncio.create_task(w(0))\n");
+    for i in 0..n {
+        src.push_str(&format!("v{i} = await t{i}\n"));
+    }
+    let ds = lint(&src);
+    let sbx: Vec<_> = ds
+        .iter()
+        .filter(|d| d.rule.code.starts_with("SBX"))
+        .collect();
+    assert_eq!(sbx.len(), 1, "{sbx:?}");
+    assert_eq!(sbx[0].rule.code, "SBX009");
+    let at = sbx[0].range.start;
+    assert!(
+        src[at..].starts_with("asyncio.create_task(w(0))\nv0"),
+        "{:?}",
+        sbx[0]
+    );
+}

@@ -651,6 +651,8 @@ pub struct Sbx<'t, 'a> {
     /// Whether [`Sbx::host_laundered`] finds a host object for a name (by name) or another
     /// expression (by `#` and node id), for [`Sbx::scoped_instance`]'s argument checks.
     laundered_memo: rustc_hash::FxHashMap<String, bool>,
+    /// The uses of names that [`super::tasks::dangling`] follows (indexed on first use).
+    task_uses: super::tasks::Uses<'t>,
 }
 
 /// Whether `t` reads like a class name (`JSONEncoder`, `ActionResult`): an upper-case first
@@ -917,6 +919,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             narrow_memo: Default::default(),
             bindings_memo: Default::default(),
             laundered_memo: Default::default(),
+            task_uses: Default::default(),
         }
     }
 
@@ -4551,7 +4554,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .is_some_and(|a| unparen(a).kind_name() == "identifier");
         if (resolved || by_name)
             && !shields_name
-            && super::tasks::dangling(node, self.it.src)
+            && super::tasks::dangling(&mut self.task_uses, node, self.it.src)
         {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
