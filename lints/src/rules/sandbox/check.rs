@@ -1605,6 +1605,25 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
+            // `del x`: the name is the builtin or host value again (round 7 S7-22).
+            "delete_statement" => {
+                for t in super::interp::deleted_names(stmt) {
+                    let name = ident(t, self.it.src);
+                    let Some(id) = self.it.names.get(&name) else {
+                        continue;
+                    };
+                    if !self.it.demands(id) {
+                        continue;
+                    }
+                    let v = self.it.default_value(&name);
+                    let slot = &mut flow.0[id as usize];
+                    if strong {
+                        *slot = v;
+                    } else {
+                        slot.join(&v);
+                    }
+                }
+            }
             "import_statement" | "import_from_statement" => {
                 for (name, v, _) in self.it.import_bindings(stmt) {
                     let Some(id) = self.it.names.get(&name) else {
@@ -1823,6 +1842,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- names ------------------------------------------------------------------------------
 
     fn check_identifier(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
+        if nctx.ctx == Ctx::Del {
+            self.check_deleted_name(node);
+            return;
+        }
         // A plain name holds no builtin or module (and `__loader__` is not plain).
         if !nctx.is_load() || !self.it.is_obj_hot(node) {
             return;
@@ -1892,6 +1915,42 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some("Only the allowed submodule may be used: `import os.path` allows `os.path.join(...)`, not `os` itself".into()),
                 );
             }
+        }
+    }
+
+    /// `del name` (round 7 S7-22). Deleting `__builtins__` from the cell's globals makes
+    /// CPython hand the host's full builtins module to the next `exec` on the same globals
+    /// (Colony's next cell, `exec(code, globals())`): `exec` puts `__builtins__` back from the
+    /// caller's frame. Deleting a name whose value before the cell is a dangerous builtin
+    /// (`eval`, `getattr`, `__import__`) or a builtin the host namespace shadows (`del open`
+    /// when the namespace binds its own `open`) makes every later use, in this cell and the
+    /// next, the builtin itself.
+    fn check_deleted_name(&mut self, node: Node<'t>) {
+        let name = ident(node, self.it.src);
+        let name = &*name;
+        if name == "__builtins__" {
+            self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(node),
+                format!("Deleting `{name}`: the next `exec` on these globals (the next cell) puts the host's full builtins module back, with `eval`, `exec`, `open` and `__import__`"),
+                Some("A restricted namespace is only as strong as its `__builtins__` entry; leave it alone".into()),
+            );
+            return;
+        }
+        let Some(b) = super::interp::builtin(name) else {
+            return;
+        };
+        let dangerous = EXEC_BUILTINS.contains(&b)
+            || REFLECTIVE.contains(&b)
+            || matches!(b, "__import__" | "__build_class__");
+        let shadowed = self.namespace_names.contains(name);
+        if dangerous || shadowed {
+            self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(node),
+                format!("`del {name}` unbinds `{name}`: later uses, in this cell and the next, reach the builtin `{b}`{}", if shadowed { " instead of the namespace's own" } else { "" }),
+                Some("Bind the name to something else instead of deleting it".into()),
+            );
         }
     }
 
@@ -4552,6 +4611,20 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .field(F::Arguments)
                 .and_then(first_named)
                 .is_some_and(|a| unparen(a).kind_name() == "identifier");
+        // `asyncio.shield(x)`: what it shields keeps running when the cell is cancelled (an
+        // abort, an executor's timeout), however the shield itself is awaited (round 7 S7-8).
+        let shield = cv.iter().any(|v| {
+            matches!(v, Val::Member(p) if p.starts_with("asyncio") && p.rsplit('.').next() == Some("shield"))
+        });
+        if shield {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(node),
+                format!("`{}` protects its argument from cancellation: when the cell is aborted or timed out, the shielded work keeps running on the host's event loop", short(self.text(callee))),
+                Some("Await the work directly; a cell must stop when it is cancelled".into()),
+            );
+            return;
+        }
         if (resolved || by_name)
             && !shields_name
             && super::tasks::dangling(&mut self.task_uses, node, self.it.src)
@@ -4751,7 +4824,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     self.report(&DYNAMIC_IMPORT, crange, msg, None);
                 }
                 "type" if pos.len() == 3 => {
-                    self.check_type_dict(pos[2], env);
+                    self.check_type_dict(pos[2], env, "type(...)");
                     self.check_type_base_overrides(pos[1], pos[2], env);
                 }
                 // `type(int)("M", (), ns)`, `T = type(Ref); T("M", (Ref,), ns)`, and calls of a
@@ -4765,7 +4838,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         .iter()
                         .any(|v| matches!(v, Val::Seq(_)));
                     if name_str || bases_seq {
-                        self.check_type_dict(pos[2], env);
+                        self.check_type_dict(pos[2], env, "type(...)");
                         self.check_type_base_overrides(pos[1], pos[2], env);
                     }
                 }
@@ -4859,8 +4932,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .any(|v| matches!(v, Val::Member(p) if p.ends_with(".make_dataclass")))
         {
             if let Some((_, ns)) = kws.iter().find(|(k, _)| k == "namespace") {
-                self.check_type_dict(*ns, env);
+                self.check_type_dict(*ns, env, "make_dataclass(...)");
             }
+        }
+        if callee_text.rsplit('.').next() == Some("create_model")
+            || cv
+                .iter()
+                .any(|v| matches!(v, Val::Member(p) if p.ends_with(".create_model")))
+        {
+            self.check_create_model(node, &kws, env);
         }
         // Code strings: what `exec("...")` or a tool's `code=` argument would run.
         for b in cv.builtins().collect::<Vec<_>>() {
@@ -4978,7 +5058,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 // `typing.NamedTupleMeta`, `enum.EnumMeta`): the namespace's dunder keys are
                 // methods of the new class (round 6 S6-20).
                 if pos.len() == 3 && (last.ends_with("Meta") || last == "EnumType") {
-                    self.check_type_dict(pos[2], env);
+                    self.check_type_dict(pos[2], env, "type(...)");
                     self.check_type_base_overrides(pos[1], pos[2], env);
                 }
                 if inner_callee.kind_name() != "attribute" && !self.deny_entries.is_empty() {
@@ -6576,7 +6656,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    fn check_type_dict(&mut self, dict: Node<'t>, env: &Env) {
+    fn check_type_dict(&mut self, dict: Node<'t>, env: &Env, label: &str) {
         let inner = unparen(dict);
         // `type("E", (Exception,), {"__str__": lambda s: print(...) or "x"})`,
         // `dict(__repr__=f)` (G16).
@@ -6613,7 +6693,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     self.report(
                         &DUNDER_METHOD_DEFINITION,
                         parse::range(v),
-                        format!("`type(...)` defines dunder method `{k}` on a new class"),
+                        format!("`{label}` defines dunder method `{k}` on a new class"),
                         Some(dunder_method_help()),
                     );
                 }
@@ -6632,7 +6712,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.report(
                     &DUNDER_METHOD_DEFINITION,
                     parse::range(dict),
-                    format!("`type(...)` defines dunder method `{k}` on a new class (set as an item of `{name}`)"),
+                    format!("`{label}` defines dunder method `{k}` on a new class (set as an item of `{name}`)"),
                     Some(dunder_method_help()),
                 );
             }
@@ -6655,13 +6735,61 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             self.report(
                                 &DUNDER_METHOD_DEFINITION,
                                 parse::range(dict),
-                                format!("`type(...)` defines dunder method `{s}` on a new class"),
+                                format!("`{label}` defines dunder method `{s}` on a new class"),
                                 Some(dunder_method_help()),
                             );
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// `pydantic.create_model(name, __validators__=ns, **fields)` (round 7 S7-9). pydantic
+    /// pastes the `__validators__` dict into the new model's class namespace whatever its keys
+    /// (`{"__del__": f}`, `{"__getattr__": f}`, `{"__init_subclass__": classmethod(f)}` become
+    /// methods the interpreter calls later), and leaves a field whose name is a dunder
+    /// (`__del__=(object, f)`) on the class as that attribute: both are checked like the
+    /// namespace of `type(name, bases, ns)`. Keys of `**fields` that cellguard cannot fold are
+    /// SBX002, as an unreadable class namespace is.
+    fn check_create_model(&mut self, call: Node<'t>, kws: &[(String, Node<'t>)], env: &Env) {
+        /// `create_model`'s own double-underscore parameters (pydantic v1 and v2).
+        const PARAMS: &[&str] = &[
+            "__config__",
+            "__doc__",
+            "__base__",
+            "__module__",
+            "__validators__",
+            "__cls_kwargs__",
+            "__slots__",
+        ];
+        if let Some((_, ns)) = kws.iter().find(|(k, _)| k == "__validators__") {
+            self.check_type_dict(*ns, env, "create_model(...)");
+        }
+        for (k, v) in kws {
+            if is_dunder(k)
+                && !PARAMS.contains(&k.as_str())
+                && !ALLOWED_DUNDER_METHODS.contains(&k.as_str())
+            {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(*v),
+                    format!("`create_model` field `{k}` is left on the model class as its `{k}`"),
+                    Some(dunder_method_help()),
+                );
+            }
+        }
+        let Some(args) = call.field(F::Arguments) else {
+            return;
+        };
+        for a in named(args) {
+            if a.kind_name() != "dictionary_splat" {
+                continue;
+            }
+            let Some(inner) = named(a).into_iter().next() else {
+                continue;
+            };
+            self.check_type_dict(inner, env, "create_model(...)");
         }
     }
 

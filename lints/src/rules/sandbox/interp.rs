@@ -165,6 +165,23 @@ pub fn is_coroutine(v: &Val) -> bool {
     matches!(v, Val::Member(p) if &**p == COROUTINE)
 }
 
+/// The names `del` statement `del_stmt` unbinds (`del a`, `del a, b`, `del (a, [b])`), not
+/// the attributes or items it deletes.
+pub fn deleted_names(del_stmt: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<Node> = named_children(del_stmt);
+    while let Some(t) = stack.pop() {
+        match t.kind_name() {
+            "identifier" => out.push(t),
+            "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
+                stack.extend(named_children(t))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The deny-members prefix that stands for the methods of any event loop.
 pub const LOOP_PREFIX: &str = "asyncio.AbstractEventLoop.";
 
@@ -1909,9 +1926,19 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
         }
         let mut ids: Vec<(usize, NameId)> = Vec::new();
+        // Names a `del` statement unbinds anywhere in the cell: after it the name is the
+        // builtin or host value again (round 7 S7-22: `eval = print; del eval; eval(s)`).
+        let mut deleted: HashSet<NameId> = HashSet::default();
         for n in self.walk(self.root) {
             let k = n.kind_name();
             match k {
+                "delete_statement" => {
+                    for t in deleted_names(n) {
+                        if let Some(id) = self.name_id(t) {
+                            deleted.insert(id);
+                        }
+                    }
+                }
                 "function_definition"
                 | "lambda"
                 | "class_definition"
@@ -1960,6 +1987,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Some(end) => first_ref.get(id).is_some_and(|r| r < end),
                 None => true,
             })
+            .chain(deleted)
             .collect()
     }
 
@@ -2135,6 +2163,22 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         if let Some(special) = self.dunder_value(v, name) {
             return special;
+        }
+        // A task's, future's, runner's or asyncio primitive's `_loop` is the event loop it runs
+        // on (round 9 S9-2: `asyncio.current_task()._loop._ssock` is the host loop's socket).
+        if name == "_loop"
+            && !matches!(
+                v,
+                Val::Str(_)
+                    | Val::Bytes(_)
+                    | Val::Int(_)
+                    | Val::Seq(_)
+                    | Val::Dict(_)
+                    | Val::Inst(_)
+                    | Val::Class(_)
+            )
+        {
+            return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
         match v {
             Val::Member(p) if !is_dunder(name) && p.len() < 512 => {
@@ -2773,11 +2817,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                 })
                 .collect();
         }
+        // ... and a loop built from one of asyncio's loop classes (`asyncio.SelectorEventLoop()`,
+        // `asyncio.unix_events.SelectorEventLoop()`; round 9 S9-3).
         if path.starts_with("asyncio")
-            && matches!(
+            && (matches!(
                 last,
                 "get_running_loop" | "get_event_loop" | "new_event_loop"
-            )
+            ) || last.ends_with("EventLoop"))
         {
             return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
@@ -2791,8 +2837,16 @@ impl<'t, 'a> Interp<'t, 'a> {
         {
             return VSet::one(Val::member("asyncio.Task"));
         }
-        if path.starts_with("asyncio") && last == "get_event_loop_policy" {
+        // The host's policy, or a new one of the host's policy classes
+        // (`asyncio.DefaultEventLoopPolicy()`): its private state (`_local._loop` is the
+        // host's running loop) and its loop and watcher methods are denied (round 7 S7-15).
+        if path.starts_with("asyncio")
+            && (last == "get_event_loop_policy" || last.ends_with("EventLoopPolicy"))
+        {
             return VSet::one(Val::member("asyncio.AbstractEventLoopPolicy"));
+        }
+        if path.starts_with("asyncio") && last == "Future" {
+            return VSet::one(Val::member("asyncio.Future"));
         }
         // `await asyncio.sleep(0, x)` is `x`.
         if path == "asyncio.sleep" || path == "asyncio.tasks.sleep" {
@@ -3007,7 +3061,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         // loop's denied members apply to the result.
         if matches!(
             method,
-            "get_loop" | "get_event_loop" | "get_running_loop" | "new_event_loop"
+            "get_loop" | "_get_loop" | "get_event_loop" | "get_running_loop" | "new_event_loop"
         ) && !matches!(recv, Val::Module(_) | Val::Str(_) | Val::Bytes(_))
         {
             return Some(VSet::one(Val::member("asyncio.AbstractEventLoop")));
@@ -3016,6 +3070,13 @@ impl<'t, 'a> Interp<'t, 'a> {
             && matches!(recv, Val::Member(p) if &**p == "asyncio.AbstractEventLoop")
         {
             return Some(VSet::one(Val::member("asyncio.Task")));
+        }
+        // `loop.create_future()`: a future of the host's loop (its `_loop`, `_callbacks`, ...
+        // are denied like a task's private state; round 7 S7-15).
+        if method == "create_future"
+            && matches!(recv, Val::Member(p) if &**p == "asyncio.AbstractEventLoop")
+        {
+            return Some(VSet::one(Val::member("asyncio.Future")));
         }
         match recv {
             Val::Str(s) => self.str_method(s, method, pos, kws, env, d),
