@@ -943,6 +943,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         self.run_block(root, &mut flow, true, 0);
         self.check_attribute_validation();
         self.check_host_run_hooks();
+        self.check_module_dunder_bindings();
         // Stars of the enclosing cell, for the code strings it runs (`exec`, annotations).
         for m in self.star_modules.clone() {
             if self.nesting > 0 {
@@ -4073,6 +4074,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
         } else {
             None
         };
+        // `match getattr: case g:` binds the subject under another name (round 9 S9-16).
+        for s in &subjects {
+            self.check_escape(*s, &Env::Global, "bound by a `match` capture pattern");
+        }
         let Some(body) = m.field(F::Body) else { return };
         let mut stack: Vec<(Node<'t>, Vec<String>)> = Vec::new();
         for clause in named(body) {
@@ -5238,11 +5243,22 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 let strs: Vec<String> =
                     self.it.eval(a, env, 0).strs().map(str::to_string).collect();
                 for s in strs {
-                    if is_dunder(&s) && !BENIGN_DUNDER_READS.contains(&s.as_str()) {
+                    // A dotted path (`attrgetter("__class__.__base__")` under another name)
+                    // walks each of its parts (round 9 S9-10).
+                    let dunder = s
+                        .split('.')
+                        .find(|p| is_dunder(p) && !BENIGN_DUNDER_READS.contains(p));
+                    if let Some(part) = dunder {
+                        let part = part.to_string();
+                        let s = if part == s {
+                            format!("`{s}`")
+                        } else {
+                            format!("`{part}` (in `{s}`)")
+                        };
                         self.report(
                             &DUNDER_ACCESS,
                             parse::range(a),
-                            format!("Dunder name `{s}` passed to `{}`, which cellguard cannot resolve", short(self.text(callee))),
+                            format!("Dunder name {s} passed to `{}`, which cellguard cannot resolve", short(self.text(callee))),
                             Some("If this calls `getattr` under another name (an alias from an earlier cell, a tool), it reads a dunder attribute".into()),
                         );
                     }
@@ -5721,7 +5737,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .collect(),
             )
         };
-        if self.it.eval(template, env, 0).strs().next().is_some() {
+        let tv = self.it.eval(template, env, 0);
+        // Known texts are checked field by field; a template that may also be something else
+        // (an item of a container changed by an unpacking store, round 9 S9-15) goes on.
+        if tv.strs().next().is_some() && !tv.has_unknown() {
             return;
         }
         if !splat && args.iter().all(|a| plain(*a)) {
@@ -5848,6 +5867,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 rhs.into_iter()
                     .any(|r| r.id() != node.id() && self.opaque_template(r, env, depth + 1))
+            }
+            // `t["row"]` of a display the cell changed in ways cellguard cannot follow.
+            "subscript" => {
+                let v = self.it.eval(node, env, 0);
+                v.strs().next().is_none() || v.has_unknown()
             }
             _ => self.it.eval(node, env, 0).strs().next().is_none(),
         }
@@ -6002,7 +6026,75 @@ impl<'t, 'a> Sbx<'t, 'a> {
                                 }
                             }
                         }
-                        _ => {}
+                        _ => {
+                            // Fields held by a name (`fields = [("x", "int")]`, round 9
+                            // S9-15): the displays assigned to it are checked as written, and
+                            // a value cellguard cannot read in full (changed by an unpacking
+                            // store, appended from a computed string, a parameter) is reported:
+                            // its type strings are code `get_type_hints` evaluates.
+                            if f.kind_name() == "identifier" {
+                                let n = ident(f, self.it.src).into_owned();
+                                for r in self.assignments_of(&n).into_iter().map(unparen) {
+                                    match r.kind_name() {
+                                        "dictionary" => {
+                                            for pair in named(r) {
+                                                types.extend(pair.field(F::Value));
+                                            }
+                                        }
+                                        "list" | "tuple" => {
+                                            for item in named(r) {
+                                                let item = unparen(item);
+                                                if matches!(item.kind_name(), "tuple" | "list") {
+                                                    types.extend(named(item).get(1).copied());
+                                                }
+                                            }
+                                        }
+                                        _ => {}
+                                    }
+                                }
+                            }
+                            fn unreadable(v: &VSet, depth: u32) -> bool {
+                                v.iter().any(|x| match x {
+                                    Val::Seq(items) => {
+                                        depth < 2 && items.iter().any(|i| unreadable(i, depth + 1))
+                                    }
+                                    Val::Dict(pairs) => {
+                                        depth < 2
+                                            && pairs.iter().any(|(k, v)| {
+                                                unreadable(k, depth + 1) || unreadable(v, depth + 1)
+                                            })
+                                    }
+                                    Val::Str(_) | Val::Int(_) | Val::Builtin(_) | Val::Class(_) => {
+                                        false
+                                    }
+                                    Val::Member(_) | Val::Module(_) => false,
+                                    _ => true,
+                                })
+                            }
+                            // The displays bound to the name, evaluated where they are built
+                            // (with what the cell does to them afterwards); any other source
+                            // (a parameter, a call, an unpacking) cannot be read.
+                            let unread = if f.kind_name() == "identifier" {
+                                let n = ident(f, self.it.src).into_owned();
+                                let sources = self.binding_sources(&n);
+                                sources.is_empty()
+                                    || sources.into_iter().any(|r| {
+                                        let r = unparen(r);
+                                        !matches!(r.kind_name(), "list" | "tuple" | "dictionary")
+                                            || unreadable(&self.it.eval(r, env, 0), 0)
+                                    })
+                            } else {
+                                unreadable(&self.it.eval(f, env, 0), 0)
+                            };
+                            if unread {
+                                self.report(
+                                    &CODE_EXECUTION_BUILTIN,
+                                    parse::range(f),
+                                    format!("The fields of `{sink}` come from `{}`, which cellguard cannot read in full: their type strings are code that `typing.get_type_hints` and pydantic evaluate", short(self.text(f))),
+                                    Some("Write the fields as a literal list or dict in the call".into()),
+                                );
+                            }
+                        }
                     }
                 }
                 for (k, v) in kws {
@@ -6564,6 +6656,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .map(|(_, v)| *v)
             .or_else(|| pos.get(skip - 1).copied());
         let wrapped_v = wrapped.map(|w| (self.it.eval(w, env, 0), short(self.text(w))));
+        // The default `updated=("__dict__",)` merges the wrapped object's namespace into the
+        // wrapper: for a module, every global of it (`w.operator`, `w.enum.sys`) is then an
+        // attribute of the wrapper, which cellguard no longer sees as a module (round 7 S7-1,
+        // round 9 S9-10).
+        let updated_given = kws.iter().any(|(k, _)| k == "updated") || pos.len() > skip + 1;
+        if !updated_given {
+            if let (Some(w), Some((objs, shown))) = (wrapped, &wrapped_v) {
+                let module = objs.iter().find_map(|v| match v {
+                    Val::Module(m) => Some(format!("module `{}`", m.real)),
+                    _ => None,
+                });
+                // A host object the namespace pre-binds (`bb`: its `_agent`, round 9 S9-10).
+                let host = || self.host_shared(w, 0).map(|h| format!("the host's `{h}`"));
+                if let Some(m) = module.or_else(host) {
+                    self.report(
+                        &MODULE_ESCAPE,
+                        parse::range(w),
+                        format!("`{func}` copies the namespace of {m} (`{shown}.__dict__`) onto the wrapper: everything it holds (the modules it imports, private state) is then an attribute of the wrapper"),
+                        Some("Wrap functions, not modules; pass `updated=()` if only the name and docstring are wanted".into()),
+                    );
+                }
+            }
+        }
         let mut args: Vec<Node<'t>> = pos.iter().skip(skip).take(2).copied().collect();
         args.extend(
             kws.iter()
@@ -7926,7 +8041,18 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .unwrap_or_default(),
                         _ => String::new(),
                     };
-                    if !STRING_BUILDING_CALLS.contains(&callee.as_str()) {
+                    // A name on the list that the cell binds to its own function or class
+                    // (`def timedelta(...)`) runs cell code.
+                    let cell_code = f.kind_name() == "identifier"
+                        && (self
+                            .it
+                            .eval(f, &Env::Global, 0)
+                            .iter()
+                            .any(|x| matches!(x, Val::Func(_) | Val::Class(_)))
+                            || self.root.is_some_and(|r| {
+                                super::containers::cell_binds(self.it.nav(), r, src, &callee, false)
+                            }));
+                    if !STRING_BUILDING_CALLS.contains(&callee.as_str()) || cell_code {
                         return Some(format!("calls `{}`", short(self.text(f))));
                     }
                     // `map(bomb, xs)`, `sorted(xs, key=bomb)`: a higher-order string builder
@@ -8076,6 +8202,86 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// Round 9 S9-1, S9-22: a module-level binding of `__name__` (or `__package__`, `__spec__`,
+    /// `__loader__`, `__file__`), by any binder (`=`, `for`, walrus, `match` capture, `global`
+    /// in a function), is SBX002: every class the cell defines later takes `__module__` from
+    /// `__name__`, and string annotations are then resolved in that module's globals. A
+    /// module-level `__getattr__`/`__dir__` bound other than by `def` (`__getattr__ = lambda
+    /// n: ...`, `for`, `match`) is SBX009 like the `def` form: PEP 562 calls it in the host.
+    fn check_module_dunder_bindings(&mut self) {
+        const NAMES: &[&str] = &[
+            "__name__",
+            "__package__",
+            "__spec__",
+            "__loader__",
+            "__file__",
+            "__getattr__",
+            "__dir__",
+        ];
+        let Some(idx) = self.index() else {
+            return;
+        };
+        let src = self.it.src;
+        let mut found = Vec::new();
+        for n in idx.identifiers(NAMES) {
+            // `def __getattr__(name):` is a dunder method definition already.
+            if self
+                .it
+                .parent(n)
+                .is_some_and(|p| p.kind_name() == "function_definition")
+                || !binds_name(&self.it, n)
+            {
+                continue;
+            }
+            let name = ident(n, src).into_owned();
+            // The cell's module scope: not a class body, lambda or comprehension, and inside a
+            // function only under `global name`.
+            let mut module_scope = true;
+            let mut cur = n;
+            while let Some(p) = self.it.parent(cur) {
+                match p.kind_name() {
+                    "class_definition"
+                    | "lambda"
+                    | "list_comprehension"
+                    | "set_comprehension"
+                    | "dictionary_comprehension"
+                    | "generator_expression" => {
+                        module_scope = false;
+                        break;
+                    }
+                    "function_definition" => {
+                        module_scope = self.it.walk(p).any(|g| {
+                            g.kind_name() == "global_statement"
+                                && named(g).iter().any(|x| ident(*x, src) == name)
+                        });
+                        break;
+                    }
+                    _ => cur = p,
+                }
+            }
+            if module_scope {
+                found.push((n, name));
+            }
+        }
+        for (n, name) in found {
+            if matches!(name.as_str(), "__getattr__" | "__dir__") {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(n),
+                    format!("Binding the cell's module-level `{name}`: Python calls it for every failed attribute lookup on the module (PEP 562), in the host, after the cell"),
+                    Some(dunder_method_help()),
+                );
+            } else {
+                self.report(
+                    &DUNDER_ACCESS,
+                    parse::range(n),
+                    format!("Binding the cell's global `{name}`: classes, `typing.NamedTuple`/`TypedDict` and pydantic models take their `__module__` from it, and `typing.get_type_hints` then resolves their string annotations in `sys.modules[{name}]` (`__name__ = \"os\"` makes `x: \"system\"` `os.system`)"),
+                    None,
+                );
+            }
+        }
+    }
+
     /// SBX009 for the methods the host runs to format or serialise a cell object, which run
     /// outside the executor's limits like `__repr__`/`__str__`: pydantic's `@computed_field`
     /// getters (the model's `repr`/`str` call them), `@model_serializer`/`@field_serializer`
@@ -8171,8 +8377,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // body, which makes them class attributes (`class K: g = getattr` then
         // `K.g(m, "_os")`, `k = K; k.g(...)`, a subclass's `L.g`: new-user N-8).
         if let Some(r) = right {
+            // `d["g"], other = getattr, 1`, `S.pick, x = getattr, 1`: the same store through
+            // an unpacking target (round 9 S9-16).
+            let unpacking = matches!(
+                unparen(left).kind_name(),
+                "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list"
+            );
             if matches!(unparen(left).kind_name(), "attribute" | "subscript") {
                 self.check_escape(r, env, "stored in an attribute or item");
+            } else if unpacking
+                && self
+                    .it
+                    .walk(left)
+                    .any(|t| matches!(t.kind_name(), "attribute" | "subscript"))
+            {
+                let r = unparen(r);
+                let items = if matches!(r.kind_name(), "expression_list" | "tuple" | "list") {
+                    named(r)
+                } else {
+                    vec![r]
+                };
+                for item in items {
+                    self.check_escape(item, env, "stored in an attribute or item by unpacking");
+                }
             } else if in_class {
                 self.check_escape(r, env, "bound in a class body (a class attribute)");
             }
@@ -8568,6 +8795,16 @@ const STRING_BUILDING_CALLS: &[&str] = &[
     "swapcase",
     "isoformat",
     "strftime",
+    // datetime's pure conversions: a `utcoffset` must return a `timedelta`, a serializer
+    // converts to UTC (round 9 S9-11, S9-12).
+    "timedelta",
+    "astimezone",
+    "date",
+    "timestamp",
+    "total_seconds",
+    "isocalendar",
+    "weekday",
+    "isoweekday",
     "__repr__",
     "__str__",
     "__format__",

@@ -3071,6 +3071,49 @@ impl<'t, 'a> Interp<'t, 'a> {
         {
             return Some(VSet::one(Val::member("asyncio.Task")));
         }
+        // A sealed pydantic model of the cell validated from pure data (`M.model_validate_json(
+        // text)`, `M.model_validate({...})` of constants) or copied (`m.model_copy()`): an
+        // instance of it, like `M(...)` (round 9 S9-8). Not when the cell validates from
+        // attributes (`from_attributes`, `orm_mode`: fields are read with `getattr` from any
+        // object) or `update=` replaces fields.
+        if let Val::Class(id) | Val::Inst(id) = recv {
+            // A method of that name the class declares itself may return anything.
+            let plain = self
+                .classes
+                .get(*id as usize)
+                .is_some_and(|c| c.plain && !c.fields.contains(method));
+            let from_attrs = self.src.contains("from_attributes") || self.src.contains("orm_mode");
+            if plain && !from_attrs && kws.is_empty() {
+                fn pure(v: &VSet, depth: u32) -> bool {
+                    !v.is_empty()
+                        && v.iter().all(|x| match x {
+                            Val::Str(_) | Val::Bytes(_) | Val::Int(_) => true,
+                            Val::Seq(items) => {
+                                depth < 4 && items.iter().all(|i| pure(i, depth + 1))
+                            }
+                            Val::Dict(pairs) => {
+                                depth < 4
+                                    && pairs
+                                        .iter()
+                                        .all(|(k, v)| pure(k, depth + 1) && pure(v, depth + 1))
+                            }
+                            _ => false,
+                        })
+                }
+                let of_class = matches!(recv, Val::Class(_));
+                let ok = match method {
+                    "model_validate_json" | "parse_raw" if of_class => true,
+                    "model_validate" | "parse_obj" if of_class => {
+                        pos.len() == 1 && pure(&self.eval(pos[0], env, d), 0)
+                    }
+                    "model_copy" | "copy" if !of_class => pos.is_empty(),
+                    _ => false,
+                };
+                if ok {
+                    return Some(VSet::one(Val::Inst(*id)));
+                }
+            }
+        }
         // `loop.create_future()`: a future of the host's loop (its `_loop`, `_callbacks`, ...
         // are denied like a task's private state; round 7 S7-15).
         if method == "create_future"
