@@ -8055,6 +8055,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     if !STRING_BUILDING_CALLS.contains(&callee.as_str()) || cell_code {
                         return Some(format!("calls `{}`", short(self.text(f))));
                     }
+                    // Unbounded work with a "read-only" builtin (round 9 S9-17): a `range`
+                    // whose bounds are not small constants or `len(...)`.
+                    if callee == "range" && f.kind_name() == "identifier" {
+                        let (pos, _, _) = call_args(n.field(F::Arguments), src);
+                        let small = |a: &Node<'t>| {
+                            let a = unparen(*a);
+                            match a.kind_name() {
+                                "integer" => self
+                                    .text(a)
+                                    .replace('_', "")
+                                    .parse::<u64>()
+                                    .is_ok_and(|v| v <= 100_000),
+                                "unary_operator" => true,
+                                "call" => a
+                                    .field(F::Function)
+                                    .is_some_and(|f| self.text(unparen(f)) == "len"),
+                                _ => false,
+                            }
+                        };
+                        if !pos.iter().all(small) {
+                            return Some("loops over a `range` cellguard cannot bound".to_string());
+                        }
+                    }
                     // `map(bomb, xs)`, `sorted(xs, key=bomb)`: a higher-order string builder
                     // runs its callable argument; a cell function there runs cell code
                     // (round 5 H20 addendum; lambdas are walked below).
@@ -8120,6 +8143,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 "delete_statement" => Some("deletes".to_string()),
                 "await" => Some("awaits".to_string()),
                 "yield" => Some("yields".to_string()),
+                // Unbounded work with "read-only" builtins (round 9 S9-17): a power, a
+                // repetition by a large constant, a `range` whose bounds are not small
+                // constants or `len(...)`.
+                "binary_operator" => {
+                    let op = n.field(F::Operator).map(|o| self.text(o)).unwrap_or("");
+                    let big = |e: Option<Node<'t>>| {
+                        e.map(unparen).is_some_and(|e| {
+                            e.kind_name() == "integer"
+                                && self
+                                    .text(e)
+                                    .replace('_', "")
+                                    .parse::<u64>()
+                                    .map_or(true, |v| v > 10_000)
+                        })
+                    };
+                    match op {
+                        "**" => Some("raises to a power (unbounded work)".to_string()),
+                        "*" if big(n.field(F::Left)) || big(n.field(F::Right)) => {
+                            Some("repeats by a large number (unbounded work)".to_string())
+                        }
+                        _ => None,
+                    }
+                }
                 _ => None,
             };
             if let Some(w) = found {
@@ -8292,6 +8338,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let src = self.it.src;
         if !(src.contains("computed_field")
             || src.contains("_serializer")
+            || src.contains("Serializer")
+            || src.contains("json_encoders")
             || src.contains("tzinfo"))
         {
             return;
@@ -8324,6 +8372,73 @@ impl<'t, 'a> Sbx<'t, 'a> {
             });
             if hook {
                 self.check_string_dunder_body(&n, name, body);
+            }
+        }
+        // Serializers handed to pydantic by value run when the host dumps the model, like a
+        // `@field_serializer` (round 9 S9-18): `Annotated[T, PlainSerializer(f)]`,
+        // `WrapSerializer(f)`, `ConfigDict(json_encoders={T: f})`. A lambda's body, or the
+        // body of the cell function named, gets the same restriction.
+        let mut hooks: Vec<Node<'t>> = Vec::new();
+        let (calls, defs) = match self.index() {
+            Some(ix) => (
+                ix.of_kinds(&["call"]),
+                ix.of_kinds(&["function_definition"]),
+            ),
+            None => return,
+        };
+        for call in calls {
+            let Some(f) = call.field(F::Function).map(unparen) else {
+                continue;
+            };
+            let last = self
+                .text(f)
+                .rsplit('.')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            let (pos, kws, _) = call_args(call.field(F::Arguments), src);
+            match last.as_str() {
+                "PlainSerializer" | "WrapSerializer" => {
+                    hooks.extend(
+                        pos.first()
+                            .copied()
+                            .or_else(|| kws.iter().find(|(k, _)| k == "func").map(|(_, v)| *v)),
+                    );
+                }
+                "ConfigDict" | "dict" => {
+                    if let Some((_, enc)) = kws.iter().find(|(k, _)| k == "json_encoders") {
+                        let enc = unparen(*enc);
+                        if enc.kind_name() == "dictionary" {
+                            for pair in named(enc) {
+                                hooks.extend(pair.field(F::Value));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for h in hooks {
+            let h = unparen(h);
+            match h.kind_name() {
+                "lambda" => {
+                    if let Some(b) = h.field(F::Body) {
+                        self.check_string_dunder_body("serializer", h, b);
+                    }
+                }
+                "identifier" => {
+                    let n = ident(h, src).into_owned();
+                    if let Some(def) = defs
+                        .iter()
+                        .find(|d| d.field(F::Name).is_some_and(|m| ident(m, src) == n))
+                    {
+                        if let (Some(name), Some(body)) = (def.field(F::Name), def.field(F::Body)) {
+                            self.check_string_dunder_body(&n, name, body);
+                        }
+                    }
+                }
+                _ => {}
             }
         }
     }

@@ -2848,6 +2848,17 @@ impl<'t, 'a> Interp<'t, 'a> {
         if path.starts_with("asyncio") && last == "Future" {
             return VSet::one(Val::member("asyncio.Future"));
         }
+        // `dataclasses.replace(x, **changes)` is a new instance of `type(x)`, like `C(...)`
+        // (round 9 S9-13: `cfg = replace(cfg, port=9090)` kept `cfg` an instance of `Config`).
+        if path == "dataclasses.replace" {
+            if let Some(first) = pos.first() {
+                let v = self.eval(*first, env, d);
+                if !v.is_empty() && v.iter().all(|x| matches!(x, Val::Inst(_))) {
+                    return v;
+                }
+            }
+            return VSet::unknown();
+        }
         // `await asyncio.sleep(0, x)` is `x`.
         if path == "asyncio.sleep" || path == "asyncio.tasks.sleep" {
             let result = pos
@@ -3070,6 +3081,12 @@ impl<'t, 'a> Interp<'t, 'a> {
             && matches!(recv, Val::Member(p) if &**p == "asyncio.AbstractEventLoop")
         {
             return Some(VSet::one(Val::member("asyncio.Task")));
+        }
+        // An async generator's step (`agen.asend(None)`, `agen.__anext__()`, `athrow`) is an
+        // awaitable driven like a coroutine: `.send(None)` on it hands out what the generator
+        // awaits (round 9 S9-23).
+        if matches!(method, "asend" | "athrow" | "__anext__") && is_coroutine(recv) {
+            return Some(VSet::one(Val::member(COROUTINE)));
         }
         // A sealed pydantic model of the cell validated from pure data (`M.model_validate_json(
         // text)`, `M.model_validate({...})` of constants) or copied (`m.model_copy()`): an
