@@ -20,6 +20,7 @@
 //! Pure syntax plus the semantic model's bindings (to follow `C = asyncio.CancelledError` and
 //! `from asyncio import CancelledError as C`); nothing is executed.
 
+use super::runtime::innermost_scope;
 use super::sandbox::CODE_EXECUTION_BUILTIN;
 use super::Checker;
 use crate::diagnostic::Diagnostic;
@@ -284,18 +285,6 @@ fn handled_or_tested(n: Node, src: &str) -> bool {
         }
     }
     false
-}
-
-/// The innermost scope of the semantic model that contains `node`.
-fn innermost_scope(model: &SemanticModel, node: Node) -> usize {
-    let r = node.byte_range();
-    model
-        .scopes
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.node.start_byte() <= r.start && r.end <= s.node.end_byte())
-        .min_by_key(|(_, s)| s.node.end_byte() - s.node.start_byte())
-        .map_or(0, |(i, _)| i)
 }
 
 /// True when the handler contains a `raise` outside nested functions and classes.

@@ -4318,17 +4318,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if r.kind_name() != "call" {
                 continue;
             }
-            let Some(f) = r.field(F::Function).map(unparen) else {
+            let Some((last, pos, kws)) = self.call_parts(r) else {
                 continue;
             };
-            let last = self
-                .text(f)
-                .rsplit('.')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let (pos, kws, _) = call_args(r.field(F::Arguments), self.it.src);
             let mut out: Vec<String> = Vec::new();
             match last.as_str() {
                 "type" if pos.len() == 3 => {
@@ -6013,19 +6005,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 };
                 if let Some(f) = second.map(unparen) {
                     match f.kind_name() {
-                        "dictionary" => {
-                            for pair in named(f) {
-                                types.extend(pair.field(F::Value));
-                            }
-                        }
-                        "list" | "tuple" => {
-                            for item in named(f) {
-                                let item = unparen(item);
-                                if matches!(item.kind_name(), "tuple" | "list") {
-                                    types.extend(named(item).get(1).copied());
-                                }
-                            }
-                        }
+                        "dictionary" | "list" | "tuple" => types.extend(field_type_nodes(f)),
                         _ => {
                             // Fields held by a name (`fields = [("x", "int")]`, round 9
                             // S9-15): the displays assigned to it are checked as written, and
@@ -6034,23 +6014,8 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             // its type strings are code `get_type_hints` evaluates.
                             if f.kind_name() == "identifier" {
                                 let n = ident(f, self.it.src).into_owned();
-                                for r in self.assignments_of(&n).into_iter().map(unparen) {
-                                    match r.kind_name() {
-                                        "dictionary" => {
-                                            for pair in named(r) {
-                                                types.extend(pair.field(F::Value));
-                                            }
-                                        }
-                                        "list" | "tuple" => {
-                                            for item in named(r) {
-                                                let item = unparen(item);
-                                                if matches!(item.kind_name(), "tuple" | "list") {
-                                                    types.extend(named(item).get(1).copied());
-                                                }
-                                            }
-                                        }
-                                        _ => {}
-                                    }
+                                for r in self.assignments_of(&n) {
+                                    types.extend(field_type_nodes(unparen(r)));
                                 }
                             }
                             fn unreadable(v: &VSet, depth: u32) -> bool {
@@ -8248,6 +8213,25 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The last dotted segment of the callee of `call` as written (`PlainSerializer` for
+    /// `pydantic.PlainSerializer(f)`), with its positional and keyword arguments.
+    #[allow(clippy::type_complexity)]
+    fn call_parts(
+        &self,
+        call: Node<'t>,
+    ) -> Option<(String, Vec<Node<'t>>, Vec<(String, Node<'t>)>)> {
+        let f = call.field(F::Function).map(unparen)?;
+        let last = self
+            .text(f)
+            .rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let (pos, kws, _) = call_args(call.field(F::Arguments), self.it.src);
+        Some((last, pos, kws))
+    }
+
     /// Round 9 S9-1, S9-22: a module-level binding of `__name__` (or `__package__`, `__spec__`,
     /// `__loader__`, `__file__`), by any binder (`=`, `for`, walrus, `match` capture, `global`
     /// in a function), is SBX002: every class the cell defines later takes `__module__` from
@@ -8387,17 +8371,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             None => return,
         };
         for call in calls {
-            let Some(f) = call.field(F::Function).map(unparen) else {
+            let Some((last, pos, kws)) = self.call_parts(call) else {
                 continue;
             };
-            let last = self
-                .text(f)
-                .rsplit('.')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let (pos, kws, _) = call_args(call.field(F::Arguments), src);
             match last.as_str() {
                 "PlainSerializer" | "WrapSerializer" => {
                     hooks.extend(
@@ -9016,6 +8992,25 @@ fn paren_top<'t>(it: &Interp<'t, '_>, mut n: Node<'t>) -> Node<'t> {
         n = p;
     }
     n
+}
+
+/// The type expressions of the fields display `f` of a functional `TypedDict`/`NamedTuple`/
+/// `make_dataclass` call: the values of a dict display (`{"a": "int"}`), the second items of
+/// the pairs of a list or tuple display (`[("a", "int")]`); none for anything else.
+fn field_type_nodes(f: Node) -> Vec<Node> {
+    match f.kind_name() {
+        "dictionary" => named(f)
+            .into_iter()
+            .filter_map(|pair| pair.field(F::Value))
+            .collect(),
+        "list" | "tuple" => named(f)
+            .into_iter()
+            .map(unparen)
+            .filter(|item| matches!(item.kind_name(), "tuple" | "list"))
+            .filter_map(|item| named(item).get(1).copied())
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// True when identifier `n` sits where it binds its name: an assignment, `for` or walrus

@@ -244,6 +244,19 @@ fn paren_top<'t>(nav: Nav<'_, 't>, mut n: Node<'t>) -> Node<'t> {
     n
 }
 
+/// Node kinds an assignment or loop target nests its parts in (`a, (b, *c) = ...`).
+const TARGET_CONTAINERS: &[&str] = &[
+    "pattern_list",
+    "tuple_pattern",
+    "list_pattern",
+    "list_splat_pattern",
+    "tuple",
+    "list",
+    "parenthesized_expression",
+    "expression_list",
+    "list_splat",
+];
+
 /// True when `s` (a subscript or attribute) is a store target other than the whole left side
 /// of a plain assignment: an element of an unpacking target (`a[0], b = ...`, `[a[0]] = ...`),
 /// a `for` or comprehension target (`for a[0] in xs`, also inside a tuple), or a `with ... as`
@@ -253,15 +266,7 @@ fn unpacked_store<'t>(nav: Nav<'_, 't>, s: Node<'t>) -> bool {
     let mut nested = false;
     while let Some(p) = nav.parent(cur) {
         match p.kind_name() {
-            "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "list_splat_pattern"
-            | "tuple"
-            | "list"
-            | "parenthesized_expression"
-            | "expression_list"
-            | "list_splat" => {
+            k if TARGET_CONTAINERS.contains(&k) => {
                 nested = true;
                 cur = p;
             }
@@ -822,19 +827,10 @@ pub fn cell_binds<'t>(
         let Some(p) = nav.parent(n) else { return false };
         let mut up = paren_top(nav, n);
         // Through unpacking targets: `a, len = ...`, `[len, *_] = ...`.
-        while let Some(t) = nav.parent(up).filter(|t| {
-            matches!(
-                t.kind_name(),
-                "pattern_list"
-                    | "tuple_pattern"
-                    | "list_pattern"
-                    | "list_splat_pattern"
-                    | "tuple"
-                    | "list"
-                    | "expression_list"
-                    | "parenthesized_expression"
-            )
-        }) {
+        while let Some(t) = nav
+            .parent(up)
+            .filter(|t| TARGET_CONTAINERS.contains(&t.kind_name()))
+        {
             up = t;
         }
         let target = nav.parent(up).is_some_and(|t| {
