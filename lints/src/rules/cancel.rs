@@ -119,7 +119,7 @@ pub fn check(checker: &mut Checker) {
         if a.child_by_field_name("attribute")
             .is_some_and(|n| parse::ident(n, src) == "CancelledError")
             && !handled_or_tested(a, src)
-            && !a.parent().is_some_and(|p| p.kind() == "attribute")
+            && a.parent().is_none_or(|p| p.kind() != "attribute")
         {
             raised.push(a);
         }
