@@ -145,3 +145,20 @@ fn many_tasks_find_only_the_dangling_one() {
         sbx[0]
     );
 }
+
+/// Thirty thousand bindings of one name in a cell that mentions `CancelledError`: the search
+/// for raised `CancelledError`s resolved every identifier through every binding of its name
+/// (quadratic; a 30,000-line cell took minutes). Verdicts are kept per scope and name now.
+#[test]
+fn many_bindings_of_one_name_beside_a_cancel_handler() {
+    let src = String::from("import asyncio\n")
+        + &"x = [1, 2, 3]\n".repeat(30_000)
+        + "try:\n    await asyncio.sleep(1)\nexcept asyncio.CancelledError:\n    pass\n";
+    let ds = lint(&src);
+    let sbx: Vec<_> = ds.iter().filter(|d| d.rule.code == "SBX003").collect();
+    assert_eq!(sbx.len(), 1, "{sbx:?}");
+    assert!(
+        sbx[0].message.contains("swallows the cancellation"),
+        "{sbx:?}"
+    );
+}

@@ -114,7 +114,11 @@ pub fn check(checker: &mut Checker) {
     // `raise asyncio.CancelledError()` (round 9 S9-21): a `BaseException`, so it passes the
     // executor's `except Exception` and unwinds the host's own task, like `SystemExit`.
     let mut raised = Vec::new();
-    for id in nodes.of_kind("attribute") {
+    // Without the name in the text there is nothing to find (and the per-identifier lookups
+    // below would cost a scan of every binding of every name).
+    let mentioned = src.contains("CancelledError");
+    let mut verdicts: std::collections::HashMap<(usize, String), bool> = Default::default();
+    for id in nodes.of_kind("attribute").filter(|_| mentioned) {
         let a = nodes.node(id);
         if a.child_by_field_name("attribute")
             .is_some_and(|n| parse::ident(n, src) == "CancelledError")
@@ -124,7 +128,7 @@ pub fn check(checker: &mut Checker) {
             raised.push(a);
         }
     }
-    for id in nodes.of_kind("identifier") {
+    for id in nodes.of_kind("identifier").filter(|_| mentioned) {
         let n = nodes.node(id);
         if n.parent().is_some_and(|p| {
             matches!(
@@ -134,10 +138,20 @@ pub fn check(checker: &mut Checker) {
         }) {
             continue;
         }
-        if type_catches_cancel(n, src, &model, 0)
-            && parse::ident(n, src) != "BaseException"
-            && !handled_or_tested(n, src)
-        {
+        let name = parse::ident(n, src);
+        if name == "BaseException" {
+            continue;
+        }
+        let key = (innermost_scope(&model, n), name.into_owned());
+        let catches = match verdicts.get(&key) {
+            Some(v) => *v,
+            None => {
+                let v = type_catches_cancel(n, src, &model, 0);
+                verdicts.insert(key, v);
+                v
+            }
+        };
+        if catches && !handled_or_tested(n, src) {
             raised.push(n);
         }
     }
