@@ -926,7 +926,9 @@ impl Settings {
 /// `asyncio.all_tasks` (hands out the host's tasks, which the cell could cancel or complete),
 /// and a task's `get_context` (`asyncio.current_task().get_context()` is the host task's
 /// `contextvars.Context`: its items are the host's context variables, which the cell could read
-/// or set for the host code that runs after it; round 8 S8-14).
+/// or set for the host code that runs after it; round 8 S8-14), and the private state of a
+/// policy, task or future (`asyncio.get_event_loop_policy()._local._loop` is the host's
+/// loop, `fut._loop`, `task._coro`; round 7 S7-15).
 /// The `asyncio.*.name` globs catch the same functions reached through the submodule that
 /// defines them (`asyncio.threads.to_thread`, `asyncio.events.set_event_loop`).
 ///
@@ -994,6 +996,9 @@ pub const DEFAULT_DENY_MEMBERS: &[&str] = &[
     "asyncio.AbstractEventLoopPolicy.set_event_loop",
     "asyncio.AbstractEventLoopPolicy.get_child_watcher",
     "asyncio.AbstractEventLoopPolicy.set_child_watcher",
+    "asyncio.AbstractEventLoopPolicy._*",
+    "asyncio.Task._*",
+    "asyncio.Future._*",
     "asyncio.to_thread",
     "asyncio.run_coroutine_threadsafe",
     "asyncio.set_event_loop_policy",

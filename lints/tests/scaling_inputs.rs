@@ -116,3 +116,49 @@ fn annotated_parameter_chains_stay_linear_and_clean() {
     let codes: Vec<&str> = lint(&src).iter().map(|d| d.rule.code).collect();
     assert!(!codes.iter().any(|c| c.starts_with("SBX")), "{codes:?}");
 }
+
+/// A thousand named tasks, each awaited at the end, and one more never awaited (round 7
+/// S7-17): each task looked through the whole cell for the uses of its name (quadratic; the
+/// work is counted in `rules::sandbox::tasks`'s unit test). Only the dangling one is reported.
+#[test]
+fn many_tasks_find_only_the_dangling_one() {
+    let n = 1_000;
+    let mut src = String::from("import asyncio\nasync def w(x):\n    return x\n");
+    for i in 0..n {
+        src.push_str(&format!("t{i} = asyncio.create_task(w({i}))\n"));
+    }
+    src.push_str("lost = asyncio.create_task(w(0))\n");
+    for i in 0..n {
+        src.push_str(&format!("v{i} = await t{i}\n"));
+    }
+    let ds = lint(&src);
+    let sbx: Vec<_> = ds
+        .iter()
+        .filter(|d| d.rule.code.starts_with("SBX"))
+        .collect();
+    assert_eq!(sbx.len(), 1, "{sbx:?}");
+    assert_eq!(sbx[0].rule.code, "SBX009");
+    let at = sbx[0].range.start;
+    assert!(
+        src[at..].starts_with("asyncio.create_task(w(0))\nv0"),
+        "{:?}",
+        sbx[0]
+    );
+}
+
+/// Thirty thousand bindings of one name in a cell that mentions `CancelledError`: the search
+/// for raised `CancelledError`s resolved every identifier through every binding of its name
+/// (quadratic; a 30,000-line cell took minutes). Verdicts are kept per scope and name now.
+#[test]
+fn many_bindings_of_one_name_beside_a_cancel_handler() {
+    let src = String::from("import asyncio\n")
+        + &"x = [1, 2, 3]\n".repeat(30_000)
+        + "try:\n    await asyncio.sleep(1)\nexcept asyncio.CancelledError:\n    pass\n";
+    let ds = lint(&src);
+    let sbx: Vec<_> = ds.iter().filter(|d| d.rule.code == "SBX003").collect();
+    assert_eq!(sbx.len(), 1, "{sbx:?}");
+    assert!(
+        sbx[0].message.contains("swallows the cancellation"),
+        "{sbx:?}"
+    );
+}

@@ -2,8 +2,10 @@
 //! a `RULES` slice and exposes `check(&mut Checker)`.
 
 pub mod api;
+pub mod cancel;
 pub mod colony;
 pub mod deserialize;
+pub mod encoding;
 pub mod imports;
 pub mod ipython;
 pub mod meta;
@@ -213,6 +215,8 @@ pub fn check_cell_whole(checker: &mut Checker) {
             let at = checker.diagnostics.len();
             api::check(checker);
             ipython::check(checker);
+            cancel::check(checker);
+            encoding::check(checker);
             shape::check(checker);
             runtime::check(checker);
             at

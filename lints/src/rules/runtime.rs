@@ -489,7 +489,8 @@ fn chain_root(node: Node) -> Option<Node> {
 
 /// The innermost scope whose node contains `node` (the module when none does): where a
 /// name read at `node` is looked up.
-fn innermost_scope(model: &crate::semantic::SemanticModel, node: Node) -> usize {
+/// The innermost scope of the semantic model that contains `node`.
+pub(crate) fn innermost_scope(model: &crate::semantic::SemanticModel, node: Node) -> usize {
     let r = node.byte_range();
     model
         .scopes

@@ -653,6 +653,8 @@ pub struct Sbx<'t, 'a> {
     /// Whether [`Sbx::host_laundered`] finds a host object for a name (by name) or another
     /// expression (by `#` and node id), for [`Sbx::scoped_instance`]'s argument checks.
     laundered_memo: rustc_hash::FxHashMap<String, bool>,
+    /// The uses of names that [`super::tasks::dangling`] follows (indexed on first use).
+    task_uses: super::tasks::Uses<'t>,
 }
 
 /// Whether `t` reads like a class name (`JSONEncoder`, `ActionResult`): an upper-case first
@@ -919,6 +921,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             narrow_memo: Default::default(),
             bindings_memo: Default::default(),
             laundered_memo: Default::default(),
+            task_uses: Default::default(),
         }
     }
 
@@ -926,8 +929,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
     pub fn run(mut self, root: Node<'t>) -> Vec<Finding> {
         self.root = Some(root);
         if !self.it.relevance.any_hot() {
-            // Nothing in the cell can produce a finding (see `scan`).
-            return Vec::new();
+            // Nothing in the cell can produce a finding (see `scan`), except the bodies the
+            // host runs later, which are checked by their shape (a property of a cell
+            // `SyntaxError`, round 9 S9-27).
+            self.check_host_run_hooks();
+            self.dedupe();
+            return self.findings;
         }
         let mut flow = Bindings::new(self.it.names.len());
         for g in self.it.global_decls.clone() {
@@ -942,6 +949,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         self.run_block(root, &mut flow, true, 0);
         self.check_attribute_validation();
         self.check_host_run_hooks();
+        self.check_module_dunder_bindings();
         // Stars of the enclosing cell, for the code strings it runs (`exec`, annotations).
         for m in self.star_modules.clone() {
             if self.nesting > 0 {
@@ -1604,6 +1612,25 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     }
                 }
             }
+            // `del x`: the name is the builtin or host value again (round 7 S7-22).
+            "delete_statement" => {
+                for t in super::interp::deleted_names(stmt) {
+                    let name = ident(t, self.it.src);
+                    let Some(id) = self.it.names.get(&name) else {
+                        continue;
+                    };
+                    if !self.it.demands(id) {
+                        continue;
+                    }
+                    let v = self.it.default_value(&name);
+                    let slot = &mut flow.0[id as usize];
+                    if strong {
+                        *slot = v;
+                    } else {
+                        slot.join(&v);
+                    }
+                }
+            }
             "import_statement" | "import_from_statement" => {
                 for (name, v, _) in self.it.import_bindings(stmt) {
                     let Some(id) = self.it.names.get(&name) else {
@@ -1822,6 +1849,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
     // ---- names ------------------------------------------------------------------------------
 
     fn check_identifier(&mut self, node: Node<'t>, env: &Env, nctx: &NodeCtx) {
+        if nctx.ctx == Ctx::Del {
+            self.check_deleted_name(node);
+            return;
+        }
         // A plain name holds no builtin or module (and `__loader__` is not plain).
         if !nctx.is_load() || !self.it.is_obj_hot(node) {
             return;
@@ -1891,6 +1922,42 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     Some("Only the allowed submodule may be used: `import os.path` allows `os.path.join(...)`, not `os` itself".into()),
                 );
             }
+        }
+    }
+
+    /// `del name` (round 7 S7-22). Deleting `__builtins__` from the cell's globals makes
+    /// CPython hand the host's full builtins module to the next `exec` on the same globals
+    /// (Colony's next cell, `exec(code, globals())`): `exec` puts `__builtins__` back from the
+    /// caller's frame. Deleting a name whose value before the cell is a dangerous builtin
+    /// (`eval`, `getattr`, `__import__`) or a builtin the host namespace shadows (`del open`
+    /// when the namespace binds its own `open`) makes every later use, in this cell and the
+    /// next, the builtin itself.
+    fn check_deleted_name(&mut self, node: Node<'t>) {
+        let name = ident(node, self.it.src);
+        let name = &*name;
+        if name == "__builtins__" {
+            self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(node),
+                format!("Deleting `{name}`: the next `exec` on these globals (the next cell) puts the host's full builtins module back, with `eval`, `exec`, `open` and `__import__`"),
+                Some("A restricted namespace is only as strong as its `__builtins__` entry; leave it alone".into()),
+            );
+            return;
+        }
+        let Some(b) = super::interp::builtin(name) else {
+            return;
+        };
+        let dangerous = EXEC_BUILTINS.contains(&b)
+            || REFLECTIVE.contains(&b)
+            || matches!(b, "__import__" | "__build_class__");
+        let shadowed = self.namespace_names.contains(name);
+        if dangerous || shadowed {
+            self.report(
+                &CODE_EXECUTION_BUILTIN,
+                parse::range(node),
+                format!("`del {name}` unbinds `{name}`: later uses, in this cell and the next, reach the builtin `{b}`{}", if shadowed { " instead of the namespace's own" } else { "" }),
+                Some("Bind the name to something else instead of deleting it".into()),
+            );
         }
     }
 
@@ -2703,41 +2770,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if n.kind_name() != "identifier" || Some(n.id()) == first || ident(n, src) != name {
                 return false;
             }
-            let mut cur = n;
-            while let Some(p) = self.it.parent(cur) {
-                match p.kind_name() {
-                    "tuple"
-                    | "list"
-                    | "pattern_list"
-                    | "tuple_pattern"
-                    | "list_pattern"
-                    | "parenthesized_expression"
-                    | "list_splat_pattern"
-                    | "list_splat" => {
-                        cur = p;
-                    }
-                    "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                        return p.field(F::Left).is_some_and(|l| l.id() == cur.id());
-                    }
-                    "named_expression" => {
-                        return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
-                    }
-                    "as_pattern_target"
-                    | "global_statement"
-                    | "nonlocal_statement"
-                    | "parameters"
-                    | "lambda_parameters"
-                    | "default_parameter"
-                    | "typed_parameter"
-                    | "typed_default_parameter"
-                    | "dotted_name"
-                    | "case_pattern"
-                    | "keyword_pattern"
-                    | "delete_statement" => return true,
-                    _ => return false,
-                }
-            }
-            false
+            binds_name(&self.it, n)
         })
     }
 
@@ -4047,6 +4080,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
         } else {
             None
         };
+        // `match getattr: case g:` binds the subject under another name (round 9 S9-16).
+        for s in &subjects {
+            self.check_escape(*s, &Env::Global, "bound by a `match` capture pattern");
+        }
         let Some(body) = m.field(F::Body) else { return };
         let mut stack: Vec<(Node<'t>, Vec<String>)> = Vec::new();
         for clause in named(body) {
@@ -4288,17 +4325,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if r.kind_name() != "call" {
                 continue;
             }
-            let Some(f) = r.field(F::Function).map(unparen) else {
+            let Some((last, pos, kws)) = self.call_parts(r) else {
                 continue;
             };
-            let last = self
-                .text(f)
-                .rsplit('.')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let (pos, kws, _) = call_args(r.field(F::Arguments), self.it.src);
             let mut out: Vec<String> = Vec::new();
             match last.as_str() {
                 "type" if pos.len() == 3 => {
@@ -4586,7 +4615,24 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .field(F::Arguments)
                 .and_then(first_named)
                 .is_some_and(|a| unparen(a).kind_name() == "identifier");
-        if (resolved || by_name) && !shields_name && super::tasks::dangling(node, self.it.src) {
+        // `asyncio.shield(x)`: what it shields keeps running when the cell is cancelled (an
+        // abort, an executor's timeout), however the shield itself is awaited (round 7 S7-8).
+        let shield = cv.iter().any(|v| {
+            matches!(v, Val::Member(p) if p.starts_with("asyncio") && p.rsplit('.').next() == Some("shield"))
+        });
+        if shield {
+            self.report(
+                &DUNDER_METHOD_DEFINITION,
+                parse::range(node),
+                format!("`{}` protects its argument from cancellation: when the cell is aborted or timed out, the shielded work keeps running on the host's event loop", short(self.text(callee))),
+                Some("Await the work directly; a cell must stop when it is cancelled".into()),
+            );
+            return;
+        }
+        if (resolved || by_name)
+            && !shields_name
+            && super::tasks::dangling(&mut self.task_uses, node, self.it.src)
+        {
             self.report(
                 &DUNDER_METHOD_DEFINITION,
                 parse::range(node),
@@ -4782,7 +4828,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     self.report(&DYNAMIC_IMPORT, crange, msg, None);
                 }
                 "type" if pos.len() == 3 => {
-                    self.check_type_dict(pos[2], env);
+                    self.check_type_dict(pos[2], env, "type(...)");
                     self.check_type_base_overrides(pos[1], pos[2], env);
                 }
                 // `type(int)("M", (), ns)`, `T = type(Ref); T("M", (Ref,), ns)`, and calls of a
@@ -4796,7 +4842,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         .iter()
                         .any(|v| matches!(v, Val::Seq(_)));
                     if name_str || bases_seq {
-                        self.check_type_dict(pos[2], env);
+                        self.check_type_dict(pos[2], env, "type(...)");
                         self.check_type_base_overrides(pos[1], pos[2], env);
                     }
                 }
@@ -4890,8 +4936,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 .any(|v| matches!(v, Val::Member(p) if p.ends_with(".make_dataclass")))
         {
             if let Some((_, ns)) = kws.iter().find(|(k, _)| k == "namespace") {
-                self.check_type_dict(*ns, env);
+                self.check_type_dict(*ns, env, "make_dataclass(...)");
             }
+        }
+        if callee_text.rsplit('.').next() == Some("create_model")
+            || cv
+                .iter()
+                .any(|v| matches!(v, Val::Member(p) if p.ends_with(".create_model")))
+        {
+            self.check_create_model(node, &kws, env);
         }
         // Code strings: what `exec("...")` or a tool's `code=` argument would run.
         for b in cv.builtins().collect::<Vec<_>>() {
@@ -5009,7 +5062,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 // `typing.NamedTupleMeta`, `enum.EnumMeta`): the namespace's dunder keys are
                 // methods of the new class (round 6 S6-20).
                 if pos.len() == 3 && (last.ends_with("Meta") || last == "EnumType") {
-                    self.check_type_dict(pos[2], env);
+                    self.check_type_dict(pos[2], env, "type(...)");
                     self.check_type_base_overrides(pos[1], pos[2], env);
                 }
                 if inner_callee.kind_name() != "attribute" && !self.deny_entries.is_empty() {
@@ -5189,11 +5242,22 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 let strs: Vec<String> =
                     self.it.eval(a, env, 0).strs().map(str::to_string).collect();
                 for s in strs {
-                    if is_dunder(&s) && !BENIGN_DUNDER_READS.contains(&s.as_str()) {
+                    // A dotted path (`attrgetter("__class__.__base__")` under another name)
+                    // walks each of its parts (round 9 S9-10).
+                    let dunder = s
+                        .split('.')
+                        .find(|p| is_dunder(p) && !BENIGN_DUNDER_READS.contains(p));
+                    if let Some(part) = dunder {
+                        let part = part.to_string();
+                        let s = if part == s {
+                            format!("`{s}`")
+                        } else {
+                            format!("`{part}` (in `{s}`)")
+                        };
                         self.report(
                             &DUNDER_ACCESS,
                             parse::range(a),
-                            format!("Dunder name `{s}` passed to `{}`, which cellguard cannot resolve", short(self.text(callee))),
+                            format!("Dunder name {s} passed to `{}`, which cellguard cannot resolve", short(self.text(callee))),
                             Some("If this calls `getattr` under another name (an alias from an earlier cell, a tool), it reads a dunder attribute".into()),
                         );
                     }
@@ -5672,7 +5736,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     .collect(),
             )
         };
-        if self.it.eval(template, env, 0).strs().next().is_some() {
+        let tv = self.it.eval(template, env, 0);
+        // Known texts are checked field by field; a template that may also be something else
+        // (an item of a container changed by an unpacking store, round 9 S9-15) goes on.
+        if tv.strs().next().is_some() && !tv.has_unknown() {
             return;
         }
         if !splat && args.iter().all(|a| plain(*a)) {
@@ -5799,6 +5866,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 }
                 rhs.iter()
                     .any(|&r| r.id() != node.id() && self.opaque_template(r, env, depth + 1))
+            }
+            // `t["row"]` of a display the cell changed in ways cellguard cannot follow.
+            "subscript" => {
+                let v = self.it.eval(node, env, 0);
+                v.strs().next().is_none() || v.has_unknown()
             }
             _ => self.it.eval(node, env, 0).strs().next().is_none(),
         }
@@ -5941,20 +6013,61 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 };
                 if let Some(f) = second.map(unparen) {
                     match f.kind_name() {
-                        "dictionary" => {
-                            for pair in named(f) {
-                                types.extend(pair.field(F::Value));
-                            }
-                        }
-                        "list" | "tuple" => {
-                            for item in named(f) {
-                                let item = unparen(item);
-                                if matches!(item.kind_name(), "tuple" | "list") {
-                                    types.extend(named(item).get(1).copied());
+                        "dictionary" | "list" | "tuple" => types.extend(field_type_nodes(f)),
+                        _ => {
+                            // Fields held by a name (`fields = [("x", "int")]`, round 9
+                            // S9-15): the displays assigned to it are checked as written, and
+                            // a value cellguard cannot read in full (changed by an unpacking
+                            // store, appended from a computed string, a parameter) is reported:
+                            // its type strings are code `get_type_hints` evaluates.
+                            if f.kind_name() == "identifier" {
+                                let n = ident(f, self.it.src).into_owned();
+                                for r in self.assignments_of(&n) {
+                                    types.extend(field_type_nodes(unparen(r)));
                                 }
                             }
+                            fn unreadable(v: &VSet, depth: u32) -> bool {
+                                v.iter().any(|x| match x {
+                                    Val::Seq(items) => {
+                                        depth < 2 && items.iter().any(|i| unreadable(i, depth + 1))
+                                    }
+                                    Val::Dict(pairs) => {
+                                        depth < 2
+                                            && pairs.iter().any(|(k, v)| {
+                                                unreadable(k, depth + 1) || unreadable(v, depth + 1)
+                                            })
+                                    }
+                                    Val::Str(_) | Val::Int(_) | Val::Builtin(_) | Val::Class(_) => {
+                                        false
+                                    }
+                                    Val::Member(_) | Val::Module(_) => false,
+                                    _ => true,
+                                })
+                            }
+                            // The displays bound to the name, evaluated where they are built
+                            // (with what the cell does to them afterwards); any other source
+                            // (a parameter, a call, an unpacking) cannot be read.
+                            let unread = if f.kind_name() == "identifier" {
+                                let n = ident(f, self.it.src).into_owned();
+                                let sources = self.binding_sources(&n);
+                                sources.is_empty()
+                                    || sources.into_iter().any(|r| {
+                                        let r = unparen(r);
+                                        !matches!(r.kind_name(), "list" | "tuple" | "dictionary")
+                                            || unreadable(&self.it.eval(r, env, 0), 0)
+                                    })
+                            } else {
+                                unreadable(&self.it.eval(f, env, 0), 0)
+                            };
+                            if unread {
+                                self.report(
+                                    &CODE_EXECUTION_BUILTIN,
+                                    parse::range(f),
+                                    format!("The fields of `{sink}` come from `{}`, which cellguard cannot read in full: their type strings are code that `typing.get_type_hints` and pydantic evaluate", short(self.text(f))),
+                                    Some("Write the fields as a literal list or dict in the call".into()),
+                                );
+                            }
                         }
-                        _ => {}
                     }
                 }
                 for (k, v) in kws {
@@ -6303,7 +6416,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         if let Some(v) = self.module_denied.get(name) {
             return *v;
         }
-        let declared = GENERIC_MEMBER_NAMES.contains(&name)
+        let declared = super::interp::is_generic_member_name(name)
             || self.it.classes.iter().any(|c| c.fields.contains(name));
         let entries: &'a [String] = self.deny_entries;
         let found = if declared {
@@ -6518,6 +6631,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
             .map(|(_, v)| *v)
             .or_else(|| pos.get(skip - 1).copied());
         let wrapped_v = wrapped.map(|w| (self.it.eval(w, env, 0), short(self.text(w))));
+        // The default `updated=("__dict__",)` merges the wrapped object's namespace into the
+        // wrapper: for a module, every global of it (`w.operator`, `w.enum.sys`) is then an
+        // attribute of the wrapper, which cellguard no longer sees as a module (round 7 S7-1,
+        // round 9 S9-10).
+        let updated_given = kws.iter().any(|(k, _)| k == "updated") || pos.len() > skip + 1;
+        if !updated_given {
+            if let (Some(w), Some((objs, shown))) = (wrapped, &wrapped_v) {
+                let module = objs.iter().find_map(|v| match v {
+                    Val::Module(m) => Some(format!("module `{}`", m.real)),
+                    _ => None,
+                });
+                // A host object the namespace pre-binds (`bb`: its `_agent`, round 9 S9-10).
+                let host = || self.host_shared(w, 0).map(|h| format!("the host's `{h}`"));
+                if let Some(m) = module.or_else(host) {
+                    self.report(
+                        &MODULE_ESCAPE,
+                        parse::range(w),
+                        format!("`{func}` copies the namespace of {m} (`{shown}.__dict__`) onto the wrapper: everything it holds (the modules it imports, private state) is then an attribute of the wrapper"),
+                        Some("Wrap functions, not modules; pass `updated=()` if only the name and docstring are wanted".into()),
+                    );
+                }
+            }
+        }
         let mut args: Vec<Node<'t>> = pos.iter().skip(skip).take(2).copied().collect();
         args.extend(
             kws.iter()
@@ -6610,7 +6746,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
-    fn check_type_dict(&mut self, dict: Node<'t>, env: &Env) {
+    fn check_type_dict(&mut self, dict: Node<'t>, env: &Env, label: &str) {
         let inner = unparen(dict);
         // `type("E", (Exception,), {"__str__": lambda s: print(...) or "x"})`,
         // `dict(__repr__=f)` (G16).
@@ -6647,7 +6783,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     self.report(
                         &DUNDER_METHOD_DEFINITION,
                         parse::range(v),
-                        format!("`type(...)` defines dunder method `{k}` on a new class"),
+                        format!("`{label}` defines dunder method `{k}` on a new class"),
                         Some(dunder_method_help()),
                     );
                 }
@@ -6666,7 +6802,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 self.report(
                     &DUNDER_METHOD_DEFINITION,
                     parse::range(dict),
-                    format!("`type(...)` defines dunder method `{k}` on a new class (set as an item of `{name}`)"),
+                    format!("`{label}` defines dunder method `{k}` on a new class (set as an item of `{name}`)"),
                     Some(dunder_method_help()),
                 );
             }
@@ -6689,13 +6825,61 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             self.report(
                                 &DUNDER_METHOD_DEFINITION,
                                 parse::range(dict),
-                                format!("`type(...)` defines dunder method `{s}` on a new class"),
+                                format!("`{label}` defines dunder method `{s}` on a new class"),
                                 Some(dunder_method_help()),
                             );
                         }
                     }
                 }
             }
+        }
+    }
+
+    /// `pydantic.create_model(name, __validators__=ns, **fields)` (round 7 S7-9). pydantic
+    /// pastes the `__validators__` dict into the new model's class namespace whatever its keys
+    /// (`{"__del__": f}`, `{"__getattr__": f}`, `{"__init_subclass__": classmethod(f)}` become
+    /// methods the interpreter calls later), and leaves a field whose name is a dunder
+    /// (`__del__=(object, f)`) on the class as that attribute: both are checked like the
+    /// namespace of `type(name, bases, ns)`. Keys of `**fields` that cellguard cannot fold are
+    /// SBX002, as an unreadable class namespace is.
+    fn check_create_model(&mut self, call: Node<'t>, kws: &[(String, Node<'t>)], env: &Env) {
+        /// `create_model`'s own double-underscore parameters (pydantic v1 and v2).
+        const PARAMS: &[&str] = &[
+            "__config__",
+            "__doc__",
+            "__base__",
+            "__module__",
+            "__validators__",
+            "__cls_kwargs__",
+            "__slots__",
+        ];
+        if let Some((_, ns)) = kws.iter().find(|(k, _)| k == "__validators__") {
+            self.check_type_dict(*ns, env, "create_model(...)");
+        }
+        for (k, v) in kws {
+            if is_dunder(k)
+                && !PARAMS.contains(&k.as_str())
+                && !ALLOWED_DUNDER_METHODS.contains(&k.as_str())
+            {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(*v),
+                    format!("`create_model` field `{k}` is left on the model class as its `{k}`"),
+                    Some(dunder_method_help()),
+                );
+            }
+        }
+        let Some(args) = call.field(F::Arguments) else {
+            return;
+        };
+        for a in named(args) {
+            if a.kind_name() != "dictionary_splat" {
+                continue;
+            }
+            let Some(inner) = named(a).into_iter().next() else {
+                continue;
+            };
+            self.check_type_dict(inner, env, "create_model(...)");
         }
     }
 
@@ -7832,8 +8016,57 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             .unwrap_or_default(),
                         _ => String::new(),
                     };
-                    if !STRING_BUILDING_CALLS.contains(&callee.as_str()) {
+                    // A name on the list that the cell binds to its own function or class
+                    // (`def timedelta(...)`) runs cell code.
+                    // `self.items()` where the class defines `items`: the class's own method,
+                    // not the builtin one of the list (round 9 S9-26).
+                    let own_method = f.kind_name() == "attribute"
+                        && methods.contains(&callee)
+                        && f.field(F::Object).map(unparen).is_some_and(|o| {
+                            o.kind_name() == "identifier"
+                                && matches!(&*ident(o, src), "self" | "cls")
+                        });
+                    let cell_code = own_method
+                        || (f.kind_name() == "identifier"
+                            && (self
+                                .it
+                                .eval(f, &Env::Global, 0)
+                                .iter()
+                                .any(|x| matches!(x, Val::Func(_) | Val::Class(_)))
+                                || self.root.is_some_and(|r| {
+                                    super::containers::cell_binds(
+                                        self.it.nav(),
+                                        r,
+                                        src,
+                                        &callee,
+                                        false,
+                                    )
+                                })));
+                    if !STRING_BUILDING_CALLS.contains(&callee.as_str()) || cell_code {
                         return Some(format!("calls `{}`", short(self.text(f))));
+                    }
+                    // Unbounded work with a "read-only" builtin (round 9 S9-17): a `range`
+                    // whose bounds are not small constants or `len(...)`.
+                    if callee == "range" && f.kind_name() == "identifier" {
+                        let (pos, _, _) = call_args(n.field(F::Arguments), src);
+                        let small = |a: &Node<'t>| {
+                            let a = unparen(*a);
+                            match a.kind_name() {
+                                "integer" => self
+                                    .text(a)
+                                    .replace('_', "")
+                                    .parse::<u64>()
+                                    .is_ok_and(|v| v <= 100_000),
+                                "unary_operator" => true,
+                                "call" => a
+                                    .field(F::Function)
+                                    .is_some_and(|f| self.text(unparen(f)) == "len"),
+                                _ => false,
+                            }
+                        };
+                        if !pos.iter().all(small) {
+                            return Some("loops over a `range` cellguard cannot bound".to_string());
+                        }
                     }
                     // `map(bomb, xs)`, `sorted(xs, key=bomb)`: a higher-order string builder
                     // runs its callable argument; a cell function there runs cell code
@@ -7900,6 +8133,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 "delete_statement" => Some("deletes".to_string()),
                 "await" => Some("awaits".to_string()),
                 "yield" => Some("yields".to_string()),
+                // Unbounded work with "read-only" builtins (round 9 S9-17): a power, a
+                // repetition by a large constant, a `range` whose bounds are not small
+                // constants or `len(...)`.
+                "binary_operator" => {
+                    let op = n.field(F::Operator).map(|o| self.text(o)).unwrap_or("");
+                    let big = |e: Option<Node<'t>>| {
+                        e.map(unparen).is_some_and(|e| {
+                            e.kind_name() == "integer"
+                                && self
+                                    .text(e)
+                                    .replace('_', "")
+                                    .parse::<u64>()
+                                    .map_or(true, |v| v > 10_000)
+                        })
+                    };
+                    match op {
+                        "**" => Some("raises to a power (unbounded work)".to_string()),
+                        "*" if big(n.field(F::Left)) || big(n.field(F::Right)) => {
+                            Some("repeats by a large number (unbounded work)".to_string())
+                        }
+                        _ => None,
+                    }
+                }
                 _ => None,
             };
             if let Some(w) = found {
@@ -7982,6 +8238,105 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The last dotted segment of the callee of `call` as written (`PlainSerializer` for
+    /// `pydantic.PlainSerializer(f)`), with its positional and keyword arguments.
+    #[allow(clippy::type_complexity)]
+    fn call_parts(
+        &self,
+        call: Node<'t>,
+    ) -> Option<(String, Vec<Node<'t>>, Vec<(String, Node<'t>)>)> {
+        let f = call.field(F::Function).map(unparen)?;
+        let last = self
+            .text(f)
+            .rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let (pos, kws, _) = call_args(call.field(F::Arguments), self.it.src);
+        Some((last, pos, kws))
+    }
+
+    /// Round 9 S9-1, S9-22: a module-level binding of `__name__` (or `__package__`, `__spec__`,
+    /// `__loader__`, `__file__`), by any binder (`=`, `for`, walrus, `match` capture, `global`
+    /// in a function), is SBX002: every class the cell defines later takes `__module__` from
+    /// `__name__`, and string annotations are then resolved in that module's globals. A
+    /// module-level `__getattr__`/`__dir__` bound other than by `def` (`__getattr__ = lambda
+    /// n: ...`, `for`, `match`) is SBX009 like the `def` form: PEP 562 calls it in the host.
+    fn check_module_dunder_bindings(&mut self) {
+        const NAMES: &[&str] = &[
+            "__name__",
+            "__package__",
+            "__spec__",
+            "__loader__",
+            "__file__",
+            "__getattr__",
+            "__dir__",
+        ];
+        let Some(idx) = self.index() else {
+            return;
+        };
+        let src = self.it.src;
+        let mut found = Vec::new();
+        for n in idx.identifiers(NAMES) {
+            // `def __getattr__(name):` is a dunder method definition already.
+            if self
+                .it
+                .parent(n)
+                .is_some_and(|p| p.kind_name() == "function_definition")
+                || !binds_name(&self.it, n)
+            {
+                continue;
+            }
+            let name = ident(n, src).into_owned();
+            // The cell's module scope: not a class body, lambda or comprehension, and inside a
+            // function only under `global name`.
+            let mut module_scope = true;
+            let mut cur = n;
+            while let Some(p) = self.it.parent(cur) {
+                match p.kind_name() {
+                    "class_definition"
+                    | "lambda"
+                    | "list_comprehension"
+                    | "set_comprehension"
+                    | "dictionary_comprehension"
+                    | "generator_expression" => {
+                        module_scope = false;
+                        break;
+                    }
+                    "function_definition" => {
+                        module_scope = self.it.walk(p).any(|g| {
+                            g.kind_name() == "global_statement"
+                                && named(g).iter().any(|x| ident(*x, src) == name)
+                        });
+                        break;
+                    }
+                    _ => cur = p,
+                }
+            }
+            if module_scope {
+                found.push((n, name));
+            }
+        }
+        for (n, name) in found {
+            if matches!(name.as_str(), "__getattr__" | "__dir__") {
+                self.report(
+                    &DUNDER_METHOD_DEFINITION,
+                    parse::range(n),
+                    format!("Binding the cell's module-level `{name}`: Python calls it for every failed attribute lookup on the module (PEP 562), in the host, after the cell"),
+                    Some(dunder_method_help()),
+                );
+            } else {
+                self.report(
+                    &DUNDER_ACCESS,
+                    parse::range(n),
+                    format!("Binding the cell's global `{name}`: classes, `typing.NamedTuple`/`TypedDict` and pydantic models take their `__module__` from it, and `typing.get_type_hints` then resolves their string annotations in `sys.modules[{name}]` (`__name__ = \"os\"` makes `x: \"system\"` `os.system`)"),
+                    None,
+                );
+            }
+        }
+    }
+
     /// SBX009 for the methods the host runs to format or serialise a cell object, which run
     /// outside the executor's limits like `__repr__`/`__str__`: pydantic's `@computed_field`
     /// getters (the model's `repr`/`str` call them), `@model_serializer`/`@field_serializer`
@@ -7992,7 +8347,12 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let src = self.it.src;
         if !(src.contains("computed_field")
             || src.contains("_serializer")
-            || src.contains("tzinfo"))
+            || src.contains("Serializer")
+            || src.contains("json_encoders")
+            || src.contains("tzinfo")
+            || src.contains("date")
+            || src.contains("time")
+            || src.contains("property"))
         {
             return;
         }
@@ -8012,18 +8372,94 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     d.as_str(),
                     "computed_field" | "model_serializer" | "field_serializer"
                 )
-            }) || (matches!(n.as_str(), "utcoffset" | "tzname" | "dst") && {
+            }) || {
                 let mut up = def.parent();
                 if up.is_some_and(|p| p.kind_name() == "decorated_definition") {
                     up = up.and_then(|p| p.parent());
                 }
-                up.and_then(|b| b.parent())
+                let bases = up
+                    .and_then(|b| b.parent())
                     .filter(|c| c.kind_name() == "class_definition")
                     .and_then(|c| c.field(F::Superclasses))
-                    .is_some_and(|b| self.text(b).contains("tzinfo"))
-            });
+                    .map(|b| self.text(b))
+                    .unwrap_or("");
+                let property = decorated.iter().any(|d| d == "property");
+                (matches!(n.as_str(), "utcoffset" | "tzname" | "dst") && bases.contains("tzinfo"))
+                    // `str(d)`/`format(d, spec)` of a `datetime`/`date` subclass call these by
+                    // name (round 9 S9-28).
+                    || (matches!(n.as_str(), "isoformat" | "strftime" | "ctime")
+                        && (bases.contains("date") || bases.contains("time")))
+                    // The host's traceback formatter reads these of a `SyntaxError` the cell
+                    // raises (round 9 S9-27).
+                    || (property
+                        && matches!(
+                            n.as_str(),
+                            "text" | "filename" | "lineno" | "offset" | "msg" | "end_lineno"
+                                | "end_offset" | "print_file_and_line"
+                        )
+                        && (bases.contains("Error") || bases.contains("Exception")))
+            };
             if hook {
                 self.check_string_dunder_body(&n, name, body);
+            }
+        }
+        // Serializers handed to pydantic by value run when the host dumps the model, like a
+        // `@field_serializer` (round 9 S9-18): `Annotated[T, PlainSerializer(f)]`,
+        // `WrapSerializer(f)`, `ConfigDict(json_encoders={T: f})`. A lambda's body, or the
+        // body of the cell function named, gets the same restriction.
+        let mut hooks: Vec<Node<'t>> = Vec::new();
+        let (calls, defs) = match self.index() {
+            Some(ix) => (
+                ix.of_kinds(&["call"]),
+                ix.of_kinds(&["function_definition"]),
+            ),
+            None => return,
+        };
+        for call in calls {
+            let Some((last, pos, kws)) = self.call_parts(call) else {
+                continue;
+            };
+            match last.as_str() {
+                "PlainSerializer" | "WrapSerializer" => {
+                    hooks.extend(
+                        pos.first()
+                            .copied()
+                            .or_else(|| kws.iter().find(|(k, _)| k == "func").map(|(_, v)| *v)),
+                    );
+                }
+                "ConfigDict" | "dict" => {
+                    if let Some((_, enc)) = kws.iter().find(|(k, _)| k == "json_encoders") {
+                        let enc = unparen(*enc);
+                        if enc.kind_name() == "dictionary" {
+                            for pair in named(enc) {
+                                hooks.extend(pair.field(F::Value));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for h in hooks {
+            let h = unparen(h);
+            match h.kind_name() {
+                "lambda" => {
+                    if let Some(b) = h.field(F::Body) {
+                        self.check_string_dunder_body("serializer", h, b);
+                    }
+                }
+                "identifier" => {
+                    let n = ident(h, src).into_owned();
+                    if let Some(def) = defs
+                        .iter()
+                        .find(|d| d.field(F::Name).is_some_and(|m| ident(m, src) == n))
+                    {
+                        if let (Some(name), Some(body)) = (def.field(F::Name), def.field(F::Body)) {
+                            self.check_string_dunder_body(&n, name, body);
+                        }
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -8077,8 +8513,29 @@ impl<'t, 'a> Sbx<'t, 'a> {
         // body, which makes them class attributes (`class K: g = getattr` then
         // `K.g(m, "_os")`, `k = K; k.g(...)`, a subclass's `L.g`: new-user N-8).
         if let Some(r) = right {
+            // `d["g"], other = getattr, 1`, `S.pick, x = getattr, 1`: the same store through
+            // an unpacking target (round 9 S9-16).
+            let unpacking = matches!(
+                unparen(left).kind_name(),
+                "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list"
+            );
             if matches!(unparen(left).kind_name(), "attribute" | "subscript") {
                 self.check_escape(r, env, "stored in an attribute or item");
+            } else if unpacking
+                && self
+                    .it
+                    .walk(left)
+                    .any(|t| matches!(t.kind_name(), "attribute" | "subscript"))
+            {
+                let r = unparen(r);
+                let items = if matches!(r.kind_name(), "expression_list" | "tuple" | "list") {
+                    named(r)
+                } else {
+                    vec![r]
+                };
+                for item in items {
+                    self.check_escape(item, env, "stored in an attribute or item by unpacking");
+                }
             } else if in_class {
                 self.check_escape(r, env, "bound in a class body (a class attribute)");
             }
@@ -8374,50 +8831,6 @@ fn dunder_method_help() -> String {
     "Dunder methods run later, when the interpreter calls them (garbage collection, comparison, `with`), outside the executor's checks and limits (smolagents #2395); only `__init__`, `__repr__` and `__str__` are safe".into()
 }
 
-/// Names of denied module members that ordinary objects commonly have as methods or fields
-/// (`client.close()`, `rng.seed(1)`, `path.exists()`, `self.logger`): not reported on a
-/// receiver cellguard cannot resolve ([`Sbx::module_denied_entry`]); the module itself, when
-/// cellguard sees it, is still judged by the deny list.
-const GENERIC_MEMBER_NAMES: &[&str] = &[
-    "close",
-    "stop",
-    "set_debug",
-    "sendfile",
-    "getaddrinfo",
-    "getnameinfo",
-    "add_reader",
-    "add_writer",
-    "remove_reader",
-    "remove_writer",
-    "disable",
-    "exists",
-    "lexists",
-    "finalize",
-    "load",
-    "save",
-    "logger",
-    "main",
-    "ref",
-    "register",
-    "seed",
-    "getstate",
-    "setstate",
-    "get_stack",
-    "print_stack",
-    "isdir",
-    "isfile",
-    "islink",
-    "ismount",
-    "getsize",
-    "abspath",
-    "realpath",
-    "relpath",
-    "Timer",
-    "memmap",
-    "fromfile",
-    "open",
-];
-
 /// Names the host pre-binds for its own bookkeeping (Colony's `_run_call_trace`, the policy's
 /// list of dispatched actions, colony-reference §2.1): any use but `len(...)` may mutate or
 /// alias it (SBX005).
@@ -8518,6 +8931,16 @@ const STRING_BUILDING_CALLS: &[&str] = &[
     "swapcase",
     "isoformat",
     "strftime",
+    // datetime's pure conversions: a `utcoffset` must return a `timedelta`, a serializer
+    // converts to UTC (round 9 S9-11, S9-12).
+    "timedelta",
+    "astimezone",
+    "date",
+    "timestamp",
+    "total_seconds",
+    "isocalendar",
+    "weekday",
+    "isoweekday",
     "__repr__",
     "__str__",
     "__format__",
@@ -8614,6 +9037,71 @@ fn paren_top<'t>(it: &Interp<'t, '_>, mut n: Node<'t>) -> Node<'t> {
         n = p;
     }
     n
+}
+
+/// The type expressions of the fields display `f` of a functional `TypedDict`/`NamedTuple`/
+/// `make_dataclass` call: the values of a dict display (`{"a": "int"}`), the second items of
+/// the pairs of a list or tuple display (`[("a", "int")]`); none for anything else.
+fn field_type_nodes(f: Node) -> Vec<Node> {
+    match f.kind_name() {
+        "dictionary" => named(f)
+            .into_iter()
+            .filter_map(|pair| pair.field(F::Value))
+            .collect(),
+        "list" | "tuple" => named(f)
+            .into_iter()
+            .map(unparen)
+            .filter(|item| matches!(item.kind_name(), "tuple" | "list"))
+            .filter_map(|item| named(item).get(1).copied())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// True when identifier `n` sits where it binds its name: an assignment, `for` or walrus
+/// target (also inside tuple/list targets), a `def`/`class` name, a parameter, an import
+/// alias, a `global`/`nonlocal`/`del` name or a capture pattern. Shared by the rebinding
+/// checks of [`Sbx`] and the narrowing of `check/narrow.rs`.
+fn binds_name<'t>(it: &Interp<'t, '_>, n: Node<'t>) -> bool {
+    let mut cur = n;
+    while let Some(p) = it.parent(cur) {
+        match p.kind_name() {
+            "tuple"
+            | "list"
+            | "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "parenthesized_expression"
+            | "list_splat_pattern"
+            | "list_splat" => cur = p,
+            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
+                return p.field(F::Left).is_some_and(|l| l.id() == cur.id());
+            }
+            "named_expression" => return p.field(F::Name).is_some_and(|l| l.id() == cur.id()),
+            "function_definition" | "class_definition" => {
+                return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
+            }
+            "default_parameter" | "typed_default_parameter" => {
+                return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
+            }
+            "keyword_argument" | "attribute" => return false,
+            "as_pattern_target"
+            | "global_statement"
+            | "nonlocal_statement"
+            | "parameters"
+            | "lambda_parameters"
+            | "typed_parameter"
+            | "dictionary_splat_pattern"
+            | "dotted_name"
+            | "aliased_import"
+            | "case_pattern"
+            | "keyword_pattern"
+            | "splat_pattern"
+            | "delete_statement" => return true,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The top of the attribute chain `n` is the object of, through parentheses:

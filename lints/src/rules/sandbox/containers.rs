@@ -158,6 +158,9 @@ pub struct Uses<'t> {
 /// Builtins that read their arguments without keeping or changing them.
 const READ_ONLY_CALLS: &[&str] = &[
     "len",
+    "NamedTuple",
+    "TypedDict",
+    "make_dataclass",
     "sorted",
     "list",
     "tuple",
@@ -192,6 +195,11 @@ const READ_ONLY_MEMBERS: &[(&str, &str)] = &[
     ("random", "sample"),
     ("statistics", "mean"),
     ("statistics", "median"),
+    // They read the fields they are given (round 9 S9-15: `typing.NamedTuple("P", fields)`
+    // must see what `fields` holds).
+    ("typing", "NamedTuple"),
+    ("typing", "TypedDict"),
+    ("dataclasses", "make_dataclass"),
 ];
 
 /// Methods that neither change a list, set or dict nor hand out a reference to it.
@@ -234,6 +242,41 @@ fn paren_top<'t>(nav: Nav<'_, 't>, mut n: Node<'t>) -> Node<'t> {
         n = p;
     }
     n
+}
+
+/// Node kinds an assignment or loop target nests its parts in (`a, (b, *c) = ...`).
+const TARGET_CONTAINERS: &[&str] = &[
+    "pattern_list",
+    "tuple_pattern",
+    "list_pattern",
+    "list_splat_pattern",
+    "tuple",
+    "list",
+    "parenthesized_expression",
+    "expression_list",
+    "list_splat",
+];
+
+/// True when `s` (a subscript or attribute) is a store target other than the whole left side
+/// of a plain assignment: an element of an unpacking target (`a[0], b = ...`, `[a[0]] = ...`),
+/// a `for` or comprehension target (`for a[0] in xs`, also inside a tuple), or a `with ... as`
+/// target.
+fn unpacked_store<'t>(nav: Nav<'_, 't>, s: Node<'t>) -> bool {
+    let mut cur = s;
+    let mut nested = false;
+    while let Some(p) = nav.parent(cur) {
+        match p.kind_name() {
+            k if TARGET_CONTAINERS.contains(&k) => {
+                nested = true;
+                cur = p;
+            }
+            "assignment" => return nested && is(p, F::Left, cur),
+            "for_statement" | "for_in_clause" => return is(p, F::Left, cur),
+            "as_pattern_target" => return true,
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn unparen(mut n: Node) -> Node {
@@ -591,6 +634,11 @@ fn classify<'t>(
                         _ => Use::Escape,
                     }
                 }
+            } else if unpacked_store(nav, s) {
+                // `opts["a"], n = "__class__", 0`, `for names[0] in [...]`,
+                // `[None for names[0] in xs]`, `with f() as d["k"]`: a store whose value
+                // cellguard does not pair with the key (round 9 S9-15).
+                Use::Escape
             } else if parent.is_some_and(|a| a.kind_name() == "delete_statement")
                 || parent.is_some_and(|a| {
                     a.kind_name() == "expression_list"
@@ -779,19 +827,10 @@ pub fn cell_binds<'t>(
         let Some(p) = nav.parent(n) else { return false };
         let mut up = paren_top(nav, n);
         // Through unpacking targets: `a, len = ...`, `[len, *_] = ...`.
-        while let Some(t) = nav.parent(up).filter(|t| {
-            matches!(
-                t.kind_name(),
-                "pattern_list"
-                    | "tuple_pattern"
-                    | "list_pattern"
-                    | "list_splat_pattern"
-                    | "tuple"
-                    | "list"
-                    | "expression_list"
-                    | "parenthesized_expression"
-            )
-        }) {
+        while let Some(t) = nav
+            .parent(up)
+            .filter(|t| TARGET_CONTAINERS.contains(&t.kind_name()))
+        {
             up = t;
         }
         let target = nav.parent(up).is_some_and(|t| {

@@ -165,6 +165,23 @@ pub fn is_coroutine(v: &Val) -> bool {
     matches!(v, Val::Member(p) if &**p == COROUTINE)
 }
 
+/// The names `del` statement `del_stmt` unbinds (`del a`, `del a, b`, `del (a, [b])`), not
+/// the attributes or items it deletes.
+pub fn deleted_names(del_stmt: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<Node> = named_children(del_stmt);
+    while let Some(t) = stack.pop() {
+        match t.kind_name() {
+            "identifier" => out.push(t),
+            "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
+                stack.extend(named_children(t))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The deny-members prefix that stands for the methods of any event loop.
 pub const LOOP_PREFIX: &str = "asyncio.AbstractEventLoop.";
 
@@ -183,6 +200,47 @@ const GENERIC_METHOD_NAMES: &[&str] = &[
     "remove_reader",
     "remove_writer",
 ];
+
+/// Names of other denied module members that ordinary objects commonly have as methods or
+/// fields (`rng.seed(1)`, `path.exists()`, `self.logger`); with [`GENERIC_METHOD_NAMES`] they
+/// make up [`is_generic_member_name`].
+const GENERIC_OTHER_MEMBER_NAMES: &[&str] = &[
+    "disable",
+    "exists",
+    "lexists",
+    "finalize",
+    "load",
+    "save",
+    "logger",
+    "main",
+    "ref",
+    "register",
+    "seed",
+    "getstate",
+    "setstate",
+    "get_stack",
+    "print_stack",
+    "isdir",
+    "isfile",
+    "islink",
+    "ismount",
+    "getsize",
+    "abspath",
+    "realpath",
+    "relpath",
+    "Timer",
+    "memmap",
+    "fromfile",
+    "open",
+];
+
+/// True when `name` is a denied module member (or event-loop method) that ordinary objects
+/// commonly have (`client.close()`, `rng.seed(1)`, `path.exists()`, `self.logger`): such a
+/// name is not reported on a receiver cellguard cannot resolve; the module itself, when
+/// cellguard sees it, is still judged by the deny list. The one owner of both name lists.
+pub fn is_generic_member_name(name: &str) -> bool {
+    GENERIC_METHOD_NAMES.contains(&name) || GENERIC_OTHER_MEMBER_NAMES.contains(&name)
+}
 
 /// True when `deny` names `asyncio.AbstractEventLoop.<name>` literally (not through a glob)
 /// and the name is specific to event loops: such a method name (`subprocess_shell`,
@@ -1868,9 +1926,19 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
         }
         let mut ids: Vec<(usize, NameId)> = Vec::new();
+        // Names a `del` statement unbinds anywhere in the cell: after it the name is the
+        // builtin or host value again (round 7 S7-22: `eval = print; del eval; eval(s)`).
+        let mut deleted: HashSet<NameId> = HashSet::default();
         for n in self.walk(self.root) {
             let k = n.kind_name();
             match k {
+                "delete_statement" => {
+                    for t in deleted_names(n) {
+                        if let Some(id) = self.name_id(t) {
+                            deleted.insert(id);
+                        }
+                    }
+                }
                 "function_definition"
                 | "lambda"
                 | "class_definition"
@@ -1919,6 +1987,7 @@ impl<'t, 'a> Interp<'t, 'a> {
                 Some(end) => first_ref.get(id).is_some_and(|r| r < end),
                 None => true,
             })
+            .chain(deleted)
             .collect()
     }
 
@@ -2094,6 +2163,22 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         if let Some(special) = self.dunder_value(v, name) {
             return special;
+        }
+        // A task's, future's, runner's or asyncio primitive's `_loop` is the event loop it runs
+        // on (round 9 S9-2: `asyncio.current_task()._loop._ssock` is the host loop's socket).
+        if name == "_loop"
+            && !matches!(
+                v,
+                Val::Str(_)
+                    | Val::Bytes(_)
+                    | Val::Int(_)
+                    | Val::Seq(_)
+                    | Val::Dict(_)
+                    | Val::Inst(_)
+                    | Val::Class(_)
+            )
+        {
+            return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
         match v {
             Val::Member(p) if !is_dunder(name) && p.len() < 512 => {
@@ -2732,11 +2817,13 @@ impl<'t, 'a> Interp<'t, 'a> {
                 })
                 .collect();
         }
+        // ... and a loop built from one of asyncio's loop classes (`asyncio.SelectorEventLoop()`,
+        // `asyncio.unix_events.SelectorEventLoop()`; round 9 S9-3).
         if path.starts_with("asyncio")
-            && matches!(
+            && (matches!(
                 last,
                 "get_running_loop" | "get_event_loop" | "new_event_loop"
-            )
+            ) || last.ends_with("EventLoop"))
         {
             return VSet::one(Val::member("asyncio.AbstractEventLoop"));
         }
@@ -2750,8 +2837,27 @@ impl<'t, 'a> Interp<'t, 'a> {
         {
             return VSet::one(Val::member("asyncio.Task"));
         }
-        if path.starts_with("asyncio") && last == "get_event_loop_policy" {
+        // The host's policy, or a new one of the host's policy classes
+        // (`asyncio.DefaultEventLoopPolicy()`): its private state (`_local._loop` is the
+        // host's running loop) and its loop and watcher methods are denied (round 7 S7-15).
+        if path.starts_with("asyncio")
+            && (last == "get_event_loop_policy" || last.ends_with("EventLoopPolicy"))
+        {
             return VSet::one(Val::member("asyncio.AbstractEventLoopPolicy"));
+        }
+        if path.starts_with("asyncio") && last == "Future" {
+            return VSet::one(Val::member("asyncio.Future"));
+        }
+        // `dataclasses.replace(x, **changes)` is a new instance of `type(x)`, like `C(...)`
+        // (round 9 S9-13: `cfg = replace(cfg, port=9090)` kept `cfg` an instance of `Config`).
+        if path == "dataclasses.replace" {
+            if let Some(first) = pos.first() {
+                let v = self.eval(*first, env, d);
+                if !v.is_empty() && v.iter().all(|x| matches!(x, Val::Inst(_))) {
+                    return v;
+                }
+            }
+            return VSet::unknown();
         }
         // `await asyncio.sleep(0, x)` is `x`.
         if path == "asyncio.sleep" || path == "asyncio.tasks.sleep" {
@@ -2966,7 +3072,7 @@ impl<'t, 'a> Interp<'t, 'a> {
         // loop's denied members apply to the result.
         if matches!(
             method,
-            "get_loop" | "get_event_loop" | "get_running_loop" | "new_event_loop"
+            "get_loop" | "_get_loop" | "get_event_loop" | "get_running_loop" | "new_event_loop"
         ) && !matches!(recv, Val::Module(_) | Val::Str(_) | Val::Bytes(_))
         {
             return Some(VSet::one(Val::member("asyncio.AbstractEventLoop")));
@@ -2975,6 +3081,62 @@ impl<'t, 'a> Interp<'t, 'a> {
             && matches!(recv, Val::Member(p) if &**p == "asyncio.AbstractEventLoop")
         {
             return Some(VSet::one(Val::member("asyncio.Task")));
+        }
+        // An async generator's step (`agen.asend(None)`, `agen.__anext__()`, `athrow`) is an
+        // awaitable driven like a coroutine: `.send(None)` on it hands out what the generator
+        // awaits (round 9 S9-23).
+        if matches!(method, "asend" | "athrow" | "__anext__") && is_coroutine(recv) {
+            return Some(VSet::one(Val::member(COROUTINE)));
+        }
+        // A sealed pydantic model of the cell validated from pure data (`M.model_validate_json(
+        // text)`, `M.model_validate({...})` of constants) or copied (`m.model_copy()`): an
+        // instance of it, like `M(...)` (round 9 S9-8). Not when the cell validates from
+        // attributes (`from_attributes`, `orm_mode`: fields are read with `getattr` from any
+        // object) or `update=` replaces fields.
+        if let Val::Class(id) | Val::Inst(id) = recv {
+            // A method of that name the class declares itself may return anything.
+            let plain = self
+                .classes
+                .get(*id as usize)
+                .is_some_and(|c| c.plain && !c.fields.contains(method));
+            let from_attrs = self.src.contains("from_attributes") || self.src.contains("orm_mode");
+            if plain && !from_attrs && kws.is_empty() {
+                fn pure(v: &VSet, depth: u32) -> bool {
+                    !v.is_empty()
+                        && v.iter().all(|x| match x {
+                            Val::Str(_) | Val::Bytes(_) | Val::Int(_) => true,
+                            Val::Seq(items) => {
+                                depth < 4 && items.iter().all(|i| pure(i, depth + 1))
+                            }
+                            Val::Dict(pairs) => {
+                                depth < 4
+                                    && pairs
+                                        .iter()
+                                        .all(|(k, v)| pure(k, depth + 1) && pure(v, depth + 1))
+                            }
+                            _ => false,
+                        })
+                }
+                let of_class = matches!(recv, Val::Class(_));
+                let ok = match method {
+                    "model_validate_json" | "parse_raw" if of_class => true,
+                    "model_validate" | "parse_obj" if of_class => {
+                        pos.len() == 1 && pure(&self.eval(pos[0], env, d), 0)
+                    }
+                    "model_copy" | "copy" if !of_class => pos.is_empty(),
+                    _ => false,
+                };
+                if ok {
+                    return Some(VSet::one(Val::Inst(*id)));
+                }
+            }
+        }
+        // `loop.create_future()`: a future of the host's loop (its `_loop`, `_callbacks`, ...
+        // are denied like a task's private state; round 7 S7-15).
+        if method == "create_future"
+            && matches!(recv, Val::Member(p) if &**p == "asyncio.AbstractEventLoop")
+        {
+            return Some(VSet::one(Val::member("asyncio.Future")));
         }
         match recv {
             Val::Str(s) => self.str_method(s, method, pos, kws, env, d),

@@ -315,29 +315,90 @@ fn identifiers(target: Node) -> Vec<Node> {
     }
 }
 
+/// The uses of the cell's names that [`dangling`] follows, indexed once per cell: the
+/// identifiers by name (one walk of the tree, on the first lookup) and, per scope root, name,
+/// depth and mode, the uses that consume what the name holds. A cell that creates many tasks
+/// then costs one walk plus a short list per task, not a walk of the cell per task (round 7
+/// S7-17: a thousand `t{i} = asyncio.create_task(...)` took five seconds, quadratic).
+#[derive(Default)]
+pub struct Uses<'t> {
+    /// Identifiers by the name they spell, in pre-order; `None` until the first lookup.
+    idents: Option<rustc_hash::FxHashMap<String, Vec<Node<'t>>>>,
+    /// `(root id, name, depth, partial)` -> ids of the uses below the root that consume.
+    consuming: rustc_hash::FxHashMap<(usize, String, u32, bool), Vec<usize>>,
+    /// Identifier uses examined so far: the work the scaling test counts.
+    pub examined: usize,
+}
+
+impl<'t> Uses<'t> {
+    /// The identifiers spelling `name` inside `root` (the whole tree is indexed on first use).
+    fn named(&mut self, root: Node<'t>, name: &str, src: &str) -> Vec<Node<'t>> {
+        let idents = self.idents.get_or_insert_with(|| {
+            let mut map: rustc_hash::FxHashMap<String, Vec<Node<'t>>> = Default::default();
+            let mut stack = vec![top(root)];
+            while let Some(n) = stack.pop() {
+                if n.kind_name() == "identifier" {
+                    map.entry(ident(n, src).into_owned()).or_default().push(n);
+                    continue;
+                }
+                let mut c = n.walk();
+                let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
+                stack.extend(kids.into_iter().rev());
+            }
+            map
+        });
+        let (lo, hi) = (root.start_byte(), root.end_byte());
+        idents
+            .get(name)
+            .map(|l| {
+                l.iter()
+                    .filter(|n| n.start_byte() >= lo && n.end_byte() <= hi)
+                    .copied()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
 /// True when some use of `name` (other than the binding `at`) consumes the task it holds
 /// (`partial`: the wait result it holds, see [`Sink::Names`]).
-fn name_consumed(root: Node, name: &str, at: Node, src: &str, depth: u32, partial: bool) -> bool {
+fn name_consumed<'t>(
+    cx: &mut Uses<'t>,
+    root: Node<'t>,
+    name: &str,
+    at: Node<'t>,
+    src: &str,
+    depth: u32,
+    partial: bool,
+) -> bool {
     if depth > 4 {
         return false;
     }
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        if n.kind_name() == "identifier" && n.id() != at.id() && ident(n, src) == name {
-            if use_consumes(n, src, depth, partial) {
-                return true;
-            }
-            continue;
-        }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
+    let key = (root.id(), name.to_string(), depth, partial);
+    if let Some(ids) = cx.consuming.get(&key) {
+        return ids.iter().any(|i| *i != at.id());
     }
-    false
+    let mut ids = Vec::new();
+    for n in cx.named(root, name, src) {
+        cx.examined += 1;
+        if use_consumes(cx, n, src, depth, partial) {
+            ids.push(n.id());
+        }
+    }
+    let found = ids.iter().any(|i| *i != at.id());
+    cx.consuming.insert(key, ids);
+    found
 }
 
 /// True when the loop `p` (a `for` statement or clause) consumes what its targets bind: every
 /// target, or with `last_only` (`for k, t in tasks.items()`) the last one.
-fn loop_consumes(p: Node, src: &str, depth: u32, last_only: bool) -> bool {
+fn loop_consumes<'t>(
+    cx: &mut Uses<'t>,
+    p: Node<'t>,
+    src: &str,
+    depth: u32,
+    last_only: bool,
+) -> bool {
     let root = if p.kind_name() == "for_statement" {
         p
     } else {
@@ -351,13 +412,13 @@ fn loop_consumes(p: Node, src: &str, depth: u32, last_only: bool) -> bool {
         !targets.is_empty()
             && targets
                 .iter()
-                .all(|t| name_consumed(root, &ident(*t, src), *t, src, depth + 1, false))
+                .all(|t| name_consumed(cx, root, &ident(*t, src), *t, src, depth + 1, false))
     })
 }
 
 /// True when the use `u` of a task-holding name (or of a container of tasks, or an item or
 /// view of one) consumes it.
-fn use_consumes(u: Node, src: &str, depth: u32, partial: bool) -> bool {
+fn use_consumes<'t>(cx: &mut Uses<'t>, u: Node<'t>, src: &str, depth: u32, partial: bool) -> bool {
     if let Some(p) = u.parent() {
         if p.kind_name() == "attribute" && p.field(F::Object).is_some_and(|o| o.id() == u.id()) {
             let attr = p.field(F::Attribute).map(|a| ident(a, src).into_owned());
@@ -382,24 +443,24 @@ fn use_consumes(u: Node, src: &str, depth: u32, partial: bool) -> bool {
                     matches!(l.kind_name(), "for_statement" | "for_in_clause")
                         && l.field(F::Right).is_some_and(|r| r.id() == call.id())
                 }) {
-                    return loop_consumes(l, src, depth, true);
+                    return loop_consumes(cx, l, src, depth, true);
                 }
             }
-            return use_consumes(call, src, depth, false);
+            return use_consumes(cx, call, src, depth, false);
         }
         // `tasks[k]`: an item of a container of tasks.
         if !partial
             && p.kind_name() == "subscript"
             && p.field(F::Value).is_some_and(|v| v.id() == u.id())
         {
-            return use_consumes(p, src, depth, false);
+            return use_consumes(cx, p, src, depth, false);
         }
         // `for t in tasks: await t` (also in comprehensions).
         if !partial
             && matches!(p.kind_name(), "for_statement" | "for_in_clause")
             && p.field(F::Right).is_some_and(|r| r.id() == u.id())
         {
-            return loop_consumes(p, src, depth, false);
+            return loop_consumes(cx, p, src, depth, false);
         }
     }
     match sink_from(u, src, partial) {
@@ -408,7 +469,7 @@ fn use_consumes(u: Node, src: &str, depth: u32, partial: bool) -> bool {
         Sink::Names(ns, part) => {
             let root = top(u);
             ns.iter()
-                .all(|n| name_consumed(root, &ident(*n, src), *n, src, depth + 1, part))
+                .all(|n| name_consumed(cx, root, &ident(*n, src), *n, src, depth + 1, part))
         }
         Sink::Dangling if partial => false,
         Sink::Dangling => {
@@ -439,7 +500,7 @@ fn top(mut n: Node) -> Node {
 /// the cell.
 /// An `asyncio.wait` call that may return early (see [`wait_is_partial`]) is followed to its
 /// pending set.
-pub fn dangling(call: Node, src: &str) -> bool {
+pub fn dangling<'t>(cx: &mut Uses<'t>, call: Node<'t>, src: &str) -> bool {
     let partial = callee_last(call, src).as_deref() == Some("wait") && wait_is_partial(call, src);
     match sink_from(call, src, partial) {
         Sink::Consumed => false,
@@ -447,7 +508,7 @@ pub fn dangling(call: Node, src: &str) -> bool {
         Sink::Names(ns, part) => {
             let root = top(call);
             !ns.iter()
-                .all(|n| name_consumed(root, &ident(*n, src), *n, src, 0, part))
+                .all(|n| name_consumed(cx, root, &ident(*n, src), *n, src, 0, part))
         }
     }
 }
@@ -478,4 +539,58 @@ pub fn task_group_receiver(call: Node, recv: Node, src: &str) -> bool {
         cur = p;
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs [`dangling`] on every `create_task`/`ensure_future` call of `src` with one shared
+    /// [`Uses`]: (dangling calls, identifier uses examined).
+    fn scan(src: &str) -> (usize, usize) {
+        let tree = crate::parse::parse(src, None);
+        let mut cx = Uses::default();
+        let calls: Vec<Node> = crate::parse::walk(tree.root_node())
+            .filter(|n| {
+                n.kind_name() == "call"
+                    && matches!(
+                        callee_last(*n, src).as_deref(),
+                        Some("create_task" | "ensure_future")
+                    )
+            })
+            .collect();
+        let dangling_calls = calls.iter().filter(|c| dangling(&mut cx, **c, src)).count();
+        (dangling_calls, cx.examined)
+    }
+
+    /// Round 7 S7-17: every task of a cell that makes many looked through the whole cell
+    /// for the uses of its name, so n tasks cost n walks of an n-statement cell. The uses are
+    /// now indexed once: the work (identifier uses examined) grows linearly with the number of
+    /// tasks, whether each task has its own name or all reuse one. Counted, not timed.
+    #[test]
+    fn many_tasks_cost_linear_work() {
+        for n in [200usize, 400, 800] {
+            let mut own = String::from("import asyncio\n");
+            let mut reused = String::from("import asyncio\n");
+            for i in 0..n {
+                own.push_str(&format!("t{i} = asyncio.create_task(w({i}))\n"));
+                reused.push_str(&format!("t = asyncio.ensure_future(w({i}))\nr = await t\n"));
+            }
+            for i in 0..n {
+                own.push_str(&format!("v{i} = await t{i}\n"));
+            }
+            let (d_own, w_own) = scan(&own);
+            let (d_reused, w_reused) = scan(&reused);
+            assert_eq!((d_own, d_reused), (0, 0), "every task is awaited");
+            assert!(w_own <= 3 * n, "n = {n}: {w_own} uses examined");
+            assert!(w_reused <= 3 * n, "n = {n}: {w_reused} uses examined");
+        }
+        // A task that is never awaited is still found among many awaited ones.
+        let mut src = String::from("import asyncio\n");
+        for i in 0..300 {
+            src.push_str(&format!("t = asyncio.create_task(w({i}))\nawait t\n"));
+        }
+        src.push_str("u = asyncio.create_task(w(0))\n");
+        assert_eq!(scan(&src).0, 1);
+    }
 }

@@ -354,45 +354,21 @@ impl<'t, 'a> Sbx<'t, 'a> {
 
     /// True when identifier `n` sits where it binds its name (see [`Self::bindings_of`]).
     fn is_binding(&self, n: Node<'t>) -> bool {
-        let mut cur = n;
-        while let Some(p) = self.it.parent(cur) {
-            match p.kind_name() {
-                "tuple"
-                | "list"
-                | "pattern_list"
-                | "tuple_pattern"
-                | "list_pattern"
-                | "parenthesized_expression"
-                | "list_splat_pattern"
-                | "list_splat" => cur = p,
-                "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause" => {
-                    return p.field(F::Left).is_some_and(|l| l.id() == cur.id());
-                }
-                "named_expression" => return p.field(F::Name).is_some_and(|l| l.id() == cur.id()),
-                "function_definition" | "class_definition" => {
-                    return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
-                }
-                "default_parameter" | "typed_default_parameter" => {
-                    return p.field(F::Name).is_some_and(|l| l.id() == cur.id());
-                }
-                "keyword_argument" | "attribute" => return false,
-                "as_pattern_target"
-                | "global_statement"
-                | "nonlocal_statement"
-                | "parameters"
-                | "lambda_parameters"
-                | "typed_parameter"
-                | "dictionary_splat_pattern"
-                | "dotted_name"
-                | "aliased_import"
-                | "case_pattern"
-                | "keyword_pattern"
-                | "splat_pattern"
-                | "delete_statement" => return true,
-                _ => return false,
+        binds_name(&self.it, n)
+    }
+
+    /// `n`, an identifier naming something of the cell, climbed out of the parentheses around
+    /// it; `None` when `n` is not a reference to that thing but an attribute's name (`x.n`) or
+    /// a keyword (`f(n=...)`).
+    fn reference_top(&self, n: Node<'t>) -> Option<Node<'t>> {
+        if let Some(p) = self.it.parent(n) {
+            if (p.kind_name() == "attribute" && is_field(p, F::Attribute, n))
+                || (p.kind_name() == "keyword_argument" && is_field(p, F::Name, n))
+            {
+                return None;
             }
         }
-        false
+        Some(paren_top(&self.it, n))
     }
 
     /// The scope a name at identifier `n` lives in: the nearest enclosing function, lambda,
@@ -530,20 +506,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if n.id() == def_name.id() {
                 continue;
             }
-            let p = self.it.parent(n)?;
-            if (p.kind_name() == "attribute" && is_field(p, F::Attribute, n))
-                || (p.kind_name() == "keyword_argument" && is_field(p, F::Name, n))
-            {
+            let Some(e) = self.reference_top(n) else {
                 continue;
-            }
-            let mut e = n;
-            while let Some(pp) = self
-                .it
-                .parent(e)
-                .filter(|pp| pp.kind_name() == "parenthesized_expression")
-            {
-                e = pp;
-            }
+            };
             let call = self
                 .it
                 .parent(e)
@@ -809,22 +774,9 @@ impl<'t, 'a> Sbx<'t, 'a> {
             if n.id() == cname.id() {
                 continue;
             }
-            let Some(p) = self.it.parent(n) else {
-                return false;
-            };
-            if (p.kind_name() == "attribute" && is_field(p, F::Attribute, n))
-                || (p.kind_name() == "keyword_argument" && is_field(p, F::Name, n))
-            {
+            let Some(e) = self.reference_top(n) else {
                 continue;
-            }
-            let mut e = n;
-            while let Some(pp) = self
-                .it
-                .parent(e)
-                .filter(|pp| pp.kind_name() == "parenthesized_expression")
-            {
-                e = pp;
-            }
+            };
             let Some(p) = self.it.parent(e) else {
                 return false;
             };
