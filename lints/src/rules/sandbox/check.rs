@@ -1925,6 +1925,31 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// True when the binding (or `del`) of `name` at `n` is in the cell's module scope: not in a
+    /// class body, lambda or comprehension, and inside a function only under `global name`.
+    fn binds_at_module_scope(&self, n: Node<'t>, name: &str) -> bool {
+        let src = self.it.src;
+        let mut cur = n;
+        while let Some(p) = self.it.parent(cur) {
+            match p.kind_name() {
+                "class_definition"
+                | "lambda"
+                | "list_comprehension"
+                | "set_comprehension"
+                | "dictionary_comprehension"
+                | "generator_expression" => return false,
+                "function_definition" => {
+                    return self.it.walk(p).any(|g| {
+                        g.kind_name() == "global_statement"
+                            && named(g).iter().any(|x| ident(*x, src) == name)
+                    })
+                }
+                _ => cur = p,
+            }
+        }
+        true
+    }
+
     /// `del name` (round 7 S7-22). Deleting `__builtins__` from the cell's globals makes
     /// CPython hand the host's full builtins module to the next `exec` on the same globals
     /// (Colony's next cell, `exec(code, globals())`): `exec` puts `__builtins__` back from the
@@ -1947,6 +1972,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         let Some(b) = super::interp::builtin(name) else {
             return;
         };
+        // A function's (or class body's) own local: deleting it unbinds nothing the rest of
+        // the cell or the next one sees.
+        if !self.binds_at_module_scope(node, name) {
+            return;
+        }
         let dangerous = EXEC_BUILTINS.contains(&b)
             || REFLECTIVE.contains(&b)
             || matches!(b, "__import__" | "__build_class__");
@@ -6022,7 +6052,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                             // its type strings are code `get_type_hints` evaluates.
                             if f.kind_name() == "identifier" {
                                 let n = ident(f, self.it.src).into_owned();
-                                for r in self.assignments_of(&n) {
+                                for r in self.assignments_of(&n).iter().copied() {
                                     types.extend(field_type_nodes(unparen(r)));
                                 }
                             }
@@ -8020,8 +8050,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     // (`def timedelta(...)`) runs cell code.
                     // `self.items()` where the class defines `items`: the class's own method,
                     // not the builtin one of the list (round 9 S9-26).
+                    // `self.__repr__()` in `__str__` is not: that body is checked by this
+                    // same restriction.
                     let own_method = f.kind_name() == "attribute"
                         && methods.contains(&callee)
+                        && !matches!(callee.as_str(), "__repr__" | "__str__")
                         && f.field(F::Object).map(unparen).is_some_and(|o| {
                             o.kind_name() == "identifier"
                                 && matches!(&*ident(o, src), "self" | "cls")
@@ -8148,8 +8181,26 @@ impl<'t, 'a> Sbx<'t, 'a> {
                                     .map_or(true, |v| v > 10_000)
                         })
                     };
+                    // A power by a small constant exponent costs a bounded multiple of its
+                    // base's size (`c ** 2`), and of two constants it is a small number
+                    // (`2 ** 10`); any other power may be huge (`10 ** 11`, `x ** n`).
+                    let int = |e: Option<Node<'t>>| {
+                        e.map(unparen)
+                            .filter(|e| e.kind_name() == "integer")
+                            .and_then(|e| self.text(e).replace('_', "").parse::<u64>().ok())
+                    };
+                    let small_exponent = match (int(n.field(F::Left)), int(n.field(F::Right))) {
+                        (_, None) => false,
+                        (None, Some(e)) => e <= 100,
+                        (Some(b), Some(e)) => u32::try_from(e)
+                            .ok()
+                            .and_then(|e| b.checked_pow(e))
+                            .is_some_and(|v| v <= 10_000),
+                    };
                     match op {
-                        "**" => Some("raises to a power (unbounded work)".to_string()),
+                        "**" if !small_exponent => {
+                            Some("raises to a power (unbounded work)".to_string())
+                        }
                         "*" if big(n.field(F::Left)) || big(n.field(F::Right)) => {
                             Some("repeats by a large number (unbounded work)".to_string())
                         }
@@ -8289,32 +8340,7 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 continue;
             }
             let name = ident(n, src).into_owned();
-            // The cell's module scope: not a class body, lambda or comprehension, and inside a
-            // function only under `global name`.
-            let mut module_scope = true;
-            let mut cur = n;
-            while let Some(p) = self.it.parent(cur) {
-                match p.kind_name() {
-                    "class_definition"
-                    | "lambda"
-                    | "list_comprehension"
-                    | "set_comprehension"
-                    | "dictionary_comprehension"
-                    | "generator_expression" => {
-                        module_scope = false;
-                        break;
-                    }
-                    "function_definition" => {
-                        module_scope = self.it.walk(p).any(|g| {
-                            g.kind_name() == "global_statement"
-                                && named(g).iter().any(|x| ident(*x, src) == name)
-                        });
-                        break;
-                    }
-                    _ => cur = p,
-                }
-            }
-            if module_scope {
+            if self.binds_at_module_scope(n, &name) {
                 found.push((n, name));
             }
         }
