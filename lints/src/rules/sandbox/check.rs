@@ -8029,6 +8029,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn check_string_dunder_body(&mut self, name: &str, name_at: Node<'t>, body: Node<'t>) {
         let src = self.it.src;
         let (methods, properties) = self.class_methods_around(body);
+        // The method's receiver, whatever it is called (`self`, or a renamed first parameter).
+        let first_param: Option<String> = self
+            .it
+            .parent(body)
+            .filter(|d| matches!(d.kind_name(), "function_definition" | "lambda"))
+            .and_then(|d| d.field(F::Parameters))
+            .and_then(first_named)
+            .filter(|p| p.kind_name() == "identifier")
+            .map(|p| ident(p, src).into_owned());
         let mut what: Option<String> = None;
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
@@ -8050,14 +8059,15 @@ impl<'t, 'a> Sbx<'t, 'a> {
                     // (`def timedelta(...)`) runs cell code.
                     // `self.items()` where the class defines `items`: the class's own method,
                     // not the builtin one of the list (round 9 S9-26).
-                    // `self.__repr__()` in `__str__` is not: that body is checked by this
-                    // same restriction.
+                    // (`self.__repr__()` from `__str__` is checked in its own right.)
                     let own_method = f.kind_name() == "attribute"
                         && methods.contains(&callee)
-                        && !matches!(callee.as_str(), "__repr__" | "__str__")
+                        && !string_hook(&callee)
+                        && callee != "__format__"
                         && f.field(F::Object).map(unparen).is_some_and(|o| {
                             o.kind_name() == "identifier"
-                                && matches!(&*ident(o, src), "self" | "cls")
+                                && (matches!(&*ident(o, src), "self" | "cls")
+                                    || first_param.as_deref() == Some(&*ident(o, src)))
                         });
                     let cell_code = own_method
                         || (f.kind_name() == "identifier"
