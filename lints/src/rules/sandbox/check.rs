@@ -8065,6 +8065,16 @@ impl<'t, 'a> Sbx<'t, 'a> {
     fn check_string_dunder_body(&mut self, name: &str, name_at: Node<'t>, body: Node<'t>) {
         let src = self.it.src;
         let (methods, properties) = self.class_methods_around(body);
+        // The receiver's name: the method's first parameter, whatever it is called (round 9
+        // S9-26: `def __repr__(me): ... me.items()`).
+        let receiver: Option<String> = self
+            .it
+            .parent(body)
+            .filter(|d| d.kind_name() == "function_definition")
+            .and_then(|d| d.field(F::Parameters))
+            .and_then(|p| named(p).into_iter().next())
+            .filter(|p| p.kind_name() == "identifier")
+            .map(|p| ident(p, src).into_owned());
         let mut what: Option<String> = None;
         let mut stack = vec![body];
         while let Some(n) = stack.pop() {
@@ -8092,8 +8102,10 @@ impl<'t, 'a> Sbx<'t, 'a> {
                         && methods.contains(&callee)
                         && !matches!(callee.as_str(), "__repr__" | "__str__")
                         && f.field(F::Object).map(unparen).is_some_and(|o| {
-                            o.kind_name() == "identifier"
-                                && matches!(&*ident(o, src), "self" | "cls")
+                            o.kind_name() == "identifier" && {
+                                let r = ident(o, src);
+                                matches!(&*r, "self" | "cls") || receiver.as_deref() == Some(&*r)
+                            }
                         });
                     let cell_code = own_method
                         || (f.kind_name() == "identifier"
