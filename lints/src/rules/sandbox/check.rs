@@ -1061,6 +1061,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
             &|id| relevance.demands(id),
             &mut Vec::new(),
         );
+        if !self.it.global_decls.is_empty() {
+            for t in target_names(target) {
+                if let Some(id) = self.it.name_id(t) {
+                    self.keep_global_values(flow, id);
+                }
+            }
+        }
+    }
+
+    /// After a top-level binding of a name some function declares `global`: the function may
+    /// run later (any call cellguard cannot place) and rebind it, so the slot also holds every
+    /// value bound to the name anywhere (round 9 S9-15: `names = ["count"]` after
+    /// `def f(): global names; names = ["__class__"]`, then `f()`).
+    fn keep_global_values(&self, flow: &mut Bindings, id: NameId) {
+        if !self.it.is_global_decl(id) || !self.it.demands(id) {
+            return;
+        }
+        if let Some(g) = self.it.globals.get(id) {
+            let g = g.clone();
+            flow.0[id as usize].join(&g);
+        }
     }
 
     /// True when some name the target binds is demanded (so its value must be computed).
@@ -1929,9 +1950,24 @@ impl<'t, 'a> Sbx<'t, 'a> {
     /// class body, lambda or comprehension, and inside a function only under `global name`.
     fn binds_at_module_scope(&self, n: Node<'t>, name: &str) -> bool {
         let src = self.it.src;
+        // A walrus target in a comprehension binds in the scope around the comprehension
+        // (PEP 572): `[(__package__ := "os") for _ in [0]]` at the top level binds the
+        // module's `__package__` (round 9 S9-1).
+        let walrus = self.it.parent(n).is_some_and(|p| {
+            p.kind_name() == "named_expression"
+                && p.field(F::Name).is_some_and(|c| c.id() == n.id())
+        });
         let mut cur = n;
         while let Some(p) = self.it.parent(cur) {
             match p.kind_name() {
+                "list_comprehension"
+                | "set_comprehension"
+                | "dictionary_comprehension"
+                | "generator_expression"
+                    if walrus =>
+                {
+                    cur = p
+                }
                 "class_definition"
                 | "lambda"
                 | "list_comprehension"
@@ -8373,6 +8409,63 @@ impl<'t, 'a> Sbx<'t, 'a> {
         }
     }
 
+    /// The annotated class attributes (`total: int`: dataclass, `NamedTuple`, pydantic
+    /// fields) of every class of the cell, by class name, with those of its cell bases
+    /// (round 9 S9-29).
+    fn annotated_class_fields(&mut self) -> rustc_hash::FxHashMap<String, HashSet<String>> {
+        let src = self.it.src;
+        let mut own: rustc_hash::FxHashMap<String, (HashSet<String>, Vec<String>)> =
+            Default::default();
+        let Some(ix) = self.index() else {
+            return Default::default();
+        };
+        for c in ix.of_kinds(&["class_definition"]) {
+            let Some(name) = c.field(F::Name) else {
+                continue;
+            };
+            let entry = own.entry(ident(name, src).into_owned()).or_default();
+            if let Some(body) = c.field(F::Body) {
+                for st in named(body) {
+                    for e in named(st) {
+                        if e.kind_name() == "assignment" && e.field(F::Type).is_some() {
+                            if let Some(l) =
+                                e.field(F::Left).filter(|l| l.kind_name() == "identifier")
+                            {
+                                entry.0.insert(ident(l, src).into_owned());
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(b) = c.field(F::Superclasses) {
+                entry.1.extend(
+                    named(b)
+                        .into_iter()
+                        .map(unparen)
+                        .filter(|x| x.kind_name() == "identifier")
+                        .map(|x| ident(x, src).into_owned()),
+                );
+            }
+        }
+        let mut out: rustc_hash::FxHashMap<String, HashSet<String>> = Default::default();
+        for name in own.keys() {
+            let mut acc: HashSet<String> = HashSet::default();
+            let mut stack = vec![name.clone()];
+            let mut seen: HashSet<String> = HashSet::default();
+            while let Some(n) = stack.pop() {
+                if seen.len() > 64 || !seen.insert(n.clone()) {
+                    continue;
+                }
+                if let Some((f, b)) = own.get(&n) {
+                    acc.extend(f.iter().cloned());
+                    stack.extend(b.iter().cloned());
+                }
+            }
+            out.insert(name.clone(), acc);
+        }
+        out
+    }
+
     /// SBX009 for the methods the host runs to format or serialise a cell object, which run
     /// outside the executor's limits like `__repr__`/`__str__`: pydantic's `@computed_field`
     /// getters (the model's `repr`/`str` call them), `@model_serializer`/`@field_serializer`
@@ -8392,6 +8485,11 @@ impl<'t, 'a> Sbx<'t, 'a> {
         {
             return;
         }
+        let class_fields = if src.contains("property") {
+            self.annotated_class_fields()
+        } else {
+            Default::default()
+        };
         let Some(ix) = self.index() else { return };
         for def in ix.of_kinds(&["function_definition"]) {
             let (Some(name), Some(body)) = (def.field(F::Name), def.field(F::Body)) else {
@@ -8413,13 +8511,27 @@ impl<'t, 'a> Sbx<'t, 'a> {
                 if up.is_some_and(|p| p.kind_name() == "decorated_definition") {
                     up = up.and_then(|p| p.parent());
                 }
-                let bases = up
+                let sup = up
                     .and_then(|b| b.parent())
                     .filter(|c| c.kind_name() == "class_definition")
-                    .and_then(|c| c.field(F::Superclasses))
-                    .map(|b| self.text(b))
-                    .unwrap_or("");
-                let property = decorated.iter().any(|d| d == "property");
+                    .and_then(|c| c.field(F::Superclasses));
+                let bases = sup.map(|b| self.text(b)).unwrap_or("");
+                // The last dotted part of each base (`collections.UserString` -> `UserString`).
+                let base_names: Vec<&str> = sup
+                    .map(|b| {
+                        named(b)
+                            .into_iter()
+                            .map(|x| {
+                                let t = self.text(unparen(x));
+                                let t = t.split('[').next().unwrap_or(t);
+                                t.rsplit('.').next().unwrap_or(t).trim()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let property = decorated
+                    .iter()
+                    .any(|d| matches!(d.as_str(), "property" | "cached_property"));
                 (matches!(n.as_str(), "utcoffset" | "tzname" | "dst") && bases.contains("tzinfo"))
                     // `str(d)`/`format(d, spec)` of a `datetime`/`date` subclass call these by
                     // name (round 9 S9-28).
@@ -8434,6 +8546,17 @@ impl<'t, 'a> Sbx<'t, 'a> {
                                 | "end_offset" | "print_file_and_line"
                         )
                         && (bases.contains("Error") || bases.contains("Exception")))
+                    // A property shadowing a field of a cell base class (the dataclass's
+                    // generated `__repr__` reads it), or `data` of a `UserString`/`UserDict`/
+                    // `UserList` subclass (their `__str__`/`__repr__` read it) (round 9 S9-29).
+                    || (property
+                        && ((n == "data"
+                            && base_names.iter().any(|b| {
+                                matches!(*b, "UserString" | "UserDict" | "UserList")
+                            }))
+                            || base_names.iter().any(|b| {
+                                class_fields.get(*b).is_some_and(|f| f.contains(&n))
+                            })))
             };
             if hook {
                 self.check_string_dunder_body(&n, name, body);

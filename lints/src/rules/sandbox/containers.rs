@@ -411,6 +411,17 @@ impl<'t> Uses<'t> {
             return Some(u.clone());
         }
         let exprs = self.pending.get(name)?;
+        // A placeholder while classifying: a loop variable's uses may lead back to this name
+        // (`for v in xs: ...` inside a loop over `v`).
+        self.names
+            .borrow_mut()
+            .insert(name.to_string(), NameUses::default());
+        // A loop variable bound to this name's elements (`for v in d.values(): v[0] = ...`)
+        // changes the element it is bound to (round 9 S9-15).
+        let changes = |loop_var: &str| {
+            self.name_uses(nav, loop_var, src)
+                .is_some_and(|u| u.escaped || u.smear || !u.added.is_empty())
+        };
         let read_only = |name: &str| {
             if let Some((m, f)) = name.split_once('.') {
                 READ_ONLY_MEMBERS.contains(&(m, f)) && !self.cell_bound.contains(m)
@@ -420,7 +431,7 @@ impl<'t> Uses<'t> {
         };
         let mut entry = NameUses::default();
         for &e in exprs {
-            match classify(nav, e, src, &read_only, 0) {
+            match classify(nav, e, src, &read_only, &changes, 0) {
                 (Use::Read | Use::Binding, elem) => entry.element_escaped |= elem,
                 (Use::Add(a), elem) => {
                     entry.element_escaped |= elem;
@@ -584,8 +595,16 @@ fn classify<'t>(
     e: Node<'t>,
     src: &str,
     read_only: &dyn Fn(&str) -> bool,
+    changes: &dyn Fn(&str) -> bool,
     depth: u32,
 ) -> (Use<'t>, bool) {
+    // Iterated by a loop whose variable is then changed: an element is (round 9 S9-15).
+    let loop_changes = |lp: Node<'t>| {
+        lp.field(F::Left).is_some_and(|l| {
+            nav.walk(l)
+                .any(|t| t.kind_name() == "identifier" && changes(parse::text(t, src)))
+        })
+    };
     let elem = depth > 0;
     // An element path: any mutation of it is an unknown change to the container.
     let on_elem = |u: Use<'t>| -> (Use<'t>, bool) {
@@ -614,7 +633,12 @@ fn classify<'t>(
                 _ => Use::Escape,
             }
         }
-        "for_statement" | "for_in_clause" if is(p, F::Right, up) => Use::Read,
+        "for_statement" | "for_in_clause" if is(p, F::Right, up) => {
+            if loop_changes(p) {
+                return (Use::Read, true);
+            }
+            Use::Read
+        }
         "for_statement" | "for_in_clause" => Use::Binding,
         "subscript" if is(p, F::Value, up) => {
             let s = paren_top(nav, p);
@@ -658,7 +682,7 @@ fn classify<'t>(
                 Use::Escape
             } else {
                 // An element read: what happens to the element may change the container.
-                let (inner, inner_elem) = classify(nav, p, src, read_only, depth + 1);
+                let (inner, inner_elem) = classify(nav, p, src, read_only, changes, depth + 1);
                 match inner {
                     Use::Read | Use::Binding => return (Use::Read, inner_elem),
                     Use::Escape => return (Use::Read, true),
@@ -677,6 +701,16 @@ fn classify<'t>(
                 .map(named)
                 .unwrap_or_default();
             if READ_METHODS.contains(&name) {
+                // `for v in d.values():`, `for k, v in d.items():` hand out the elements.
+                let lp = call
+                    .and_then(|c| nav.parent(paren_top(nav, c)))
+                    .filter(|lp| {
+                        matches!(lp.kind_name(), "for_statement" | "for_in_clause")
+                            && call.is_some_and(|c| is(*lp, F::Right, paren_top(nav, c)))
+                    });
+                if matches!(name, "values" | "items") && lp.is_some_and(loop_changes) {
+                    return (Use::Read, true);
+                }
                 Use::Read
             } else if elem {
                 // A method of an element (`names[0].upper()`): strings and numbers have no

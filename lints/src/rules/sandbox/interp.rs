@@ -295,6 +295,15 @@ pub const PRIVATE_LOOP_METHODS: &[&str] = &[
     "_asyncgen_finalizer_hook",
     "_asyncgen_firstiter_hook",
     "_child_watcher_callback",
+    // The self-pipe sockets and the selector of a selector loop (round 9 S9-2:
+    // `type(loop._ssock)` is `socket.socket`).
+    "_ssock",
+    "_csock",
+    "_selector",
+    "_read_from_self",
+    "_make_self_pipe",
+    "_close_self_pipe",
+    "_default_executor",
 ];
 
 /// True when `node` is an `async def`.
@@ -534,6 +543,9 @@ pub struct ClassInfo {
     pub plain: bool,
     /// The decorators may replace the class with anything.
     pub decorated: bool,
+    /// A base is one of asyncio's event loop classes (`class L(asyncio.SelectorEventLoop)`):
+    /// its instances are event loops (round 9 S9-3).
+    pub event_loop: bool,
 }
 
 /// Library base classes whose instances are ordinary objects (matched on the last dotted
@@ -623,6 +635,18 @@ pub fn collect_classes(root: Node, src: &str) -> (Vec<ClassInfo>, HashMap<usize,
                 let t = &src[b.byte_range()];
                 let t = t.split('[').next().unwrap_or("").trim();
                 let last = t.rsplit('.').next().unwrap_or("").trim();
+                // `class L(((asyncio).SelectorEventLoop))`: the base without its parentheses.
+                let bare = &src[unparen(b).byte_range()];
+                let bare = bare.split('[').next().unwrap_or("");
+                if bare
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .ends_with("EventLoop")
+                {
+                    info.event_loop = true;
+                }
                 if let Some(&i) = by_name.get(last).filter(|_| !t.contains('.')) {
                     cell_bases.push(i);
                 } else if !PLAIN_BASES.contains(&last) {
@@ -760,7 +784,7 @@ pub struct Interp<'t, 'a> {
     pub class_ids: HashMap<usize, u32>,
     /// `node.id()` of a function or lambda -> index in `funcs`.
     pub func_ids: HashMap<usize, u32>,
-    /// Names declared `global` or `nonlocal` inside functions.
+    /// Names declared `global` or `nonlocal` inside functions (sorted, without duplicates).
     pub global_decls: Vec<NameId>,
     /// Binding sites, collected once, with the function a `return`/`yield` belongs to.
     sites: Vec<(Node<'t>, Option<u32>)>,
@@ -818,6 +842,73 @@ pub fn ident<'s>(node: Node, src: &'s str) -> std::borrow::Cow<'s, str> {
 /// The first named, non-comment child.
 pub fn first_named(node: Node) -> Option<Node> {
     scan::first_named_child(node)
+}
+
+/// The capture names of the case patterns of `match` statement `m` (`case x:`, `case [a, *b]:`,
+/// `case P(q=c)`, `case {"k": v, **rest}`, `case _ as a:`), each with whether it captures the
+/// whole subject (`case x:`, `case <pattern> as x:` as the clause's only pattern).
+pub fn match_captures<'t>(m: Node<'t>) -> Vec<(Node<'t>, bool)> {
+    let mut out = Vec::new();
+    let Some(body) = m.field(F::Body) else {
+        return out;
+    };
+    for clause in named_children(body) {
+        if clause.kind_name() != "case_clause" {
+            continue;
+        }
+        let pats: Vec<Node<'t>> = named_children(clause)
+            .into_iter()
+            .filter(|c| c.kind_name() == "case_pattern")
+            .collect();
+        let single = pats.len() == 1;
+        for pat in pats {
+            // (node, parent kind, whole so far)
+            let mut stack: Vec<(Node<'t>, &'static str, bool, u32)> =
+                vec![(pat, "case_clause", single, 0)];
+            while let Some((n, pk, whole, depth)) = stack.pop() {
+                if depth > 200 {
+                    continue;
+                }
+                let k = n.kind_name();
+                if k == "identifier" {
+                    let capture = match pk {
+                        "dotted_name" => n.parent().is_some_and(|d| {
+                            d.named_child_count() == 1
+                                && d.parent().is_some_and(|g| g.kind_name() == "case_pattern")
+                        }),
+                        "splat_pattern"
+                        | "as_pattern"
+                        | "as_pattern_target"
+                        | "dictionary_splat_pattern"
+                        | "keyword_pattern" => true,
+                        _ => false,
+                    };
+                    // `case C(a=x)`: the keyword's name is not a capture.
+                    let kw_name = pk == "keyword_pattern"
+                        && n.parent().and_then(|p| p.named_child(0)).map(|c| c.id())
+                            == Some(n.id());
+                    if capture && !kw_name {
+                        out.push((n, whole));
+                    }
+                    continue;
+                }
+                let kids = named_children(n);
+                let last = kids.last().map(|c| c.id());
+                for c in kids {
+                    let inner_whole = whole
+                        && match k {
+                            "case_pattern" | "dotted_name" => true,
+                            // `<pattern> as x`: the alias is the whole subject.
+                            "as_pattern" => Some(c.id()) == last,
+                            "as_pattern_target" => true,
+                            _ => false,
+                        };
+                    stack.push((c, k, inner_whole, depth + 1));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Skips parentheses (and comments inside them).
@@ -1089,6 +1180,8 @@ impl<'t, 'a> Interp<'t, 'a> {
         }
         me.func_ids = std::mem::take(&mut facts.func_ids);
         me.global_decls = std::mem::take(&mut facts.global_decls);
+        me.global_decls.sort_unstable();
+        me.global_decls.dedup();
         me.decorated = std::mem::take(&mut facts.decorated);
         me.methods = std::mem::take(&mut facts.methods);
         me.bound = std::mem::take(&mut facts.bound);
@@ -1507,6 +1600,30 @@ impl<'t, 'a> Interp<'t, 'a> {
                     self.bind_global(alias, &VSet::unknown(), widen, changed);
                 }
             }
+            // `match ["__class__"]: case names:` rebinds `names` (round 9 S9-15): a capture of
+            // the whole subject holds the subject, any other capture something cellguard does
+            // not follow.
+            "match_statement" => {
+                let subject = {
+                    let mut c = node.walk();
+                    let subjects: Vec<Node<'t>> =
+                        node.children_by_field_name("subject", &mut c).collect();
+                    match subjects.as_slice() {
+                        [one] => self.eval(*one, &Env::Global, 0),
+                        _ => VSet::unknown(),
+                    }
+                };
+                for (capture, whole) in match_captures(node) {
+                    let v = if whole {
+                        let mut v = subject.clone();
+                        v.push(Val::Unknown);
+                        v
+                    } else {
+                        VSet::unknown()
+                    };
+                    self.bind_global(capture, &v, widen, changed);
+                }
+            }
             "function_definition" => {
                 if let (Some(name), Some(id)) =
                     (node.field(F::Name), self.func_ids.get(&node.id()).copied())
@@ -1796,6 +1913,11 @@ impl<'t, 'a> Interp<'t, 'a> {
             )));
         }
         VSet::unknown()
+    }
+
+    /// True when a function declares `id` `global` (or `nonlocal`).
+    pub fn is_global_decl(&self, id: NameId) -> bool {
+        self.global_decls.binary_search(&id).is_ok()
     }
 
     /// What `name` may be in `env`.
@@ -2738,6 +2860,9 @@ impl<'t, 'a> Interp<'t, 'a> {
             let v = match cv {
                 Val::Builtin(b) => self.builtin_call(b, &pos, &kws, env, d),
                 Val::Member(p) => self.member_call(p, &pos, &kws, env, d),
+                Val::Class(id) if self.classes[*id as usize].event_loop => {
+                    VSet::one(Val::member("asyncio.AbstractEventLoop"))
+                }
                 Val::Class(id) if self.classes[*id as usize].plain => VSet::one(Val::Inst(*id)),
                 Val::Func(id) => {
                     self.note_read(self.names.len() as u32 + *id);
@@ -2894,6 +3019,13 @@ impl<'t, 'a> Interp<'t, 'a> {
             }
         };
         match b {
+            // `anext(agen)`, `aiter(agen)` of an async generator of the cell: an awaitable
+            // whose `.send(None)` drives it by hand (round 9 S9-23).
+            "anext" | "aiter" if arg(0).is_some_and(|v| v.iter().any(is_coroutine)) => {
+                let mut v = VSet::one(Val::member(COROUTINE));
+                v.push(Val::Unknown);
+                v
+            }
             "getattr" => {
                 let (Some(objs), Some(names)) = (arg(0), arg(1)) else {
                     return VSet::unknown();
@@ -3085,7 +3217,11 @@ impl<'t, 'a> Interp<'t, 'a> {
         // An async generator's step (`agen.asend(None)`, `agen.__anext__()`, `athrow`) is an
         // awaitable driven like a coroutine: `.send(None)` on it hands out what the generator
         // awaits (round 9 S9-23).
-        if matches!(method, "asend" | "athrow" | "__anext__") && is_coroutine(recv) {
+        if matches!(
+            method,
+            "asend" | "athrow" | "aclose" | "__anext__" | "__aiter__"
+        ) && is_coroutine(recv)
+        {
             return Some(VSet::one(Val::member(COROUTINE)));
         }
         // A sealed pydantic model of the cell validated from pure data (`M.model_validate_json(

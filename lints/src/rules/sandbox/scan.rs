@@ -1262,6 +1262,9 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                             if !t.contains(&id) {
                                 t.push(id);
                             }
+                            // Bound at the statement (round 9 S9-15: `case names:` rebinds
+                            // `names` for the code after the `match`).
+                            self.record_bound(node.start_byte(), n);
                         }
                         K::Block if n.parent().is_some_and(|p| kind(p) == K::CaseClause) => {}
                         _ => stack.extend(n.named_children(&mut c)),
@@ -1439,7 +1442,9 @@ impl<'t, 's, 'f> Walker<'t, 's, 'f> {
                     self.record_bound(node.start_byte(), n);
                     let generic = node.field(F::Superclasses).is_some_and(|b| {
                         let bt = crate::parse::text(b, self.src);
-                        bt.contains("Generic") || bt.contains("RootModel")
+                        bt.contains("Generic")
+                            || bt.contains("RootModel")
+                            || bt.contains("EventLoop")
                     });
                     if generic {
                         let id = self.name(n);
