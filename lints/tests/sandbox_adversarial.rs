@@ -106,21 +106,26 @@ fn every_adversarial_input_is_flagged_with_its_rule() {
     }
 }
 
+/// The cases of `fixtures/adversarial/open.toml` (same format as cases.toml).
+fn open_cases() -> Vec<Case> {
+    #[derive(Deserialize)]
+    struct Open {
+        case: Vec<Case>,
+    }
+    let open: Open = toml::from_str(include_str!("../../fixtures/adversarial/open.toml"))
+        .expect("open.toml parses");
+    open.case
+}
+
 /// The known-open escapes (`fixtures/adversarial/open.toml`): inputs that really escape and
 /// are not flagged yet. Ignored by default (it fails until they are fixed); run it with
 /// `-- --ignored` to see which still pass unflagged. Each uses a preset of cases.toml.
 #[test]
 #[ignore = "known-open escapes: fails until each is flagged (see fixtures/adversarial/open.toml)"]
 fn known_open_escapes() {
-    #[derive(Deserialize)]
-    struct Open {
-        case: Vec<Case>,
-    }
     let fx = fixture();
-    let open: Open = toml::from_str(include_str!("../../fixtures/adversarial/open.toml"))
-        .expect("open.toml parses");
+    let open = open_cases();
     let unflagged: Vec<String> = open
-        .case
         .iter()
         .filter(|c| !flagged(&c.input, &settings(&fx, c), &c.code))
         .map(|c| format!("class {} expected {}:\n{}", c.class, c.code, c.input))
@@ -131,15 +136,10 @@ fn known_open_escapes() {
 /// open.toml parses with the fixture's presets and holds no input cases.toml already has.
 #[test]
 fn known_open_escapes_are_well_formed_and_not_duplicated() {
-    #[derive(Deserialize)]
-    struct Open {
-        case: Vec<Case>,
-    }
     let fx = fixture();
-    let open: Open = toml::from_str(include_str!("../../fixtures/adversarial/open.toml"))
-        .expect("open.toml parses");
+    let open = open_cases();
     let known: BTreeSet<&str> = fx.case.iter().map(|c| c.input.trim()).collect();
-    for c in &open.case {
+    for c in &open {
         let _ = settings(&fx, c);
         assert!(
             !known.contains(c.input.trim()),
